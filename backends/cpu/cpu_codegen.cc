@@ -1,0 +1,207 @@
+// CPU backend: MLIR (from the TIR bridge) -> LLVM dialect -> LLVM IR -> O3 ->
+// x86-64 object -> shared object linked with ld.lld.
+#include <mlir/Conversion/ArithToLLVM/ArithToLLVM.h>
+#include <mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h>
+#include <mlir/Conversion/FuncToLLVM/ConvertFuncToLLVMPass.h>
+#include <mlir/Conversion/IndexToLLVM/IndexToLLVM.h>
+#include <mlir/Conversion/MathToLLVM/MathToLLVM.h>
+#include <mlir/Conversion/MathToLibm/MathToLibm.h>
+#include <mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h>
+#include <mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h>
+#include <mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h>
+#include <mlir/IR/Verifier.h>
+#include <mlir/Pass/PassManager.h>
+#include <mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h>
+#include <mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h>
+#include <mlir/Target/LLVMIR/Export.h>
+#include <mlir/Transforms/Passes.h>
+
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/Module.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/FileSystem.h>
+#include <llvm/Support/Program.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+#include <llvm/TargetParser/Host.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "../../lib/codegen/tir_to_mlir.h"
+#include "relax/codegen/codegen.h"
+#include "relax/support/error.h"
+
+namespace relax {
+
+Target Target::Parse(const std::string& s) {
+  std::istringstream is(s);
+  Target t;
+  is >> t.kind;
+  if (t.kind != "cpu")
+    RELAX_THROW("unknown or not yet supported target '" << t.kind << "' (supported: cpu)");
+  std::string attr;
+  while (is >> attr) {
+    if (attr.rfind("-mcpu=", 0) == 0) t.mcpu = attr.substr(6);
+    else RELAX_THROW("unknown target attribute '" << attr << "' for target " << t.kind);
+  }
+  return t;
+}
+
+namespace {
+
+std::unique_ptr<llvm::TargetMachine> MakeTargetMachine(const Target& target) {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+  });
+  std::string triple_str = llvm::sys::getDefaultTargetTriple();
+  llvm::Triple triple(triple_str);
+  std::string err;
+  const llvm::Target* t = llvm::TargetRegistry::lookupTarget(triple, err);
+  if (!t) RELAX_THROW("LLVM has no target for " << triple_str << ": " << err);
+  std::string cpu = target.mcpu == "native" ? std::string(llvm::sys::getHostCPUName()) : target.mcpu;
+  std::string features;
+  if (target.mcpu == "native") {
+    llvm::StringMap<bool> host = llvm::sys::getHostCPUFeatures();
+    for (const auto& f : host) features += (f.second ? "+" : "-") + f.first().str() + ",";
+  }
+  llvm::TargetOptions opts;
+  auto* tm = t->createTargetMachine(triple, cpu, features, opts, llvm::Reloc::PIC_, std::nullopt,
+                                    llvm::CodeGenOptLevel::Aggressive);
+  if (!tm) RELAX_THROW("cannot create an LLVM target machine for cpu '" << cpu << "'");
+  return std::unique_ptr<llvm::TargetMachine>(tm);
+}
+
+void Optimize(llvm::Module& m, llvm::TargetMachine* tm, int level) {
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PipelineTuningOptions pto;
+  pto.LoopVectorization = level >= 2;
+  pto.SLPVectorization = level >= 2;
+  llvm::PassBuilder pb(tm, pto);
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::OptimizationLevel ol = level >= 3   ? llvm::OptimizationLevel::O3
+                               : level == 2 ? llvm::OptimizationLevel::O2
+                               : level == 1 ? llvm::OptimizationLevel::O1
+                                            : llvm::OptimizationLevel::O0;
+  llvm::ModulePassManager mpm = level == 0 ? pb.buildO0DefaultPipeline(ol)
+                                           : pb.buildPerModuleDefaultPipeline(ol);
+  mpm.run(m, mam);
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+}  // namespace
+
+std::string BuildSharedObject(const IRModule& mod, const Target& target, const CodegenOptions& options) {
+  mlir::MLIRContext ctx;
+  codegen::LoadBridgeDialects(&ctx);
+  mlir::registerBuiltinDialectTranslation(ctx);
+  mlir::registerLLVMDialectTranslation(ctx);
+  mlir::OpBuilder b(&ctx);
+  mlir::OwningOpRef<mlir::ModuleOp> module = mlir::ModuleOp::create(b.getUnknownLoc());
+  for (const auto& name : mod.order) {
+    auto it = mod.prim_funcs.find(name);
+    if (it != mod.prim_funcs.end()) codegen::EmitPrimFunc(*module, it->second);
+  }
+  if (mlir::failed(mlir::verify(*module))) {
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    module->print(os);
+    RELAX_THROW("internal error: the TIR -> MLIR bridge produced invalid MLIR");
+  }
+  if (options.dump_mlir) {
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    module->print(os);
+    *options.dump_mlir << s;
+  }
+
+  mlir::PassManager pm(&ctx);
+  pm.addPass(mlir::createSCFToControlFlowPass());
+  pm.addPass(mlir::createConvertMathToLLVMPass());
+  pm.addPass(mlir::createConvertMathToLibmPass());
+  pm.addPass(mlir::createArithToLLVMConversionPass());
+  pm.addPass(mlir::createConvertIndexToLLVMPass());
+  pm.addPass(mlir::createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(mlir::createConvertFuncToLLVMPass());
+  pm.addPass(mlir::createConvertControlFlowToLLVMPass());
+  pm.addPass(mlir::createReconcileUnrealizedCastsPass());
+  std::string diag;
+  {
+    llvm::raw_string_ostream dos(diag);
+    mlir::ScopedDiagnosticHandler handler(&ctx, [&](mlir::Diagnostic& d) {
+      dos << d << "\n";
+      return mlir::success();
+    });
+    if (mlir::failed(pm.run(*module))) RELAX_THROW("MLIR lowering to the LLVM dialect failed: " << diag);
+  }
+
+  llvm::LLVMContext llctx;
+  std::unique_ptr<llvm::Module> llmod = mlir::translateModuleToLLVMIR(*module, llctx, "relax_kernels");
+  if (!llmod) RELAX_THROW("translating MLIR to LLVM IR failed");
+  auto tm = MakeTargetMachine(target);
+  llmod->setDataLayout(tm->createDataLayout());
+  llmod->setTargetTriple(tm->getTargetTriple());
+  // Only the packed entry points are exported; the loop nests are internal (and get inlined).
+  for (auto& f : *llmod)
+    if (!f.isDeclaration() && f.getName().ends_with("_impl")) f.setLinkage(llvm::GlobalValue::InternalLinkage);
+  Optimize(*llmod, tm.get(), options.opt_level);
+  if (options.dump_llvm) {
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    llmod->print(os, nullptr);
+    *options.dump_llvm << s;
+  }
+
+  llvm::SmallString<0> obj;
+  {
+    llvm::raw_svector_ostream os(obj);
+    llvm::legacy::PassManager cg;
+    if (tm->addPassesToEmitFile(cg, os, nullptr, llvm::CodeGenFileType::ObjectFile))
+      RELAX_THROW("LLVM cannot emit object files for this target");
+    cg.run(*llmod);
+  }
+
+  // Link with ld.lld into a shared object.
+  llvm::SmallString<128> dir;
+  if (llvm::sys::fs::createUniqueDirectory("relaxc", dir))
+    RELAX_THROW("cannot create a temporary directory");
+  std::string obj_path = (dir + "/kernels.o").str();
+  std::string so_path = (dir + "/kernels.so").str();
+  std::string log_path = (dir + "/ld.log").str();
+  {
+    std::ofstream o(obj_path, std::ios::binary);
+    o.write(obj.data(), static_cast<std::streamsize>(obj.size()));
+    if (!o) RELAX_THROW("cannot write " << obj_path);
+  }
+  std::string lld = RELAX_LLD_PATH;
+  std::vector<llvm::StringRef> argv = {lld, "-shared", "--as-needed", "-o", so_path, obj_path,
+                                       "-L/usr/lib/x86_64-linux-gnu", "-lm"};
+  std::optional<llvm::StringRef> redirects[] = {std::nullopt, llvm::StringRef(log_path),
+                                                llvm::StringRef(log_path)};
+  std::string err;
+  int rc = llvm::sys::ExecuteAndWait(lld, argv, std::nullopt, redirects, 0, 0, &err);
+  std::string so = ReadFile(so_path);
+  std::string log = ReadFile(log_path);
+  llvm::sys::fs::remove_directories(dir);
+  if (rc != 0 || so.empty())
+    RELAX_THROW("linking the kernels with " << lld << " failed (exit " << rc << "): " << err << log);
+  return so;
+}
+
+}  // namespace relax

@@ -1,0 +1,33 @@
+// The compile pipeline after import: graph passes, legalization, TIR lowering,
+// kernel codegen, VM codegen and artifact writing.
+#ifndef RELAX_CODEGEN_BUILD_H_
+#define RELAX_CODEGEN_BUILD_H_
+
+#include <string>
+#include <vector>
+
+#include "relax/codegen/codegen.h"
+#include "relax/transform/pass.h"
+
+namespace relax {
+
+/// The default pass pipeline, in order.
+std::vector<std::string> DefaultPipeline();
+
+struct BuildStats {
+  size_t num_prim_funcs = 0;
+  size_t num_instructions = 0;
+  size_t params_bytes = 0;
+  size_t kernel_bytes = 0;
+};
+
+/// Runs DefaultPipeline() on `mod`, generates kernels for `target` and writes
+/// the artifact to `out_path` (see runtime/artifact.h). Stages that are not
+/// passes are reported to `runner` as "codegen-mlir", "codegen-llvm" and
+/// "vm-codegen" for --print-ir-after(-all). Throws relax::Error.
+BuildStats Build(IRModule mod, const Target& target, const std::string& out_path,
+                 PassRunner& runner);
+
+}  // namespace relax
+
+#endif  // RELAX_CODEGEN_BUILD_H_

@@ -1,0 +1,56 @@
+// StructInfo: the type + shape of every Relax value (Relax's analogue of a type),
+// with first-class symbolic shapes: Tensor[(n, 4096), f16].
+#ifndef RELAX_IR_STRUCT_INFO_H_
+#define RELAX_IR_STRUCT_INFO_H_
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "relax/ir/prim_expr.h"
+
+namespace relax {
+
+enum class SIKind : uint8_t { kObject, kPrim, kShape, kTensor, kTuple, kFunc };
+
+struct StructInfoNode;
+using StructInfo = std::shared_ptr<const StructInfoNode>;
+
+/// Fields used per kind:
+///  - Object: none (anything).
+///  - Prim: dtype, optional `value` (a known PrimExpr value, e.g. a shape dim).
+///  - Shape: `values` when known (the dims of a shape value), else only ndim.
+///  - Tensor: dtype, ndim (-1 = unknown rank), `values` = the symbolic shape when known.
+///  - Tuple: `fields`.
+///  - Func: `fields` = params, `ret` = result.
+struct StructInfoNode {
+  SIKind kind = SIKind::kObject;
+  DataType dtype;
+  int ndim = -1;
+  std::optional<std::vector<PrimExpr>> values;
+  PrimExpr value;
+  std::vector<StructInfo> fields;
+  StructInfo ret;
+  bool pure = true;
+};
+
+StructInfo ObjectSInfo();
+StructInfo PrimSInfo(DataType t, PrimExpr value = PrimExpr());
+StructInfo ShapeSInfo(std::vector<PrimExpr> values);
+StructInfo ShapeSInfoNDim(int ndim);
+StructInfo TensorSInfo(std::vector<PrimExpr> shape, DataType t);
+StructInfo TensorSInfoNDim(int ndim, DataType t);
+StructInfo TupleSInfo(std::vector<StructInfo> fields);
+StructInfo FuncSInfo(std::vector<StructInfo> params, StructInfo ret, bool pure = true);
+
+/// Text form: `Tensor[(n, 3, h, w), f32]`, `Tensor[ndim=2, f32]`, `Shape[(n, 4)]`,
+/// `Prim[i64]`, `Tuple[...]`, `Object`, `Func[(...) -> ...]`.
+std::string ToString(const StructInfo& s);
+
+/// Structural equality (vars by identity).
+bool StructInfoEqual(const StructInfo& a, const StructInfo& b);
+
+}  // namespace relax
+
+#endif  // RELAX_IR_STRUCT_INFO_H_

@@ -1,0 +1,65 @@
+// Tensor-expression (TE) builder: compute definitions over symbolic shapes,
+// turned into one TIR PrimFunc per legalized op. Ops describe *what* each
+// output element is (`Compute(shape, [](i) { ... })`, reductions with `Reduce`);
+// CreatePrimFunc derives the loop nests, intermediate allocations and the
+// destination-passing signature.
+#ifndef RELAX_LEGALIZE_TE_H_
+#define RELAX_LEGALIZE_TE_H_
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "relax/ir/tir.h"
+
+namespace relax::te {
+
+struct TensorNode;
+using Tensor = std::shared_ptr<const TensorNode>;
+
+/// A placeholder (function input) or a computed tensor. `body` is the value of
+/// element `axes` (a kReduce PrimExpr for reductions).
+struct TensorNode {
+  Buffer buffer;
+  std::vector<Var> axes;
+  PrimExpr body;  // undefined for placeholders
+  std::vector<Tensor> deps;
+
+  const std::vector<PrimExpr>& shape() const { return buffer->shape; }
+  DataType dtype() const { return buffer->dtype; }
+  /// Element access: a buffer load of this tensor at `idx`.
+  PrimExpr operator()(std::vector<PrimExpr> idx) const { return Load(buffer, std::move(idx)); }
+};
+
+Tensor Placeholder(std::vector<PrimExpr> shape, DataType t, const std::string& name);
+/// out[axes] = f(axes); dtype is the body's dtype.
+Tensor Compute(std::vector<PrimExpr> shape, const std::function<PrimExpr(const std::vector<Var>&)>& f,
+               const std::string& name);
+
+/// A reduction axis var ranging over [0, extent).
+struct ReduceAxis {
+  Var var;
+  PrimExpr extent;
+};
+ReduceAxis RAxis(PrimExpr extent, const std::string& name);
+/// Reductions over `axes` of `source`: combiner "sum" (init 0), "max" (init
+/// -inf / lowest), "min".
+PrimExpr Reduce(const std::string& combiner, PrimExpr source, const std::vector<ReduceAxis>& axes);
+PrimExpr Sum(PrimExpr source, const std::vector<ReduceAxis>& axes);
+PrimExpr MaxReduce(PrimExpr source, const std::vector<ReduceAxis>& axes);
+
+/// The lowest / highest finite value of `t` (float: -inf / +inf).
+PrimExpr MinValue(DataType t);
+PrimExpr MaxValue(DataType t);
+
+/// Builds a PrimFunc computing `outputs` from `inputs`: one loop nest per
+/// computed tensor in dependency order (outermost loop parallel), intermediates
+/// allocated inside the function. Buffers appear as parameters in the order
+/// inputs, outputs. Symbolic vars in shapes are bound from the buffers.
+tir::PrimFunc CreatePrimFunc(const std::string& name, const std::vector<Tensor>& inputs,
+                             const std::vector<Tensor>& outputs);
+
+}  // namespace relax::te
+
+#endif  // RELAX_LEGALIZE_TE_H_

@@ -1,0 +1,63 @@
+// The op registry: per op name, its attrs, symbolic StructInfo inference,
+// legalization (to call_tir of a PrimFunc built with the TE builder) and op
+// pattern kind. Ops are registered by family in lib/op/<family>.cc.
+#ifndef RELAX_OP_OP_H_
+#define RELAX_OP_OP_H_
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "relax/arith/analyzer.h"
+#include "relax/ir/expr.h"
+#include "relax/ir/module.h"
+
+namespace relax {
+
+/// Op pattern kinds used by fusion, in increasing order of restriction.
+enum class OpPatternKind : int {
+  kElemWise = 0,
+  kBroadcast = 1,
+  kInjective = 2,
+  kCommReduce = 3,
+  kOutEWiseFusable = 4,
+  kTuple = 7,
+  kOpaque = 8,
+};
+const char* ToString(OpPatternKind k);
+
+class BlockBuilder;
+
+/// Infers the result StructInfo of `call` (args already normalized, so each has
+/// StructInfo). Throws relax::Error naming the op and the offending operand/dim.
+/// May record run-time dim checks on `bb` for dims it cannot decide.
+using FInferStructInfo = std::function<StructInfo(const CallNode& call, BlockBuilder& bb)>;
+/// Rewrites `call` into lower-level Relax (usually call_tir of a new PrimFunc
+/// added through bb.AddPrimFunc). Returns the replacement expression.
+using FLegalize = std::function<Expr(const CallNode& call, BlockBuilder& bb)>;
+
+struct OpInfo {
+  std::string name;
+  OpPatternKind pattern = OpPatternKind::kOpaque;
+  FInferStructInfo infer;
+  FLegalize legalize;  // empty: the op is lowered directly by the VM codegen
+  bool pure = true;
+};
+
+/// Registers an op (called from the family files). Duplicate names are a bug.
+void RegisterOp(OpInfo info);
+/// The registered op, or nullptr. Registers all built-in ops on first use.
+const OpInfo* LookupOp(const std::string& name);
+/// Every registered op name, sorted.
+std::vector<std::string> ListOps();
+
+// Family registration hooks (lib/op/*.cc); called once by LookupOp.
+void RegisterElementwiseOps();
+void RegisterNNOps();
+void RegisterTensorOps();
+void RegisterReduceOps();
+void RegisterBuiltinOps();
+
+}  // namespace relax
+
+#endif  // RELAX_OP_OP_H_

@@ -1,0 +1,45 @@
+// Registry of VM builtins ("vm.builtin.*") operating directly on VM values.
+#ifndef RELAX_RUNTIME_BUILTINS_H_
+#define RELAX_RUNTIME_BUILTINS_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "relax/runtime/vm.h"
+
+namespace relax::runtime {
+
+/// A builtin: takes the call's argument values, returns its result (null when none). Reports
+/// bad arguments or failed checks by throwing relax::Error.
+using BuiltinFn = std::function<Value(const std::vector<Value>& args)>;
+
+/// The builtin registered as `name`, or nullptr. Built in:
+///  - vm.builtin.alloc_shape_heap(int size) -> ShapeHeap of `size` zeros.
+///  - vm.builtin.check_tensor(tensor, int ndim, string dtype, string what) -> null.
+///  - vm.builtin.match_shape(tensor|shape, heap, shape pattern, string what, string dim_names)
+///    -> null; pattern = (mode, value) per dim: 0 dim == value; 1 heap[value] = dim;
+///    2 dim == heap[value].
+///  - vm.builtin.make_shape(heap, shape program) -> Shape (program: see EvalShapeProgram).
+///  - vm.builtin.check_dims_equal(heap, 2-dim program, string msg) -> null.
+///  - vm.builtin.alloc_tensor(shape, string dtype) -> CPU NDArray.
+///  - vm.builtin.reshape(tensor, shape) -> view NDArray.
+///  - vm.builtin.make_tuple(values...) -> Tuple; vm.builtin.tuple_getitem(tuple, int i).
+///  - vm.builtin.copy(tensor) -> new NDArray with a copy of the data.
+const BuiltinFn* LookupBuiltin(const std::string& name);
+
+/// Registers (or replaces) builtin `name`. Not thread-safe against concurrent lookups.
+void RegisterBuiltin(const std::string& name, BuiltinFn fn);
+
+/// Evaluates a shape program against `heap`: [ndim, then per dim: ntokens, then ntokens pairs
+/// (opcode, operand)], postfix with a stack; opcodes 0 push operand, 1 push heap[operand],
+/// 2 add, 3 sub, 4 mul, 5 floordiv, 6 floormod (sign of divisor), 7 min, 8 max (binary ops pop
+/// b then a, push a op b). Throws relax::Error on a malformed program, division by zero,
+/// overflow or (when `require_nonneg`) a negative resulting dim.
+std::vector<int64_t> EvalShapeProgram(const std::vector<int64_t>& heap,
+                                      const std::vector<int64_t>& program, bool require_nonneg);
+
+}  // namespace relax::runtime
+
+#endif  // RELAX_RUNTIME_BUILTINS_H_

@@ -1,0 +1,63 @@
+/* The one callee ABI of the relaxc runtime.
+ *
+ * Every function the VM calls -- generated host kernels, builtins, BYOC plugin
+ * functions -- has the signature RelaxPackedFunc over the tagged RelaxValue.
+ * Errors are reported by a non-zero return code plus RelaxSetLastError(); no
+ * C++ exception ever crosses this boundary. Generated code depends on the
+ * exact layout below (16 bytes, payload at offset 8), so it is frozen. */
+#ifndef RELAX_RUNTIME_C_API_H_
+#define RELAX_RUNTIME_C_API_H_
+
+#include <dlpack/dlpack.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Type tags of RelaxValue. */
+typedef enum {
+  kRelaxNull = 0,
+  kRelaxInt = 1,    /* v_int64 */
+  kRelaxFloat = 2,  /* v_float64 */
+  kRelaxTensor = 3, /* v_handle: DLTensor* (owned by an NDArray in the VM) */
+  kRelaxShape = 4,  /* v_handle: runtime-owned shape object */
+  kRelaxString = 5, /* v_str: NUL-terminated, borrowed */
+  kRelaxOpaque = 6, /* v_handle: runtime object (tuple, shape heap, ...) */
+} RelaxTypeCode;
+
+/* A tagged value: 4-byte tag, 4 bytes padding, 8-byte payload. */
+typedef struct {
+  int32_t type_code;
+  int32_t pad_;
+  union {
+    int64_t v_int64;
+    double v_float64;
+    void* v_handle;
+    const char* v_str;
+  };
+} RelaxValue;
+
+/* Signature of every VM callee. `args` has `num_args` entries; a callee that
+ * produces a value writes it to `*ret` (kernels in destination-passing style
+ * return kRelaxNull). Returns 0 on success; otherwise non-zero after calling
+ * RelaxSetLastError with a message. */
+typedef int32_t (*RelaxPackedFunc)(const RelaxValue* args, int32_t num_args,
+                                   RelaxValue* ret);
+
+/* Records the calling thread's last error message (copied). */
+void RelaxSetLastError(const char* msg);
+/* The calling thread's last error message; "" when none. */
+const char* RelaxGetLastError(void);
+
+/* Runs body(ctx, i) for every i in [begin, end) on the runtime's thread pool.
+ * Returns 0, or the first non-zero code a body returned. Used by generated
+ * code for parallel loops (see lib/runtime/thread_pool.cc). */
+typedef int32_t (*RelaxParallelBody)(void* ctx, int64_t i);
+int32_t RelaxParallelFor(int64_t begin, int64_t end, RelaxParallelBody body,
+                         void* ctx);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* RELAX_RUNTIME_C_API_H_ */

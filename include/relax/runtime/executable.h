@@ -1,0 +1,89 @@
+// The VM executable: bytecode, constant pool, function table and the I/O
+// signature with symbolic dims. The compiler (lib/lower/vm_codegen.cc) builds
+// one; it is serialized as JSON into the artifact (see artifact.h) and the VM
+// (lib/vm) loads and runs it. Format version: kExecutableVersion.
+#ifndef RELAX_RUNTIME_EXECUTABLE_H_
+#define RELAX_RUNTIME_EXECUTABLE_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace relax::runtime {
+
+constexpr int kExecutableVersion = 1;
+
+/// An instruction operand.
+struct Arg {
+  enum Kind { kReg = 0, kConst = 1, kImm = 2 };
+  Kind kind = kReg;
+  int64_t value = 0;  // register index, constant-pool index, or immediate int64
+};
+
+/// One VM instruction. The VM is a register machine:
+///  - kCall: regs[dst] = func(args...); `func` names a VM function of this
+///    executable, a builtin ("vm.builtin.*"), or a kernel symbol of the
+///    artifact's shared object (RelaxPackedFunc ABI, c_api.h). dst < 0 drops it.
+///  - kRet: return regs[reg].
+///  - kGoto: pc += offset.
+///  - kIf: if regs[cond] (an int) is zero, pc += offset, else pc += 1.
+struct Instruction {
+  enum Op { kCall = 0, kRet = 1, kGoto = 2, kIf = 3 };
+  Op op = kCall;
+  std::string func;
+  std::vector<Arg> args;
+  int64_t dst = -1;
+  int64_t reg = 0;     // kRet
+  int64_t cond = 0;    // kIf
+  int64_t offset = 0;  // kGoto, kIf
+};
+
+/// A constant-pool entry.
+struct Constant {
+  enum Kind { kInt = 0, kFloat = 1, kString = 2, kShape = 3, kTensor = 4 };
+  Kind kind = kInt;
+  int64_t int_value = 0;
+  double float_value = 0;
+  std::string str;              // kString; kTensor: dtype ("float32", "int64", ...)
+  std::vector<int64_t> shape;   // kShape: the values; kTensor: the tensor shape
+  uint64_t params_offset = 0;   // kTensor: byte offset in the params section (64-aligned)
+  uint64_t nbytes = 0;          // kTensor: byte size
+};
+
+struct Function {
+  std::string name;
+  std::vector<std::string> param_names;
+  int64_t num_regs = 0;  // params occupy regs [0, num_params)
+  std::vector<Instruction> code;
+};
+
+/// One input or output of the entry function. A dim is either a fixed size
+/// (sym empty, value = size) or a symbolic var (sym = its name, e.g. "batch").
+struct DimSig {
+  std::string sym;
+  int64_t value = -1;
+};
+struct TensorSig {
+  std::string name;
+  std::string dtype;
+  std::vector<DimSig> dims;
+};
+
+struct Executable {
+  int version = kExecutableVersion;
+  std::string entry = "main";
+  std::vector<Function> functions;
+  std::vector<Constant> constants;
+  std::vector<TensorSig> inputs;
+  std::vector<TensorSig> outputs;
+
+  /// Serializes to JSON text.
+  std::string ToJSON() const;
+  /// Parses JSON text. Throws relax::Error naming the bad field on malformed or
+  /// wrong-version input (never crashes).
+  static Executable FromJSON(const std::string& text);
+};
+
+}  // namespace relax::runtime
+
+#endif  // RELAX_RUNTIME_EXECUTABLE_H_

@@ -1,0 +1,59 @@
+// ThreadPool: the runtime's own worker pool behind parallel_for and RelaxParallelFor (no OpenMP).
+#ifndef RELAX_RUNTIME_THREAD_POOL_H_
+#define RELAX_RUNTIME_THREAD_POOL_H_
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace relax::runtime {
+
+/// A fixed pool of worker threads running one parallel range at a time. The calling thread
+/// participates. Calls made from inside a running body (nested) execute serially on the
+/// calling thread; concurrent top-level calls from different threads are serialized.
+class ThreadPool {
+ public:
+  /// A pool with `num_threads` total threads including the caller (>= 1).
+  explicit ThreadPool(int num_threads);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  /// The process-wide pool: RELAX_NUM_THREADS (a positive integer) if set and valid, else
+  /// std::thread::hardware_concurrency() (at least 1).
+  static ThreadPool& Global();
+
+  /// Total threads (workers + caller).
+  int num_threads() const { return num_threads_; }
+
+  /// Calls fn(chunk_begin, chunk_end) over disjoint chunks covering [begin, end) exactly once.
+  /// An empty range does nothing. If any fn throws, the remaining chunks are skipped and the
+  /// first exception is rethrown on the calling thread after all threads stop.
+  void ParallelForRange(int64_t begin, int64_t end,
+                        const std::function<void(int64_t, int64_t)>& fn);
+
+ private:
+  void WorkerLoop();
+  void RunChunks();
+
+  int num_threads_;
+  std::vector<std::thread> workers_;
+  std::mutex job_mu_;  // serializes top-level jobs
+  std::mutex mu_;
+  std::condition_variable cv_start_, cv_done_;
+  uint64_t generation_ = 0;
+  int workers_done_ = 0;
+  bool stop_ = false;
+  struct Job;
+  Job* job_ = nullptr;
+};
+
+/// Calls fn(i) for every i in [begin, end) on the global pool (see ParallelForRange).
+void parallel_for(int64_t begin, int64_t end, const std::function<void(int64_t)>& fn);
+
+}  // namespace relax::runtime
+
+#endif  // RELAX_RUNTIME_THREAD_POOL_H_

@@ -1,0 +1,75 @@
+// The relaxc virtual machine: VM values and the register-machine interpreter of an Executable.
+#ifndef RELAX_RUNTIME_VM_H_
+#define RELAX_RUNTIME_VM_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "relax/runtime/artifact.h"
+#include "relax/runtime/c_api.h"
+#include "relax/runtime/ndarray.h"
+
+namespace relax::runtime {
+
+/// A shape value (dims >= 0), e.g. the result of make_shape.
+struct Shape {
+  std::vector<int64_t> dims;
+};
+/// The shape heap: mutable int64 slots shared by reference (match_shape writes, make_shape
+/// reads).
+struct ShapeHeapObj {
+  std::vector<int64_t> slots;
+};
+using ShapeHeap = std::shared_ptr<ShapeHeapObj>;
+struct TupleObj;
+/// An immutable tuple of values, shared by reference.
+using Tuple = std::shared_ptr<const TupleObj>;
+
+/// A VM value: null, int64, double, string, NDArray, Shape, Tuple or ShapeHeap.
+using Value =
+    std::variant<std::monostate, int64_t, double, std::string, NDArray, Shape, Tuple, ShapeHeap>;
+
+struct TupleObj {
+  std::vector<Value> fields;
+};
+
+/// The type name of `v` for messages: "null", "int", "float", "string", "tensor", "shape",
+/// "tuple", "shape_heap".
+const char* ValueTypeName(const Value& v);
+
+/// Executes the entry function of a loaded artifact.
+class VirtualMachine {
+ public:
+  /// Resolves every kCall callee once (VM function, builtin, or kernel symbol via GetKernel)
+  /// and materializes the constant pool. Throws relax::Error naming an unresolvable callee.
+  explicit VirtualMachine(std::shared_ptr<LoadedArtifact> artifact);
+
+  /// Runs the entry function on `inputs` (in signature order). First checks them against
+  /// exec().inputs: count ("expected 1 input (x), got 2"), dtype, ndim, fixed dims, and that a
+  /// symbolic dim used in several places agrees. Returns the outputs: the entry function's
+  /// result tensor, or the tensors of its result tuple. Throws relax::Error on a signature
+  /// mismatch, a failing builtin/kernel ("kernel 'name' failed: ..."), or a malformed program.
+  std::vector<NDArray> Run(const std::vector<NDArray>& inputs);
+
+  /// Calls VM function `name` with `args` without signature checks; returns its result.
+  Value Invoke(const std::string& name, std::vector<Value> args);
+
+  const LoadedArtifact& artifact() const { return *artifact_; }
+
+ private:
+  struct Callee;
+  Value Execute(size_t func_index, std::vector<Value> args, int depth);
+  Value CallCallee(const Callee& callee, std::vector<Value> args, int depth);
+  void CheckInputs(const std::vector<NDArray>& inputs) const;
+
+  std::shared_ptr<LoadedArtifact> artifact_;
+  std::vector<Value> constants_;
+  std::vector<std::vector<std::shared_ptr<Callee>>> callees_;  // [function][pc]
+};
+
+}  // namespace relax::runtime
+
+#endif  // RELAX_RUNTIME_VM_H_

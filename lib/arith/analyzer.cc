@@ -1,0 +1,394 @@
+// arith::Analyzer: polynomial canonical form, interval bounds and proofs over
+// symbolic integer expressions.
+#include "relax/arith/analyzer.h"
+
+#include <algorithm>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "relax/support/error.h"
+
+namespace relax::arith {
+
+namespace {
+
+// ---- saturating interval arithmetic -------------------------------------------
+constexpr int64_t kNegInf = Bound::kNegInf;
+constexpr int64_t kPosInf = Bound::kPosInf;
+
+int64_t SatAdd(int64_t a, int64_t b) {
+  if (a == kNegInf || b == kNegInf) return kNegInf;
+  if (a == kPosInf || b == kPosInf) return kPosInf;
+  int64_t r;
+  if (__builtin_add_overflow(a, b, &r)) return a > 0 ? kPosInf : kNegInf;
+  return r;
+}
+int64_t SatMul(int64_t a, int64_t b) {
+  if (a == 0 || b == 0) return 0;
+  bool neg = (a < 0) != (b < 0);
+  if (a == kNegInf || a == kPosInf || b == kNegInf || b == kPosInf) return neg ? kNegInf : kPosInf;
+  int64_t r;
+  if (__builtin_mul_overflow(a, b, &r)) return neg ? kNegInf : kPosInf;
+  return r;
+}
+Bound AddB(Bound a, Bound b) { return {SatAdd(a.lo, b.lo), SatAdd(a.hi, b.hi)}; }
+Bound MulB(Bound a, Bound b) {
+  int64_t c[4] = {SatMul(a.lo, b.lo), SatMul(a.lo, b.hi), SatMul(a.hi, b.lo), SatMul(a.hi, b.hi)};
+  return {*std::min_element(c, c + 4), *std::max_element(c, c + 4)};
+}
+int64_t FloorDivI(int64_t a, int64_t b) {
+  if (a == kNegInf || a == kPosInf) return (a < 0) == (b < 0) ? kPosInf : kNegInf;
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+  return q;
+}
+int64_t FloorModI(int64_t a, int64_t b) { return a - FloorDivI(a, b) * b; }
+
+// ---- polynomial over atoms ------------------------------------------------------
+using Mono = std::vector<int>;  // sorted atom ids (with multiplicity); empty = constant
+using Poly = std::map<Mono, int64_t>;
+
+void AddTerm(Poly* p, const Mono& m, int64_t c) {
+  if (c == 0) return;
+  int64_t& v = (*p)[m];
+  v += c;
+  if (v == 0) p->erase(m);
+}
+Poly AddP(const Poly& a, const Poly& b, int64_t sb = 1) {
+  Poly r = a;
+  for (const auto& [m, c] : b) AddTerm(&r, m, c * sb);
+  return r;
+}
+Poly MulP(const Poly& a, const Poly& b) {
+  Poly r;
+  for (const auto& [ma, ca] : a)
+    for (const auto& [mb, cb] : b) {
+      Mono m = ma;
+      m.insert(m.end(), mb.begin(), mb.end());
+      std::sort(m.begin(), m.end());
+      AddTerm(&r, m, ca * cb);
+    }
+  return r;
+}
+bool IsConst(const Poly& p, int64_t* v) {
+  if (p.empty()) {
+    *v = 0;
+    return true;
+  }
+  if (p.size() == 1 && p.begin()->first.empty()) {
+    *v = p.begin()->second;
+    return true;
+  }
+  return false;
+}
+Poly ConstP(int64_t v) {
+  Poly p;
+  AddTerm(&p, {}, v);
+  return p;
+}
+
+}  // namespace
+
+/// Builds canonical forms for one Simplify/Prove call.
+class Canonicalizer {
+ public:
+  explicit Canonicalizer(Analyzer* an) : an_(an) {}
+
+  PrimExpr Simplify(const PrimExpr& e) {
+    if (!e.defined()) return e;
+    if (IsIntExpr(e)) return FromPoly(ToPoly(e), e.dtype());
+    return SimplifyNonInt(e);
+  }
+
+  Bound PolyBound(const Poly& p) {
+    Bound r{0, 0};
+    for (const auto& [m, c] : p) {
+      Bound t{1, 1};
+      for (int a : m) t = MulB(t, atom_bounds_[a]);
+      r = AddB(r, MulB(t, Bound{c, c}));
+    }
+    return r;
+  }
+
+  Poly ToPoly(const PrimExpr& e) {
+    const PrimExprNode* n = e.get();
+    switch (n->kind) {
+      case PrimKind::kIntImm: return ConstP(n->int_value);
+      case PrimKind::kVar: return AtomP(e);
+      case PrimKind::kAdd: return AddP(ToPoly(n->operands[0]), ToPoly(n->operands[1]));
+      case PrimKind::kSub: return AddP(ToPoly(n->operands[0]), ToPoly(n->operands[1]), -1);
+      case PrimKind::kMul: return MulP(ToPoly(n->operands[0]), ToPoly(n->operands[1]));
+      case PrimKind::kFloorDiv:
+      case PrimKind::kFloorMod: return DivMod(e);
+      case PrimKind::kMin:
+      case PrimKind::kMax: return MinMax(e);
+      default: {
+        PrimExpr s = SimplifyNonInt(e);
+        return AtomP(s);
+      }
+    }
+  }
+
+  PrimExpr FromPoly(const Poly& p, DataType t) {
+    // Order: non-constant monomials by their atoms' keys, then the constant.
+    std::vector<std::pair<std::vector<std::string>, std::pair<Mono, int64_t>>> terms;
+    int64_t konst = 0;
+    for (const auto& [m, c] : p) {
+      if (m.empty()) {
+        konst = c;
+        continue;
+      }
+      std::vector<std::string> keys;
+      for (int a : m) keys.push_back(atom_keys_[a]);
+      terms.push_back({keys, {m, c}});
+    }
+    std::sort(terms.begin(), terms.end(), [](const auto& a, const auto& b) {
+      if (a.first.size() != b.first.size()) return a.first.size() > b.first.size();
+      return a.first < b.first;
+    });
+    PrimExpr out;
+    for (const auto& [keys, mc] : terms) {
+      const auto& [m, c] = mc;
+      PrimExpr prod;
+      Mono ordered = m;
+      std::stable_sort(ordered.begin(), ordered.end(),
+                       [&](int x, int y) { return atom_keys_[x] < atom_keys_[y]; });
+      for (int a : ordered) prod = prod.defined() ? prod * atoms_[a] : atoms_[a];
+      if (!out.defined()) {
+        out = c == 1 ? prod : MulRaw(prod, IntImm(c, t));
+      } else {
+        int64_t mag = c < 0 ? -c : c;
+        PrimExpr term = mag == 1 ? prod : MulRaw(prod, IntImm(mag, t));
+        out = c < 0 ? SubRaw(out, term) : AddRaw(out, term);
+      }
+    }
+    if (!out.defined()) return IntImm(konst, t);
+    if (konst > 0) out = AddRaw(out, IntImm(konst, t));
+    if (konst < 0) out = SubRaw(out, IntImm(-konst, t));
+    return out;
+  }
+
+ private:
+  static bool IsIntExpr(const PrimExpr& e) {
+    return e.dtype().is_int() || e.dtype().is_uint();
+  }
+  static PrimExpr Raw(PrimKind k, PrimExpr a, PrimExpr b) {
+    auto n = std::make_shared<PrimExprNode>();
+    n->kind = k;
+    n->dtype = a.dtype();
+    n->operands = {std::move(a), std::move(b)};
+    return PrimExpr(std::move(n));
+  }
+  static PrimExpr MulRaw(PrimExpr a, PrimExpr b) { return Raw(PrimKind::kMul, a, b); }
+  static PrimExpr AddRaw(PrimExpr a, PrimExpr b) { return Raw(PrimKind::kAdd, a, b); }
+  static PrimExpr SubRaw(PrimExpr a, PrimExpr b) { return Raw(PrimKind::kSub, a, b); }
+
+  std::string Key(const PrimExpr& e) {
+    std::ostringstream os;
+    KeyRec(os, e);
+    return os.str();
+  }
+  void KeyRec(std::ostringstream& os, const PrimExpr& e) {
+    const PrimExprNode* n = e.get();
+    if (n->kind == PrimKind::kVar) {
+      os << n->name << "#" << static_cast<const void*>(n);
+      return;
+    }
+    if (n->kind == PrimKind::kIntImm) {
+      os << n->int_value;
+      return;
+    }
+    if (n->kind == PrimKind::kFloatImm) {
+      os << n->float_value;
+      return;
+    }
+    os << "~" << static_cast<int>(n->kind) << n->name
+       << (n->buffer ? n->buffer->name : std::string()) << "(";
+    for (const auto& o : n->operands) {
+      KeyRec(os, o);
+      os << ",";
+    }
+    os << ")";
+  }
+
+  Poly AtomP(const PrimExpr& e) {
+    std::string k = Key(e);
+    auto it = atom_ids_.find(k);
+    int id;
+    if (it != atom_ids_.end()) {
+      id = it->second;
+    } else {
+      id = static_cast<int>(atoms_.size());
+      atoms_.push_back(e);
+      atom_keys_.push_back(k);
+      atom_ids_[k] = id;
+      atom_bounds_.push_back(AtomBound(e));
+    }
+    Poly p;
+    AddTerm(&p, {id}, 1);
+    return p;
+  }
+
+  Bound AtomBound(const PrimExpr& e) {
+    const PrimExprNode* n = e.get();
+    if (n->kind == PrimKind::kVar) {
+      auto it = an_->var_bounds_.find(n);
+      if (it != an_->var_bounds_.end()) return it->second;
+      if (e.dtype().is_uint()) return {0, kPosInf};
+      return {};
+    }
+    int64_t c;
+    if ((n->kind == PrimKind::kFloorDiv || n->kind == PrimKind::kFloorMod) &&
+        n->operands[1].AsInt(&c) && c > 0) {
+      Bound b = PolyBound(ToPoly(n->operands[0]));
+      if (n->kind == PrimKind::kFloorMod) return {0, c - 1};
+      return {b.lo == kNegInf ? kNegInf : FloorDivI(b.lo, c),
+              b.hi == kPosInf ? kPosInf : FloorDivI(b.hi, c)};
+    }
+    if (n->kind == PrimKind::kMin || n->kind == PrimKind::kMax) {
+      Bound a = PolyBound(ToPoly(n->operands[0])), b = PolyBound(ToPoly(n->operands[1]));
+      if (n->kind == PrimKind::kMin) return {std::min(a.lo, b.lo), std::min(a.hi, b.hi)};
+      return {std::max(a.lo, b.lo), std::max(a.hi, b.hi)};
+    }
+    return {};
+  }
+
+  Poly DivMod(const PrimExpr& e) {
+    const PrimExprNode* n = e.get();
+    bool is_div = n->kind == PrimKind::kFloorDiv;
+    Poly pa = ToPoly(n->operands[0]);
+    Poly pb = ToPoly(n->operands[1]);
+    int64_t c, a;
+    if (IsConst(pb, &c) && c != 0) {
+      if (IsConst(pa, &a)) return ConstP(is_div ? FloorDivI(a, c) : FloorModI(a, c));
+      // floordiv(c*Q + R, c) == Q + floordiv(R, c); floormod(c*Q + R, c) == floormod(R, c).
+      Poly q, r;
+      for (const auto& [m, coef] : pa) {
+        AddTerm(&q, m, FloorDivI(coef, c));
+        AddTerm(&r, m, FloorModI(coef, c));
+      }
+      int64_t rc;
+      Poly rest;
+      if (IsConst(r, &rc)) {
+        rest = ConstP(is_div ? FloorDivI(rc, c) : FloorModI(rc, c));
+      } else {
+        Bound br = PolyBound(r);
+        if (c > 0 && br.lo >= 0 && br.hi < c) {
+          rest = is_div ? Poly{} : r;
+        } else {
+          DataType t = e.dtype();
+          PrimExpr re = FromPoly(r, t);
+          rest = AtomP(Raw(n->kind, re, IntImm(c, t)));
+        }
+      }
+      return is_div ? AddP(q, rest) : rest;
+    }
+    DataType t = e.dtype();
+    return AtomP(Raw(n->kind, FromPoly(pa, t), FromPoly(pb, t)));
+  }
+
+  Poly MinMax(const PrimExpr& e) {
+    const PrimExprNode* n = e.get();
+    bool is_min = n->kind == PrimKind::kMin;
+    Poly pa = ToPoly(n->operands[0]);
+    Poly pb = ToPoly(n->operands[1]);
+    Bound d = PolyBound(AddP(pb, pa, -1));  // b - a
+    if (d.lo >= 0) return is_min ? pa : pb;  // a <= b
+    if (d.hi <= 0) return is_min ? pb : pa;  // b <= a
+    DataType t = e.dtype();
+    PrimExpr x = FromPoly(pa, t), y = FromPoly(pb, t);
+    if (Key(y) < Key(x)) std::swap(x, y);  // commutative: canonical operand order
+    return AtomP(Raw(n->kind, x, y));
+  }
+
+  PrimExpr SimplifyNonInt(const PrimExpr& e) {
+    if (e->operands.empty()) return e;
+    bool changed = false;
+    std::vector<PrimExpr> ops;
+    for (const auto& o : e->operands) {
+      ops.push_back(Simplify(o));
+      changed |= !ops.back().same_as(o);
+    }
+    if (!changed) return e;
+    auto n = std::make_shared<PrimExprNode>(*e.get());
+    n->operands = std::move(ops);
+    return PrimExpr(std::move(n));
+  }
+
+  Analyzer* an_;
+  std::vector<PrimExpr> atoms_;
+  std::vector<std::string> atom_keys_;
+  std::vector<Bound> atom_bounds_;
+  std::map<std::string, int> atom_ids_;
+
+  friend class Analyzer;
+};
+
+void Analyzer::Bind(const Var& v, int64_t lo, int64_t hi) {
+  RELAX_ICHECK(v.kind() == PrimKind::kVar);
+  auto it = var_bounds_.find(v.get());
+  if (it == var_bounds_.end()) {
+    var_bounds_[v.get()] = {lo, hi};
+    var_keepalive_[v.get()] = v;
+  } else {
+    it->second.lo = std::max(it->second.lo, lo);
+    it->second.hi = std::min(it->second.hi, hi);
+  }
+}
+
+PrimExpr Analyzer::Simplify(const PrimExpr& e) {
+  Canonicalizer c(this);
+  return c.Simplify(e);
+}
+
+Bound Analyzer::ConstBound(const PrimExpr& e) {
+  if (!(e.dtype().is_int() || e.dtype().is_uint())) return {};
+  Canonicalizer c(this);
+  return c.PolyBound(c.ToPoly(e));
+}
+
+bool Analyzer::CanProve(const PrimExpr& cond) {
+  if (!cond.defined()) return false;
+  int64_t v;
+  if (cond.AsInt(&v)) return v != 0;
+  const PrimExprNode* n = cond.get();
+  auto diff_bound = [&](const PrimExpr& a, const PrimExpr& b) {  // bound of b - a
+    Canonicalizer c(this);
+    return c.PolyBound(AddP(c.ToPoly(b), c.ToPoly(a), -1));
+  };
+  switch (n->kind) {
+    case PrimKind::kAnd: return CanProve(n->operands[0]) && CanProve(n->operands[1]);
+    case PrimKind::kOr: return CanProve(n->operands[0]) || CanProve(n->operands[1]);
+    case PrimKind::kEQ: return CanProveEqual(n->operands[0], n->operands[1]);
+    case PrimKind::kNE: return CanProveNotEqual(n->operands[0], n->operands[1]);
+    default: break;
+  }
+  if (!(n->operands.size() == 2 && n->operands[0].dtype().is_integral())) return false;
+  const PrimExpr& a = n->operands[0];
+  const PrimExpr& b = n->operands[1];
+  switch (n->kind) {
+    case PrimKind::kLT: return diff_bound(a, b).lo >= 1;
+    case PrimKind::kLE: return diff_bound(a, b).lo >= 0;
+    case PrimKind::kGT: return diff_bound(b, a).lo >= 1;
+    case PrimKind::kGE: return diff_bound(b, a).lo >= 0;
+    default: return false;
+  }
+}
+
+bool Analyzer::CanProveEqual(const PrimExpr& a, const PrimExpr& b) {
+  if (!(a.dtype().is_integral() && b.dtype().is_integral())) return ExprDeepEqual(a, b);
+  Canonicalizer c(this);
+  int64_t v;
+  Poly d = AddP(c.ToPoly(a), c.ToPoly(b), -1);
+  return IsConst(d, &v) && v == 0;
+}
+
+bool Analyzer::CanProveNotEqual(const PrimExpr& a, const PrimExpr& b) {
+  if (!(a.dtype().is_integral() && b.dtype().is_integral())) return false;
+  Canonicalizer c(this);
+  Bound d = c.PolyBound(AddP(c.ToPoly(a), c.ToPoly(b), -1));
+  return d.lo > 0 || d.hi < 0;
+}
+
+}  // namespace relax::arith

@@ -1,0 +1,39 @@
+// The compile pipeline driver: passes -> kernels -> VM bytecode -> artifact.
+#include "relax/codegen/build.h"
+
+#include <sstream>
+
+#include "relax/lower/vm_codegen.h"
+#include "relax/runtime/artifact.h"
+
+namespace relax {
+
+std::vector<std::string> DefaultPipeline() { return {"legalize", "flatten-buffer"}; }
+
+BuildStats Build(IRModule mod, const Target& target, const std::string& out_path,
+                 PassRunner& runner) {
+  runner.Run(&mod, DefaultPipeline());
+  BuildStats stats;
+  stats.num_prim_funcs = mod.prim_funcs.size();
+
+  std::ostringstream mlir_text, llvm_text;
+  CodegenOptions copts;
+  if (runner.WantsDump("codegen-mlir")) copts.dump_mlir = &mlir_text;
+  if (runner.WantsDump("codegen-llvm")) copts.dump_llvm = &llvm_text;
+  std::string so = BuildSharedObject(mod, target, copts);
+  runner.Stage("codegen-mlir", mlir_text.str());
+  runner.Stage("codegen-llvm", llvm_text.str());
+  stats.kernel_bytes = so.size();
+
+  VMCodegenResult vm = VMCodegen(mod);
+  for (const auto& f : vm.exec.functions) stats.num_instructions += f.code.size();
+  stats.params_bytes = vm.params.size();
+  std::string json = vm.exec.ToJSON();
+  runner.Stage("vm-codegen", json);
+
+  runtime::ArtifactParts parts{std::move(so), std::move(vm.params), std::move(json)};
+  runtime::WriteArtifact(out_path, parts);
+  return stats;
+}
+
+}  // namespace relax

@@ -1,0 +1,93 @@
+// ONNX neural-network converters: Conv, BatchNormalization, MaxPool,
+// GlobalAveragePool, MatMul, Gemm, Softmax. Semantics: ONNX operator spec.
+#include "import_context.h"
+
+namespace relax::frontend::onnx_import {
+
+namespace {
+
+// ONNX pads [h_begin, w_begin, h_end, w_end]; auto_pad must be NOTSET or VALID.
+std::vector<int64_t> Pads2d(ImportContext& ctx, const onnx::NodeProto& n) {
+  std::string auto_pad = AttrString(n, "auto_pad", "NOTSET");
+  if (auto_pad != "NOTSET" && auto_pad != "VALID")
+    RELAX_THROW(ctx.Where(n) << "auto_pad=" << auto_pad << " is not supported yet");
+  std::vector<int64_t> pads = AttrInts(n, "pads", {0, 0, 0, 0});
+  if (auto_pad == "VALID") pads = {0, 0, 0, 0};
+  if (pads.size() != 4) RELAX_THROW(ctx.Where(n) << "only 2-D pads are supported");
+  return pads;
+}
+
+Attrs Window(ImportContext& ctx, const onnx::NodeProto& n) {
+  std::vector<int64_t> strides = AttrInts(n, "strides", {1, 1});
+  std::vector<int64_t> dil = AttrInts(n, "dilations", {1, 1});
+  if (strides.size() != 2 || dil.size() != 2)
+    RELAX_THROW(ctx.Where(n) << "only 2-D windows are supported");
+  return {{"strides", strides}, {"padding", Pads2d(ctx, n)}, {"dilation", dil}};
+}
+
+int Rank(const Expr& e) { return e->sinfo->ndim; }
+
+}  // namespace
+
+void AddNNConverters(ConverterTable* t) {
+  (*t)["Conv"] = [](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
+    Expr x = ctx.Tensor(n, 0), w = ctx.Tensor(n, 1);
+    if (Rank(x) != 4) RELAX_THROW(ctx.Where(n) << "only 2-D convolution (4-D input) is supported");
+    Attrs a = Window(ctx, n);
+    a["groups"] = AttrInt(n, "group", 1);
+    if (!ImportContext::HasInput(n, 2))
+      return {ctx.Emit(MakeCall(GetOp("relax.nn.conv2d"), {x, w}, a), n)};
+    Value conv = ctx.Emit(MakeCall(GetOp("relax.nn.conv2d"), {x, w}, a), n);
+    Expr b = ctx.Tensor(n, 2);
+    Value rb = ctx.Emit(MakeCall(GetOp("relax.reshape"),
+                                 {b, MakeShapeExpr({1, (*b->sinfo->values)[0], 1, 1})}),
+                        n);
+    return {ctx.Emit(MakeCall(GetOp("relax.add"), {conv.expr, rb.expr}), n)};
+  };
+  (*t)["BatchNormalization"] = [](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
+    if (AttrInt(n, "training_mode", 0) != 0)
+      RELAX_THROW(ctx.Where(n) << "training_mode=1 is not supported (inference only)");
+    std::vector<Expr> args;
+    for (int i = 0; i < 5; ++i) args.push_back(ctx.Tensor(n, i));
+    Attrs a{{"epsilon", static_cast<double>(AttrFloat(n, "epsilon", 1e-5f))}};
+    return {ctx.Emit(MakeCall(GetOp("relax.nn.batch_norm"), args, a), n)};
+  };
+  (*t)["MaxPool"] = [](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
+    if (n.output_size() > 1 && !n.output(1).empty())
+      RELAX_THROW(ctx.Where(n) << "the Indices output is not supported");
+    if (AttrInt(n, "storage_order", 0) != 0)
+      RELAX_THROW(ctx.Where(n) << "storage_order=1 is not supported");
+    Expr x = ctx.Tensor(n, 0);
+    if (Rank(x) != 4) RELAX_THROW(ctx.Where(n) << "only 2-D pooling (4-D input) is supported");
+    Attrs a = Window(ctx, n);
+    a["pool_size"] = AttrInts(n, "kernel_shape", {});
+    if (std::get<std::vector<int64_t>>(a["pool_size"]).size() != 2)
+      RELAX_THROW(ctx.Where(n) << "kernel_shape must have 2 entries");
+    a["ceil_mode"] = AttrInt(n, "ceil_mode", 0);
+    return {ctx.Emit(MakeCall(GetOp("relax.nn.max_pool2d"), {x}, a), n)};
+  };
+  (*t)["GlobalAveragePool"] = [](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
+    return {ctx.Emit(MakeCall(GetOp("relax.nn.global_avg_pool"), {ctx.Tensor(n, 0)}), n)};
+  };
+  (*t)["MatMul"] = [](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
+    return {ctx.Emit(MakeCall(GetOp("relax.matmul"), {ctx.Tensor(n, 0), ctx.Tensor(n, 1)}), n)};
+  };
+  (*t)["Softmax"] = [](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
+    Expr x = ctx.Tensor(n, 0);
+    int r = Rank(x);
+    int64_t axis = AttrInt(n, "axis", ctx.opset() < 13 ? 1 : -1);
+    if (axis < 0) axis += r;
+    if (axis < 0 || axis >= r) RELAX_THROW(ctx.Where(n) << "axis out of range for rank " << r);
+    if (ctx.opset() >= 13 || axis == r - 1)
+      return {ctx.Emit(MakeCall(GetOp("relax.nn.softmax"), {x}, {{"axis", axis}}), n)};
+    // opset < 13: softmax over the flattened trailing dims [axis, r).
+    const auto& s = *x->sinfo->values;
+    PrimExpr outer = 1, inner = 1;
+    for (int i = 0; i < r; ++i) (i < axis ? outer : inner) = (i < axis ? outer : inner) * s[i];
+    Value flat = ctx.Emit(MakeCall(GetOp("relax.reshape"), {x, MakeShapeExpr({outer, inner})}), n);
+    Value sm = ctx.Emit(MakeCall(GetOp("relax.nn.softmax"), {flat.expr}, {{"axis", int64_t{1}}}), n);
+    return {ctx.Emit(MakeCall(GetOp("relax.reshape"), {sm.expr, MakeShapeExpr(s)}), n)};
+  };
+}
+
+}  // namespace relax::frontend::onnx_import

@@ -1,0 +1,186 @@
+// ONNX tensor/shape converters: Constant, Shape, Slice, Gather, Concat,
+// Unsqueeze, Squeeze, Reshape, Flatten. Integer shape values are evaluated
+// symbolically so Reshape targets stay in terms of the input's symbolic dims.
+// Semantics: ONNX operator spec, sections of the same names.
+#include "import_context.h"
+
+namespace relax::frontend::onnx_import {
+
+namespace {
+
+const std::vector<PrimExpr>& KnownShape(ImportContext& ctx, const onnx::NodeProto& n, int i) {
+  const Value& v = ctx.Get(n.input(i));
+  if (!v.ints)
+    RELAX_THROW(ctx.Where(n) << "input '" << n.input(i)
+                             << "' must be a shape value known at compile time "
+                                "(data-dependent shapes are not supported yet)");
+  return *v.ints;
+}
+
+int64_t Clamp(int64_t v, int64_t lo, int64_t hi) { return std::max(lo, std::min(v, hi)); }
+
+std::vector<int64_t> AxesInput(ImportContext& ctx, const onnx::NodeProto& n, int input) {
+  if (ctx.opset() >= 13) return ImportContext::HasInput(n, input) ? ctx.ConstInts(n, input) : std::vector<int64_t>{};
+  return AttrInts(n, "axes", {});
+}
+
+}  // namespace
+
+void AddTensorConverters(ConverterTable* t) {
+  (*t)["Constant"] = [](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
+    Expr c;
+    if (const auto* a = FindAttr(n, "value")) {
+      c = TensorProtoToConstant(a->t(), ctx.Where(n) + "value");
+    } else if (const auto* f = FindAttr(n, "value_float")) {
+      float v = f->f();
+      std::vector<uint8_t> b(4);
+      std::memcpy(b.data(), &v, 4);
+      c = MakeConstant(DataType::Float(32), {}, b);
+    } else if (const auto* i = FindAttr(n, "value_int")) {
+      int64_t v = i->i();
+      std::vector<uint8_t> b(8);
+      std::memcpy(b.data(), &v, 8);
+      c = MakeConstant(DataType::Int(64), {}, b);
+    } else if (const auto* is = FindAttr(n, "value_ints")) {
+      std::vector<int64_t> v(is->ints().begin(), is->ints().end());
+      std::vector<uint8_t> b(v.size() * 8);
+      if (!v.empty()) std::memcpy(b.data(), v.data(), b.size());
+      c = MakeConstant(DataType::Int(64), {static_cast<int64_t>(v.size())}, b);
+    } else {
+      RELAX_THROW(ctx.Where(n) << "unsupported Constant attribute form");
+    }
+    return {Value{c, KnownInts(c), As<ConstantNode>(c)->shape.empty()}};
+  };
+  (*t)["Shape"] = [](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
+    Expr x = ctx.Tensor(n, 0);
+    if (!x->sinfo->values) RELAX_THROW(ctx.Where(n) << "input has unknown rank");
+    std::vector<PrimExpr> dims = *x->sinfo->values;
+    int64_t r = static_cast<int64_t>(dims.size());
+    int64_t start = AttrInt(n, "start", 0), end = AttrInt(n, "end", r);
+    if (start < 0) start += r;
+    if (end < 0) end += r;
+    start = Clamp(start, 0, r);
+    end = Clamp(end, start, r);
+    return {Value{nullptr, std::vector<PrimExpr>(dims.begin() + start, dims.begin() + end), false}};
+  };
+  (*t)["Slice"] = [](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
+    const auto& v = KnownShape(ctx, n, 0);
+    std::vector<int64_t> starts, ends, axes, steps;
+    if (ctx.opset() < 10) {
+      starts = AttrInts(n, "starts", {});
+      ends = AttrInts(n, "ends", {});
+      axes = AttrInts(n, "axes", {});
+    } else {
+      starts = ctx.ConstInts(n, 1);
+      ends = ctx.ConstInts(n, 2);
+      if (ImportContext::HasInput(n, 3)) axes = ctx.ConstInts(n, 3);
+      if (ImportContext::HasInput(n, 4)) steps = ctx.ConstInts(n, 4);
+    }
+    if (starts.size() != 1 || ends.size() != 1 || (!axes.empty() && axes[0] != 0 && axes[0] != -1) ||
+        (!steps.empty() && steps[0] != 1))
+      RELAX_THROW(ctx.Where(n) << "only unit-step slicing of 1-D shape values is supported");
+    int64_t len = static_cast<int64_t>(v.size());
+    int64_t s = starts[0] < 0 ? starts[0] + len : starts[0];
+    int64_t e = ends[0] < 0 ? ends[0] + len : ends[0];
+    s = Clamp(s, 0, len);
+    e = Clamp(e, s, len);
+    return {Value{nullptr, std::vector<PrimExpr>(v.begin() + s, v.begin() + e), false}};
+  };
+  (*t)["Gather"] = [](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
+    const auto& v = KnownShape(ctx, n, 0);
+    if (AttrInt(n, "axis", 0) != 0) RELAX_THROW(ctx.Where(n) << "only axis 0 on shape values");
+    const Value& iv = ctx.Get(n.input(1));
+    std::vector<int64_t> idx = ctx.ConstInts(n, 1);
+    std::vector<PrimExpr> out;
+    for (int64_t i : idx) {
+      int64_t k = i < 0 ? i + static_cast<int64_t>(v.size()) : i;
+      if (k < 0 || k >= static_cast<int64_t>(v.size()))
+        RELAX_THROW(ctx.Where(n) << "index " << i << " out of range");
+      out.push_back(v[k]);
+    }
+    return {Value{nullptr, out, iv.scalar}};
+  };
+  (*t)["Concat"] = [](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
+    std::vector<PrimExpr> out;
+    for (int i = 0; i < n.input_size(); ++i) {
+      const auto& v = KnownShape(ctx, n, i);
+      out.insert(out.end(), v.begin(), v.end());
+    }
+    return {Value{nullptr, out, false}};
+  };
+  (*t)["Unsqueeze"] = [](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
+    const Value& x = ctx.Get(n.input(0));
+    std::vector<int64_t> axes = AxesInput(ctx, n, 1);
+    if (x.ints && x.scalar && axes.size() == 1 && (axes[0] == 0 || axes[0] == -1))
+      return {Value{nullptr, x.ints, false}};
+    Expr e = ctx.Tensor(n, 0);
+    std::vector<PrimExpr> s = *e->sinfo->values;
+    int64_t r = static_cast<int64_t>(s.size() + axes.size());
+    std::vector<int64_t> norm;
+    for (int64_t a : axes) norm.push_back(a < 0 ? a + r : a);
+    std::sort(norm.begin(), norm.end());
+    for (int64_t a : norm) {
+      if (a < 0 || a > static_cast<int64_t>(s.size())) RELAX_THROW(ctx.Where(n) << "bad axis");
+      s.insert(s.begin() + a, PrimExpr(1));
+    }
+    return {ctx.Emit(MakeCall(GetOp("relax.reshape"), {e, MakeShapeExpr(s)}), n)};
+  };
+  (*t)["Squeeze"] = [](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
+    Expr e = ctx.Tensor(n, 0);
+    std::vector<PrimExpr> s = *e->sinfo->values;
+    std::vector<int64_t> axes = AxesInput(ctx, n, 1);
+    int64_t r = static_cast<int64_t>(s.size());
+    std::vector<PrimExpr> out;
+    for (int64_t i = 0; i < r; ++i) {
+      bool drop = false;
+      for (int64_t a : axes) drop |= (a < 0 ? a + r : a) == i;
+      int64_t c = -1;
+      if (axes.empty()) drop = s[i].AsInt(&c) && c == 1;
+      if (!drop) out.push_back(s[i]);
+    }
+    return {ctx.Emit(MakeCall(GetOp("relax.reshape"), {e, MakeShapeExpr(out)}), n)};
+  };
+  (*t)["Reshape"] = [](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
+    Expr x = ctx.Tensor(n, 0);
+    std::vector<PrimExpr> target = KnownShape(ctx, n, 1);
+    const auto& in = *x->sinfo->values;
+    bool allowzero = AttrInt(n, "allowzero", 0) != 0;
+    int infer = -1;
+    PrimExpr known = 1;
+    for (size_t i = 0; i < target.size(); ++i) {
+      int64_t c;
+      if (target[i].AsInt(&c)) {
+        if (c == 0 && !allowzero) {
+          if (i >= in.size()) RELAX_THROW(ctx.Where(n) << "0 at axis " << i << " has no input dim");
+          target[i] = in[i];
+        } else if (c == -1) {
+          if (infer >= 0) RELAX_THROW(ctx.Where(n) << "more than one -1 in the target shape");
+          infer = static_cast<int>(i);
+          continue;
+        } else if (c < 0) {
+          RELAX_THROW(ctx.Where(n) << "invalid target dim " << c);
+        }
+      }
+      known = known * target[i];
+    }
+    auto& an = ctx.bb().analyzer();
+    if (infer >= 0) target[infer] = an.Simplify(FloorDiv(ShapeProduct(in), known));
+    for (auto& d : target) d = an.Simplify(d);
+    return {ctx.Emit(MakeCall(GetOp("relax.reshape"), {x, MakeShapeExpr(target)}), n)};
+  };
+  (*t)["Flatten"] = [](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
+    Expr x = ctx.Tensor(n, 0);
+    const auto& s = *x->sinfo->values;
+    int64_t r = static_cast<int64_t>(s.size());
+    int64_t axis = AttrInt(n, "axis", 1);
+    if (axis < 0) axis += r;
+    if (axis < 0 || axis > r) RELAX_THROW(ctx.Where(n) << "axis out of range");
+    PrimExpr a = 1, b = 1;
+    for (int64_t i = 0; i < r; ++i) (i < axis ? a : b) = (i < axis ? a : b) * s[i];
+    auto& an = ctx.bb().analyzer();
+    return {ctx.Emit(
+        MakeCall(GetOp("relax.reshape"), {x, MakeShapeExpr({an.Simplify(a), an.Simplify(b)})}), n)};
+  };
+}
+
+}  // namespace relax::frontend::onnx_import

@@ -1,0 +1,392 @@
+// ONNX importer driver: model loading/checking, graph inputs with symbolic dims,
+// initializers, node conversion through the op-family tables, outputs.
+#include <onnx/checker.h>
+
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "import_context.h"
+#include "relax/op/op.h"
+
+namespace relax::frontend {
+
+using namespace onnx_import;
+
+namespace onnx_import {
+
+std::string ImportContext::Where(const onnx::NodeProto& node) const {
+  std::ostringstream os;
+  os << node.op_type() << " '" << (node.name().empty() ? node.output(0) : node.name()) << "': ";
+  return os.str();
+}
+
+const Value& ImportContext::Get(const std::string& name) const {
+  auto it = values_.find(name);
+  if (it == values_.end()) RELAX_THROW("value '" << name << "' is used before it is defined");
+  return it->second;
+}
+
+Expr ImportContext::Tensor(const onnx::NodeProto& node, int i) {
+  if (!HasInput(node, i)) RELAX_THROW(Where(node) << "missing input " << i);
+  const Value& v = Get(node.input(i));
+  if (v.expr) return v.expr;
+  // Known integer values only: materialize when all are constants.
+  std::vector<int64_t> data;
+  for (const auto& e : *v.ints) {
+    int64_t c;
+    if (!e.AsInt(&c))
+      RELAX_THROW(Where(node) << "input '" << node.input(i)
+                              << "' is a data-dependent shape value, which cannot be used as a "
+                                 "tensor yet");
+    data.push_back(c);
+  }
+  std::vector<uint8_t> bytes(data.size() * 8);
+  if (!data.empty()) std::memcpy(bytes.data(), data.data(), bytes.size());
+  std::vector<int64_t> shape;
+  if (!v.scalar) shape.push_back(static_cast<int64_t>(data.size()));
+  return MakeConstant(DataType::Int(64), shape, std::move(bytes));
+}
+
+std::vector<int64_t> ImportContext::ConstInts(const onnx::NodeProto& node, int i) {
+  if (!HasInput(node, i)) RELAX_THROW(Where(node) << "missing input " << i);
+  const Value& v = Get(node.input(i));
+  if (!v.ints) RELAX_THROW(Where(node) << "input '" << node.input(i) << "' must be a constant");
+  std::vector<int64_t> out;
+  for (const auto& e : *v.ints) {
+    int64_t c;
+    if (!e.AsInt(&c)) RELAX_THROW(Where(node) << "input '" << node.input(i) << "' must be static");
+    out.push_back(c);
+  }
+  return out;
+}
+
+double ImportContext::ConstFloat(const onnx::NodeProto& node, int i) {
+  const Value& v = Get(node.input(i));
+  const ConstantNode* c = As<ConstantNode>(v.expr);
+  if (!c || c->numel() != 1)
+    RELAX_THROW(Where(node) << "input '" << node.input(i) << "' must be a constant scalar");
+  const uint8_t* p = c->data->data();
+  if (c->dtype == DataType::Float(32)) {
+    float f;
+    std::memcpy(&f, p, 4);
+    return f;
+  }
+  if (c->dtype == DataType::Float(64)) {
+    double d;
+    std::memcpy(&d, p, 8);
+    return d;
+  }
+  if (v.ints) {
+    int64_t x = 0;
+    (*v.ints)[0].AsInt(&x);
+    return static_cast<double>(x);
+  }
+  RELAX_THROW(Where(node) << "input '" << node.input(i) << "' has unsupported dtype");
+}
+
+Value ImportContext::Emit(const Expr& call, const onnx::NodeProto& node, int out) {
+  std::string name = out < node.output_size() ? node.output(out) : node.name();
+  std::string clean;
+  for (char ch : name) clean += (std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_');
+  if (clean.empty() || std::isdigit(static_cast<unsigned char>(clean[0]))) clean = "v" + clean;
+  return Value{bb_->Emit(call, clean), std::nullopt, false};
+}
+
+const onnx::AttributeProto* FindAttr(const onnx::NodeProto& n, const std::string& name) {
+  for (const auto& a : n.attribute())
+    if (a.name() == name) return &a;
+  return nullptr;
+}
+int64_t AttrInt(const onnx::NodeProto& n, const std::string& name, int64_t def) {
+  const auto* a = FindAttr(n, name);
+  return a ? a->i() : def;
+}
+float AttrFloat(const onnx::NodeProto& n, const std::string& name, float def) {
+  const auto* a = FindAttr(n, name);
+  return a ? a->f() : def;
+}
+std::vector<int64_t> AttrInts(const onnx::NodeProto& n, const std::string& name,
+                              std::vector<int64_t> def) {
+  const auto* a = FindAttr(n, name);
+  if (!a) return def;
+  return {a->ints().begin(), a->ints().end()};
+}
+std::string AttrString(const onnx::NodeProto& n, const std::string& name, const std::string& def) {
+  const auto* a = FindAttr(n, name);
+  return a ? a->s() : def;
+}
+
+DataType OnnxDType(int elem_type, const std::string& what) {
+  switch (elem_type) {
+    case onnx::TensorProto::FLOAT: return DataType::Float(32);
+    case onnx::TensorProto::DOUBLE: return DataType::Float(64);
+    case onnx::TensorProto::FLOAT16: return DataType::Float(16);
+    case onnx::TensorProto::INT8: return DataType::Int(8);
+    case onnx::TensorProto::INT16: return DataType::Int(16);
+    case onnx::TensorProto::INT32: return DataType::Int(32);
+    case onnx::TensorProto::INT64: return DataType::Int(64);
+    case onnx::TensorProto::UINT8: return DataType::UInt(8);
+    case onnx::TensorProto::BOOL: return DataType::Bool();
+    default: RELAX_THROW(what << ": unsupported ONNX element type " << elem_type);
+  }
+}
+
+Expr TensorProtoToConstant(const onnx::TensorProto& t, const std::string& what) {
+  if (t.data_location() == onnx::TensorProto::EXTERNAL)
+    RELAX_THROW(what << ": tensors with external data are not supported yet");
+  DataType dt = OnnxDType(t.data_type(), what);
+  std::vector<int64_t> shape(t.dims().begin(), t.dims().end());
+  int64_t numel = 1;
+  for (int64_t d : shape) {
+    if (d < 0) RELAX_THROW(what << ": negative dim " << d);
+    numel *= d;
+  }
+  size_t nbytes = static_cast<size_t>(numel) * dt.bytes();
+  std::vector<uint8_t> data(nbytes);
+  auto fill = [&](const auto& field, auto conv) {
+    if (static_cast<int64_t>(field.size()) != numel)
+      RELAX_THROW(what << ": expected " << numel << " values, got " << field.size());
+    for (int64_t i = 0; i < numel; ++i) {
+      auto v = conv(field.Get(static_cast<int>(i)));
+      std::memcpy(data.data() + i * dt.bytes(), &v, dt.bytes());
+    }
+  };
+  if (t.has_raw_data()) {
+    if (t.raw_data().size() != nbytes)
+      RELAX_THROW(what << ": raw data has " << t.raw_data().size() << " bytes, expected " << nbytes);
+    std::memcpy(data.data(), t.raw_data().data(), nbytes);
+  } else if (dt == DataType::Float(32)) {
+    fill(t.float_data(), [](float v) { return v; });
+  } else if (dt == DataType::Float(64)) {
+    fill(t.double_data(), [](double v) { return v; });
+  } else if (dt == DataType::Int(64)) {
+    fill(t.int64_data(), [](int64_t v) { return v; });
+  } else if (dt == DataType::Int(32)) {
+    fill(t.int32_data(), [](int32_t v) { return v; });
+  } else if (dt == DataType::Int(8) || dt == DataType::UInt(8) || dt == DataType::Bool()) {
+    fill(t.int32_data(), [](int32_t v) { return static_cast<uint8_t>(v); });
+  } else if (numel > 0) {
+    RELAX_THROW(what << ": unsupported data encoding for " << ToString(dt));
+  }
+  return MakeConstant(dt, shape, std::move(data), t.name());
+}
+
+std::optional<std::vector<PrimExpr>> KnownInts(const Expr& e) {
+  const ConstantNode* c = As<ConstantNode>(e);
+  if (!c || !(c->dtype.is_int() || c->dtype.is_uint()) || c->shape.size() > 1 || c->numel() > 64)
+    return std::nullopt;
+  std::vector<PrimExpr> out;
+  for (int64_t i = 0; i < c->numel(); ++i) {
+    int64_t v = 0;
+    const uint8_t* p = c->data->data() + i * c->dtype.bytes();
+    switch (c->dtype.bits) {
+      case 64: std::memcpy(&v, p, 8); break;
+      case 32: { int32_t x; std::memcpy(&x, p, 4); v = x; break; }
+      case 16: { int16_t x; std::memcpy(&x, p, 2); v = x; break; }
+      default: v = c->dtype.is_uint() ? p[0] : static_cast<int8_t>(p[0]);
+    }
+    out.push_back(IntImm(v));
+  }
+  return out;
+}
+
+}  // namespace onnx_import
+
+namespace {
+
+const ConverterTable& Converters() {
+  static const ConverterTable table = [] {
+    ConverterTable t;
+    AddMathConverters(&t);
+    AddNNConverters(&t);
+    AddTensorConverters(&t);
+    return t;
+  }();
+  return table;
+}
+
+onnx::ModelProto LoadModel(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) RELAX_THROW("cannot open model file '" << path << "': " << std::strerror(errno));
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  onnx::ModelProto model;
+  if (bytes.empty() || !model.ParseFromString(bytes) || !model.has_graph())
+    RELAX_THROW("'" << path << "' is not a valid ONNX model (protobuf parse failed or no graph)");
+  return model;
+}
+
+std::string CleanName(const std::string& s) {
+  std::string out;
+  for (char ch : s) out += (std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_');
+  if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0]))) out = "v" + out;
+  return out;
+}
+
+}  // namespace
+
+IRModule ImportOnnx(const std::string& path, const OnnxImportOptions& options) {
+  onnx::ModelProto model = LoadModel(path);
+  int64_t opset = -1;
+  int64_t max_opset = 0;
+  for (const auto& o : model.opset_import()) {
+    if (o.domain().empty() || o.domain() == "ai.onnx") opset = o.version();
+    max_opset = std::max<int64_t>(max_opset, o.version());
+  }
+  if (opset < 0) RELAX_THROW("'" << path << "': model imports no default-domain opset");
+  if (model.ir_version() <= 8 && max_opset <= 17) {
+    try {
+      onnx::checker::check_model(model);
+    } catch (const std::exception& e) {
+      RELAX_THROW("'" << path << "' failed the ONNX checker: " << e.what());
+    }
+  }
+  const onnx::GraphProto& g = model.graph();
+
+  // Every unsupported op, reported at once.
+  {
+    std::vector<std::pair<std::string, std::string>> missing;
+    std::set<std::string> seen;
+    for (const auto& n : g.node()) {
+      if ((!n.domain().empty() && n.domain() != "ai.onnx") || !Converters().count(n.op_type())) {
+        std::string key = (n.domain().empty() ? "" : n.domain() + ".") + n.op_type();
+        if (seen.insert(key).second) missing.push_back({key, n.name().empty() ? n.output(0) : n.name()});
+      }
+    }
+    if (!missing.empty()) {
+      std::ostringstream os;
+      os << "'" << path << "' (opset " << opset << ") uses " << missing.size()
+         << " unsupported op type" << (missing.size() > 1 ? "s" : "") << ":";
+      for (const auto& [op, node] : missing) os << "\n  " << op << " (first at node '" << node << "')";
+      throw UnsupportedOpError(os.str());
+    }
+  }
+
+  IRModule mod;
+  mod.attrs["source"] = path;
+  mod.attrs["opset"] = std::to_string(opset);
+  BlockBuilder bb(&mod);
+  ImportContext ctx(&bb, opset);
+
+  std::set<std::string> init_names;
+  for (const auto& t : g.initializer()) {
+    init_names.insert(t.name());
+    Expr c = TensorProtoToConstant(t, "initializer '" + t.name() + "'");
+    ctx.Set(t.name(), Value{c, KnownInts(c), As<ConstantNode>(c)->shape.empty()});
+  }
+
+  // Graph inputs -> params with symbolic dims.
+  std::map<std::string, Var> sym_vars;
+  std::vector<VarRef> params;
+  for (const auto& in : g.input()) {
+    if (init_names.count(in.name())) continue;
+    if (!in.type().has_tensor_type())
+      RELAX_THROW("graph input '" << in.name() << "' is not a tensor");
+    const auto& tt = in.type().tensor_type();
+    DataType dt = OnnxDType(tt.elem_type(), "graph input '" + in.name() + "'");
+    std::vector<PrimExpr> dims;
+    for (int i = 0; i < tt.shape().dim_size(); ++i) {
+      const auto& d = tt.shape().dim(i);
+      if (d.has_dim_value() && d.dim_value() > 0) {
+        dims.push_back(IntImm(d.dim_value()));
+        continue;
+      }
+      std::string name = d.has_dim_param() ? d.dim_param() : "";
+      bool named = !name.empty() && name != "?" && name != "-1";
+      std::string var_name = named ? CleanName(name) : CleanName(in.name()) + "_d" + std::to_string(i);
+      auto it = sym_vars.find(var_name);
+      if (it == sym_vars.end()) {
+        Var v = MakeVar(var_name);
+        bb.analyzer().Bind(v, 0);
+        auto b = options.bounds.find(var_name);
+        if (b != options.bounds.end()) bb.analyzer().Bind(v, b->second.first, b->second.second);
+        it = sym_vars.emplace(var_name, v).first;
+      }
+      dims.push_back(it->second);
+    }
+    mod.attrs["input_name." + std::to_string(params.size())] = in.name();
+    VarRef p = MakeVar(CleanName(in.name()), TensorSInfo(dims, dt));
+    params.push_back(p);
+    ctx.Set(in.name(), Value{p, std::nullopt, false});
+  }
+  for (const auto& [name, b] : options.bounds)
+    if (!sym_vars.count(name))
+      RELAX_THROW("--bound names '" << name << "', which is not a symbolic dim of the model");
+
+  bb.BeginDataflowBlock();
+  for (const auto& n : g.node()) {
+    bb.set_context(ctx.Where(n));
+    std::vector<Value> outs;
+    try {
+      outs = Converters().at(n.op_type())(ctx, n);
+    } catch (const UnsupportedOpError&) {
+      throw;
+    } catch (const Error& e) {
+      std::string msg = e.what();
+      std::string where = ctx.Where(n);
+      if (msg.rfind(where, 0) != 0) msg = where + msg;
+      RELAX_THROW(msg);
+    }
+    for (size_t i = 0; i < outs.size() && i < static_cast<size_t>(n.output_size()); ++i)
+      if (!n.output(i).empty()) ctx.Set(n.output(i), outs[i]);
+  }
+
+  // Outputs: check declared dims, then bind as dataflow outputs.
+  std::vector<Expr> results;
+  std::vector<StructInfo> result_sinfo;
+  int oi = 0;
+  for (const auto& out : g.output()) {
+    const Value& v = ctx.Get(out.name());
+    Expr e = v.expr;
+    if (!e) {
+      onnx::NodeProto fake;
+      fake.set_op_type("output");
+      fake.add_input(out.name());
+      e = ctx.Tensor(fake, 0);
+    }
+    StructInfo s = e->sinfo;
+    if (out.type().has_tensor_type() && out.type().tensor_type().has_shape() && s->values) {
+      const auto& shp = out.type().tensor_type().shape();
+      if (shp.dim_size() != static_cast<int>(s->values->size()))
+        RELAX_THROW("graph output '" << out.name() << "' is declared with rank " << shp.dim_size()
+                                     << " but has rank " << s->values->size());
+      bb.set_context("graph output '" + out.name() + "': ");
+      for (int i = 0; i < shp.dim_size(); ++i) {
+        const auto& d = shp.dim(i);
+        if (d.has_dim_value() && d.dim_value() > 0) {
+          bb.UnifyDim((*s->values)[i], IntImm(d.dim_value()), "declared dim " + std::to_string(i));
+        } else if (d.has_dim_param()) {
+          auto it = sym_vars.find(CleanName(d.dim_param()));
+          if (it != sym_vars.end())
+            bb.UnifyDim((*s->values)[i], it->second, "declared dim " + std::to_string(i));
+        }
+      }
+    }
+    VarRef gv = bb.Emit(e, "out" + std::to_string(oi), /*is_output=*/true);
+    mod.attrs["output_name." + std::to_string(oi++)] = out.name();
+    results.push_back(gv);
+    result_sinfo.push_back(gv->sinfo);
+  }
+  if (results.empty()) RELAX_THROW("'" << path << "': the graph has no outputs");
+
+  auto seq = std::make_shared<SeqExprNode>();
+  seq->blocks.push_back(bb.EndBlock());
+  Expr body = results.size() == 1 ? results[0] : bb.Normalize(MakeTuple(results));
+  seq->body = body;
+  seq->sinfo = body->sinfo;
+  auto fn = std::make_shared<FunctionNode>();
+  fn->params = params;
+  fn->body = seq;
+  fn->ret_sinfo = body->sinfo;
+  fn->attrs["global_symbol"] = std::string("main");
+  for (const auto& [name, b] : options.bounds)
+    fn->attrs["bound." + name] = std::vector<int64_t>{b.first, b.second};
+  std::vector<StructInfo> ps;
+  for (const auto& p : params) ps.push_back(p->sinfo);
+  fn->sinfo = FuncSInfo(ps, fn->ret_sinfo);
+  mod.AddFunction("main", fn);
+  return mod;
+}
+
+}  // namespace relax::frontend

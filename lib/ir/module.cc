@@ -1,0 +1,261 @@
+// IRModule bookkeeping and the text form of Relax functions and modules.
+#include "relax/ir/module.h"
+
+#include <cmath>
+#include <cstring>
+#include <sstream>
+#include <unordered_map>
+
+#include "relax/support/error.h"
+
+namespace relax {
+
+void IRModule::AddFunction(const std::string& name, Expr fn) {
+  RELAX_ICHECK(fn && fn->kind == ExprKind::kFunction);
+  if (!functions.count(name) && !prim_funcs.count(name)) order.push_back(name);
+  prim_funcs.erase(name);
+  functions[name] = std::move(fn);
+}
+void IRModule::AddPrimFunc(const std::string& name, tir::PrimFunc fn) {
+  if (!functions.count(name) && !prim_funcs.count(name)) order.push_back(name);
+  functions.erase(name);
+  prim_funcs[name] = std::move(fn);
+}
+std::string IRModule::FreshName(const std::string& hint) const {
+  std::string base = hint.empty() ? "f" : hint;
+  if (!functions.count(base) && !prim_funcs.count(base)) return base;
+  for (int i = 1;; ++i) {
+    std::string n = base + "_" + std::to_string(i);
+    if (!functions.count(n) && !prim_funcs.count(n)) return n;
+  }
+}
+const FunctionNode* IRModule::GetFunction(const std::string& name) const {
+  auto it = functions.find(name);
+  return it == functions.end() ? nullptr : As<FunctionNode>(it->second);
+}
+
+namespace {
+
+constexpr int64_t kInlineConstLimit = 8;
+
+class RelaxPrinter {
+ public:
+  std::string Name(const VarRef& v) {
+    auto it = names_.find(v.get());
+    if (it != names_.end()) return it->second;
+    std::string base = v->name.empty() ? "v" : v->name;
+    std::string n = base;
+    for (int i = 1; used_.count(n); ++i) n = base + "_" + std::to_string(i);
+    used_.insert({n, 1});
+    names_[v.get()] = n;
+    return n;
+  }
+
+  void PrintConstValue(std::ostream& os, const ConstantNode* c) {
+    os << "const[" << ToString(c->dtype) << ", (";
+    for (size_t i = 0; i < c->shape.size(); ++i) os << (i ? ", " : "") << c->shape[i];
+    if (c->shape.size() == 1) os << ",";
+    os << ")";
+    if (c->numel() <= kInlineConstLimit) {
+      os << ", {";
+      const uint8_t* p = c->data->data();
+      for (int64_t i = 0; i < c->numel(); ++i) {
+        os << (i ? ", " : "");
+        if (c->dtype == DataType::Float(32)) {
+          float f;
+          std::memcpy(&f, p + 4 * i, 4);
+          os << ToString(FloatImm(f));
+        } else if (c->dtype == DataType::Float(64)) {
+          double d;
+          std::memcpy(&d, p + 8 * i, 8);
+          os << ToString(FloatImm(d, c->dtype));
+        } else if (c->dtype == DataType::Int(64)) {
+          int64_t v;
+          std::memcpy(&v, p + 8 * i, 8);
+          os << v;
+        } else if (c->dtype == DataType::Int(32)) {
+          int32_t v;
+          std::memcpy(&v, p + 4 * i, 4);
+          os << v;
+        } else {
+          os << static_cast<int>(p[i * c->dtype.bytes()]);
+        }
+      }
+      os << "}]";
+    } else {
+      char buf[32];
+      snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(c->digest));
+      os << ", digest=" << buf << "]";
+    }
+  }
+
+  void PrintExpr(std::ostream& os, const Expr& e) {
+    if (!e) {
+      os << "<null>";
+      return;
+    }
+    switch (e->kind) {
+      case ExprKind::kVar:
+      case ExprKind::kDataflowVar: os << "%" << Name(std::static_pointer_cast<const VarNode>(e)); break;
+      case ExprKind::kConstant: PrintConstValue(os, As<ConstantNode>(e)); break;
+      case ExprKind::kTuple: {
+        os << "(";
+        const auto& f = As<TupleNode>(e)->fields;
+        for (size_t i = 0; i < f.size(); ++i) {
+          os << (i ? ", " : "");
+          PrintExpr(os, f[i]);
+        }
+        if (f.size() == 1) os << ",";
+        os << ")";
+        break;
+      }
+      case ExprKind::kTupleGetItem:
+        PrintExpr(os, As<TupleGetItemNode>(e)->tuple);
+        os << "." << As<TupleGetItemNode>(e)->index;
+        break;
+      case ExprKind::kShapeExpr: {
+        os << "shape(";
+        const auto& v = As<ShapeExprNode>(e)->values;
+        for (size_t i = 0; i < v.size(); ++i) os << (i ? ", " : "") << ToString(v[i]);
+        os << ")";
+        break;
+      }
+      case ExprKind::kPrimValue: os << "prim(" << ToString(As<PrimValueNode>(e)->value) << ")"; break;
+      case ExprKind::kStringImm: os << "\"" << As<StringImmNode>(e)->value << "\""; break;
+      case ExprKind::kOp: os << As<OpNode>(e)->name; break;
+      case ExprKind::kGlobalVar: os << "@" << As<GlobalVarNode>(e)->name; break;
+      case ExprKind::kExternFunc: os << "extern(\"" << As<ExternFuncNode>(e)->symbol << "\")"; break;
+      case ExprKind::kCall: {
+        const CallNode* c = As<CallNode>(e);
+        PrintExpr(os, c->op);
+        os << "(";
+        for (size_t i = 0; i < c->args.size(); ++i) {
+          os << (i ? ", " : "");
+          PrintExpr(os, c->args[i]);
+        }
+        os << ")";
+        if (!c->sinfo_args.empty()) {
+          os << " -> [";
+          for (size_t i = 0; i < c->sinfo_args.size(); ++i)
+            os << (i ? ", " : "") << ToString(c->sinfo_args[i]);
+          os << "]";
+        }
+        PrintAttrs(os, c->attrs);
+        break;
+      }
+      case ExprKind::kIf: {
+        const IfNode* n = As<IfNode>(e);
+        os << "if ";
+        PrintExpr(os, n->cond);
+        os << " then ";
+        PrintExpr(os, n->then_branch);
+        os << " else ";
+        PrintExpr(os, n->else_branch);
+        break;
+      }
+      case ExprKind::kSeqExpr: PrintSeq(os, As<SeqExprNode>(e), 2); break;
+      case ExprKind::kFunction: PrintFunction(os, "anonymous", As<FunctionNode>(e)); break;
+    }
+  }
+
+  static void PrintAttrs(std::ostream& os, const Attrs& attrs) {
+    if (attrs.empty()) return;
+    os << " {";
+    bool first = true;
+    for (const auto& [k, v] : attrs) {
+      os << (first ? "" : ", ") << k << " = ";
+      first = false;
+      if (auto* i = std::get_if<int64_t>(&v)) os << *i;
+      else if (auto* d = std::get_if<double>(&v)) os << ToString(FloatImm(*d, DataType::Float(64)));
+      else if (auto* s = std::get_if<std::string>(&v)) os << "\"" << *s << "\"";
+      else if (auto* l = std::get_if<std::vector<int64_t>>(&v)) {
+        os << "[";
+        for (size_t j = 0; j < l->size(); ++j) os << (j ? ", " : "") << (*l)[j];
+        os << "]";
+      }
+    }
+    os << "}";
+  }
+
+  void PrintSeq(std::ostream& os, const SeqExprNode* s, int ind) {
+    std::string pad(ind, ' ');
+    for (const auto& b : s->blocks) {
+      int bi = ind;
+      if (b.is_dataflow) {
+        os << pad << "dataflow {\n";
+        bi += 2;
+      }
+      std::string bpad(bi, ' ');
+      for (const auto& bind : b.bindings) {
+        os << bpad << "%" << Name(bind.var) << ": " << ToString(bind.var->sinfo) << " = ";
+        if (bind.match_sinfo) {
+          os << "match_cast(";
+          PrintExpr(os, bind.value);
+          os << ", " << ToString(bind.match_sinfo) << ")";
+        } else {
+          PrintExpr(os, bind.value);
+        }
+        os << "\n";
+      }
+      if (b.is_dataflow) os << pad << "}\n";
+    }
+    os << pad << "return ";
+    PrintExpr(os, s->body);
+    os << "\n";
+  }
+
+  void PrintFunction(std::ostream& os, const std::string& name, const FunctionNode* f) {
+    os << "func @" << name << "(";
+    for (size_t i = 0; i < f->params.size(); ++i)
+      os << (i ? ", " : "") << "%" << Name(f->params[i]) << ": " << ToString(f->params[i]->sinfo);
+    os << ") -> " << ToString(f->ret_sinfo);
+    PrintAttrs(os, f->attrs);
+    os << " {\n";
+    if (const SeqExprNode* s = As<SeqExprNode>(f->body)) {
+      PrintSeq(os, s, 2);
+    } else {
+      os << "  return ";
+      PrintExpr(os, f->body);
+      os << "\n";
+    }
+    os << "}\n";
+  }
+
+ private:
+  std::unordered_map<const void*, std::string> names_;
+  std::unordered_map<std::string, int> used_;
+};
+
+}  // namespace
+
+std::string ToString(const Expr& e) {
+  std::ostringstream os;
+  RelaxPrinter p;
+  p.PrintExpr(os, e);
+  return os.str();
+}
+
+std::string ToString(const IRModule& m) {
+  std::ostringstream os;
+  if (!m.attrs.empty()) {
+    os << "module attributes {";
+    bool first = true;
+    for (const auto& [k, v] : m.attrs) {
+      os << (first ? "" : ", ") << k << " = \"" << v << "\"";
+      first = false;
+    }
+    os << "}\n\n";
+  }
+  for (const auto& name : m.order) {
+    if (auto it = m.functions.find(name); it != m.functions.end()) {
+      RelaxPrinter p;
+      p.PrintFunction(os, name, As<FunctionNode>(it->second));
+    } else if (auto pit = m.prim_funcs.find(name); pit != m.prim_funcs.end()) {
+      os << tir::ToString(pit->second);
+    }
+    os << "\n";
+  }
+  return os.str();
+}
+
+}  // namespace relax

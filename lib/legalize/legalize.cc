@@ -1,0 +1,111 @@
+// The legalize pass and the helpers op files use to build call_tir.
+#include "relax/legalize/legalize.h"
+
+#include "relax/op/op.h"
+#include "relax/support/error.h"
+
+namespace relax {
+
+std::vector<te::Tensor> Placeholders(const CallNode& call) {
+  std::vector<std::pair<PrimExpr, Var>> fresh;  // model-level dim expr -> local var
+  auto local = [&](const PrimExpr& d, size_t i) -> PrimExpr {
+    if (d.AsInt()) return d;
+    for (const auto& [e, v] : fresh)
+      if (ExprDeepEqual(e, d)) return v;
+    std::string name = d.kind() == PrimKind::kVar ? d->name : "d" + std::to_string(fresh.size());
+    Var v = MakeVar(name);
+    fresh.push_back({d, v});
+    return v;
+  };
+  std::vector<te::Tensor> out;
+  int k = 0;
+  for (const auto& a : call.args) {
+    const StructInfo& s = a->sinfo;
+    if (s->kind != SIKind::kTensor) continue;
+    if (!s->values) RELAX_THROW("cannot legalize: argument of unknown shape " << ToString(s));
+    std::vector<PrimExpr> shape;
+    for (size_t i = 0; i < s->values->size(); ++i) shape.push_back(local((*s->values)[i], i));
+    out.push_back(te::Placeholder(shape, s->dtype, std::string(1, static_cast<char>('A' + k++))));
+  }
+  return out;
+}
+
+Expr EmitCallTIR(const CallNode& call, BlockBuilder& bb, const std::string& hint,
+                 const std::vector<te::Tensor>& inputs, const std::vector<te::Tensor>& outputs) {
+  tir::PrimFunc f = te::CreatePrimFunc(hint, inputs, outputs);
+  Expr gv = bb.AddPrimFunc(f, hint);
+  std::vector<Expr> args;
+  for (const auto& a : call.args)
+    if (a->sinfo->kind == SIKind::kTensor) args.push_back(a);
+  Expr c = MakeCall(GetOp("relax.call_tir"), {gv, MakeTuple(args)}, {}, {call.sinfo});
+  return c;
+}
+
+namespace {
+Expr LegalizeFunction(const FunctionNode* fn, IRModule* mod) {
+  BlockBuilder bb(mod);
+  const SeqExprNode* seq = As<SeqExprNode>(fn->body);
+  RELAX_ICHECK(seq != nullptr);
+  auto out = std::make_shared<SeqExprNode>();
+  std::map<const VarNode*, Expr> remap;
+  auto sub = [&](const Expr& e) -> Expr {
+    if (const VarNode* v = As<VarNode>(e)) {
+      auto it = remap.find(v);
+      return it == remap.end() ? e : it->second;
+    }
+    return e;
+  };
+  std::function<Expr(const Expr&)> rewrite = [&](const Expr& e) -> Expr {
+    if (const CallNode* c = As<CallNode>(e)) {
+      auto n = std::make_shared<CallNode>(*c);
+      for (auto& a : n->args) a = rewrite(a);
+      return n;
+    }
+    if (const TupleNode* t = As<TupleNode>(e)) {
+      auto n = std::make_shared<TupleNode>(*t);
+      for (auto& f : n->fields) f = rewrite(f);
+      return n;
+    }
+    if (const TupleGetItemNode* t = As<TupleGetItemNode>(e)) {
+      auto n = std::make_shared<TupleGetItemNode>(*t);
+      n->tuple = rewrite(n->tuple);
+      return n;
+    }
+    return sub(e);
+  };
+  for (const auto& block : seq->blocks) {
+    BindingBlock nb{block.is_dataflow, {}};
+    for (const auto& b : block.bindings) {
+      Expr value = rewrite(b.value);
+      if (const CallNode* c = As<CallNode>(value)) {
+        if (const OpNode* op = As<OpNode>(c->op)) {
+          const OpInfo* info = LookupOp(op->name);
+          if (info && info->legalize) {
+            bb.set_context(b.var->name + ": ");
+            value = info->legalize(*c, bb);
+            value = WithSInfo(value, b.var->sinfo);
+          }
+        }
+      }
+      nb.bindings.push_back({b.var, value, b.match_sinfo});
+    }
+    out->blocks.push_back(std::move(nb));
+  }
+  out->body = rewrite(seq->body);
+  out->sinfo = seq->sinfo;
+  auto nf = std::make_shared<FunctionNode>(*fn);
+  nf->body = out;
+  return nf;
+}
+}  // namespace
+
+void LegalizeModule(IRModule* mod) {
+  std::vector<std::string> names;
+  for (const auto& [name, f] : mod->functions) names.push_back(name);
+  for (const auto& name : names) {
+    const FunctionNode* fn = mod->GetFunction(name);
+    mod->AddFunction(name, LegalizeFunction(fn, mod));
+  }
+}
+
+}  // namespace relax

@@ -1,0 +1,164 @@
+// TE builder: compute definitions -> PrimFunc loop nests.
+#include "relax/legalize/te.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <set>
+
+#include "relax/support/error.h"
+
+namespace relax::te {
+
+namespace {
+// Buffer node -> the tensor computing it (to find a compute's dependencies).
+thread_local std::map<const BufferNode*, std::weak_ptr<const TensorNode>> g_tensor_of;
+
+void FindLoads(const PrimExpr& e, std::vector<Buffer>* out) {
+  if (!e.defined()) return;
+  if (e.kind() == PrimKind::kLoad &&
+      std::find(out->begin(), out->end(), e->buffer) == out->end())
+    out->push_back(e->buffer);
+  for (const auto& o : e->operands) FindLoads(o, out);
+}
+
+Tensor Register(std::shared_ptr<TensorNode> t) {
+  Tensor r = t;
+  g_tensor_of[r->buffer.get()] = r;
+  return r;
+}
+}  // namespace
+
+Tensor Placeholder(std::vector<PrimExpr> shape, DataType t, const std::string& name) {
+  auto n = std::make_shared<TensorNode>();
+  n->buffer = MakeBuffer(name, t, std::move(shape));
+  return Register(n);
+}
+
+Tensor Compute(std::vector<PrimExpr> shape,
+               const std::function<PrimExpr(const std::vector<Var>&)>& f,
+               const std::string& name) {
+  auto n = std::make_shared<TensorNode>();
+  static const char* kAxisNames[] = {"i", "j", "k", "l", "m", "o", "p", "q"};
+  for (size_t i = 0; i < shape.size(); ++i)
+    n->axes.push_back(MakeVar(i < 8 ? kAxisNames[i] : "ax" + std::to_string(i)));
+  n->body = f(n->axes);
+  std::vector<Buffer> loads;
+  FindLoads(n->body, &loads);
+  for (const auto& b : loads) {
+    auto it = g_tensor_of.find(b.get());
+    if (it == g_tensor_of.end() || it->second.expired())
+      RELAX_THROW("internal error: compute '" << name << "' reads unknown buffer " << b->name);
+    n->deps.push_back(it->second.lock());
+  }
+  DataType t = n->body.kind() == PrimKind::kReduce ? n->body->operands[0].dtype() : n->body.dtype();
+  n->buffer = MakeBuffer(name, t, std::move(shape));
+  return Register(n);
+}
+
+ReduceAxis RAxis(PrimExpr extent, const std::string& name) { return {MakeVar(name), extent}; }
+
+PrimExpr Reduce(const std::string& combiner, PrimExpr source, const std::vector<ReduceAxis>& axes) {
+  auto n = std::make_shared<PrimExprNode>();
+  n->kind = PrimKind::kReduce;
+  n->dtype = source.dtype();
+  n->name = combiner;
+  n->operands.push_back(std::move(source));
+  for (const auto& a : axes) {
+    n->reduce_axes.push_back(a.var);
+    n->operands.push_back(a.extent);
+  }
+  return PrimExpr(std::move(n));
+}
+PrimExpr Sum(PrimExpr source, const std::vector<ReduceAxis>& axes) {
+  return Reduce("sum", std::move(source), axes);
+}
+PrimExpr MaxReduce(PrimExpr source, const std::vector<ReduceAxis>& axes) {
+  return Reduce("max", std::move(source), axes);
+}
+
+PrimExpr MinValue(DataType t) {
+  if (t.is_float()) return FloatImm(-std::numeric_limits<double>::infinity(), t);
+  if (t.is_uint() || t.is_bool()) return IntImm(0, t);
+  return IntImm(t.bits >= 64 ? std::numeric_limits<int64_t>::min() : -(int64_t{1} << (t.bits - 1)),
+                t);
+}
+PrimExpr MaxValue(DataType t) {
+  if (t.is_float()) return FloatImm(std::numeric_limits<double>::infinity(), t);
+  if (t.is_bool()) return IntImm(1, t);
+  if (t.is_uint()) return IntImm(t.bits >= 64 ? -1 : (int64_t{1} << t.bits) - 1, t);
+  return IntImm(t.bits >= 64 ? std::numeric_limits<int64_t>::max() : (int64_t{1} << (t.bits - 1)) - 1,
+                t);
+}
+
+namespace {
+tir::Stmt StageBody(const Tensor& t) {
+  std::vector<PrimExpr> idx(t->axes.begin(), t->axes.end());
+  const PrimExpr& body = t->body;
+  tir::Stmt s;
+  if (body.kind() == PrimKind::kReduce) {
+    const std::string& comb = body->name;
+    DataType dt = body.dtype();
+    PrimExpr init = comb == "sum" ? (dt.is_float() ? FloatImm(0.0, dt) : IntImm(0, dt))
+                    : comb == "max" ? MinValue(dt)
+                                    : MaxValue(dt);
+    PrimExpr cur = Load(t->buffer, idx);
+    const PrimExpr& src = body->operands[0];
+    PrimExpr upd = comb == "sum" ? cur + src : comb == "max" ? Max(cur, src) : Min(cur, src);
+    tir::Stmt inner = tir::Store(t->buffer, idx, upd);
+    for (size_t i = body->reduce_axes.size(); i-- > 0;)
+      inner = tir::For(body->reduce_axes[i], IntImm(0), body->operands[i + 1],
+                       tir::ForKind::kSerial, inner);
+    s = tir::Seq({tir::Store(t->buffer, idx, init), inner});
+  } else {
+    s = tir::Store(t->buffer, idx, body);
+  }
+  for (size_t i = t->axes.size(); i-- > 0;) {
+    tir::ForKind k = i == 0 ? tir::ForKind::kParallel : tir::ForKind::kSerial;
+    s = tir::For(t->axes[i], IntImm(0), t->shape()[i], k, s);
+  }
+  return s;
+}
+}  // namespace
+
+tir::PrimFunc CreatePrimFunc(const std::string& name, const std::vector<Tensor>& inputs,
+                             const std::vector<Tensor>& outputs) {
+  std::set<const TensorNode*> input_set, visited;
+  for (const auto& t : inputs) input_set.insert(t.get());
+  std::vector<Tensor> order;
+  std::function<void(const Tensor&)> visit = [&](const Tensor& t) {
+    if (visited.count(t.get())) return;
+    visited.insert(t.get());
+    if (input_set.count(t.get())) return;
+    if (!t->body.defined())
+      RELAX_THROW("internal error: PrimFunc '" << name << "' reads placeholder "
+                                               << t->buffer->name << " that is not an input");
+    for (const auto& d : t->deps) visit(d);
+    order.push_back(t);
+  };
+  for (const auto& t : outputs) visit(t);
+
+  std::set<const TensorNode*> output_set;
+  for (const auto& t : outputs) output_set.insert(t.get());
+  std::vector<tir::Stmt> stages;
+  for (const auto& t : order) stages.push_back(StageBody(t));
+  tir::Stmt body = tir::Seq(stages);
+  for (auto it = order.rbegin(); it != order.rend(); ++it)
+    if (!output_set.count(it->get())) body = tir::Allocate((*it)->buffer, body);
+
+  auto f = std::make_shared<tir::PrimFuncNode>();
+  f->name = name;
+  for (const auto& t : inputs) f->buffers.push_back(t->buffer);
+  for (const auto& t : outputs) f->buffers.push_back(t->buffer);
+  f->num_outputs = static_cast<int>(outputs.size());
+  f->body = body;
+  // Vars of buffer shapes are bound from the tensors; any other free var must be a scalar param.
+  std::vector<Var> shape_vars;
+  for (const auto& b : f->buffers)
+    for (const auto& d : b->shape) CollectVars(d, &shape_vars);
+  (void)shape_vars;
+  return f;
+}
+
+}  // namespace relax::te

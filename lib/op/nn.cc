@@ -1,0 +1,236 @@
+// Neural-network ops: conv2d, max_pool2d, batch_norm (inference), matmul.
+// Semantics: ONNX operator spec sections Conv, MaxPool, BatchNormalization
+// (inference mode, training_mode = 0), MatMul (numpy.matmul).
+#include "op_common.h"
+#include "relax/legalize/legalize.h"
+
+namespace relax {
+
+namespace {
+
+std::vector<PrimExpr> Idx(const std::vector<Var>& v) { return {v.begin(), v.end()}; }
+
+// Output extent of a sliding window: floor((in + pad - dil*(k-1) - 1 + (ceil ? s-1 : 0)) / s) + 1.
+PrimExpr WindowOut(const PrimExpr& in, int64_t pad_total, int64_t k, int64_t s, int64_t d,
+                   bool ceil_mode) {
+  int64_t extra = pad_total - d * (k - 1) - 1 + (ceil_mode ? s - 1 : 0);
+  return FloorDiv(in + PrimExpr(extra), PrimExpr(s)) + PrimExpr(1);
+}
+
+PrimExpr Clamp(const PrimExpr& v, const PrimExpr& hi_exclusive) {
+  return Max(PrimExpr(0), Min(v, hi_exclusive - PrimExpr(1)));
+}
+
+struct Window {
+  std::vector<int64_t> strides, pads, dilations;
+};
+Window GetWindow(const Attrs& a) {
+  Window w{GetIntsAttr(a, "strides"), GetIntsAttr(a, "padding"), GetIntsAttr(a, "dilation")};
+  if (w.strides.size() != 2 || w.pads.size() != 4 || w.dilations.size() != 2)
+    RELAX_THROW("2-D window op needs strides[2], padding[4], dilation[2]");
+  for (int i = 0; i < 2; ++i)
+    if (w.strides[i] <= 0 || w.dilations[i] <= 0) RELAX_THROW("strides/dilations must be positive");
+  return w;
+}
+
+// ---- conv2d (NCHW, OIHW) ------------------------------------------------------------
+StructInfo InferConv2d(const CallNode& c, BlockBuilder& bb) {
+  CheckArity(c, 2);
+  const auto& x = TensorArg(c, 0);
+  const auto& w = TensorArg(c, 1);
+  if (x.ndim != 4 || w.ndim != 4)
+    RELAX_THROW(bb.context() << "conv2d expects 4-D data and weight, got ranks " << x.ndim << " and "
+                             << w.ndim);
+  Window win = GetWindow(c.attrs);
+  int64_t groups = GetIntAttr(c.attrs, "groups");
+  const auto& xs = *x.values;
+  const auto& ws = *w.values;
+  int64_t kh, kw;
+  if (!ws[2].AsInt(&kh) || !ws[3].AsInt(&kw))
+    RELAX_THROW(bb.context() << "conv2d: kernel size must be static");
+  bb.UnifyDim(xs[1], ws[1] * PrimExpr(groups), "conv2d input channels vs weight channels*groups");
+  return TensorSInfo({xs[0], ws[0],
+                      bb.analyzer().Simplify(WindowOut(xs[2], win.pads[0] + win.pads[2], kh,
+                                                       win.strides[0], win.dilations[0], false)),
+                      bb.analyzer().Simplify(WindowOut(xs[3], win.pads[1] + win.pads[3], kw,
+                                                       win.strides[1], win.dilations[1], false))},
+                     x.dtype);
+}
+
+Expr LegalizeConv2d(const CallNode& c, BlockBuilder& bb) {
+  auto in = Placeholders(c);
+  te::Tensor X = in[0], W = in[1];
+  Window win = GetWindow(c.attrs);
+  int64_t groups = GetIntAttr(c.attrs, "groups");
+  const auto& xs = X->shape();
+  const auto& ws = W->shape();
+  int64_t kh = 0, kw = 0, oc = 0;
+  ws[2].AsInt(&kh);
+  ws[3].AsInt(&kw);
+  bool static_oc = ws[0].AsInt(&oc);
+  PrimExpr oh = WindowOut(xs[2], win.pads[0] + win.pads[2], kh, win.strides[0], win.dilations[0], false);
+  PrimExpr ow = WindowOut(xs[3], win.pads[1] + win.pads[3], kw, win.strides[1], win.dilations[1], false);
+  bool padded = win.pads[0] || win.pads[1] || win.pads[2] || win.pads[3];
+  PrimExpr cg = ws[1];
+  PrimExpr ocg = static_oc ? PrimExpr(oc / groups) : FloorDiv(ws[0], PrimExpr(groups));
+  te::ReduceAxis rc = te::RAxis(cg, "rc"), rh = te::RAxis(kh, "rh"), rw = te::RAxis(kw, "rw");
+  DataType t = X->dtype();
+  auto out = te::Compute(
+      {xs[0], ws[0], oh, ow},
+      [&](const std::vector<Var>& i) {
+        PrimExpr ih = i[2] * PrimExpr(win.strides[0]) - PrimExpr(win.pads[0]) +
+                      rh.var * PrimExpr(win.dilations[0]);
+        PrimExpr iw = i[3] * PrimExpr(win.strides[1]) - PrimExpr(win.pads[1]) +
+                      rw.var * PrimExpr(win.dilations[1]);
+        PrimExpr ic = groups == 1 ? PrimExpr(rc.var) : FloorDiv(i[1], ocg) * cg + rc.var;
+        PrimExpr xv;
+        if (padded) {
+          PrimExpr inb = ih >= PrimExpr(0) && ih < xs[2] && iw >= PrimExpr(0) && iw < xs[3];
+          xv = Select(inb, (*X)({i[0], ic, Clamp(ih, xs[2]), Clamp(iw, xs[3])}), FloatImm(0.0, t));
+        } else {
+          xv = (*X)({i[0], ic, ih, iw});
+        }
+        return te::Sum(xv * (*W)({i[1], rc.var, rh.var, rw.var}), {rc, rh, rw});
+      },
+      "conv");
+  return EmitCallTIR(c, bb, groups == 1 ? "conv2d" : "conv2d_grouped", in, {out});
+}
+
+// ---- max_pool2d -----------------------------------------------------------------------
+StructInfo InferPool2d(const CallNode& c, BlockBuilder& bb) {
+  CheckArity(c, 1);
+  const auto& x = TensorArg(c, 0);
+  if (x.ndim != 4) RELAX_THROW(bb.context() << OpName(c) << " expects 4-D NCHW data");
+  Window win = GetWindow(c.attrs);
+  const auto& k = GetIntsAttr(c.attrs, "pool_size");
+  bool ceil_mode = GetIntAttr(c.attrs, "ceil_mode") != 0;
+  const auto& xs = *x.values;
+  return TensorSInfo(
+      {xs[0], xs[1],
+       bb.analyzer().Simplify(WindowOut(xs[2], win.pads[0] + win.pads[2], k[0], win.strides[0],
+                                        win.dilations[0], ceil_mode)),
+       bb.analyzer().Simplify(WindowOut(xs[3], win.pads[1] + win.pads[3], k[1], win.strides[1],
+                                        win.dilations[1], ceil_mode))},
+      x.dtype);
+}
+
+Expr LegalizeMaxPool2d(const CallNode& c, BlockBuilder& bb) {
+  auto in = Placeholders(c);
+  te::Tensor X = in[0];
+  Window win = GetWindow(c.attrs);
+  const auto& k = GetIntsAttr(c.attrs, "pool_size");
+  bool ceil_mode = GetIntAttr(c.attrs, "ceil_mode") != 0;
+  const auto& xs = X->shape();
+  PrimExpr oh = WindowOut(xs[2], win.pads[0] + win.pads[2], k[0], win.strides[0], win.dilations[0], ceil_mode);
+  PrimExpr ow = WindowOut(xs[3], win.pads[1] + win.pads[3], k[1], win.strides[1], win.dilations[1], ceil_mode);
+  te::ReduceAxis rh = te::RAxis(k[0], "rh"), rw = te::RAxis(k[1], "rw");
+  auto out = te::Compute(
+      {xs[0], xs[1], oh, ow},
+      [&](const std::vector<Var>& i) {
+        PrimExpr ih = i[2] * PrimExpr(win.strides[0]) - PrimExpr(win.pads[0]) + rh.var * PrimExpr(win.dilations[0]);
+        PrimExpr iw = i[3] * PrimExpr(win.strides[1]) - PrimExpr(win.pads[1]) + rw.var * PrimExpr(win.dilations[1]);
+        PrimExpr inb = ih >= PrimExpr(0) && ih < xs[2] && iw >= PrimExpr(0) && iw < xs[3];
+        PrimExpr v = Select(inb, (*X)({i[0], i[1], Clamp(ih, xs[2]), Clamp(iw, xs[3])}),
+                            te::MinValue(X->dtype()));
+        return te::MaxReduce(v, {rh, rw});
+      },
+      "pool");
+  return EmitCallTIR(c, bb, "max_pool2d", in, {out});
+}
+
+// ---- batch_norm (inference) ------------------------------------------------------------
+StructInfo InferBatchNorm(const CallNode& c, BlockBuilder& bb) {
+  CheckArity(c, 5);
+  const auto& x = TensorArg(c, 0);
+  if (x.ndim < 2) RELAX_THROW(bb.context() << "batch_norm expects rank >= 2 data");
+  for (size_t i = 1; i < 5; ++i) {
+    const auto& p = TensorArg(c, i);
+    if (p.ndim != 1) RELAX_THROW(bb.context() << "batch_norm parameter " << i << " must be 1-D");
+    bb.UnifyDim((*x.values)[1], (*p.values)[0], "batch_norm channels vs parameter " + std::to_string(i));
+  }
+  return TensorSInfo(*x.values, x.dtype);
+}
+
+Expr LegalizeBatchNorm(const CallNode& c, BlockBuilder& bb) {
+  auto in = Placeholders(c);
+  DataType t = in[0]->dtype();
+  PrimExpr eps = FloatImm(GetFloatAttr(c.attrs, "epsilon"), t);
+  auto out = te::Compute(
+      in[0]->shape(),
+      [&](const std::vector<Var>& i) {
+        std::vector<PrimExpr> ch{i[1]};
+        PrimExpr inv = CallIntrin("sqrt", {(*in[4])(ch) + eps}, t);
+        return ((*in[0])(Idx(i)) - (*in[3])(ch)) / inv * (*in[1])(ch) + (*in[2])(ch);
+      },
+      "bn");
+  return EmitCallTIR(c, bb, "batch_norm", in, {out});
+}
+
+// ---- matmul (numpy.matmul for rank >= 2) ---------------------------------------------------
+StructInfo InferMatmul(const CallNode& c, BlockBuilder& bb) {
+  CheckArity(c, 2);
+  const auto& a = TensorArg(c, 0);
+  const auto& b = TensorArg(c, 1);
+  if (a.ndim < 2 || b.ndim < 2)
+    RELAX_THROW(bb.context() << "matmul: 1-D operands are not supported yet (ranks " << a.ndim
+                             << ", " << b.ndim << ")");
+  if (a.dtype != b.dtype) RELAX_THROW(bb.context() << "matmul: operand dtypes differ");
+  const auto& as = *a.values;
+  const auto& bs = *b.values;
+  bb.UnifyDim(as[a.ndim - 1], bs[b.ndim - 2], "matmul reduction dims");
+  std::vector<PrimExpr> ba(as.begin(), as.end() - 2), bbatch(bs.begin(), bs.end() - 2);
+  std::vector<PrimExpr> out = BroadcastShapes(ba, bbatch, "matmul", bb);
+  out.push_back(as[a.ndim - 2]);
+  out.push_back(bs[b.ndim - 1]);
+  return TensorSInfo(out, a.dtype);
+}
+
+Expr LegalizeMatmul(const CallNode& c, BlockBuilder& bb) {
+  auto in = Placeholders(c);
+  const auto& as = in[0]->shape();
+  const auto& bs = in[1]->shape();
+  size_t batch = std::max(as.size(), bs.size()) - 2;
+  std::vector<PrimExpr> shape;
+  for (size_t i = 0; i < batch; ++i) {
+    size_t ia = i + as.size() - 2 - batch, ib = i + bs.size() - 2 - batch;
+    PrimExpr da = (i + as.size() >= batch + 2) ? as[ia] : PrimExpr(1);
+    PrimExpr db = (i + bs.size() >= batch + 2) ? bs[ib] : PrimExpr(1);
+    int64_t v = -1;
+    shape.push_back(da.AsInt(&v) && v == 1 ? db : da);
+  }
+  shape.push_back(as[as.size() - 2]);
+  shape.push_back(bs[bs.size() - 1]);
+  te::ReduceAxis rk = te::RAxis(as.back(), "rk");
+  auto operand_idx = [&](const std::vector<PrimExpr>& s, const std::vector<Var>& i, PrimExpr row,
+                         PrimExpr col) {
+    std::vector<PrimExpr> idx;
+    size_t nb = s.size() - 2;
+    for (size_t k = 0; k < nb; ++k) {
+      int64_t v = -1;
+      idx.push_back(s[k].AsInt(&v) && v == 1 ? PrimExpr(0) : PrimExpr(i[k + batch - nb]));
+    }
+    idx.push_back(row);
+    idx.push_back(col);
+    return idx;
+  };
+  auto out = te::Compute(
+      shape,
+      [&](const std::vector<Var>& i) {
+        PrimExpr m = i[batch], n = i[batch + 1];
+        return te::Sum((*in[0])(operand_idx(as, i, m, rk.var)) * (*in[1])(operand_idx(bs, i, rk.var, n)),
+                       {rk});
+      },
+      "matmul");
+  return EmitCallTIR(c, bb, "matmul", in, {out});
+}
+
+}  // namespace
+
+void RegisterNNOps() {
+  RegisterOp({"relax.nn.conv2d", OpPatternKind::kOutEWiseFusable, InferConv2d, LegalizeConv2d});
+  RegisterOp({"relax.nn.max_pool2d", OpPatternKind::kOutEWiseFusable, InferPool2d, LegalizeMaxPool2d});
+  RegisterOp({"relax.nn.batch_norm", OpPatternKind::kBroadcast, InferBatchNorm, LegalizeBatchNorm});
+  RegisterOp({"relax.matmul", OpPatternKind::kOutEWiseFusable, InferMatmul, LegalizeMatmul});
+}
+
+}  // namespace relax

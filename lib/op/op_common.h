@@ -1,0 +1,64 @@
+// Shared helpers for op StructInfo inference (private to lib/op).
+#ifndef RELAX_LIB_OP_OP_COMMON_H_
+#define RELAX_LIB_OP_OP_COMMON_H_
+
+#include <string>
+#include <vector>
+
+#include "relax/op/op.h"
+#include "relax/support/error.h"
+#include "relax/transform/block_builder.h"
+
+namespace relax {
+
+inline const std::string& OpName(const CallNode& c) { return As<OpNode>(c.op)->name; }
+
+/// The tensor StructInfo of argument `i` with known shape; Error otherwise.
+inline const StructInfoNode& TensorArg(const CallNode& c, size_t i) {
+  if (i >= c.args.size())
+    RELAX_THROW("op '" << OpName(c) << "' expects at least " << i + 1 << " arguments, got "
+                       << c.args.size());
+  const StructInfo& s = c.args[i]->sinfo;
+  if (s->kind != SIKind::kTensor)
+    RELAX_THROW("op '" << OpName(c) << "': argument " << i << " must be a tensor, got "
+                       << ToString(s));
+  if (!s->values)
+    RELAX_THROW("op '" << OpName(c) << "': argument " << i << " has unknown shape");
+  return *s;
+}
+
+inline void CheckArity(const CallNode& c, size_t n) {
+  if (c.args.size() != n)
+    RELAX_THROW("op '" << OpName(c) << "' expects " << n << " arguments, got " << c.args.size());
+}
+
+/// NumPy-style broadcast of two symbolic shapes under the shape-equality policy.
+inline std::vector<PrimExpr> BroadcastShapes(const std::vector<PrimExpr>& a,
+                                             const std::vector<PrimExpr>& b,
+                                             const std::string& op, BlockBuilder& bb) {
+  size_t n = std::max(a.size(), b.size());
+  std::vector<PrimExpr> out(n);
+  for (size_t i = 0; i < n; ++i) {
+    PrimExpr da = i < n - a.size() ? PrimExpr(1) : a[i - (n - a.size())];
+    PrimExpr db = i < n - b.size() ? PrimExpr(1) : b[i - (n - b.size())];
+    int64_t ca = -1, cb = -1;
+    da.AsInt(&ca);
+    db.AsInt(&cb);
+    if (ca == 1) out[i] = db;
+    else if (cb == 1) out[i] = da;
+    else
+      out[i] = bb.UnifyDim(da, db, "op '" + op + "' broadcast axis " + std::to_string(i));
+  }
+  return out;
+}
+
+/// Normalizes a possibly negative axis for rank `ndim`; Error if out of range.
+inline int NormalizeAxis(int64_t axis, int ndim, const std::string& op) {
+  if (axis < -ndim || axis >= ndim)
+    RELAX_THROW("op '" << op << "': axis " << axis << " out of range for rank " << ndim);
+  return static_cast<int>(axis < 0 ? axis + ndim : axis);
+}
+
+}  // namespace relax
+
+#endif  // RELAX_LIB_OP_OP_COMMON_H_

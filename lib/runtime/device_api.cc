@@ -1,0 +1,106 @@
+// DeviceAPI registry and the built-in CPU device implementation.
+#include "relax/runtime/device_api.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <unordered_map>
+
+#include "relax/support/error.h"
+
+namespace relax::runtime {
+namespace {
+
+class CPUDeviceAPI final : public DeviceAPI {
+ public:
+  void* AllocData(DLDevice dev, size_t nbytes, size_t alignment) override {
+    if (alignment < sizeof(void*)) alignment = sizeof(void*);
+    if ((alignment & (alignment - 1)) != 0)
+      RELAX_THROW("AllocData: alignment " << alignment << " is not a power of two");
+    size_t size = nbytes == 0 ? alignment : (nbytes + alignment - 1) / alignment * alignment;
+    if (size < nbytes) RELAX_THROW("AllocData: size " << nbytes << " too large");
+    void* p = std::aligned_alloc(alignment, size);
+    if (!p) RELAX_THROW("out of memory allocating " << nbytes << " bytes on cpu");
+    return p;
+  }
+  void FreeData(DLDevice, void* ptr) override { std::free(ptr); }
+  void CopyDataFromTo(const void* src, void* dst, size_t nbytes, DLDevice src_dev, DLDevice dst_dev,
+                      StreamHandle) override {
+    if (src_dev.device_type != kDLCPU || dst_dev.device_type != kDLCPU)
+      RELAX_THROW("cpu device API cannot copy " << DeviceToString(src_dev) << " -> "
+                                                << DeviceToString(dst_dev));
+    if (nbytes) std::memmove(dst, src, nbytes);
+  }
+  StreamHandle CreateStream(DLDevice) override { return nullptr; }
+  void FreeStream(DLDevice, StreamHandle) override {}
+  void SyncStream(DLDevice, StreamHandle) override {}
+  void LaunchKernel(DLDevice, void*, const std::string& name, const RelaxValue*, int32_t,
+                    const int64_t[3], const int64_t[3], StreamHandle) override {
+    RELAX_THROW("LaunchKernel('" << name
+                                 << "') is not supported on cpu; host kernels are called "
+                                    "directly");
+  }
+};
+
+struct Registry {
+  std::mutex mu;
+  std::unordered_map<int, DeviceAPI*> apis;
+  Registry() {
+    static CPUDeviceAPI cpu;
+    apis[kDLCPU] = &cpu;
+  }
+};
+Registry& GetRegistry() {
+  static Registry r;
+  return r;
+}
+
+}  // namespace
+
+std::string DeviceToString(DLDevice dev) {
+  const char* name;
+  switch (dev.device_type) {
+    case kDLCPU:
+      name = "cpu";
+      break;
+    case kDLCUDA:
+      name = "cuda";
+      break;
+    case kDLCUDAHost:
+      name = "cuda_host";
+      break;
+    case kDLOpenCL:
+      name = "opencl";
+      break;
+    case kDLVulkan:
+      name = "vulkan";
+      break;
+    case kDLMetal:
+      name = "metal";
+      break;
+    case kDLROCM:
+      name = "rocm";
+      break;
+    default:
+      return "device(" + std::to_string(static_cast<int>(dev.device_type)) +
+             "):" + std::to_string(dev.device_id);
+  }
+  return std::string(name) + ":" + std::to_string(dev.device_id);
+}
+
+DeviceAPI* DeviceAPI::Get(DLDevice dev) {
+  Registry& r = GetRegistry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  auto it = r.apis.find(static_cast<int>(dev.device_type));
+  if (it == r.apis.end() || it->second == nullptr)
+    RELAX_THROW("no device API registered for device " << DeviceToString(dev));
+  return it->second;
+}
+
+void DeviceAPI::Register(DLDeviceType type, DeviceAPI* api) {
+  Registry& r = GetRegistry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  r.apis[static_cast<int>(type)] = api;
+}
+
+}  // namespace relax::runtime

@@ -1,0 +1,171 @@
+// The runtime thread pool, parallel_for, and the C entry point RelaxParallelFor.
+#include "relax/runtime/thread_pool.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <exception>
+#include <string>
+
+#include "relax/runtime/c_api.h"
+
+namespace relax::runtime {
+
+namespace {
+// True while this thread runs a parallel body (worker or participating caller).
+thread_local bool t_in_parallel = false;
+
+struct InParallelScope {
+  bool saved;
+  InParallelScope() : saved(t_in_parallel) { t_in_parallel = true; }
+  ~InParallelScope() { t_in_parallel = saved; }
+};
+
+int DefaultNumThreads() {
+  if (const char* env = std::getenv("RELAX_NUM_THREADS")) {
+    char* end = nullptr;
+    long v = std::strtol(env, &end, 10);
+    if (end != env && *end == '\0' && v >= 1 && v <= 1024) return static_cast<int>(v);
+  }
+  unsigned hc = std::thread::hardware_concurrency();
+  return hc == 0 ? 1 : static_cast<int>(hc);
+}
+}  // namespace
+
+struct ThreadPool::Job {
+  const std::function<void(int64_t, int64_t)>* fn;
+  int64_t begin, end, chunk;
+  std::atomic<int64_t> next{0};
+  std::atomic<bool> failed{false};
+  std::mutex err_mu;
+  std::exception_ptr error;
+};
+
+ThreadPool::ThreadPool(int num_threads) : num_threads_(std::max(1, num_threads)) {
+  for (int i = 1; i < num_threads_; ++i) workers_.emplace_back([this] { WorkerLoop(); });
+}
+
+ThreadPool::~ThreadPool() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_start_.notify_all();
+  for (auto& t : workers_) t.join();
+}
+
+ThreadPool& ThreadPool::Global() {
+  static ThreadPool pool(DefaultNumThreads());
+  return pool;
+}
+
+void ThreadPool::RunChunks() {
+  Job* job = job_;
+  InParallelScope scope;
+  while (!job->failed.load(std::memory_order_relaxed)) {
+    int64_t idx = job->next.fetch_add(1);
+    int64_t lo = job->begin + idx * job->chunk;
+    if (idx * job->chunk >= job->end - job->begin) break;
+    int64_t hi = std::min(job->end, lo + job->chunk);
+    try {
+      (*job->fn)(lo, hi);
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(job->err_mu);
+      if (!job->error) job->error = std::current_exception();
+      job->failed = true;
+    }
+  }
+}
+
+void ThreadPool::WorkerLoop() {
+  uint64_t seen = 0;
+  while (true) {
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_start_.wait(lock, [&] { return stop_ || generation_ != seen; });
+      if (stop_) return;
+      seen = generation_;
+    }
+    RunChunks();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++workers_done_;
+    }
+    cv_done_.notify_one();
+  }
+}
+
+void ThreadPool::ParallelForRange(int64_t begin, int64_t end,
+                                  const std::function<void(int64_t, int64_t)>& fn) {
+  if (end <= begin) return;
+  int64_t n = end - begin;
+  if (t_in_parallel || num_threads_ == 1 || n == 1) {
+    InParallelScope scope;
+    fn(begin, end);
+    return;
+  }
+  std::lock_guard<std::mutex> job_lock(job_mu_);
+  Job job;
+  job.fn = &fn;
+  job.begin = begin;
+  job.end = end;
+  int64_t target_chunks = static_cast<int64_t>(num_threads_) * 4;
+  job.chunk = std::max<int64_t>(1, (n + target_chunks - 1) / target_chunks);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    job_ = &job;
+    workers_done_ = 0;
+    ++generation_;
+  }
+  cv_start_.notify_all();
+  RunChunks();
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_done_.wait(lock, [&] { return workers_done_ == static_cast<int>(workers_.size()); });
+    job_ = nullptr;
+  }
+  if (job.error) std::rethrow_exception(job.error);
+}
+
+void parallel_for(int64_t begin, int64_t end, const std::function<void(int64_t)>& fn) {
+  ThreadPool::Global().ParallelForRange(begin, end, [&fn](int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi; ++i) fn(i);
+  });
+}
+
+}  // namespace relax::runtime
+
+extern "C" int32_t RelaxParallelFor(int64_t begin, int64_t end, RelaxParallelBody body, void* ctx) {
+  if (body == nullptr) {
+    RelaxSetLastError("RelaxParallelFor: null body");
+    return -1;
+  }
+  std::atomic<int32_t> first_code{0};
+  std::mutex msg_mu;
+  std::string msg;
+  try {
+    relax::runtime::ThreadPool::Global().ParallelForRange(begin, end, [&](int64_t lo, int64_t hi) {
+      for (int64_t i = lo; i < hi; ++i) {
+        if (first_code.load(std::memory_order_relaxed) != 0) return;
+        int32_t rc = body(ctx, i);
+        if (rc != 0) {
+          int32_t expected = 0;
+          if (first_code.compare_exchange_strong(expected, rc)) {
+            std::lock_guard<std::mutex> lock(msg_mu);
+            msg = RelaxGetLastError();
+          }
+          return;
+        }
+      }
+    });
+  } catch (const std::exception& e) {
+    RelaxSetLastError(e.what());
+    return -1;
+  } catch (...) {
+    RelaxSetLastError("RelaxParallelFor: unknown exception");
+    return -1;
+  }
+  int32_t rc = first_code.load();
+  if (rc != 0) RelaxSetLastError(msg.c_str());
+  return rc;
+}

@@ -1,0 +1,15 @@
+// Registration of the built-in passes (one place; each pass lives in its own file).
+#include "relax/legalize/legalize.h"
+#include "relax/lower/flatten_buffer.h"
+#include "relax/transform/pass.h"
+
+namespace relax {
+
+void RegisterBuiltinPasses() {
+  RegisterPass({"legalize", "lower every high-level op to call_tir of a TE-built PrimFunc",
+                LegalizeModule});
+  RegisterPass({"flatten-buffer", "linearize N-D buffer accesses in PrimFuncs to 1-D",
+                FlattenModuleBuffers});
+}
+
+}  // namespace relax

@@ -1,0 +1,173 @@
+// Well-formedness checker for Relax functions and PrimFuncs (run after every
+// pass under --verify-each).
+#include <set>
+
+#include "relax/transform/pass.h"
+#include "relax/support/error.h"
+
+namespace relax {
+
+namespace {
+
+class RelaxChecker {
+ public:
+  RelaxChecker(const std::string& fn) : fn_(fn) {}
+
+  void Function(const FunctionNode* f) {
+    for (const auto& p : f->params) {
+      Define(p.get());
+      if (!p->sinfo) Fail("parameter '" + p->name + "' has no StructInfo");
+      if (p->sinfo->values)
+        for (const auto& d : *p->sinfo->values) CollectVars(d, &sym_);
+    }
+    const SeqExprNode* seq = As<SeqExprNode>(f->body);
+    if (!seq) Fail("function body is not a SeqExpr");
+    for (const auto& block : seq->blocks) {
+      std::vector<const VarNode*> block_dataflow;
+      for (const auto& b : block.bindings) {
+        ctx_ = "binding '" + b.var->name + "'";
+        Use(b.value, block.is_dataflow);
+        if (!b.var->sinfo) Fail("bound var has no StructInfo");
+        if (b.var->kind == ExprKind::kDataflowVar && !block.is_dataflow)
+          Fail("dataflow var bound outside a dataflow block");
+        if (b.match_sinfo && b.match_sinfo->values)
+          for (const auto& d : *b.match_sinfo->values) CollectVars(d, &sym_);
+        CheckSymbolic(b.var->sinfo);
+        Define(b.var.get());
+        if (b.var->kind == ExprKind::kDataflowVar) block_dataflow.push_back(b.var.get());
+      }
+      for (const VarNode* v : block_dataflow) defined_.erase(v);  // out of scope
+    }
+    ctx_ = "return value";
+    Use(seq->body, false);
+  }
+
+ private:
+  [[noreturn]] void Fail(const std::string& msg) {
+    RELAX_THROW("function @" << fn_ << (ctx_.empty() ? "" : ", " + ctx_) << ": " << msg);
+  }
+  void Define(const VarNode* v) { defined_.insert(v); }
+  void CheckSymbolic(const StructInfo& s) {
+    if (!s) return;
+    if (s->values)
+      for (const auto& d : *s->values) {
+        std::vector<Var> vars;
+        CollectVars(d, &vars);
+        for (const auto& v : vars) {
+          bool ok = false;
+          for (const auto& k : sym_) ok |= k.same_as(v);
+          if (!ok) Fail("symbolic var '" + v->name + "' is used before it is defined");
+        }
+      }
+    for (const auto& f : s->fields) CheckSymbolic(f);
+  }
+  void Use(const Expr& e, bool in_dataflow) {
+    if (!e) Fail("null expression");
+    switch (e->kind) {
+      case ExprKind::kVar:
+      case ExprKind::kDataflowVar: {
+        const VarNode* v = As<VarNode>(e);
+        if (!defined_.count(v)) {
+          if (e->kind == ExprKind::kDataflowVar && !in_dataflow)
+            Fail("dataflow var '" + v->name + "' is used outside its dataflow block");
+          Fail("var '" + v->name + "' is used before it is defined");
+        }
+        return;
+      }
+      case ExprKind::kCall: {
+        const CallNode* c = As<CallNode>(e);
+        for (const auto& a : c->args) Use(a, in_dataflow);
+        return;
+      }
+      case ExprKind::kTuple:
+        for (const auto& f : As<TupleNode>(e)->fields) Use(f, in_dataflow);
+        return;
+      case ExprKind::kTupleGetItem: Use(As<TupleGetItemNode>(e)->tuple, in_dataflow); return;
+      default: return;
+    }
+  }
+
+  std::string fn_, ctx_;
+  std::set<const VarNode*> defined_;
+  std::vector<Var> sym_;
+};
+
+class TIRChecker {
+ public:
+  explicit TIRChecker(const tir::PrimFunc& f) : f_(f) {
+    for (const auto& b : f->buffers) bufs_.insert(b.get());
+    const auto& shapes = f->param_shapes.empty() ? std::vector<std::vector<PrimExpr>>() : f->param_shapes;
+    for (const auto& b : f->buffers)
+      for (const auto& d : b->shape) AddVars(d);
+    for (const auto& s : shapes)
+      for (const auto& d : s) AddVars(d);
+    for (const auto& v : f->scalar_params) vars_.insert(v.get());
+  }
+  void Check() { Stmt(f_->body); }
+
+ private:
+  void AddVars(const PrimExpr& e) {
+    std::vector<Var> vs;
+    CollectVars(e, &vs);
+    for (const auto& v : vs) vars_.insert(v.get());
+  }
+  [[noreturn]] void Fail(const std::string& msg) {
+    RELAX_THROW("PrimFunc @" << f_->name << ": " << msg);
+  }
+  void Expr(const PrimExpr& e) {
+    if (!e.defined()) return;
+    if (e.kind() == PrimKind::kVar && !vars_.count(e.get()))
+      Fail("variable '" + e->name + "' is used outside its definition");
+    if (e.kind() == PrimKind::kLoad && !bufs_.count(e->buffer.get()))
+      Fail("buffer '" + e->buffer->name + "' is read but not a parameter or allocation");
+    if (e.kind() == PrimKind::kReduce) {
+      for (const auto& a : e->reduce_axes) vars_.insert(a.get());
+    }
+    for (const auto& o : e->operands) Expr(o);
+  }
+  void Stmt(const tir::Stmt& s) {
+    if (!s) return;
+    switch (s->kind) {
+      case tir::StmtKind::kFor:
+        Expr(s->min);
+        Expr(s->extent);
+        vars_.insert(s->var.get());
+        Stmt(s->body[0]);
+        vars_.erase(s->var.get());
+        return;
+      case tir::StmtKind::kLet:
+        Expr(s->value);
+        vars_.insert(s->var.get());
+        Stmt(s->body[0]);
+        vars_.erase(s->var.get());
+        return;
+      case tir::StmtKind::kAllocate:
+        bufs_.insert(s->buffer.get());
+        Stmt(s->body[0]);
+        bufs_.erase(s->buffer.get());
+        return;
+      case tir::StmtKind::kStore:
+        if (!bufs_.count(s->buffer.get()))
+          Fail("buffer '" + s->buffer->name + "' is written but not a parameter or allocation");
+        for (const auto& i : s->indices) Expr(i);
+        Expr(s->value);
+        return;
+      default:
+        Expr(s->cond);
+        Expr(s->value);
+        for (const auto& c : s->body) Stmt(c);
+    }
+  }
+  const tir::PrimFunc& f_;
+  std::set<const BufferNode*> bufs_;
+  std::set<const PrimExprNode*> vars_;
+};
+
+}  // namespace
+
+void VerifyWellFormed(const IRModule& mod) {
+  for (const auto& [name, fn] : mod.functions) RelaxChecker(name).Function(As<FunctionNode>(fn));
+  for (const auto& [name, f] : mod.prim_funcs) TIRChecker(f).Check();
+}
+
+}  // namespace relax

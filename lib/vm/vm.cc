@@ -1,0 +1,303 @@
+// The VM interpreter: callee resolution, register-machine execution and input checking.
+#include "relax/runtime/vm.h"
+
+#include <map>
+#include <unordered_map>
+
+#include "relax/runtime/builtins.h"
+#include "relax/runtime/device_api.h"
+#include "relax/support/error.h"
+
+namespace relax::runtime {
+
+namespace {
+constexpr int kMaxCallDepth = 512;
+}  // namespace
+
+const char* ValueTypeName(const Value& v) {
+  switch (v.index()) {
+    case 0:
+      return "null";
+    case 1:
+      return "int";
+    case 2:
+      return "float";
+    case 3:
+      return "string";
+    case 4:
+      return "tensor";
+    case 5:
+      return "shape";
+    case 6:
+      return "tuple";
+    case 7:
+      return "shape_heap";
+  }
+  return "?";
+}
+
+struct VirtualMachine::Callee {
+  enum Kind { kFunction, kBuiltin, kKernel } kind = kFunction;
+  std::string name;
+  size_t func_index = 0;
+  const BuiltinFn* builtin = nullptr;
+  RelaxPackedFunc kernel = nullptr;
+};
+
+VirtualMachine::VirtualMachine(std::shared_ptr<LoadedArtifact> artifact)
+    : artifact_(std::move(artifact)) {
+  if (!artifact_) RELAX_THROW("VirtualMachine: null artifact");
+  const Executable& exec = artifact_->exec();
+  const auto& tensors = artifact_->constant_tensors();
+  for (size_t i = 0; i < exec.constants.size(); ++i) {
+    const Constant& c = exec.constants[i];
+    switch (c.kind) {
+      case Constant::kInt:
+        constants_.emplace_back(c.int_value);
+        break;
+      case Constant::kFloat:
+        constants_.emplace_back(c.float_value);
+        break;
+      case Constant::kString:
+        constants_.emplace_back(c.str);
+        break;
+      case Constant::kShape:
+        constants_.emplace_back(Shape{c.shape});
+        break;
+      case Constant::kTensor:
+        if (i >= tensors.size() || !tensors[i].defined())
+          RELAX_THROW("constant " << i << ": tensor constant was not materialized");
+        constants_.emplace_back(tensors[i]);
+        break;
+    }
+  }
+  std::unordered_map<std::string, size_t> func_index;
+  for (size_t i = 0; i < exec.functions.size(); ++i) func_index[exec.functions[i].name] = i;
+  std::unordered_map<std::string, std::shared_ptr<Callee>> cache;
+  callees_.resize(exec.functions.size());
+  for (size_t fi = 0; fi < exec.functions.size(); ++fi) {
+    const Function& f = exec.functions[fi];
+    callees_[fi].resize(f.code.size());
+    for (size_t pc = 0; pc < f.code.size(); ++pc) {
+      const Instruction& in = f.code[pc];
+      if (in.op != Instruction::kCall) continue;
+      auto& slot = cache[in.func];
+      if (!slot) {
+        auto c = std::make_shared<Callee>();
+        c->name = in.func;
+        if (auto it = func_index.find(in.func); it != func_index.end()) {
+          c->kind = Callee::kFunction;
+          c->func_index = it->second;
+        } else if (const BuiltinFn* b = LookupBuiltin(in.func)) {
+          c->kind = Callee::kBuiltin;
+          c->builtin = b;
+        } else {
+          if (in.func.rfind("vm.builtin.", 0) == 0)
+            RELAX_THROW("function '" << f.name << "' calls unknown builtin '" << in.func << "'");
+          c->kind = Callee::kKernel;
+          c->kernel = artifact_->GetKernel(in.func);
+        }
+        slot = c;
+      }
+      callees_[fi][pc] = slot;
+    }
+  }
+  if (!func_index.count(exec.entry))
+    RELAX_THROW("entry function '" << exec.entry << "' is not defined");
+}
+
+Value VirtualMachine::CallCallee(const Callee& c, std::vector<Value> args, int depth) {
+  switch (c.kind) {
+    case Callee::kFunction:
+      return Execute(c.func_index, std::move(args), depth + 1);
+    case Callee::kBuiltin:
+      return (*c.builtin)(args);
+    case Callee::kKernel:
+      break;
+  }
+  std::vector<RelaxValue> packed(args.size());
+  for (size_t i = 0; i < args.size(); ++i) {
+    RelaxValue& r = packed[i];
+    r.pad_ = 0;
+    Value& v = args[i];
+    if (std::holds_alternative<std::monostate>(v)) {
+      r.type_code = kRelaxNull;
+      r.v_int64 = 0;
+    } else if (auto* iv = std::get_if<int64_t>(&v)) {
+      r.type_code = kRelaxInt;
+      r.v_int64 = *iv;
+    } else if (auto* fv = std::get_if<double>(&v)) {
+      r.type_code = kRelaxFloat;
+      r.v_float64 = *fv;
+    } else if (auto* sv = std::get_if<std::string>(&v)) {
+      r.type_code = kRelaxString;
+      r.v_str = sv->c_str();
+    } else if (auto* tv = std::get_if<NDArray>(&v)) {
+      if (!tv->defined())
+        RELAX_THROW("kernel '" << c.name << "': argument " << i << " is undefined");
+      r.type_code = kRelaxTensor;
+      r.v_handle = tv->dl();
+    } else {
+      r.type_code = kRelaxOpaque;
+      r.v_handle = &v;
+    }
+  }
+  RelaxValue ret;
+  ret.type_code = kRelaxNull;
+  ret.pad_ = 0;
+  ret.v_int64 = 0;
+  RelaxSetLastError("");
+  int32_t rc = c.kernel(packed.data(), static_cast<int32_t>(packed.size()), &ret);
+  if (rc != 0) {
+    std::string msg = RelaxGetLastError();
+    RELAX_THROW("kernel '" << c.name << "' failed: "
+                           << (msg.empty() ? "error code " + std::to_string(rc) : msg));
+  }
+  switch (ret.type_code) {
+    case kRelaxNull:
+      return {};
+    case kRelaxInt:
+      return ret.v_int64;
+    case kRelaxFloat:
+      return ret.v_float64;
+    case kRelaxString:
+      return std::string(ret.v_str ? ret.v_str : "");
+    default:
+      RELAX_THROW("kernel '" << c.name << "' returned a value of unsupported type code "
+                             << ret.type_code);
+  }
+}
+
+Value VirtualMachine::Execute(size_t fi, std::vector<Value> args, int depth) {
+  const Function& f = artifact_->exec().functions[fi];
+  if (depth > kMaxCallDepth)
+    RELAX_THROW("VM call depth exceeds " << kMaxCallDepth << " in function '" << f.name << "'");
+  if (args.size() != f.param_names.size())
+    RELAX_THROW("function '" << f.name << "' takes " << f.param_names.size() << " arguments, got "
+                             << args.size());
+  std::vector<Value> regs(static_cast<size_t>(f.num_regs));
+  for (size_t i = 0; i < args.size(); ++i) regs[i] = std::move(args[i]);
+  const int64_t n = static_cast<int64_t>(f.code.size());
+  int64_t pc = 0;
+  while (true) {
+    if (pc < 0 || pc >= n)
+      RELAX_THROW("function '" << f.name << "': control reached pc " << pc
+                               << " outside the code (missing ret?)");
+    const Instruction& in = f.code[pc];
+    switch (in.op) {
+      case Instruction::kCall: {
+        std::vector<Value> av;
+        av.reserve(in.args.size());
+        for (const Arg& a : in.args) {
+          switch (a.kind) {
+            case Arg::kReg:
+              av.push_back(regs[a.value]);
+              break;
+            case Arg::kConst:
+              av.push_back(constants_[a.value]);
+              break;
+            case Arg::kImm:
+              av.emplace_back(a.value);
+              break;
+          }
+        }
+        Value r = CallCallee(*callees_[fi][pc], std::move(av), depth);
+        if (in.dst >= 0) regs[in.dst] = std::move(r);
+        ++pc;
+        break;
+      }
+      case Instruction::kRet:
+        return regs[in.reg];
+      case Instruction::kGoto:
+        pc += in.offset;
+        break;
+      case Instruction::kIf: {
+        const int64_t* c = std::get_if<int64_t>(&regs[in.cond]);
+        if (!c)
+          RELAX_THROW("function '" << f.name << "': if condition register " << in.cond
+                                   << " holds a " << ValueTypeName(regs[in.cond])
+                                   << ", expected int");
+        pc += (*c == 0) ? in.offset : 1;
+        break;
+      }
+    }
+  }
+}
+
+Value VirtualMachine::Invoke(const std::string& name, std::vector<Value> args) {
+  const auto& fs = artifact_->exec().functions;
+  for (size_t i = 0; i < fs.size(); ++i)
+    if (fs[i].name == name) return Execute(i, std::move(args), 0);
+  RELAX_THROW("no VM function named '" << name << "'");
+}
+
+void VirtualMachine::CheckInputs(const std::vector<NDArray>& inputs) const {
+  const auto& sig = artifact_->exec().inputs;
+  if (inputs.size() != sig.size()) {
+    std::string names;
+    for (size_t i = 0; i < sig.size(); ++i) names += (i ? ", " : "") + sig[i].name;
+    RELAX_THROW("expected " << sig.size() << (sig.size() == 1 ? " input" : " inputs") << " ("
+                            << names << "), got " << inputs.size());
+  }
+  std::map<std::string, std::pair<int64_t, std::string>> bound;  // sym -> (value, input name)
+  for (size_t i = 0; i < sig.size(); ++i) {
+    const TensorSig& s = sig[i];
+    const NDArray& t = inputs[i];
+    std::string what = "input '" + s.name + "'";
+    if (!t.defined()) RELAX_THROW(what << ": undefined tensor");
+    if (t.device().device_type != kDLCPU)
+      RELAX_THROW(what << ": expected a cpu tensor, got one on " << DeviceToString(t.device()));
+    std::string dt = DTypeToString(t.dtype());
+    if (dt != s.dtype) RELAX_THROW(what << ": expected dtype " << s.dtype << ", got " << dt);
+    if (t.ndim() != static_cast<int64_t>(s.dims.size()))
+      RELAX_THROW(what << ": expected " << s.dims.size() << " dims, got " << t.ndim());
+    for (size_t d = 0; d < s.dims.size(); ++d) {
+      int64_t got = t.shape()[d];
+      const DimSig& ds = s.dims[d];
+      if (ds.sym.empty()) {
+        if (got != ds.value)
+          RELAX_THROW(what << ": dim " << d << " must be " << ds.value << ", got " << got);
+        continue;
+      }
+      auto it = bound.find(ds.sym);
+      if (it == bound.end()) {
+        bound[ds.sym] = {got, s.name};
+      } else if (it->second.first != got) {
+        RELAX_THROW(what << ": dim " << d << " (" << ds.sym << ") is " << got << " but '"
+                         << it->second.second << "' gave " << ds.sym << " = " << it->second.first);
+      }
+    }
+  }
+}
+
+std::vector<NDArray> VirtualMachine::Run(const std::vector<NDArray>& inputs) {
+  CheckInputs(inputs);
+  const Executable& exec = artifact_->exec();
+  std::vector<Value> args(inputs.begin(), inputs.end());
+  Value result = Invoke(exec.entry, std::move(args));
+  std::vector<NDArray> outs;
+  if (auto* t = std::get_if<NDArray>(&result)) {
+    outs.push_back(*t);
+  } else if (auto* tup = std::get_if<Tuple>(&result); tup && *tup) {
+    for (size_t i = 0; i < (*tup)->fields.size(); ++i) {
+      auto* ft = std::get_if<NDArray>(&(*tup)->fields[i]);
+      if (!ft || !ft->defined())
+        RELAX_THROW("entry function '" << exec.entry << "' returned a tuple whose field " << i
+                                       << " is a " << ValueTypeName((*tup)->fields[i])
+                                       << ", expected a tensor");
+      outs.push_back(*ft);
+    }
+  } else {
+    RELAX_THROW("entry function '" << exec.entry << "' returned a " << ValueTypeName(result)
+                                   << ", expected a tensor or a tuple of tensors");
+  }
+  for (const NDArray& o : outs)
+    if (!o.defined())
+      RELAX_THROW("entry function '" << exec.entry << "' returned an undefined tensor");
+  if (!exec.outputs.empty() && outs.size() != exec.outputs.size())
+    RELAX_THROW("entry function '" << exec.entry << "' returned " << outs.size()
+                                   << " outputs, the signature declares " << exec.outputs.size());
+  return outs;
+}
+
+}  // namespace relax::runtime

@@ -1,0 +1,357 @@
+// End-to-end tests: a real kernel .so wrapped as an artifact, loaded, verified and run by the VM.
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "relax/runtime/artifact.h"
+#include "relax/runtime/vm.h"
+#include "relax/support/error.h"
+
+namespace relax::runtime {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Kernels in the RelaxPackedFunc ABI. RelaxSetLastError is referenced weakly so the .so also
+// loads into a host that does not export the runtime's C API.
+const char* kKernelSource = R"(
+#include "relax/runtime/c_api.h"
+extern void RelaxSetLastError(const char*) __attribute__((weak));
+static int64_t Numel(const DLTensor* t) {
+  int64_t n = 1;
+  for (int i = 0; i < t->ndim; ++i) n *= t->shape[i];
+  return n;
+}
+int32_t add_one(const RelaxValue* args, int32_t n, RelaxValue* ret) {
+  if (n != 2 || args[0].type_code != kRelaxTensor || args[1].type_code != kRelaxTensor) {
+    if (RelaxSetLastError) RelaxSetLastError("add_one: expected 2 tensors");
+    return 1;
+  }
+  const DLTensor* x = (const DLTensor*)args[0].v_handle;
+  DLTensor* y = (DLTensor*)args[1].v_handle;
+  const float* a = (const float*)((const char*)x->data + x->byte_offset);
+  float* b = (float*)((char*)y->data + y->byte_offset);
+  int64_t cnt = Numel(x);
+  if (Numel(y) != cnt) {
+    if (RelaxSetLastError) RelaxSetLastError("add_one: size mismatch");
+    return 2;
+  }
+  for (int64_t i = 0; i < cnt; ++i) b[i] = a[i] + 1.0f;
+  ret->type_code = kRelaxNull;
+  return 0;
+}
+int32_t always_fail(const RelaxValue* args, int32_t n, RelaxValue* ret) {
+  if (RelaxSetLastError) RelaxSetLastError("deliberate failure");
+  return 3;
+}
+)";
+
+Arg R(int64_t r) { return {Arg::kReg, r}; }
+Arg C(int64_t c) { return {Arg::kConst, c}; }
+Arg I(int64_t v) { return {Arg::kImm, v}; }
+Instruction Call(const std::string& f, std::vector<Arg> args, int64_t dst = -1) {
+  Instruction in;
+  in.op = Instruction::kCall;
+  in.func = f;
+  in.args = std::move(args);
+  in.dst = dst;
+  return in;
+}
+Instruction Ret(int64_t reg) {
+  Instruction in;
+  in.op = Instruction::kRet;
+  in.reg = reg;
+  return in;
+}
+Constant Str(const std::string& s) {
+  Constant c;
+  c.kind = Constant::kString;
+  c.str = s;
+  return c;
+}
+Constant ShapeC(std::vector<int64_t> v) {
+  Constant c;
+  c.kind = Constant::kShape;
+  c.shape = std::move(v);
+  return c;
+}
+
+// main(x: float32[n]) -> (x + 1, W + 1) where W is a float32[4] param constant.
+Executable AddOneExecutable(const std::string& kernel = "add_one") {
+  Executable e;
+  e.constants = {Str("float32"),         // 0
+                 Str("input 'x'"),       // 1
+                 ShapeC({1, 0}),         // 2: match pattern: dim0 -> heap[0]
+                 Str("n"),               // 3
+                 ShapeC({1, 1, 1, 0}),   // 4: make_shape program: [heap[0]]
+                 Constant{},             // 5: tensor W (filled below)
+                 ShapeC({1, 1, 0, 4})};  // 6: make_shape program: [4]
+  Constant& w = e.constants[5];
+  w.kind = Constant::kTensor;
+  w.str = "float32";
+  w.shape = {4};
+  w.params_offset = 64;
+  w.nbytes = 16;
+  Function m;
+  m.name = "main";
+  m.param_names = {"x"};
+  m.num_regs = 8;
+  m.code = {Call("vm.builtin.check_tensor", {R(0), I(1), C(0), C(1)}),
+            Call("vm.builtin.alloc_shape_heap", {I(1)}, 1),
+            Call("vm.builtin.match_shape", {R(0), R(1), C(2), C(1), C(3)}),
+            Call("vm.builtin.make_shape", {R(1), C(4)}, 2),
+            Call("vm.builtin.alloc_tensor", {R(2), C(0)}, 3),
+            Call(kernel, {R(0), R(3)}),
+            Call("helper", {C(5), C(6)}, 4),
+            Call("vm.builtin.make_tuple", {R(3), R(4)}, 5),
+            Ret(5)};
+  // helper(t, shape_prog): allocate and add one into a fresh tensor (tests VM-to-VM calls).
+  Function h;
+  h.name = "helper";
+  h.param_names = {"t", "prog"};
+  h.num_regs = 5;
+  h.code = {Call("vm.builtin.alloc_shape_heap", {I(0)}, 2),
+            Call("vm.builtin.make_shape", {R(2), R(1)}, 3),
+            Call("vm.builtin.alloc_tensor", {R(3), C(0)}, 4), Call("add_one", {R(0), R(4)}),
+            Ret(4)};
+  e.functions = {m, h};
+  e.inputs = {{"x", "float32", {{"n", -1}}}};
+  e.outputs = {{"y", "float32", {{"n", -1}}}, {"w1", "float32", {{"", 4}}}};
+  return e;
+}
+
+std::string Params() {
+  std::string p(128, '\0');
+  float w[4] = {10, 20, 30, 40};
+  std::memcpy(&p[64], w, sizeof(w));
+  return p;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+void WriteFile(const std::string& path, const std::string& bytes) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+std::string ErrorOf(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "<no error>";
+}
+
+class ArtifactTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new fs::path(fs::temp_directory_path() /
+                        ("relax_artifact_test_" + std::to_string(::getpid())));
+    fs::create_directories(*dir_);
+    if (std::system("cc --version > /dev/null 2>&1") != 0) return;
+    fs::path include = fs::path(__FILE__).parent_path() / "../../../include";
+    std::string src = (*dir_ / "kernels.c").string();
+    WriteFile(src, kKernelSource);
+    std::string so = (*dir_ / "kernels.so").string();
+    std::string cmd =
+        "cc -shared -fPIC -O1 -I'" + include.string() + "' -o '" + so + "' '" + src + "'";
+    if (std::system(cmd.c_str()) == 0) elf_ = new std::string(ReadFile(so));
+  }
+  static void TearDownTestSuite() {
+    fs::remove_all(*dir_);
+    delete dir_;
+    delete elf_;
+    elf_ = nullptr;
+  }
+  void SetUp() override {
+    if (!elf_) GTEST_SKIP() << "no C compiler (cc) available to build the test kernel";
+  }
+  std::string Path(const std::string& name) { return (*dir_ / name).string(); }
+  std::string WriteGood(const std::string& name, const Executable& e = AddOneExecutable()) {
+    std::string path = Path(name);
+    WriteArtifact(path, {*elf_, Params(), e.ToJSON()});
+    return path;
+  }
+  static NDArray Iota(int64_t n) {
+    NDArray a = NDArray::Empty({n}, ParseDType("float32"));
+    for (int64_t i = 0; i < n; ++i) static_cast<float*>(a.data())[i] = static_cast<float>(i) * 0.5f;
+    return a;
+  }
+
+  static fs::path* dir_;
+  static std::string* elf_;
+};
+fs::path* ArtifactTest::dir_ = nullptr;
+std::string* ArtifactTest::elf_ = nullptr;
+
+TEST_F(ArtifactTest, RoundTripAndRun) {
+  std::string path = WriteGood("good.so");
+  EXPECT_EQ(fs::file_size(path) % 1, 0u);
+  auto art = LoadedArtifact::Load(path);
+  EXPECT_EQ(art->exec().entry, "main");
+  const NDArray& w = art->constant_tensors()[5];
+  ASSERT_TRUE(w.defined());
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(w.data()) % 64, 0u);
+  EXPECT_EQ(static_cast<const float*>(w.data())[3], 40.0f);
+  EXPECT_NE(art->GetKernel("add_one"), nullptr);
+  EXPECT_NE(ErrorOf([&] { art->GetKernel("no_such_kernel"); }).find("no_such_kernel"),
+            std::string::npos);
+
+  VirtualMachine vm(art);
+  for (int64_t n : {3, 7}) {
+    std::vector<NDArray> out = vm.Run({Iota(n)});
+    ASSERT_EQ(out.size(), 2u);
+    ASSERT_EQ(out[0].shape(), std::vector<int64_t>{n});
+    for (int64_t i = 0; i < n; ++i)
+      EXPECT_EQ(static_cast<float*>(out[0].data())[i], static_cast<float>(i) * 0.5f + 1.0f);
+    ASSERT_EQ(out[1].shape(), std::vector<int64_t>{4});
+    EXPECT_EQ(static_cast<float*>(out[1].data())[0], 11.0f);
+    EXPECT_EQ(static_cast<float*>(out[1].data())[3], 41.0f);
+  }
+  // The artifact is a plain loadable .so too.
+  void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(h, nullptr) << dlerror();
+  EXPECT_NE(dlsym(h, "add_one"), nullptr);
+  dlclose(h);
+}
+
+TEST_F(ArtifactTest, InputChecks) {
+  Executable e = AddOneExecutable();
+  e.inputs = {{"x", "float32", {{"batch", -1}, {"", 3}}}, {"y", "float32", {{"batch", -1}}}};
+  e.functions[0].param_names = {"x", "y"};
+  VirtualMachine vm(LoadedArtifact::Load(WriteGood("sig.so", e)));
+  NDArray x43 = NDArray::Empty({4, 3}, ParseDType("float32"));
+  NDArray y4 = NDArray::Empty({4}, ParseDType("float32"));
+  EXPECT_EQ(ErrorOf([&] { vm.Run({x43}); }), "expected 2 inputs (x, y), got 1");
+  EXPECT_EQ(ErrorOf([&] {
+              vm.Run({NDArray::Empty({4, 3}, ParseDType("int64")), y4});
+            }),
+            "input 'x': expected dtype float32, got int64");
+  EXPECT_EQ(ErrorOf([&] {
+              vm.Run({NDArray::Empty({4}, ParseDType("float32")), y4});
+            }),
+            "input 'x': expected 2 dims, got 1");
+  EXPECT_EQ(ErrorOf([&] {
+              vm.Run({NDArray::Empty({4, 4}, ParseDType("float32")), y4});
+            }),
+            "input 'x': dim 1 must be 3, got 4");
+  EXPECT_EQ(ErrorOf([&] {
+              vm.Run({x43, NDArray::Empty({5}, ParseDType("float32"))});
+            }),
+            "input 'y': dim 0 (batch) is 5 but 'x' gave batch = 4");
+
+  VirtualMachine vm1(LoadedArtifact::Load(WriteGood("sig1.so")));
+  EXPECT_EQ(ErrorOf([&] { vm1.Run({Iota(2), Iota(2)}); }), "expected 1 input (x), got 2");
+}
+
+TEST_F(ArtifactTest, BytecodeChecksAreCleanErrors) {
+  // Signature says nothing; the generated match_shape/check_tensor must report instead.
+  Executable e = AddOneExecutable();
+  e.inputs = {{"x", "float32", {{"n", -1}}}};
+  e.functions[0].code[2] = Call("vm.builtin.match_shape", {R(0), R(1), C(6), C(1), C(3)});
+  e.constants[6] = ShapeC({0, 5});              // dim0 must be 5
+  e.constants.push_back(ShapeC({1, 1, 0, 4}));  // 7
+  e.constants.push_back(ShapeC({1, 1, 0, 5}));  // 8
+  e.functions[0].code[3] = Call("vm.builtin.make_shape", {R(1), C(8)}, 2);
+  e.functions[0].code[6] = Call("helper", {C(5), C(7)}, 4);
+  VirtualMachine vm(LoadedArtifact::Load(WriteGood("bc.so", e)));
+  EXPECT_EQ(ErrorOf([&] { vm.Run({Iota(3)}); }), "input 'x': dim 0 (n) must be 5, got 3");
+  EXPECT_EQ(vm.Run({Iota(5)}).size(), 2u);
+}
+
+TEST_F(ArtifactTest, KernelFailureAndUnknownCallee) {
+  VirtualMachine vm(LoadedArtifact::Load(WriteGood("fail.so", AddOneExecutable("always_fail"))));
+  std::string msg = ErrorOf([&] { vm.Run({Iota(3)}); });
+  EXPECT_NE(msg.find("kernel 'always_fail' failed"), std::string::npos) << msg;
+  if (dlsym(RTLD_DEFAULT, "RelaxSetLastError")) {
+    EXPECT_NE(msg.find("deliberate failure"), std::string::npos) << msg;
+  }
+  auto art = LoadedArtifact::Load(WriteGood("missing.so", AddOneExecutable("missing_kernel")));
+  msg = ErrorOf([&] { VirtualMachine v(art); });
+  EXPECT_NE(msg.find("missing_kernel"), std::string::npos) << msg;
+}
+
+TEST_F(ArtifactTest, Truncated) {
+  std::string path = WriteGood("trunc_src.so");
+  std::string bytes = ReadFile(path);
+  for (size_t cut : {size_t{0}, size_t{10}, size_t{71}, size_t{4096}, bytes.size() / 2,
+                     bytes.size() - 1, bytes.size() - 72, bytes.size() - 100}) {
+    std::string p = Path("trunc.so");
+    WriteFile(p, bytes.substr(0, cut));
+    std::string msg = ErrorOf([&] { LoadedArtifact::Load(p); });
+    EXPECT_NE(msg.find("truncated"), std::string::npos) << "cut " << cut << ": " << msg;
+  }
+}
+
+TEST_F(ArtifactTest, FlippedByteIsChecksumMismatch) {
+  std::string bytes = ReadFile(WriteGood("flip_src.so"));
+  for (size_t pos : {size_t{100}, bytes.size() - 72 - 5}) {
+    std::string b = bytes;
+    b[pos] ^= 0x40;
+    WriteFile(Path("flip.so"), b);
+    std::string msg = ErrorOf([&] { LoadedArtifact::Load(Path("flip.so")); });
+    EXPECT_NE(msg.find("checksum mismatch"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("corrupt"), std::string::npos) << msg;
+  }
+}
+
+TEST_F(ArtifactTest, WrongVersionBadMagicMissingFile) {
+  std::string bytes = ReadFile(WriteGood("v_src.so"));
+  std::string b = bytes;
+  b[b.size() - 72 + 8] = 2;
+  WriteFile(Path("v2.so"), b);
+  EXPECT_NE(ErrorOf([&] {
+              LoadedArtifact::Load(Path("v2.so"));
+            }).find("was written by format version 2; this runtime reads version 1"),
+            std::string::npos);
+  b = bytes;
+  b[b.size() - 72] = 'X';
+  WriteFile(Path("magic.so"), b);
+  EXPECT_NE(ErrorOf([&] { LoadedArtifact::Load(Path("magic.so")); }).find("magic"),
+            std::string::npos);
+  std::string msg = ErrorOf([&] { LoadedArtifact::Load(Path("does_not_exist.so")); });
+  EXPECT_NE(msg.find("cannot open"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("does_not_exist.so"), std::string::npos) << msg;
+}
+
+TEST_F(ArtifactTest, BadTensorConstantsAndJson) {
+  Executable e = AddOneExecutable();
+  e.constants[5].nbytes = 12;
+  EXPECT_NE(ErrorOf([&] { LoadedArtifact::Load(WriteGood("c1.so", e)); }).find("nbytes"),
+            std::string::npos);
+  e = AddOneExecutable();
+  e.constants[5].params_offset = 128;
+  EXPECT_NE(ErrorOf([&] { LoadedArtifact::Load(WriteGood("c2.so", e)); }).find("exceed"),
+            std::string::npos);
+  e.constants[5].params_offset = 32;
+  EXPECT_NE(ErrorOf([&] { LoadedArtifact::Load(WriteGood("c3.so", e)); }).find("aligned"),
+            std::string::npos);
+  WriteArtifact(Path("j.so"), {*elf_, Params(), "{not json"});
+  EXPECT_NE(ErrorOf([&] { LoadedArtifact::Load(Path("j.so")); }).find("bad executable"),
+            std::string::npos);
+}
+
+TEST_F(ArtifactTest, BadElf) {
+  WriteArtifact(Path("badelf.so"),
+                {"this is not an ELF file", Params(), AddOneExecutable().ToJSON()});
+  std::string msg = ErrorOf([&] { LoadedArtifact::Load(Path("badelf.so")); });
+  EXPECT_NE(msg.find("cannot load the kernels"), std::string::npos) << msg;
+}
+
+TEST(ArtifactWriteTest, FailedWriteLeavesNoFile) {
+  EXPECT_THROW(WriteArtifact("/nonexistent_dir_relax/x.so", {"", "", "{}"}), Error);
+  EXPECT_FALSE(fs::exists("/nonexistent_dir_relax/x.so"));
+}
+
+}  // namespace
+}  // namespace relax::runtime

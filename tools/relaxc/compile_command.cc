@@ -1,0 +1,95 @@
+// `relaxc compile MODEL.onnx -o OUT.so [--target cpu] [--print-ir-after-all]
+// [--print-ir-after=PASS] [--time-passes] [--bound n=1..4096] [--stats]`.
+#include "compile_command.h"
+
+#include <iostream>
+#include <memory>
+
+#include "relax/codegen/build.h"
+#include "relax/frontend/onnx.h"
+
+namespace relax::tools {
+
+namespace {
+
+struct CompileOptions {
+  std::string model, output, target = "cpu";
+  bool print_after_all = false, time_passes = false, stats = false, no_verify = false;
+  std::vector<std::string> print_after, bounds;
+};
+
+std::pair<int64_t, int64_t> ParseBound(const std::string& spec, std::string* name) {
+  auto eq = spec.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw Error("--bound expects NAME=MAX or NAME=MIN..MAX, got '" + spec + "'");
+  *name = spec.substr(0, eq);
+  std::string range = spec.substr(eq + 1);
+  try {
+    auto dots = range.find("..");
+    if (dots == std::string::npos) return {0, std::stoll(range)};
+    return {std::stoll(range.substr(0, dots)), std::stoll(range.substr(dots + 2))};
+  } catch (const std::exception&) {
+    throw Error("--bound: bad range in '" + spec + "'");
+  }
+}
+
+int RunCompile(const CompileOptions& o) {
+  try {
+    frontend::OnnxImportOptions iopts;
+    for (const auto& b : o.bounds) {
+      std::string name;
+      auto r = ParseBound(b, &name);
+      if (r.first > r.second) throw Error("--bound: empty range in '" + b + "'");
+      iopts.bounds[name] = r;
+    }
+    Target target = Target::Parse(o.target);
+    PassInstrumentOptions popts;
+    popts.print_after_all = o.print_after_all;
+    popts.print_after.insert(o.print_after.begin(), o.print_after.end());
+    popts.time_passes = o.time_passes;
+    popts.verify_each = !o.no_verify;
+    popts.out = &std::cout;
+    PassRunner runner(popts);
+    IRModule mod = frontend::ImportOnnx(o.model, iopts);
+    runner.Stage("import", ToString(mod));
+    BuildStats st = Build(std::move(mod), target, o.output, runner);
+    runner.Finish();
+    if (o.stats)
+      std::cout << "kernels: " << st.num_prim_funcs << " PrimFuncs, " << st.kernel_bytes
+                << " bytes of code\nvm: " << st.num_instructions << " instructions\nparams: "
+                << st.params_bytes << " bytes\n";
+    std::cerr << "wrote " << o.output << "\n";
+    return 0;
+  } catch (const frontend::UnsupportedOpError& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 2;
+  } catch (const Error& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+}  // namespace
+
+void AddCompileCommand(CLI::App& app) {
+  auto o = std::make_shared<CompileOptions>();
+  CLI::App* c = app.add_subcommand("compile", "Compile an ONNX model into a deployable artifact");
+  c->add_option("model", o->model, "ONNX model file")->required();
+  c->add_option("-o,--output", o->output, "Output artifact (.so)")->required();
+  c->add_option("--target", o->target, "Target: cpu [-mcpu=NAME]")->capture_default_str();
+  c->add_flag("--print-ir-after-all", o->print_after_all,
+              "Print the IR after every stage (import, each pass, codegen-mlir, codegen-llvm, "
+              "vm-codegen)");
+  c->add_option("--print-ir-after", o->print_after, "Print the IR after the named stage")
+      ->delimiter(',');
+  c->add_flag("--time-passes", o->time_passes, "Print per-pass timing");
+  c->add_flag("--stats", o->stats, "Print kernel/VM/params sizes");
+  c->add_flag("--no-verify", o->no_verify, "Skip the well-formedness check after each pass");
+  c->add_option("--bound", o->bounds, "Bound a symbolic dim: NAME=MAX or NAME=MIN..MAX");
+  c->callback([o]() {
+    int rc = RunCompile(*o);
+    if (rc != 0) throw CLI::RuntimeError(rc);
+  });
+}
+
+}  // namespace relax::tools

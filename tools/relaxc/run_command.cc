@@ -1,0 +1,186 @@
+// Implementation of the run command: load artifact + .npy inputs, run the VM, print/save outputs.
+#include "run_command.h"
+
+#include <chrono>
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <set>
+
+#include "relax/runtime/artifact.h"
+#include "relax/runtime/npy.h"
+#include "relax/runtime/vm.h"
+#include "relax/support/error.h"
+
+namespace relax::tools {
+namespace {
+
+using runtime::NDArray;
+
+float HalfToFloat(uint16_t h) {
+  uint32_t sign = (h >> 15) & 1, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
+  float v;
+  if (exp == 0)
+    v = std::ldexp(static_cast<float>(mant), -24);
+  else if (exp == 31)
+    v = mant ? NAN : INFINITY;
+  else
+    v = std::ldexp(static_cast<float>(mant | 0x400), static_cast<int>(exp) - 25);
+  return sign ? -v : v;
+}
+
+std::string FormatValue(const NDArray& a, int64_t i) {
+  char buf[64];
+  const char* p = static_cast<const char*>(a.data());
+  std::string dt = runtime::DTypeToString(a.dtype());
+  auto load = [&](auto tag) {
+    decltype(tag) v;
+    std::memcpy(&v, p + i * sizeof(v), sizeof(v));
+    return v;
+  };
+  if (dt == "float32") {
+    std::snprintf(buf, sizeof(buf), "%.9g", static_cast<double>(load(float{})));
+  } else if (dt == "float64") {
+    std::snprintf(buf, sizeof(buf), "%.9g", load(double{}));
+  } else if (dt == "float16") {
+    std::snprintf(buf, sizeof(buf), "%.9g", static_cast<double>(HalfToFloat(load(uint16_t{}))));
+  } else if (dt == "int8") {
+    std::snprintf(buf, sizeof(buf), "%d", static_cast<int>(load(int8_t{})));
+  } else if (dt == "int16") {
+    std::snprintf(buf, sizeof(buf), "%d", static_cast<int>(load(int16_t{})));
+  } else if (dt == "int32") {
+    std::snprintf(buf, sizeof(buf), "%" PRId32, load(int32_t{}));
+  } else if (dt == "int64") {
+    std::snprintf(buf, sizeof(buf), "%" PRId64, load(int64_t{}));
+  } else if (dt == "uint8") {
+    std::snprintf(buf, sizeof(buf), "%u", static_cast<unsigned>(load(uint8_t{})));
+  } else if (dt == "uint16") {
+    std::snprintf(buf, sizeof(buf), "%u", static_cast<unsigned>(load(uint16_t{})));
+  } else if (dt == "uint32") {
+    std::snprintf(buf, sizeof(buf), "%" PRIu32, load(uint32_t{}));
+  } else if (dt == "uint64") {
+    std::snprintf(buf, sizeof(buf), "%" PRIu64, load(uint64_t{}));
+  } else if (dt == "bool") {
+    return load(uint8_t{}) ? "true" : "false";
+  } else {
+    return "?";
+  }
+  return buf;
+}
+
+std::string SanitizeName(const std::string& name) {
+  std::string s = name;
+  for (char& c : s) {
+    bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '.' || c == '-';
+    if (!ok) c = '_';
+  }
+  if (s.empty() || s == "." || s == "..") s = "output" + s;
+  return s;
+}
+
+void RunOrThrow(const RunOptions& opts) {
+  if (opts.repeat < 1) RELAX_THROW("--repeat must be >= 1, got " << opts.repeat);
+  auto artifact = runtime::LoadedArtifact::Load(opts.artifact);
+  const auto& sig = artifact->exec().inputs;
+  std::string expected;
+  for (size_t i = 0; i < sig.size(); ++i) expected += (i ? ", " : "") + sig[i].name;
+  if (expected.empty()) expected = "none";
+
+  std::map<std::string, std::string> files;
+  for (const std::string& spec : opts.inputs) {
+    size_t eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0)
+      RELAX_THROW("bad --input '" << spec << "': expected NAME=FILE.npy");
+    std::string name = spec.substr(0, eq);
+    bool known = false;
+    for (const auto& s : sig) known |= s.name == name;
+    if (!known) RELAX_THROW("unknown input '" << name << "' (expected inputs: " << expected << ")");
+    if (!files.emplace(name, spec.substr(eq + 1)).second)
+      RELAX_THROW("input '" << name << "' given more than once");
+  }
+  std::vector<NDArray> inputs;
+  for (const auto& s : sig) {
+    auto it = files.find(s.name);
+    if (it == files.end())
+      RELAX_THROW("missing input '" << s.name << "' (expected inputs: " << expected << ")");
+    inputs.push_back(runtime::LoadNpy(it->second));
+  }
+
+  runtime::VirtualMachine vm(artifact);
+  std::vector<NDArray> outputs;
+  double total_ms = 0;
+  for (int r = 0; r < opts.repeat; ++r) {
+    auto t0 = std::chrono::steady_clock::now();
+    outputs = vm.Run(inputs);
+    auto t1 = std::chrono::steady_clock::now();
+    total_ms += std::chrono::duration<double, std::milli>(t1 - t0).count();
+  }
+
+  const auto& osig = artifact->exec().outputs;
+  std::set<std::string> used;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const NDArray& o = outputs[i];
+    std::string name =
+        i < osig.size() && !osig[i].name.empty() ? osig[i].name : "output" + std::to_string(i);
+    std::string line = name + ": shape=" + runtime::ShapeToString(o.shape()) +
+                       " dtype=" + runtime::DTypeToString(o.dtype()) + " values=[";
+    int64_t n = o.numel();
+    for (int64_t k = 0; k < n && k < 8; ++k) line += (k ? ", " : "") + FormatValue(o, k);
+    if (n > 8) line += ", ...";
+    line += "]";
+    std::cout << line << "\n";
+    if (!opts.output_dir.empty()) {
+      std::error_code ec;
+      std::filesystem::create_directories(opts.output_dir, ec);
+      if (ec)
+        RELAX_THROW("cannot create output directory '" << opts.output_dir << "': " << ec.message());
+      std::string file = SanitizeName(name);
+      while (!used.insert(file).second) file += "_";
+      runtime::SaveNpy((std::filesystem::path(opts.output_dir) / (file + ".npy")).string(), o);
+    }
+  }
+  if (opts.repeat > 1) {
+    char buf[128];
+    std::snprintf(buf, sizeof(buf), "mean latency: %.3f ms over %d runs", total_ms / opts.repeat,
+                  opts.repeat);
+    std::cout << buf << "\n";
+  }
+  std::cout.flush();
+}
+
+}  // namespace
+
+void AddRunOptions(CLI::App& app, std::shared_ptr<RunOptions> opts) {
+  app.add_option("artifact", opts->artifact, "Compiled artifact (.so) to run")->required();
+  app.add_option("--input,-i", opts->inputs, "Input as NAME=FILE.npy (repeatable)");
+  app.add_option("--output-dir,-o", opts->output_dir, "Write each output as DIR/<name>.npy");
+  app.add_option("--repeat", opts->repeat, "Run N times and print the mean latency");
+}
+
+int ExecuteRun(const RunOptions& opts) {
+  try {
+    RunOrThrow(opts);
+    return 0;
+  } catch (const std::exception& e) {
+    std::cout.flush();
+    std::cerr << "error: " << e.what() << std::endl;
+    return 1;
+  }
+}
+
+void AddRunCommand(CLI::App& app) {
+  auto opts = std::make_shared<RunOptions>();
+  CLI::App* sub = app.add_subcommand("run", "Run a compiled artifact on .npy inputs");
+  AddRunOptions(*sub, opts);
+  sub->callback([opts] {
+    int rc = ExecuteRun(*opts);
+    if (rc != 0) throw CLI::RuntimeError(rc);
+  });
+}
+
+}  // namespace relax::tools
