@@ -10,6 +10,7 @@
 #include <mlir/Dialect/SCF/IR/SCF.h>
 #include <mlir/IR/Builders.h>
 
+#include <algorithm>
 #include <map>
 
 #include "relax/support/error.h"
@@ -114,23 +115,8 @@ class Emitter {
     for (size_t i = 0; i < f_->buffers.size(); ++i)
       tensors.push_back(load_at(args, static_cast<int64_t>(i) * kRelaxValueSize + kRelaxValuePayload, ptr));
     llvm::SmallVector<Value> call_args;
-    auto desc_t = mlir::LLVM::LLVMStructType::getLiteral(
-        b_.getContext(), {ptr, ptr, i64, mlir::LLVM::LLVMArrayType::get(i64, 1),
-                          mlir::LLVM::LLVMArrayType::get(i64, 1)});
-    for (size_t i = 0; i < f_->buffers.size(); ++i) {
-      Value data = load_at(tensors[i], 0, ptr);
-      Value d = mlir::LLVM::PoisonOp::create(b_, loc_, desc_t);
-      Value zero = mlir::LLVM::ConstantOp::create(b_, loc_, i64, b_.getI64IntegerAttr(0));
-      Value one = mlir::LLVM::ConstantOp::create(b_, loc_, i64, b_.getI64IntegerAttr(1));
-      d = mlir::LLVM::InsertValueOp::create(b_, loc_, d, data, llvm::ArrayRef<int64_t>{0});
-      d = mlir::LLVM::InsertValueOp::create(b_, loc_, d, data, llvm::ArrayRef<int64_t>{1});
-      d = mlir::LLVM::InsertValueOp::create(b_, loc_, d, zero, llvm::ArrayRef<int64_t>{2});
-      d = mlir::LLVM::InsertValueOp::create(b_, loc_, d, zero, llvm::ArrayRef<int64_t>{3, 0});
-      d = mlir::LLVM::InsertValueOp::create(b_, loc_, d, one, llvm::ArrayRef<int64_t>{4, 0});
-      auto cast = mlir::UnrealizedConversionCastOp::create(b_, loc_, mlir::TypeRange{MemRefOf(f_->buffers[i])},
-                                                           mlir::ValueRange{d});
-      call_args.push_back(cast.getResult(0));
-    }
+    for (size_t i = 0; i < f_->buffers.size(); ++i)
+      call_args.push_back(MemRefFromPointer(load_at(tensors[i], 0, ptr), f_->buffers[i]));
     size_t scalar_index = f_->buffers.size();
     for (const auto& d : dims_) {
       if (d.buffer >= 0) {
@@ -145,6 +131,156 @@ class Emitter {
     mlir::func::CallOp::create(b_, loc_, impl_, call_args);
     Value ok = mlir::arith::ConstantIntOp::create(b_, loc_, 0, 32);
     mlir::func::ReturnOp::create(b_, loc_, mlir::ValueRange{ok});
+  }
+
+  // A memref<?xT> view of raw pointer `data` (offset 0, stride 1; the size is unused
+  // because accesses are already linearized and in bounds by construction).
+  Value MemRefFromPointer(Value data, const Buffer& buf) {
+    auto ptr = mlir::LLVM::LLVMPointerType::get(b_.getContext());
+    auto i64 = b_.getI64Type();
+    auto desc_t = mlir::LLVM::LLVMStructType::getLiteral(
+        b_.getContext(), {ptr, ptr, i64, mlir::LLVM::LLVMArrayType::get(i64, 1),
+                          mlir::LLVM::LLVMArrayType::get(i64, 1)});
+    Value d = mlir::LLVM::PoisonOp::create(b_, loc_, desc_t);
+    Value zero = mlir::LLVM::ConstantOp::create(b_, loc_, i64, b_.getI64IntegerAttr(0));
+    Value one = mlir::LLVM::ConstantOp::create(b_, loc_, i64, b_.getI64IntegerAttr(1));
+    d = mlir::LLVM::InsertValueOp::create(b_, loc_, d, data, llvm::ArrayRef<int64_t>{0});
+    d = mlir::LLVM::InsertValueOp::create(b_, loc_, d, data, llvm::ArrayRef<int64_t>{1});
+    d = mlir::LLVM::InsertValueOp::create(b_, loc_, d, zero, llvm::ArrayRef<int64_t>{2});
+    d = mlir::LLVM::InsertValueOp::create(b_, loc_, d, zero, llvm::ArrayRef<int64_t>{3, 0});
+    d = mlir::LLVM::InsertValueOp::create(b_, loc_, d, one, llvm::ArrayRef<int64_t>{4, 0});
+    auto cast = mlir::UnrealizedConversionCastOp::create(b_, loc_, mlir::TypeRange{MemRefOf(buf)},
+                                                         mlir::ValueRange{d});
+    return cast.getResult(0);
+  }
+
+  // ---- parallel loops ----------------------------------------------------------------
+  // A parallel For is outlined into `<f>_par<k>(ctx, i) -> i32` and run through the
+  // runtime's RelaxParallelFor; ctx is an i64 array holding every captured scalar and
+  // buffer base pointer (the loop body's free variables).
+  void CollectUses(const PrimExpr& e, std::vector<const PrimExprNode*>* vars,
+                   std::vector<const BufferNode*>* bufs) {
+    if (!e.defined()) return;
+    if (e.kind() == PrimKind::kVar && vars_.count(e.get()) &&
+        std::find(vars->begin(), vars->end(), e.get()) == vars->end())
+      vars->push_back(e.get());
+    if (e.kind() == PrimKind::kLoad && bufs_.count(e->buffer.get()) &&
+        std::find(bufs->begin(), bufs->end(), e->buffer.get()) == bufs->end())
+      bufs->push_back(e->buffer.get());
+    for (const auto& o : e->operands) CollectUses(o, vars, bufs);
+  }
+  void CollectUses(const tir::Stmt& s, std::vector<const PrimExprNode*>* vars,
+                   std::vector<const BufferNode*>* bufs) {
+    if (!s) return;
+    for (const PrimExpr* e : {&s->min, &s->extent, &s->value, &s->cond}) CollectUses(*e, vars, bufs);
+    for (const auto& i : s->indices) CollectUses(i, vars, bufs);
+    if (s->buffer && bufs_.count(s->buffer.get()) &&
+        std::find(bufs->begin(), bufs->end(), s->buffer.get()) == bufs->end())
+      bufs->push_back(s->buffer.get());
+    if (s->kind == tir::StmtKind::kAllocate) {
+      // Allocated inside the body: its shape may use captured vars.
+      for (const auto& d : s->buffer->shape) CollectUses(d, vars, bufs);
+    }
+    for (const auto& c : s->body) CollectUses(c, vars, bufs);
+  }
+
+  mlir::func::FuncOp ParallelForDecl() {
+    if (auto f = module_.lookupSymbol<mlir::func::FuncOp>("RelaxParallelFor")) return f;
+    mlir::OpBuilder::InsertionGuard guard(b_);
+    b_.setInsertionPointToStart(module_.getBody());
+    auto ptr = mlir::LLVM::LLVMPointerType::get(b_.getContext());
+    auto f = mlir::func::FuncOp::create(
+        b_, loc_, "RelaxParallelFor",
+        b_.getFunctionType({b_.getI64Type(), b_.getI64Type(), ptr, ptr}, {b_.getI32Type()}));
+    f.setPrivate();
+    return f;
+  }
+
+  void EmitParallelFor(const tir::Stmt& s) {
+    auto ptr = mlir::LLVM::LLVMPointerType::get(b_.getContext());
+    auto i64 = b_.getI64Type();
+    auto i8 = b_.getI8Type();
+    std::vector<const PrimExprNode*> cap_vars;
+    std::vector<const BufferNode*> cap_bufs;
+    CollectUses(s->body[0], &cap_vars, &cap_bufs);
+    CollectUses(s->min, &cap_vars, &cap_bufs);
+    std::map<const BufferNode*, Buffer> buf_nodes;
+    CollectBufferRefs(s->body[0], &buf_nodes);
+
+    // Parent side: pack captures, call the runtime.
+    int64_t nslots = static_cast<int64_t>(cap_vars.size() + cap_bufs.size());
+    Value count = mlir::LLVM::ConstantOp::create(b_, loc_, i64, b_.getI64IntegerAttr(std::max<int64_t>(nslots, 1)));
+    Value ctx = mlir::LLVM::AllocaOp::create(b_, loc_, ptr, i64, count);
+    auto slot = [&](Value base, int64_t k) -> Value {
+      return mlir::LLVM::GEPOp::create(b_, loc_, ptr, i8, base,
+                                       llvm::ArrayRef<mlir::LLVM::GEPArg>{static_cast<int32_t>(8 * k)});
+    };
+    int64_t k = 0;
+    for (const PrimExprNode* v : cap_vars) mlir::LLVM::StoreOp::create(b_, loc_, Cast64(vars_.at(v)), slot(ctx, k++));
+    for (const BufferNode* bn : cap_bufs) {
+      Value p = mlir::memref::ExtractAlignedPointerAsIndexOp::create(b_, loc_, bufs_.at(bn));
+      Value pi = mlir::arith::IndexCastOp::create(b_, loc_, i64, p);
+      mlir::LLVM::StoreOp::create(b_, loc_, pi, slot(ctx, k++));
+    }
+    std::string name = f_->name + "_par" + std::to_string(num_outlined_++);
+    mlir::func::FuncOp outlined;
+    {
+      mlir::OpBuilder::InsertionGuard guard(b_);
+      b_.setInsertionPointToEnd(module_.getBody());
+      outlined = mlir::func::FuncOp::create(b_, loc_, name, b_.getFunctionType({ptr, i64}, {b_.getI32Type()}));
+      outlined.setPrivate();
+    }
+    Value fn = mlir::func::ConstantOp::create(b_, loc_, outlined.getFunctionType(), name);
+    Value fnp = mlir::UnrealizedConversionCastOp::create(b_, loc_, mlir::TypeRange{ptr}, mlir::ValueRange{fn}).getResult(0);
+    Value zero = mlir::arith::ConstantIntOp::create(b_, loc_, 0, 64);
+    Value extent = Cast64(Expr(s->extent));
+    mlir::func::CallOp::create(b_, loc_, ParallelForDecl(), mlir::ValueRange{zero, extent, fnp, ctx});
+
+    // Child side: unpack captures, run one iteration.
+    auto saved_vars = vars_;
+    auto saved_bufs = bufs_;
+    {
+      mlir::OpBuilder::InsertionGuard guard(b_);
+      mlir::Block* entry = outlined.addEntryBlock();
+      b_.setInsertionPointToStart(entry);
+      Value cctx = entry->getArgument(0);
+      vars_.clear();
+      bufs_.clear();
+      k = 0;
+      for (const PrimExprNode* v : cap_vars) {
+        Value x = mlir::LLVM::LoadOp::create(b_, loc_, i64, slot(cctx, k++));
+        mlir::Type t = saved_vars.at(v).getType();
+        if (t != i64) x = mlir::arith::TruncIOp::create(b_, loc_, t, x);
+        vars_[v] = x;
+      }
+      for (const BufferNode* bn : cap_bufs) {
+        Value pi = mlir::LLVM::LoadOp::create(b_, loc_, i64, slot(cctx, k++));
+        Value p = mlir::LLVM::IntToPtrOp::create(b_, loc_, ptr, pi);
+        bufs_[bn] = MemRefFromPointer(p, buf_nodes.at(bn));
+      }
+      Value iv = entry->getArgument(1);
+      vars_[s->var.get()] = s->min.AsInt() && s->min->int_value == 0
+                                ? iv
+                                : Value(mlir::arith::AddIOp::create(b_, loc_, Cast64(Expr(s->min)), iv));
+      EmitStmt(s->body[0]);
+      Value ok = mlir::arith::ConstantIntOp::create(b_, loc_, 0, 32);
+      mlir::func::ReturnOp::create(b_, loc_, mlir::ValueRange{ok});
+    }
+    vars_ = std::move(saved_vars);
+    bufs_ = std::move(saved_bufs);
+  }
+
+  void CollectBufferRefs(const PrimExpr& e, std::map<const BufferNode*, Buffer>* out) {
+    if (!e.defined()) return;
+    if (e->buffer) (*out)[e->buffer.get()] = e->buffer;
+    for (const auto& o : e->operands) CollectBufferRefs(o, out);
+  }
+  void CollectBufferRefs(const tir::Stmt& s, std::map<const BufferNode*, Buffer>* out) {
+    if (!s) return;
+    if (s->buffer) (*out)[s->buffer.get()] = s->buffer;
+    for (const PrimExpr* e : {&s->min, &s->extent, &s->value, &s->cond}) CollectBufferRefs(*e, out);
+    for (const auto& i : s->indices) CollectBufferRefs(i, out);
+    for (const auto& c : s->body) CollectBufferRefs(c, out);
   }
 
   // ---- statements -------------------------------------------------------------------
@@ -164,6 +300,10 @@ class Emitter {
         for (const auto& c : s->body) EmitStmt(c);
         return;
       case tir::StmtKind::kFor: {
+        if (s->for_kind == tir::ForKind::kParallel && parallel_) {
+          EmitParallelFor(s);
+          return;
+        }
         Value lo = Index(s->min);
         Value hi = mlir::arith::AddIOp::create(b_, loc_, lo, Index(s->extent));
         Value step = mlir::arith::ConstantIndexOp::create(b_, loc_, 1);
@@ -364,6 +504,8 @@ class Emitter {
   std::vector<DimBinding> dims_;
   std::map<const PrimExprNode*, Value> vars_;
   std::map<const BufferNode*, Value> bufs_;
+  int num_outlined_ = 0;
+  bool parallel_ = true;
 };
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "relax/arith/analyzer.h"
 #include "relax/support/error.h"
 
 namespace relax::te {
@@ -53,6 +54,12 @@ Tensor Compute(std::vector<PrimExpr> shape,
     n->deps.push_back(it->second.lock());
   }
   DataType t = n->body.kind() == PrimKind::kReduce ? n->body->operands[0].dtype() : n->body.dtype();
+  // Canonical shapes: provably equal extents print (and hash) the same.
+  arith::Analyzer an;
+  std::vector<Var> vars;
+  for (const auto& d : shape) CollectVars(d, &vars);
+  for (const auto& v : vars) an.Bind(v, 0);
+  for (auto& d : shape) d = an.Simplify(d);
   n->buffer = MakeBuffer(name, t, std::move(shape));
   return Register(n);
 }
@@ -93,9 +100,23 @@ PrimExpr MaxValue(DataType t) {
 }
 
 namespace {
+// Default CPU schedule of one stage (the rule-based schedule of the architecture, applied
+// at construction until schedule/ exists as its own stage):
+//  - the first two axes are fused into one parallel loop (batch alone is often 1);
+//  - for reductions with a spatial axis beyond those two, the reduction loops move outside
+//    the innermost spatial axis ("reduction-outer"), so the innermost loop walks the
+//    output contiguously and vectorizes. Each element still reduces in the same order, so
+//    results are bitwise identical to the reduction-inner form.
 tir::Stmt StageBody(const Tensor& t) {
   std::vector<PrimExpr> idx(t->axes.begin(), t->axes.end());
   const PrimExpr& body = t->body;
+  size_t rank = t->axes.size();
+  size_t outer = rank >= 2 ? 2 : rank;  // axes covered by the parallel loop
+  auto spatial = [&](size_t from, size_t to, tir::Stmt s) {
+    for (size_t i = to; i-- > from;)
+      s = tir::For(t->axes[i], IntImm(0), t->shape()[i], tir::ForKind::kSerial, s);
+    return s;
+  };
   tir::Stmt s;
   if (body.kind() == PrimKind::kReduce) {
     const std::string& comb = body->name;
@@ -106,17 +127,32 @@ tir::Stmt StageBody(const Tensor& t) {
     PrimExpr cur = Load(t->buffer, idx);
     const PrimExpr& src = body->operands[0];
     PrimExpr upd = comb == "sum" ? cur + src : comb == "max" ? Max(cur, src) : Min(cur, src);
-    tir::Stmt inner = tir::Store(t->buffer, idx, upd);
-    for (size_t i = body->reduce_axes.size(); i-- > 0;)
-      inner = tir::For(body->reduce_axes[i], IntImm(0), body->operands[i + 1],
-                       tir::ForKind::kSerial, inner);
-    s = tir::Seq({tir::Store(t->buffer, idx, init), inner});
+    auto reduce_loops = [&](tir::Stmt inner) {
+      for (size_t i = body->reduce_axes.size(); i-- > 0;)
+        inner = tir::For(body->reduce_axes[i], IntImm(0), body->operands[i + 1],
+                         tir::ForKind::kSerial, inner);
+      return inner;
+    };
+    if (rank > outer) {
+      tir::Stmt init_nest = spatial(outer, rank, tir::Store(t->buffer, idx, init));
+      tir::Stmt upd_nest =
+          spatial(outer, rank - 1, reduce_loops(spatial(rank - 1, rank, tir::Store(t->buffer, idx, upd))));
+      s = tir::Seq({init_nest, upd_nest});
+    } else {
+      s = tir::Seq({tir::Store(t->buffer, idx, init), reduce_loops(tir::Store(t->buffer, idx, upd))});
+    }
   } else {
-    s = tir::Store(t->buffer, idx, body);
+    s = spatial(outer, rank, tir::Store(t->buffer, idx, body));
   }
-  for (size_t i = t->axes.size(); i-- > 0;) {
-    tir::ForKind k = i == 0 ? tir::ForKind::kParallel : tir::ForKind::kSerial;
-    s = tir::For(t->axes[i], IntImm(0), t->shape()[i], k, s);
+  if (rank >= 2) {
+    arith::Analyzer an;
+    Var fused = MakeVar("fused");
+    s = tir::Let(t->axes[1], FloorMod(fused, t->shape()[1]), s);
+    s = tir::Let(t->axes[0], FloorDiv(fused, t->shape()[1]), s);
+    s = tir::For(fused, IntImm(0), an.Simplify(t->shape()[0] * t->shape()[1]),
+                 tir::ForKind::kParallel, s);
+  } else if (rank == 1) {
+    s = tir::For(t->axes[0], IntImm(0), t->shape()[0], tir::ForKind::kParallel, s);
   }
   return s;
 }

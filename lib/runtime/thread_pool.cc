@@ -77,9 +77,25 @@ void ThreadPool::RunChunks() {
   }
 }
 
+namespace {
+// Spin iterations before a thread blocks on the condition variable (~tens of microseconds).
+constexpr int kSpinIterations = 20000;
+inline void CpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#else
+  std::this_thread::yield();
+#endif
+}
+}  // namespace
+
 void ThreadPool::WorkerLoop() {
   uint64_t seen = 0;
   while (true) {
+    for (int i = 0; i < kSpinIterations && generation_.load(std::memory_order_acquire) == seen &&
+                    !stop_.load(std::memory_order_relaxed);
+         ++i)
+      CpuRelax();
     {
       std::unique_lock<std::mutex> lock(mu_);
       cv_start_.wait(lock, [&] { return stop_ || generation_ != seen; });
@@ -89,7 +105,7 @@ void ThreadPool::WorkerLoop() {
     RunChunks();
     {
       std::lock_guard<std::mutex> lock(mu_);
-      ++workers_done_;
+      workers_done_.fetch_add(1, std::memory_order_release);
     }
     cv_done_.notify_one();
   }
@@ -119,6 +135,9 @@ void ThreadPool::ParallelForRange(int64_t begin, int64_t end,
   }
   cv_start_.notify_all();
   RunChunks();
+  const int nworkers = static_cast<int>(workers_.size());
+  for (int i = 0; i < kSpinIterations && workers_done_.load(std::memory_order_acquire) != nworkers; ++i)
+    CpuRelax();
   {
     std::unique_lock<std::mutex> lock(mu_);
     cv_done_.wait(lock, [&] { return workers_done_ == static_cast<int>(workers_.size()); });

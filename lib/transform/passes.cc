@@ -5,11 +5,14 @@
 
 namespace relax {
 
+void DedupePrimFuncs(IRModule* mod);  // dedupe_prim_funcs.cc
+
 void RegisterBuiltinPasses() {
   RegisterPass({"legalize", "lower every high-level op to call_tir of a TE-built PrimFunc",
                 LegalizeModule});
   RegisterPass({"flatten-buffer", "linearize N-D buffer accesses in PrimFuncs to 1-D",
                 FlattenModuleBuffers});
+  RegisterPass({"dedupe-prim-funcs", "merge structurally identical PrimFuncs", DedupePrimFuncs});
 }
 
 }  // namespace relax

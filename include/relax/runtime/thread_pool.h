@@ -2,6 +2,7 @@
 #ifndef RELAX_RUNTIME_THREAD_POOL_H_
 #define RELAX_RUNTIME_THREAD_POOL_H_
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -44,9 +45,12 @@ class ThreadPool {
   std::mutex job_mu_;  // serializes top-level jobs
   std::mutex mu_;
   std::condition_variable cv_start_, cv_done_;
-  uint64_t generation_ = 0;
-  int workers_done_ = 0;
-  bool stop_ = false;
+  // Atomics so workers and the caller can spin briefly before sleeping: kernels are
+  // launched back to back, and a condition-variable wake-up per kernel costs more than
+  // a small kernel itself.
+  std::atomic<uint64_t> generation_{0};
+  std::atomic<int> workers_done_{0};
+  std::atomic<bool> stop_{false};
   struct Job;
   Job* job_ = nullptr;
 };
