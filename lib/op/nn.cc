@@ -21,6 +21,20 @@ PrimExpr Clamp(const PrimExpr& v, const PrimExpr& hi_exclusive) {
   return Max(PrimExpr(0), Min(v, hi_exclusive - PrimExpr(1)));
 }
 
+// Zero/`fill`-padded copy of NCHW `x` (pads = [top, left, bottom, right]); the
+// consumer then reads without bounds checks, which keeps its inner loop contiguous.
+te::Tensor Pad2d(const te::Tensor& x, const std::vector<int64_t>& pads, PrimExpr fill) {
+  const auto& xs = x->shape();
+  return te::Compute(
+      {xs[0], xs[1], xs[2] + PrimExpr(pads[0] + pads[2]), xs[3] + PrimExpr(pads[1] + pads[3])},
+      [&](const std::vector<Var>& i) {
+        PrimExpr ih = i[2] - PrimExpr(pads[0]), iw = i[3] - PrimExpr(pads[1]);
+        PrimExpr inb = ih >= PrimExpr(0) && ih < xs[2] && iw >= PrimExpr(0) && iw < xs[3];
+        return Select(inb, (*x)({i[0], i[1], Clamp(ih, xs[2]), Clamp(iw, xs[3])}), fill);
+      },
+      "pad");
+}
+
 struct Window {
   std::vector<int64_t> strides, pads, dilations;
 };
@@ -75,6 +89,7 @@ Expr LegalizeConv2d(const CallNode& c, BlockBuilder& bb) {
   PrimExpr ocg = static_oc ? PrimExpr(oc / groups) : FloorDiv(ws[0], PrimExpr(groups));
   te::ReduceAxis rc = te::RAxis(cg, "rc"), rh = te::RAxis(kh, "rh"), rw = te::RAxis(kw, "rw");
   DataType t = X->dtype();
+  te::Tensor P = padded ? Pad2d(X, win.pads, FloatImm(0.0, t)) : X;
   auto out = te::Compute(
       {xs[0], ws[0], oh, ow},
       [&](const std::vector<Var>& i) {
@@ -83,13 +98,8 @@ Expr LegalizeConv2d(const CallNode& c, BlockBuilder& bb) {
         PrimExpr iw = i[3] * PrimExpr(win.strides[1]) - PrimExpr(win.pads[1]) +
                       rw.var * PrimExpr(win.dilations[1]);
         PrimExpr ic = groups == 1 ? PrimExpr(rc.var) : FloorDiv(i[1], ocg) * cg + rc.var;
-        PrimExpr xv;
-        if (padded) {
-          PrimExpr inb = ih >= PrimExpr(0) && ih < xs[2] && iw >= PrimExpr(0) && iw < xs[3];
-          xv = Select(inb, (*X)({i[0], ic, Clamp(ih, xs[2]), Clamp(iw, xs[3])}), FloatImm(0.0, t));
-        } else {
-          xv = (*X)({i[0], ic, ih, iw});
-        }
+        PrimExpr xv = padded ? (*P)({i[0], ic, ih + PrimExpr(win.pads[0]), iw + PrimExpr(win.pads[1])})
+                             : (*X)({i[0], ic, ih, iw});
         return te::Sum(xv * (*W)({i[1], rc.var, rh.var, rw.var}), {rc, rh, rw});
       },
       "conv");
@@ -124,14 +134,22 @@ Expr LegalizeMaxPool2d(const CallNode& c, BlockBuilder& bb) {
   PrimExpr oh = WindowOut(xs[2], win.pads[0] + win.pads[2], k[0], win.strides[0], win.dilations[0], ceil_mode);
   PrimExpr ow = WindowOut(xs[3], win.pads[1] + win.pads[3], k[1], win.strides[1], win.dilations[1], ceil_mode);
   te::ReduceAxis rh = te::RAxis(k[0], "rh"), rw = te::RAxis(k[1], "rw");
+  bool padded = win.pads[0] || win.pads[1] || win.pads[2] || win.pads[3];
+  // ceil_mode windows may run past the padded input: pad the far side by one extra stride.
+  std::vector<int64_t> pads = win.pads;
+  if (ceil_mode) {
+    pads[2] += win.strides[0];
+    pads[3] += win.strides[1];
+    padded = true;
+  }
+  te::Tensor P = padded ? Pad2d(X, pads, te::MinValue(X->dtype())) : X;
   auto out = te::Compute(
       {xs[0], xs[1], oh, ow},
       [&](const std::vector<Var>& i) {
         PrimExpr ih = i[2] * PrimExpr(win.strides[0]) - PrimExpr(win.pads[0]) + rh.var * PrimExpr(win.dilations[0]);
         PrimExpr iw = i[3] * PrimExpr(win.strides[1]) - PrimExpr(win.pads[1]) + rw.var * PrimExpr(win.dilations[1]);
-        PrimExpr inb = ih >= PrimExpr(0) && ih < xs[2] && iw >= PrimExpr(0) && iw < xs[3];
-        PrimExpr v = Select(inb, (*X)({i[0], i[1], Clamp(ih, xs[2]), Clamp(iw, xs[3])}),
-                            te::MinValue(X->dtype()));
+        PrimExpr v = padded ? (*P)({i[0], i[1], ih + PrimExpr(win.pads[0]), iw + PrimExpr(win.pads[1])})
+                            : (*X)({i[0], i[1], ih, iw});
         return te::MaxReduce(v, {rh, rw});
       },
       "pool");

@@ -112,6 +112,7 @@ void RunOrThrow(const RunOptions& opts) {
   }
 
   runtime::VirtualMachine vm(artifact);
+  vm.set_profiling(opts.profile);
   std::vector<NDArray> outputs;
   double total_ms = 0;
   for (int r = 0; r < opts.repeat; ++r) {
@@ -150,6 +151,7 @@ void RunOrThrow(const RunOptions& opts) {
                   opts.repeat);
     std::cout << buf << "\n";
   }
+  if (opts.profile) std::cout << "profile (all runs):\n" << vm.ProfileReport();
   std::cout.flush();
 }
 
@@ -160,6 +162,7 @@ void AddRunOptions(CLI::App& app, std::shared_ptr<RunOptions> opts) {
   app.add_option("--input,-i", opts->inputs, "Input as NAME=FILE.npy (repeatable)");
   app.add_option("--output-dir,-o", opts->output_dir, "Write each output as DIR/<name>.npy");
   app.add_option("--repeat", opts->repeat, "Run N times and print the mean latency");
+  app.add_flag("--profile", opts->profile, "Print time spent per kernel/builtin");
 }
 
 int ExecuteRun(const RunOptions& opts) {

@@ -15,6 +15,7 @@ struct RunOptions {
   std::vector<std::string> inputs;  // "NAME=FILE.npy", one per input
   std::string output_dir;           // if non-empty, outputs are written as <dir>/<name>.npy
   int repeat = 1;                   // number of runs (>= 1); > 1 also prints mean latency
+  bool profile = false;             // print per-callee time after the runs
 };
 
 /// Adds the run options (positional ARTIFACT, --input NAME=FILE.npy repeatable,

@@ -3,6 +3,7 @@
 #define RELAX_RUNTIME_VM_H_
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <variant>
@@ -59,6 +60,11 @@ class VirtualMachine {
 
   const LoadedArtifact& artifact() const { return *artifact_; }
 
+  /// Per-callee wall-clock profiling of kCall instructions (off by default).
+  void set_profiling(bool on) { profiling_ = on; }
+  /// Table of callees sorted by total time: total ms, calls, share. Empty when off.
+  std::string ProfileReport() const;
+
  private:
   struct Callee;
   Value Execute(size_t func_index, std::vector<Value> args, int depth);
@@ -68,6 +74,8 @@ class VirtualMachine {
   std::shared_ptr<LoadedArtifact> artifact_;
   std::vector<Value> constants_;
   std::vector<std::vector<std::shared_ptr<Callee>>> callees_;  // [function][pc]
+  bool profiling_ = false;
+  std::map<std::string, std::pair<double, int64_t>> profile_;  // name -> (ms, calls)
 };
 
 }  // namespace relax::runtime
