@@ -41,6 +41,19 @@ Expr EmitCallTIR(const CallNode& call, BlockBuilder& bb, const std::string& hint
   return c;
 }
 
+std::string KernelNameHint(const std::string& op) {
+  std::string n = op;
+  for (const char* prefix : {"relax.", "nn."})
+    if (n.rfind(prefix, 0) == 0) n = n.substr(std::string(prefix).size());
+  return n;
+}
+
+Expr LegalizeByCompute(const CallNode& call, const OpInfo& info, BlockBuilder& bb) {
+  std::vector<te::Tensor> in = Placeholders(call);
+  te::Tensor out = info.compute(call, in);
+  return EmitCallTIR(call, bb, KernelNameHint(info.name), in, {out});
+}
+
 namespace {
 Expr LegalizeFunction(const FunctionNode* fn, IRModule* mod) {
   BlockBuilder bb(mod);
@@ -80,9 +93,9 @@ Expr LegalizeFunction(const FunctionNode* fn, IRModule* mod) {
       if (const CallNode* c = As<CallNode>(value)) {
         if (const OpNode* op = As<OpNode>(c->op)) {
           const OpInfo* info = LookupOp(op->name);
-          if (info && info->legalize) {
+          if (info && (info->legalize || info->compute)) {
             bb.set_context(b.var->name + ": ");
-            value = info->legalize(*c, bb);
+            value = info->legalize ? info->legalize(*c, bb) : LegalizeByCompute(*c, *info, bb);
             value = WithSInfo(value, b.var->sinfo);
           }
         }

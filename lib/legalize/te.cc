@@ -6,6 +6,7 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <functional>
 
 #include "relax/arith/analyzer.h"
 #include "relax/support/error.h"
@@ -39,8 +40,9 @@ Tensor Placeholder(std::vector<PrimExpr> shape, DataType t, const std::string& n
 
 Tensor Compute(std::vector<PrimExpr> shape,
                const std::function<PrimExpr(const std::vector<Var>&)>& f,
-               const std::string& name) {
+               const std::string& name, bool materialize) {
   auto n = std::make_shared<TensorNode>();
+  n->materialize = materialize;
   static const char* kAxisNames[] = {"i", "j", "k", "l", "m", "o", "p", "q"};
   for (size_t i = 0; i < shape.size(); ++i)
     n->axes.push_back(MakeVar(i < 8 ? kAxisNames[i] : "ax" + std::to_string(i)));
@@ -176,12 +178,53 @@ tir::PrimFunc CreatePrimFunc(const std::string& name, const std::vector<Tensor>&
   for (const auto& t : outputs) visit(t);
 
   std::set<const TensorNode*> output_set;
-  for (const auto& t : outputs) output_set.insert(t.get());
+  std::set<const BufferNode*> output_bufs;
+  for (const auto& t : outputs) {
+    output_set.insert(t.get());
+    output_bufs.insert(t->buffer.get());
+  }
+
+  // compute_inline: loads of injective intermediates are replaced by their definition.
+  std::map<const BufferNode*, Tensor> inlined;
+  for (const auto& t : order)
+    if (!output_set.count(t.get()) && !t->materialize && t->body.kind() != PrimKind::kReduce)
+      inlined[t->buffer.get()] = t;
+  std::function<PrimExpr(const PrimExpr&)> inline_expr = [&](const PrimExpr& e) -> PrimExpr {
+    if (!e.defined() || e->operands.empty()) return e;
+    std::vector<PrimExpr> ops;
+    bool changed = false;
+    for (const auto& o : e->operands) {
+      ops.push_back(inline_expr(o));
+      changed |= !ops.back().same_as(o);
+    }
+    if (e.kind() == PrimKind::kLoad) {
+      auto it = inlined.find(e->buffer.get());
+      if (it != inlined.end()) {
+        const Tensor& src = it->second;
+        std::vector<std::pair<PrimExpr, PrimExpr>> vmap;
+        for (size_t i = 0; i < src->axes.size(); ++i) vmap.push_back({src->axes[i], ops[i]});
+        return inline_expr(Substitute(src->body, vmap));
+      }
+    }
+    if (!changed) return e;
+    auto n = std::make_shared<PrimExprNode>(*e.get());
+    n->operands = std::move(ops);
+    return PrimExpr(std::move(n));
+  };
+  std::vector<Tensor> kept;
+  for (const auto& t : order) {
+    if (inlined.count(t->buffer.get())) continue;
+    auto nt = std::make_shared<TensorNode>(*t);
+    nt->body = inline_expr(t->body);
+    kept.push_back(nt);
+  }
+  order = std::move(kept);
+
   std::vector<tir::Stmt> stages;
   for (const auto& t : order) stages.push_back(StageBody(t));
   tir::Stmt body = tir::Seq(stages);
   for (auto it = order.rbegin(); it != order.rend(); ++it)
-    if (!output_set.count(it->get())) body = tir::Allocate((*it)->buffer, body);
+    if (!output_bufs.count((*it)->buffer.get())) body = tir::Allocate((*it)->buffer, body);
 
   auto f = std::make_shared<tir::PrimFuncNode>();
   f->name = name;

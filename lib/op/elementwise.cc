@@ -26,8 +26,7 @@ void RegisterUnary(const std::string& name, UnaryFn fn, bool float_only = false)
       RELAX_THROW("op '" << OpName(c) << "' needs a float tensor, got " << ToString(x.dtype));
     return TensorSInfo(*x.values, x.dtype);
   };
-  info.legalize = [fn, name](const CallNode& c, BlockBuilder& bb) {
-    auto in = Placeholders(c);
+  info.compute = [fn](const CallNode& c, const std::vector<te::Tensor>& in) {
     te::Tensor A = in[0];
     auto out = te::Compute(
         A->shape(),
@@ -35,7 +34,7 @@ void RegisterUnary(const std::string& name, UnaryFn fn, bool float_only = false)
           return fn((*A)(std::vector<PrimExpr>(i.begin(), i.end())), c.attrs);
         },
         "out");
-    return EmitCallTIR(c, bb, name, in, {out});
+    return out;
   };
   RegisterOp(std::move(info));
 }
@@ -55,8 +54,7 @@ void RegisterBinary(const std::string& name, BinaryFn fn) {
                                << ToString(a.dtype) << " vs " << ToString(b.dtype) << ")");
     return TensorSInfo(BroadcastShapes(*a.values, *b.values, OpName(c), bb), a.dtype);
   };
-  info.legalize = [fn, name](const CallNode& c, BlockBuilder& bb) {
-    auto in = Placeholders(c);
+  info.compute = [fn](const CallNode& c, const std::vector<te::Tensor>& in) {
     const auto& sa = in[0]->shape();
     const auto& sb = in[1]->shape();
     size_t n = std::max(sa.size(), sb.size());
@@ -80,7 +78,7 @@ void RegisterBinary(const std::string& name, BinaryFn fn) {
         shape,
         [&](const std::vector<Var>& i) { return fn((*in[0])(index(sa, i)), (*in[1])(index(sb, i))); },
         "out");
-    return EmitCallTIR(c, bb, name, in, {out});
+    return out;
   };
   RegisterOp(std::move(info));
 }
@@ -142,8 +140,7 @@ void RegisterElementwiseOps() {
         RELAX_THROW("astype: unknown dtype " << GetStrAttr(c.attrs, "dtype"));
       return TensorSInfo(*x.values, t);
     };
-    info.legalize = [](const CallNode& c, BlockBuilder& bb) {
-      auto in = Placeholders(c);
+    info.compute = [](const CallNode& c, const std::vector<te::Tensor>& in) {
       DataType t;
       ParseDataType(GetStrAttr(c.attrs, "dtype"), &t);
       auto out = te::Compute(
@@ -154,7 +151,7 @@ void RegisterElementwiseOps() {
             return Cast(t, x);
           },
           "out");
-      return EmitCallTIR(c, bb, "cast", in, {out});
+      return out;
     };
     RegisterOp(std::move(info));
   }

@@ -32,7 +32,7 @@ te::Tensor Pad2d(const te::Tensor& x, const std::vector<int64_t>& pads, PrimExpr
         PrimExpr inb = ih >= PrimExpr(0) && ih < xs[2] && iw >= PrimExpr(0) && iw < xs[3];
         return Select(inb, (*x)({i[0], i[1], Clamp(ih, xs[2]), Clamp(iw, xs[3])}), fill);
       },
-      "pad");
+      "pad", /*materialize=*/true);
 }
 
 struct Window {
@@ -71,8 +71,7 @@ StructInfo InferConv2d(const CallNode& c, BlockBuilder& bb) {
                      x.dtype);
 }
 
-Expr LegalizeConv2d(const CallNode& c, BlockBuilder& bb) {
-  auto in = Placeholders(c);
+te::Tensor ComputeConv2d(const CallNode& c, const std::vector<te::Tensor>& in) {
   te::Tensor X = in[0], W = in[1];
   Window win = GetWindow(c.attrs);
   int64_t groups = GetIntAttr(c.attrs, "groups");
@@ -103,7 +102,7 @@ Expr LegalizeConv2d(const CallNode& c, BlockBuilder& bb) {
         return te::Sum(xv * (*W)({i[1], rc.var, rh.var, rw.var}), {rc, rh, rw});
       },
       "conv");
-  return EmitCallTIR(c, bb, groups == 1 ? "conv2d" : "conv2d_grouped", in, {out});
+  return out;
 }
 
 // ---- max_pool2d -----------------------------------------------------------------------
@@ -124,8 +123,7 @@ StructInfo InferPool2d(const CallNode& c, BlockBuilder& bb) {
       x.dtype);
 }
 
-Expr LegalizeMaxPool2d(const CallNode& c, BlockBuilder& bb) {
-  auto in = Placeholders(c);
+te::Tensor ComputeMaxPool2d(const CallNode& c, const std::vector<te::Tensor>& in) {
   te::Tensor X = in[0];
   Window win = GetWindow(c.attrs);
   const auto& k = GetIntsAttr(c.attrs, "pool_size");
@@ -153,7 +151,7 @@ Expr LegalizeMaxPool2d(const CallNode& c, BlockBuilder& bb) {
         return te::MaxReduce(v, {rh, rw});
       },
       "pool");
-  return EmitCallTIR(c, bb, "max_pool2d", in, {out});
+  return out;
 }
 
 // ---- batch_norm (inference) ------------------------------------------------------------
@@ -169,8 +167,7 @@ StructInfo InferBatchNorm(const CallNode& c, BlockBuilder& bb) {
   return TensorSInfo(*x.values, x.dtype);
 }
 
-Expr LegalizeBatchNorm(const CallNode& c, BlockBuilder& bb) {
-  auto in = Placeholders(c);
+te::Tensor ComputeBatchNorm(const CallNode& c, const std::vector<te::Tensor>& in) {
   DataType t = in[0]->dtype();
   PrimExpr eps = FloatImm(GetFloatAttr(c.attrs, "epsilon"), t);
   auto out = te::Compute(
@@ -181,7 +178,7 @@ Expr LegalizeBatchNorm(const CallNode& c, BlockBuilder& bb) {
         return ((*in[0])(Idx(i)) - (*in[3])(ch)) / inv * (*in[1])(ch) + (*in[2])(ch);
       },
       "bn");
-  return EmitCallTIR(c, bb, "batch_norm", in, {out});
+  return out;
 }
 
 // ---- matmul (numpy.matmul for rank >= 2) ---------------------------------------------------
@@ -203,8 +200,7 @@ StructInfo InferMatmul(const CallNode& c, BlockBuilder& bb) {
   return TensorSInfo(out, a.dtype);
 }
 
-Expr LegalizeMatmul(const CallNode& c, BlockBuilder& bb) {
-  auto in = Placeholders(c);
+te::Tensor ComputeMatmul(const CallNode& c, const std::vector<te::Tensor>& in) {
   const auto& as = in[0]->shape();
   const auto& bs = in[1]->shape();
   size_t batch = std::max(as.size(), bs.size()) - 2;
@@ -239,16 +235,16 @@ Expr LegalizeMatmul(const CallNode& c, BlockBuilder& bb) {
                        {rk});
       },
       "matmul");
-  return EmitCallTIR(c, bb, "matmul", in, {out});
+  return out;
 }
 
 }  // namespace
 
 void RegisterNNOps() {
-  RegisterOp({"relax.nn.conv2d", OpPatternKind::kOutEWiseFusable, InferConv2d, LegalizeConv2d});
-  RegisterOp({"relax.nn.max_pool2d", OpPatternKind::kOutEWiseFusable, InferPool2d, LegalizeMaxPool2d});
-  RegisterOp({"relax.nn.batch_norm", OpPatternKind::kBroadcast, InferBatchNorm, LegalizeBatchNorm});
-  RegisterOp({"relax.matmul", OpPatternKind::kOutEWiseFusable, InferMatmul, LegalizeMatmul});
+  RegisterOp({"relax.nn.conv2d", OpPatternKind::kOutEWiseFusable, InferConv2d, ComputeConv2d});
+  RegisterOp({"relax.nn.max_pool2d", OpPatternKind::kOutEWiseFusable, InferPool2d, ComputeMaxPool2d});
+  RegisterOp({"relax.nn.batch_norm", OpPatternKind::kBroadcast, InferBatchNorm, ComputeBatchNorm});
+  RegisterOp({"relax.matmul", OpPatternKind::kOutEWiseFusable, InferMatmul, ComputeMatmul});
 }
 
 }  // namespace relax

@@ -19,8 +19,7 @@ StructInfo InferSoftmax(const CallNode& c, BlockBuilder&) {
 }
 
 // out = exp(x - max) / sum(exp(x - max)), reduced along `axis` (numerically stable form).
-Expr LegalizeSoftmax(const CallNode& c, BlockBuilder& bb) {
-  auto in = Placeholders(c);
+te::Tensor ComputeSoftmax(const CallNode& c, const std::vector<te::Tensor>& in) {
   te::Tensor X = in[0];
   int axis = NormalizeAxis(GetIntAttr(c.attrs, "axis"), static_cast<int>(X->shape().size()), "softmax");
   DataType t = X->dtype();
@@ -49,7 +48,7 @@ Expr LegalizeSoftmax(const CallNode& c, BlockBuilder& bb) {
         return CallIntrin("exp", {(*X)(Idx(i)) - (*mx)(ri)}, t) / (*sum)(ri);
       },
       "softmax");
-  return EmitCallTIR(c, bb, "softmax", in, {out});
+  return out;
 }
 
 StructInfo InferGlobalAvgPool(const CallNode& c, BlockBuilder& bb) {
@@ -61,8 +60,7 @@ StructInfo InferGlobalAvgPool(const CallNode& c, BlockBuilder& bb) {
   return TensorSInfo(s, x.dtype);
 }
 
-Expr LegalizeGlobalAvgPool(const CallNode& c, BlockBuilder& bb) {
-  auto in = Placeholders(c);
+te::Tensor ComputeGlobalAvgPool(const CallNode& c, const std::vector<te::Tensor>& in) {
   te::Tensor X = in[0];
   const auto& xs = X->shape();
   std::vector<PrimExpr> out_shape = {xs[0], xs[1]};
@@ -84,15 +82,15 @@ Expr LegalizeGlobalAvgPool(const CallNode& c, BlockBuilder& bb) {
   auto out = te::Compute(
       out_shape, [&](const std::vector<Var>& i) { return (*sum)(Idx(i)) / Cast(X->dtype(), count); },
       "avg");
-  return EmitCallTIR(c, bb, "global_avg_pool", in, {out});
+  return out;
 }
 
 }  // namespace
 
 void RegisterReduceOps() {
-  RegisterOp({"relax.nn.softmax", OpPatternKind::kOpaque, InferSoftmax, LegalizeSoftmax});
+  RegisterOp({"relax.nn.softmax", OpPatternKind::kOpaque, InferSoftmax, ComputeSoftmax});
   RegisterOp({"relax.nn.global_avg_pool", OpPatternKind::kCommReduce, InferGlobalAvgPool,
-              LegalizeGlobalAvgPool});
+              ComputeGlobalAvgPool});
 }
 
 }  // namespace relax

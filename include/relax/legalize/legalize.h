@@ -24,6 +24,13 @@ std::vector<te::Tensor> Placeholders(const CallNode& call);
 Expr EmitCallTIR(const CallNode& call, BlockBuilder& bb, const std::string& hint,
                  const std::vector<te::Tensor>& inputs, const std::vector<te::Tensor>& outputs);
 
+/// "relax.nn.conv2d" -> "conv2d": the name hint of kernels made for an op.
+std::string KernelNameHint(const std::string& op);
+
+struct OpInfo;
+/// Legalizes `call` with the op's TE compute: placeholders -> compute -> call_tir.
+Expr LegalizeByCompute(const CallNode& call, const OpInfo& info, BlockBuilder& bb);
+
 /// The pass: legalizes every function of `mod` (module pass "legalize").
 void LegalizeModule(IRModule* mod);
 

@@ -25,6 +25,9 @@ struct TensorNode {
   std::vector<Var> axes;
   PrimExpr body;  // undefined for placeholders
   std::vector<Tensor> deps;
+  /// Keep this stage in its own buffer even when it is an injective intermediate
+  /// (e.g. a pad stage, so the consumer's inner loop has no bounds checks).
+  bool materialize = false;
 
   const std::vector<PrimExpr>& shape() const { return buffer->shape; }
   DataType dtype() const { return buffer->dtype; }
@@ -33,9 +36,10 @@ struct TensorNode {
 };
 
 Tensor Placeholder(std::vector<PrimExpr> shape, DataType t, const std::string& name);
-/// out[axes] = f(axes); dtype is the body's dtype.
+/// out[axes] = f(axes); dtype is the body's dtype. Non-reduction intermediates are
+/// inlined into their consumers by CreatePrimFunc unless `materialize` is set.
 Tensor Compute(std::vector<PrimExpr> shape, const std::function<PrimExpr(const std::vector<Var>&)>& f,
-               const std::string& name);
+               const std::string& name, bool materialize = false);
 
 /// A reduction axis var ranging over [0, extent).
 struct ReduceAxis {
@@ -53,8 +57,9 @@ PrimExpr MaxReduce(PrimExpr source, const std::vector<ReduceAxis>& axes);
 PrimExpr MinValue(DataType t);
 PrimExpr MaxValue(DataType t);
 
-/// Builds a PrimFunc computing `outputs` from `inputs`: one loop nest per
-/// computed tensor in dependency order (outermost loop parallel), intermediates
+/// Builds a PrimFunc computing `outputs` from `inputs`: injective intermediates are
+/// inlined into their consumers (compute_inline); every other computed tensor gets
+/// one loop nest in dependency order (outermost loop parallel), intermediates
 /// allocated inside the function. Buffers appear as parameters in the order
 /// inputs, outputs. Symbolic vars in shapes are bound from the buffers.
 tir::PrimFunc CreatePrimFunc(const std::string& name, const std::vector<Tensor>& inputs,

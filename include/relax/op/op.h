@@ -11,6 +11,7 @@
 #include "relax/arith/analyzer.h"
 #include "relax/ir/expr.h"
 #include "relax/ir/module.h"
+#include "relax/legalize/te.h"
 
 namespace relax {
 
@@ -32,16 +33,23 @@ class BlockBuilder;
 /// StructInfo). Throws relax::Error naming the op and the offending operand/dim.
 /// May record run-time dim checks on `bb` for dims it cannot decide.
 using FInferStructInfo = std::function<StructInfo(const CallNode& call, BlockBuilder& bb)>;
-/// Rewrites `call` into lower-level Relax (usually call_tir of a new PrimFunc
-/// added through bb.AddPrimFunc). Returns the replacement expression.
+/// The op's tensor-expression definition: its output tensor computed from TE
+/// tensors for its tensor arguments (in argument order; attrs come from `call`).
+/// Legalization wraps it in a PrimFunc per call; fuse-tir composes the computes
+/// of a fused group into one PrimFunc. Input shapes are PrimFunc-local vars.
+using FTECompute =
+    std::function<te::Tensor(const CallNode& call, const std::vector<te::Tensor>& inputs)>;
+/// Custom rewrite of `call` into lower-level Relax, for ops that are not a single
+/// TE compute. Returns the replacement expression.
 using FLegalize = std::function<Expr(const CallNode& call, BlockBuilder& bb)>;
 
 struct OpInfo {
   std::string name;
   OpPatternKind pattern = OpPatternKind::kOpaque;
   FInferStructInfo infer;
-  FLegalize legalize;  // empty: the op is lowered directly by the VM codegen
+  FTECompute compute;  // empty (and no legalize): lowered directly by the VM codegen
   bool pure = true;
+  FLegalize legalize;  // optional override of the compute-based legalization
 };
 
 /// Registers an op (called from the family files). Duplicate names are a bug.

@@ -1,0 +1,65 @@
+#!/usr/bin/env python3
+# Generates the bad inputs for the CLI error tests: broken artifacts, wrong .npy files, a non-ONNX file, an unsupported-op model.
+import argparse
+import os
+import sys
+
+import numpy as np
+
+
+def write_unsupported_model(path):
+    """A tiny valid ONNX model (opset 13) using NonMaxSuppression and Einsum, which relaxc does not support."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    boxes = helper.make_tensor_value_info("boxes", TensorProto.FLOAT, [1, 4, 4])
+    scores = helper.make_tensor_value_info("scores", TensorProto.FLOAT, [1, 1, 4])
+    a = helper.make_tensor_value_info("a", TensorProto.FLOAT, [2, 3])
+    b = helper.make_tensor_value_info("b", TensorProto.FLOAT, [3, 2])
+    sel = helper.make_tensor_value_info("selected", TensorProto.INT64, [None, 3])
+    prod = helper.make_tensor_value_info("prod", TensorProto.FLOAT, [2, 2])
+    nodes = [
+        helper.make_node("Relu", ["a"], ["a_relu"], name="relu_ok"),
+        helper.make_node("NonMaxSuppression", ["boxes", "scores"], ["selected"], name="nms_node"),
+        helper.make_node("Einsum", ["a_relu", "b"], ["prod"], name="einsum_node", equation="ij,jk->ik"),
+    ]
+    graph = helper.make_graph(nodes, "unsupported_ops", [boxes, scores, a, b], [sel, prod])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8,
+                              producer_name="relaxc-cli-tests")
+    onnx.checker.check_model(model)
+    onnx.save(model, path)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--artifact", required=True, help="a good compiled classifier artifact")
+    p.add_argument("out_dir")
+    args = p.parse_args()
+    d = args.out_dir
+    os.makedirs(d, exist_ok=True)
+    data = open(args.artifact, "rb").read()
+    if len(data) < 1000:
+        sys.exit(f"error: artifact {args.artifact} is too small ({len(data)} bytes)")
+
+    def put(name, blob):
+        with open(os.path.join(d, name), "wb") as f:
+            f.write(blob)
+
+    put("truncated_half.so", data[: len(data) // 2])
+    put("truncated_100.so", data[:100])
+    mid = len(data) // 2
+    put("corrupted.so", data[:mid] + bytes([data[mid] ^ 0xFF]) + data[mid + 1:])
+    put("not_onnx.onnx", b"this is a plain text file, not an ONNX model\n")
+
+    rng = np.random.default_rng(0)
+    np.save(os.path.join(d, "good.npy"), rng.standard_normal((1, 3, 48, 192)).astype(np.float32))
+    np.save(os.path.join(d, "wrong_channels.npy"), rng.standard_normal((1, 4, 48, 192)).astype(np.float32))
+    np.save(os.path.join(d, "wrong_rank.npy"), rng.standard_normal((3, 48, 192)).astype(np.float32))
+    np.save(os.path.join(d, "wrong_dtype.npy"), rng.standard_normal((1, 3, 48, 192)).astype(np.float64))
+    write_unsupported_model(os.path.join(d, "unsupported_ops.onnx"))
+    print(f"wrote bad inputs to {d}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

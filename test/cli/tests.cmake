@@ -1,0 +1,75 @@
+# CLI bad-input tests: each must exit non-zero (not crash) with a clear `error: ...` message.
+# Uses the classifier artifact from the models tests (fixture cls_artifact, see test/models/tests.cmake).
+set(RELAX_VENV_PYTHON ${PROJECT_SOURCE_DIR}/scripts/venv-python.sh)
+set(RELAX_CLI_TEST_DIR ${CMAKE_CURRENT_SOURCE_DIR}/cli)
+set(RELAX_CLI_WORK ${CMAKE_CURRENT_BINARY_DIR}/cli)
+if(NOT DEFINED RELAX_CLS_ARTIFACT)
+  set(RELAX_CLS_ARTIFACT ${CMAKE_CURRENT_BINARY_DIR}/models/ch_ppocr_mobile_v2.0_cls.so)
+endif()
+
+add_test(NAME cli.make_bad_inputs
+         COMMAND bash ${RELAX_VENV_PYTHON} ${RELAX_CLI_TEST_DIR}/make_bad_inputs.py
+                 --artifact ${RELAX_CLS_ARTIFACT} ${RELAX_CLI_WORK})
+set_tests_properties(cli.make_bad_inputs PROPERTIES FIXTURES_SETUP cli_bad_inputs
+                     FIXTURES_REQUIRED cls_artifact TIMEOUT 120 LABELS cli)
+
+# relax_cli_error(NAME EXIT_CODE|any "REGEX;REGEX..." COMMAND...)
+function(relax_cli_error name code regexes)
+  set(args)
+  if(NOT code STREQUAL "any")
+    list(APPEND args --exit-code ${code})
+  endif()
+  foreach(rx IN LISTS regexes)
+    list(APPEND args --regex ${rx})
+  endforeach()
+  add_test(NAME cli.${name}
+           COMMAND bash ${RELAX_VENV_PYTHON} ${RELAX_CLI_TEST_DIR}/expect_error.py ${args} -- ${ARGN})
+  set_tests_properties(cli.${name} PROPERTIES FIXTURES_REQUIRED "cls_artifact;cli_bad_inputs"
+                       TIMEOUT 120 LABELS cli)
+endfunction()
+
+set(RELAXC $<TARGET_FILE:relaxc>)
+set(RELAX_RUN $<TARGET_FILE:relax-run>)
+set(W ${RELAX_CLI_WORK})
+set(GOOD_X x=${W}/good.npy)
+
+# Compiler inputs.
+relax_cli_error(compile_missing_model 1 "cannot open model file.*does_not_exist\\.onnx.*No such file"
+                ${RELAXC} compile ${W}/does_not_exist.onnx -o ${W}/out_missing.so)
+relax_cli_error(compile_not_onnx 1 "not_onnx\\.onnx.* is not a valid ONNX model"
+                ${RELAXC} compile ${W}/not_onnx.onnx -o ${W}/out_not_onnx.so)
+relax_cli_error(compile_unsupported_ops 2
+                "opset 13;2 unsupported op types;NonMaxSuppression \\(first at node 'nms_node'\\);Einsum \\(first at node 'einsum_node'\\)"
+                ${RELAXC} compile ${W}/unsupported_ops.onnx -o ${W}/out_unsupported.so)
+
+# Broken artifacts (relaxc run and the runtime-only relax-run).
+relax_cli_error(run_missing_artifact 1 "cannot open artifact.*no_such\\.so"
+                ${RELAXC} run ${W}/no_such.so --input ${GOOD_X})
+relax_cli_error(run_truncated_half 1 "truncated_half\\.so.*truncated"
+                ${RELAXC} run ${W}/truncated_half.so --input ${GOOD_X})
+relax_cli_error(run_truncated_100 1 "truncated_100\\.so.*truncated"
+                ${RELAXC} run ${W}/truncated_100.so --input ${GOOD_X})
+relax_cli_error(run_corrupted 1 "corrupted\\.so.*checksum mismatch"
+                ${RELAXC} run ${W}/corrupted.so --input ${GOOD_X})
+relax_cli_error(relax_run_truncated_half 1 "truncated_half\\.so.*truncated"
+                ${RELAX_RUN} ${W}/truncated_half.so --input ${GOOD_X})
+relax_cli_error(relax_run_corrupted 1 "corrupted\\.so.*checksum mismatch"
+                ${RELAX_RUN} ${W}/corrupted.so --input ${GOOD_X})
+relax_cli_error(run_not_an_artifact 1 "not_onnx\\.onnx.*not (a relaxc|an) artifact"
+                ${RELAXC} run ${W}/not_onnx.onnx --input ${GOOD_X})
+
+# Bad inputs for a good artifact.
+relax_cli_error(run_wrong_channels 1 "input 'x'.*dim 1 must be 3, got 4"
+                ${RELAXC} run ${RELAX_CLS_ARTIFACT} --input x=${W}/wrong_channels.npy)
+relax_cli_error(run_wrong_rank 1 "input 'x'.*expected 4 dims, got 3"
+                ${RELAXC} run ${RELAX_CLS_ARTIFACT} --input x=${W}/wrong_rank.npy)
+relax_cli_error(run_wrong_dtype 1 "input 'x'.*expected dtype float32, got float64"
+                ${RELAXC} run ${RELAX_CLS_ARTIFACT} --input x=${W}/wrong_dtype.npy)
+relax_cli_error(relax_run_wrong_dtype 1 "input 'x'.*expected dtype float32, got float64"
+                ${RELAX_RUN} ${RELAX_CLS_ARTIFACT} --input x=${W}/wrong_dtype.npy)
+relax_cli_error(run_missing_input 1 "missing input 'x' \\(expected inputs: x\\)"
+                ${RELAXC} run ${RELAX_CLS_ARTIFACT})
+relax_cli_error(run_unknown_input 1 "unknown input 'y' \\(expected inputs: x\\)"
+                ${RELAXC} run ${RELAX_CLS_ARTIFACT} --input y=${W}/good.npy)
+relax_cli_error(run_missing_npy 1 "cannot open \\.npy file.*no_such\\.npy"
+                ${RELAXC} run ${RELAX_CLS_ARTIFACT} --input x=${W}/no_such.npy)
