@@ -1,23 +1,26 @@
 // IRModule bookkeeping and the text form of Relax functions and modules.
 #include "relax/ir/module.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstring>
 #include <sstream>
 #include <unordered_map>
 
+#include "lexer.h"
 #include "relax/support/error.h"
 
 namespace relax {
 
 void IRModule::AddFunction(const std::string& name, Expr fn) {
   RELAX_ICHECK(fn && fn->kind == ExprKind::kFunction);
-  if (!functions.count(name) && !prim_funcs.count(name)) order.push_back(name);
+  if (std::find(order.begin(), order.end(), name) == order.end()) order.push_back(name);
   prim_funcs.erase(name);
   functions[name] = std::move(fn);
 }
 void IRModule::AddPrimFunc(const std::string& name, tir::PrimFunc fn) {
-  if (!functions.count(name) && !prim_funcs.count(name)) order.push_back(name);
+  if (std::find(order.begin(), order.end(), name) == order.end()) order.push_back(name);
   functions.erase(name);
   prim_funcs[name] = std::move(fn);
 }
@@ -43,7 +46,10 @@ class RelaxPrinter {
   std::string Name(const VarRef& v) {
     auto it = names_.find(v.get());
     if (it != names_.end()) return it->second;
-    std::string base = v->name.empty() ? "v" : v->name;
+    // Names are printed bare after '%': keep identifier characters only.
+    std::string base;
+    for (char ch : v->name) base += (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_') ? ch : '_';
+    if (base.empty()) base = "v";
     std::string n = base;
     for (int i = 1; used_.count(n); ++i) n = base + "_" + std::to_string(i);
     used_.insert({n, 1});
@@ -51,40 +57,54 @@ class RelaxPrinter {
     return n;
   }
 
+  static void PrintConstElement(std::ostream& os, DataType t, const uint8_t* p) {
+    if (t == DataType::Float(32)) {
+      float f;
+      std::memcpy(&f, p, 4);
+      os << ToString(FloatImm(f));
+    } else if (t == DataType::Float(64)) {
+      double d;
+      std::memcpy(&d, p, 8);
+      os << ToString(FloatImm(d, t));
+    } else {
+      // Integers (sign- or zero-extended) and other floats (raw bits in hex).
+      int nb = std::min(t.bytes(), 8);
+      uint64_t u = 0;
+      std::memcpy(&u, p, static_cast<size_t>(nb));  // little-endian host
+      if (t.is_float()) {
+        char buf[32];
+        snprintf(buf, sizeof(buf), "0x%llx", static_cast<unsigned long long>(u));
+        os << buf;
+      } else if (t.is_int() && nb < 8) {
+        int shift = 64 - 8 * nb;
+        os << (static_cast<int64_t>(u << shift) >> shift);
+      } else if (t.is_int()) {
+        os << static_cast<int64_t>(u);
+      } else {
+        os << u;
+      }
+    }
+  }
+
   void PrintConstValue(std::ostream& os, const ConstantNode* c) {
     os << "const[" << ToString(c->dtype) << ", (";
     for (size_t i = 0; i < c->shape.size(); ++i) os << (i ? ", " : "") << c->shape[i];
     if (c->shape.size() == 1) os << ",";
     os << ")";
-    if (c->numel() <= kInlineConstLimit) {
+    int64_t numel = c->numel();
+    int64_t bytes = c->dtype.bytes();
+    if (numel <= kInlineConstLimit && c->data &&
+        static_cast<int64_t>(c->data->size()) >= numel * bytes) {
       os << ", {";
       const uint8_t* p = c->data->data();
-      for (int64_t i = 0; i < c->numel(); ++i) {
+      for (int64_t i = 0; i < numel; ++i) {
         os << (i ? ", " : "");
-        if (c->dtype == DataType::Float(32)) {
-          float f;
-          std::memcpy(&f, p + 4 * i, 4);
-          os << ToString(FloatImm(f));
-        } else if (c->dtype == DataType::Float(64)) {
-          double d;
-          std::memcpy(&d, p + 8 * i, 8);
-          os << ToString(FloatImm(d, c->dtype));
-        } else if (c->dtype == DataType::Int(64)) {
-          int64_t v;
-          std::memcpy(&v, p + 8 * i, 8);
-          os << v;
-        } else if (c->dtype == DataType::Int(32)) {
-          int32_t v;
-          std::memcpy(&v, p + 4 * i, 4);
-          os << v;
-        } else {
-          os << static_cast<int>(p[i * c->dtype.bytes()]);
-        }
+        PrintConstElement(os, c->dtype, p + i * bytes);
       }
       os << "}]";
     } else {
       char buf[32];
-      snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(c->digest));
+      snprintf(buf, sizeof(buf), "0x%016llx", static_cast<unsigned long long>(c->digest));
       os << ", digest=" << buf << "]";
     }
   }
@@ -121,10 +141,10 @@ class RelaxPrinter {
         break;
       }
       case ExprKind::kPrimValue: os << "prim(" << ToString(As<PrimValueNode>(e)->value) << ")"; break;
-      case ExprKind::kStringImm: os << "\"" << As<StringImmNode>(e)->value << "\""; break;
+      case ExprKind::kStringImm: os << text::Quote(As<StringImmNode>(e)->value); break;
       case ExprKind::kOp: os << As<OpNode>(e)->name; break;
       case ExprKind::kGlobalVar: os << "@" << As<GlobalVarNode>(e)->name; break;
-      case ExprKind::kExternFunc: os << "extern(\"" << As<ExternFuncNode>(e)->symbol << "\")"; break;
+      case ExprKind::kExternFunc: os << "extern(" << text::Quote(As<ExternFuncNode>(e)->symbol) << ")"; break;
       case ExprKind::kCall: {
         const CallNode* c = As<CallNode>(e);
         PrintExpr(os, c->op);
@@ -148,12 +168,12 @@ class RelaxPrinter {
         os << "if ";
         PrintExpr(os, n->cond);
         os << " then ";
-        PrintExpr(os, n->then_branch);
+        PrintBranch(os, n->then_branch);
         os << " else ";
-        PrintExpr(os, n->else_branch);
+        PrintBranch(os, n->else_branch);
         break;
       }
-      case ExprKind::kSeqExpr: PrintSeq(os, As<SeqExprNode>(e), 2); break;
+      case ExprKind::kSeqExpr: PrintBranch(os, e); break;
       case ExprKind::kFunction: PrintFunction(os, "anonymous", As<FunctionNode>(e)); break;
     }
   }
@@ -163,11 +183,11 @@ class RelaxPrinter {
     os << " {";
     bool first = true;
     for (const auto& [k, v] : attrs) {
-      os << (first ? "" : ", ") << k << " = ";
+      os << (first ? "" : ", ") << text::FormatKey(k) << " = ";
       first = false;
       if (auto* i = std::get_if<int64_t>(&v)) os << *i;
       else if (auto* d = std::get_if<double>(&v)) os << ToString(FloatImm(*d, DataType::Float(64)));
-      else if (auto* s = std::get_if<std::string>(&v)) os << "\"" << *s << "\"";
+      else if (auto* s = std::get_if<std::string>(&v)) os << text::Quote(*s);
       else if (auto* l = std::get_if<std::vector<int64_t>>(&v)) {
         os << "[";
         for (size_t j = 0; j < l->size(); ++j) os << (j ? ", " : "") << (*l)[j];
@@ -177,8 +197,25 @@ class RelaxPrinter {
     os << "}";
   }
 
+  // A SeqExpr nested in an expression (If branch): `{ bindings return x }`, indented one
+  // level deeper than the enclosing binding; other expressions print inline.
+  void PrintBranch(std::ostream& os, const Expr& e) {
+    const SeqExprNode* s = As<SeqExprNode>(e);
+    if (!s) {
+      PrintExpr(os, e);
+      return;
+    }
+    os << "{\n";
+    int saved = indent_;
+    indent_ += 2;
+    PrintSeq(os, s, indent_);
+    indent_ = saved;
+    os << std::string(indent_, ' ') << "}";
+  }
+
   void PrintSeq(std::ostream& os, const SeqExprNode* s, int ind) {
     std::string pad(ind, ' ');
+    int saved = indent_;
     for (const auto& b : s->blocks) {
       int bi = ind;
       if (b.is_dataflow) {
@@ -186,8 +223,12 @@ class RelaxPrinter {
         bi += 2;
       }
       std::string bpad(bi, ' ');
+      indent_ = bi;
       for (const auto& bind : b.bindings) {
-        os << bpad << "%" << Name(bind.var) << ": " << ToString(bind.var->sinfo) << " = ";
+        os << bpad;
+        // Inside a dataflow block, a non-dataflow var is an output of the block.
+        if (b.is_dataflow && bind.var->kind == ExprKind::kVar) os << "output ";
+        os << "%" << Name(bind.var) << ": " << ToString(bind.var->sinfo) << " = ";
         if (bind.match_sinfo) {
           os << "match_cast(";
           PrintExpr(os, bind.value);
@@ -199,9 +240,11 @@ class RelaxPrinter {
       }
       if (b.is_dataflow) os << pad << "}\n";
     }
+    indent_ = ind;
     os << pad << "return ";
     PrintExpr(os, s->body);
     os << "\n";
+    indent_ = saved;
   }
 
   void PrintFunction(std::ostream& os, const std::string& name, const FunctionNode* f) {
@@ -224,6 +267,7 @@ class RelaxPrinter {
  private:
   std::unordered_map<const void*, std::string> names_;
   std::unordered_map<std::string, int> used_;
+  int indent_ = 0;
 };
 
 }  // namespace
@@ -241,7 +285,7 @@ std::string ToString(const IRModule& m) {
     os << "module attributes {";
     bool first = true;
     for (const auto& [k, v] : m.attrs) {
-      os << (first ? "" : ", ") << k << " = \"" << v << "\"";
+      os << (first ? "" : ", ") << text::FormatKey(k) << " = " << text::Quote(v);
       first = false;
     }
     os << "}\n\n";

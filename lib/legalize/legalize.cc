@@ -7,6 +7,13 @@
 namespace relax {
 
 std::vector<te::Tensor> Placeholders(const CallNode& call) {
+  std::vector<StructInfo> tensors;
+  for (const auto& a : call.args)
+    if (a->sinfo->kind == SIKind::kTensor) tensors.push_back(a->sinfo);
+  return PlaceholdersFor(tensors);
+}
+
+std::vector<te::Tensor> PlaceholdersFor(const std::vector<StructInfo>& tensors) {
   std::vector<std::pair<PrimExpr, Var>> fresh;  // model-level dim expr -> local var
   auto local = [&](const PrimExpr& d, size_t i) -> PrimExpr {
     if (d.AsInt()) return d;
@@ -19,13 +26,13 @@ std::vector<te::Tensor> Placeholders(const CallNode& call) {
   };
   std::vector<te::Tensor> out;
   int k = 0;
-  for (const auto& a : call.args) {
-    const StructInfo& s = a->sinfo;
-    if (s->kind != SIKind::kTensor) continue;
+  for (const StructInfo& s : tensors) {
     if (!s->values) RELAX_THROW("cannot legalize: argument of unknown shape " << ToString(s));
     std::vector<PrimExpr> shape;
     for (size_t i = 0; i < s->values->size(); ++i) shape.push_back(local((*s->values)[i], i));
-    out.push_back(te::Placeholder(shape, s->dtype, std::string(1, static_cast<char>('A' + k++))));
+    std::string name = k < 26 ? std::string(1, static_cast<char>('A' + k)) : "in" + std::to_string(k);
+    ++k;
+    out.push_back(te::Placeholder(shape, s->dtype, name));
   }
   return out;
 }

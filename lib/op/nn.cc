@@ -63,12 +63,13 @@ StructInfo InferConv2d(const CallNode& c, BlockBuilder& bb) {
   if (!ws[2].AsInt(&kh) || !ws[3].AsInt(&kw))
     RELAX_THROW(bb.context() << "conv2d: kernel size must be static");
   bb.UnifyDim(xs[1], ws[1] * PrimExpr(groups), "conv2d input channels vs weight channels*groups");
-  return TensorSInfo({xs[0], ws[0],
-                      bb.analyzer().Simplify(WindowOut(xs[2], win.pads[0] + win.pads[2], kh,
-                                                       win.strides[0], win.dilations[0], false)),
-                      bb.analyzer().Simplify(WindowOut(xs[3], win.pads[1] + win.pads[3], kw,
-                                                       win.strides[1], win.dilations[1], false))},
-                     x.dtype);
+  PrimExpr oh = bb.analyzer().Simplify(
+      WindowOut(xs[2], win.pads[0] + win.pads[2], kh, win.strides[0], win.dilations[0], false));
+  PrimExpr ow = bb.analyzer().Simplify(
+      WindowOut(xs[3], win.pads[1] + win.pads[3], kw, win.strides[1], win.dilations[1], false));
+  bb.RequirePositive(oh, "conv2d output height");
+  bb.RequirePositive(ow, "conv2d output width");
+  return TensorSInfo({xs[0], ws[0], oh, ow}, x.dtype);
 }
 
 te::Tensor ComputeConv2d(const CallNode& c, const std::vector<te::Tensor>& in) {
@@ -114,13 +115,14 @@ StructInfo InferPool2d(const CallNode& c, BlockBuilder& bb) {
   const auto& k = GetIntsAttr(c.attrs, "pool_size");
   bool ceil_mode = GetIntAttr(c.attrs, "ceil_mode") != 0;
   const auto& xs = *x.values;
-  return TensorSInfo(
-      {xs[0], xs[1],
-       bb.analyzer().Simplify(WindowOut(xs[2], win.pads[0] + win.pads[2], k[0], win.strides[0],
-                                        win.dilations[0], ceil_mode)),
-       bb.analyzer().Simplify(WindowOut(xs[3], win.pads[1] + win.pads[3], k[1], win.strides[1],
-                                        win.dilations[1], ceil_mode))},
-      x.dtype);
+  if (k.size() != 2) RELAX_THROW(bb.context() << OpName(c) << ": pool_size must have 2 entries");
+  PrimExpr oh = bb.analyzer().Simplify(WindowOut(xs[2], win.pads[0] + win.pads[2], k[0],
+                                                 win.strides[0], win.dilations[0], ceil_mode));
+  PrimExpr ow = bb.analyzer().Simplify(WindowOut(xs[3], win.pads[1] + win.pads[3], k[1],
+                                                 win.strides[1], win.dilations[1], ceil_mode));
+  bb.RequirePositive(oh, OpName(c) + " output height");
+  bb.RequirePositive(ow, OpName(c) + " output width");
+  return TensorSInfo({xs[0], xs[1], oh, ow}, x.dtype);
 }
 
 te::Tensor ComputeMaxPool2d(const CallNode& c, const std::vector<te::Tensor>& in) {

@@ -96,4 +96,11 @@ PrimExpr BlockBuilder::UnifyDim(const PrimExpr& a, const PrimExpr& b, const std:
   return b.AsInt() ? b : a;
 }
 
+void BlockBuilder::RequirePositive(const PrimExpr& e, const std::string& what) {
+  if (analyzer_.CanProve(e >= PrimExpr(1))) return;
+  std::string msg = context_ + what + " " + ToString(e) + " must be >= 1 (input too small)";
+  if (analyzer_.CanProve(e < PrimExpr(1))) RELAX_THROW(msg << ", but it is provably not");
+  pending_checks_.push_back({{Max(e, PrimExpr(1)), e}, msg});
+}
+
 }  // namespace relax

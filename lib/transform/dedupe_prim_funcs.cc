@@ -40,7 +40,7 @@ void DedupePrimFuncs(IRModule* mod) {
     if (it == mod->prim_funcs.end()) continue;
     std::string key = Key(it->second);
     auto [pos, inserted] = first_by_key.emplace(key, name);
-    if (!inserted) rename[name] = pos->second;
+    if (!inserted && pos->second != name) rename[name] = pos->second;
   }
   if (rename.empty()) return;
   for (auto& [name, fn] : mod->functions) {

@@ -54,6 +54,8 @@ def main():
     rng = np.random.default_rng(0)
     np.save(os.path.join(d, "good.npy"), rng.standard_normal((1, 3, 48, 192)).astype(np.float32))
     np.save(os.path.join(d, "wrong_channels.npy"), rng.standard_normal((1, 4, 48, 192)).astype(np.float32))
+    # Height 32 passes the signature but is too small for the model's pooling chain.
+    np.save(os.path.join(d, "too_small.npy"), rng.standard_normal((1, 3, 32, 192)).astype(np.float32))
     np.save(os.path.join(d, "wrong_rank.npy"), rng.standard_normal((3, 48, 192)).astype(np.float32))
     np.save(os.path.join(d, "wrong_dtype.npy"), rng.standard_normal((1, 3, 48, 192)).astype(np.float64))
     write_unsupported_model(os.path.join(d, "unsupported_ops.onnx"))

@@ -61,6 +61,8 @@ relax_cli_error(run_not_an_artifact 1 "not_onnx\\.onnx.*not (a relaxc|an) artifa
 # Bad inputs for a good artifact.
 relax_cli_error(run_wrong_channels 1 "input 'x'.*dim 1 must be 3, got 4"
                 ${RELAXC} run ${RELAX_CLS_ARTIFACT} --input x=${W}/wrong_channels.npy)
+relax_cli_error(run_input_too_small 1 "max_pool2d output height .*must be >= 1 \\(input too small\\)"
+                ${RELAXC} run ${RELAX_CLS_ARTIFACT} --input x=${W}/too_small.npy)
 relax_cli_error(run_wrong_rank 1 "input 'x'.*expected 4 dims, got 3"
                 ${RELAXC} run ${RELAX_CLS_ARTIFACT} --input x=${W}/wrong_rank.npy)
 relax_cli_error(run_wrong_dtype 1 "input 'x'.*expected dtype float32, got float64"

@@ -17,6 +17,8 @@ namespace relax {
 /// var of the PrimFunc is bound from a buffer's shape on entry and the kernel
 /// is reusable for any sizes.
 std::vector<te::Tensor> Placeholders(const CallNode& call);
+/// The same for a list of tensor StructInfos (e.g. a fused function's params).
+std::vector<te::Tensor> PlaceholdersFor(const std::vector<StructInfo>& tensors);
 
 /// Wraps `outputs` computed from `inputs` in a PrimFunc named after `hint`,
 /// adds it to the module and returns `call_tir(@f, (args...), out_sinfo)` where

@@ -41,6 +41,10 @@ class BlockBuilder {
   /// Provably unequal -> relax::Error; undecidable -> run-time check recorded.
   PrimExpr UnifyDim(const PrimExpr& a, const PrimExpr& b, const std::string& what);
 
+  /// Records that `e` must be >= 1 (e.g. a conv/pool output extent): provably < 1 ->
+  /// relax::Error; undecidable -> a run-time check (dims max(e, 1) and e equal).
+  void RequirePositive(const PrimExpr& e, const std::string& what);
+
   /// Name of the node being converted (for messages), set by the importer.
   void set_context(const std::string& ctx) { context_ = ctx; }
   const std::string& context() const { return context_; }

@@ -1,0 +1,173 @@
+// FuseOps pass: groups chains of ops by op pattern kind into primitive Relax
+// functions (attr Primitive = 1) that fuse-tir turns into one PrimFunc each.
+//
+// Rule (greedy, in binding order): a group starts at any op with a TE compute whose
+// pattern is at most out-ewise-fusable (conv, matmul, pooling, reductions, elementwise);
+// an elemwise/broadcast op joins the group whose last value it consumes when that value
+// has no other use. So conv -> batch_norm -> add -> relu becomes one kernel, and the
+// intermediate tensors never reach memory except the anchor's own output.
+#include <map>
+#include <set>
+
+#include "relax/legalize/legalize.h"
+#include "relax/op/op.h"
+#include "relax/transform/pass.h"
+
+namespace relax {
+
+namespace {
+
+struct Group {
+  std::vector<size_t> members;  // binding indices in the block
+  const VarNode* last = nullptr;
+};
+
+void CountUses(const Expr& e, std::map<const VarNode*, int>* uses) {
+  if (!e) return;
+  if (const VarNode* v = As<VarNode>(e)) {
+    ++(*uses)[v];
+  } else if (const CallNode* c = As<CallNode>(e)) {
+    for (const auto& a : c->args) CountUses(a, uses);
+  } else if (const TupleNode* t = As<TupleNode>(e)) {
+    for (const auto& f : t->fields) CountUses(f, uses);
+  } else if (const TupleGetItemNode* t = As<TupleGetItemNode>(e)) {
+    CountUses(t->tuple, uses);
+  }
+}
+
+const OpInfo* FusableOp(const Expr& value) {
+  const CallNode* c = As<CallNode>(value);
+  if (!c) return nullptr;
+  const OpNode* op = As<OpNode>(c->op);
+  if (!op) return nullptr;
+  const OpInfo* info = LookupOp(op->name);
+  if (!info || !info->compute || info->legalize) return nullptr;
+  if (info->pattern > OpPatternKind::kOutEWiseFusable) return nullptr;
+  return info;
+}
+
+// Builds the primitive function for `group` and returns the call that replaces it.
+Expr MakeFusedCall(IRModule* mod, const BindingBlock& block, const Group& group) {
+  std::map<const VarNode*, Expr> remap;  // main's values -> the function's vars
+  std::vector<Expr> call_args;
+  std::vector<VarRef> params;
+  std::set<const VarNode*> internal;
+  for (size_t i : group.members) internal.insert(block.bindings[i].var.get());
+  std::map<const ExprNode*, Expr> param_of;
+  auto external = [&](const Expr& a) -> Expr {
+    auto it = param_of.find(a.get());
+    if (it != param_of.end()) return it->second;
+    VarRef p = MakeVar("p" + std::to_string(params.size()), a->sinfo);
+    params.push_back(p);
+    call_args.push_back(a);
+    param_of[a.get()] = p;
+    return p;
+  };
+  BindingBlock body{true, {}};
+  std::string name = "fused";
+  for (size_t k = 0; k < group.members.size(); ++k) {
+    const Binding& b = block.bindings[group.members[k]];
+    const CallNode* c = As<CallNode>(b.value);
+    auto nc = std::make_shared<CallNode>(*c);
+    for (auto& a : nc->args) {
+      if (a->sinfo->kind != SIKind::kTensor) continue;
+      const VarNode* v = As<VarNode>(a);
+      a = (v && internal.count(v)) ? remap.at(v) : external(a);
+    }
+    bool is_last = k + 1 == group.members.size();
+    VarRef nv = MakeVar(b.var->name, b.var->sinfo, /*dataflow=*/!is_last);
+    remap[b.var.get()] = nv;
+    body.bindings.push_back({nv, nc, nullptr});
+    if (k < 3) name += "_" + KernelNameHint(As<OpNode>(c->op)->name);
+  }
+  auto seq = std::make_shared<SeqExprNode>();
+  seq->blocks.push_back(std::move(body));
+  seq->body = remap.at(group.last);
+  seq->sinfo = group.last->sinfo;
+  auto fn = std::make_shared<FunctionNode>();
+  fn->params = params;
+  fn->body = seq;
+  fn->ret_sinfo = group.last->sinfo;
+  fn->attrs["Primitive"] = int64_t{1};
+  std::vector<StructInfo> ps;
+  for (const auto& p : params) ps.push_back(p->sinfo);
+  fn->sinfo = FuncSInfo(ps, fn->ret_sinfo);
+  std::string fname = mod->FreshName(name);
+  mod->AddFunction(fname, fn);
+  return WithSInfo(MakeCall(MakeGlobalVar(fname), call_args), group.last->sinfo);
+}
+
+Expr FuseFunction(IRModule* mod, const FunctionNode* fn) {
+  const SeqExprNode* seq = As<SeqExprNode>(fn->body);
+  if (!seq) return nullptr;
+  std::map<const VarNode*, int> uses;
+  for (const auto& block : seq->blocks)
+    for (const auto& b : block.bindings) CountUses(b.value, &uses);
+  CountUses(seq->body, &uses);
+
+  auto nseq = std::make_shared<SeqExprNode>(*seq);
+  bool changed = false;
+  for (auto& block : nseq->blocks) {
+    if (!block.is_dataflow) continue;
+    std::vector<Group> groups;
+    std::map<const VarNode*, size_t> open;  // group's last var -> group index
+    for (size_t i = 0; i < block.bindings.size(); ++i) {
+      const Binding& b = block.bindings[i];
+      if (b.match_sinfo) continue;
+      const OpInfo* info = FusableOp(b.value);
+      if (!info) continue;
+      const CallNode* c = As<CallNode>(b.value);
+      bool joined = false;
+      if (info->pattern <= OpPatternKind::kBroadcast) {
+        for (const auto& a : c->args) {
+          const VarNode* v = As<VarNode>(a);
+          if (!v || !open.count(v) || uses[v] != 1) continue;
+          size_t g = open.at(v);
+          open.erase(v);
+          groups[g].members.push_back(i);
+          groups[g].last = b.var.get();
+          open[b.var.get()] = g;
+          joined = true;
+          break;
+        }
+      }
+      if (!joined) {
+        groups.push_back({{i}, b.var.get()});
+        open[b.var.get()] = groups.size() - 1;
+      }
+    }
+    std::map<size_t, Expr> replace_at;  // last member index -> fused call
+    std::set<size_t> drop;
+    for (const auto& g : groups) {
+      if (g.members.size() < 2) continue;
+      replace_at[g.members.back()] = MakeFusedCall(mod, block, g);
+      for (size_t k = 0; k + 1 < g.members.size(); ++k) drop.insert(g.members[k]);
+    }
+    if (replace_at.empty()) continue;
+    changed = true;
+    std::vector<Binding> out;
+    for (size_t i = 0; i < block.bindings.size(); ++i) {
+      if (drop.count(i)) continue;
+      Binding b = block.bindings[i];
+      if (replace_at.count(i)) b.value = replace_at.at(i);
+      out.push_back(b);
+    }
+    block.bindings = std::move(out);
+  }
+  if (!changed) return nullptr;
+  auto nf = std::make_shared<FunctionNode>(*fn);
+  nf->body = nseq;
+  return nf;
+}
+
+}  // namespace
+
+void FuseOps(IRModule* mod) {
+  std::vector<std::string> names;
+  for (const auto& [name, f] : mod->functions)
+    if (!As<FunctionNode>(f)->attrs.count("Primitive")) names.push_back(name);
+  for (const auto& name : names)
+    if (Expr nf = FuseFunction(mod, mod->GetFunction(name))) mod->AddFunction(name, nf);
+}
+
+}  // namespace relax
