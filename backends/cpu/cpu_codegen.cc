@@ -1,5 +1,16 @@
 // CPU backend: MLIR (from the TIR bridge) -> LLVM dialect -> LLVM IR -> O3 ->
 // x86-64 object -> shared object linked with ld.lld.
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/Module.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/FileSystem.h>
+#include <llvm/Support/Program.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+#include <llvm/TargetParser/Host.h>
 #include <mlir/Conversion/ArithToLLVM/ArithToLLVM.h>
 #include <mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h>
 #include <mlir/Conversion/FuncToLLVM/ConvertFuncToLLVMPass.h>
@@ -15,18 +26,6 @@
 #include <mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h>
 #include <mlir/Target/LLVMIR/Export.h>
 #include <mlir/Transforms/Passes.h>
-
-#include <llvm/IR/LLVMContext.h>
-#include <llvm/IR/LegacyPassManager.h>
-#include <llvm/IR/Module.h>
-#include <llvm/MC/TargetRegistry.h>
-#include <llvm/Passes/PassBuilder.h>
-#include <llvm/Support/FileSystem.h>
-#include <llvm/Support/Program.h>
-#include <llvm/Support/TargetSelect.h>
-#include <llvm/Support/raw_ostream.h>
-#include <llvm/Target/TargetMachine.h>
-#include <llvm/TargetParser/Host.h>
 
 #include <fstream>
 #include <sstream>
@@ -45,8 +44,10 @@ Target Target::Parse(const std::string& s) {
     RELAX_THROW("unknown or not yet supported target '" << t.kind << "' (supported: cpu)");
   std::string attr;
   while (is >> attr) {
-    if (attr.rfind("-mcpu=", 0) == 0) t.mcpu = attr.substr(6);
-    else RELAX_THROW("unknown target attribute '" << attr << "' for target " << t.kind);
+    if (attr.rfind("-mcpu=", 0) == 0)
+      t.mcpu = attr.substr(6);
+    else
+      RELAX_THROW("unknown target attribute '" << attr << "' for target " << t.kind);
   }
   return t;
 }
@@ -64,7 +65,8 @@ std::unique_ptr<llvm::TargetMachine> MakeTargetMachine(const Target& target) {
   std::string err;
   const llvm::Target* t = llvm::TargetRegistry::lookupTarget(triple, err);
   if (!t) RELAX_THROW("LLVM has no target for " << triple_str << ": " << err);
-  std::string cpu = target.mcpu == "native" ? std::string(llvm::sys::getHostCPUName()) : target.mcpu;
+  std::string cpu =
+      target.mcpu == "native" ? std::string(llvm::sys::getHostCPUName()) : target.mcpu;
   std::string features;
   if (target.mcpu == "native") {
     llvm::StringMap<bool> host = llvm::sys::getHostCPUFeatures();
@@ -95,8 +97,8 @@ void Optimize(llvm::Module& m, llvm::TargetMachine* tm, int level) {
                                : level == 2 ? llvm::OptimizationLevel::O2
                                : level == 1 ? llvm::OptimizationLevel::O1
                                             : llvm::OptimizationLevel::O0;
-  llvm::ModulePassManager mpm = level == 0 ? pb.buildO0DefaultPipeline(ol)
-                                           : pb.buildPerModuleDefaultPipeline(ol);
+  llvm::ModulePassManager mpm =
+      level == 0 ? pb.buildO0DefaultPipeline(ol) : pb.buildPerModuleDefaultPipeline(ol);
   mpm.run(m, mam);
 }
 
@@ -107,7 +109,8 @@ std::string ReadFile(const std::string& path) {
 
 }  // namespace
 
-std::string BuildSharedObject(const IRModule& mod, const Target& target, const CodegenOptions& options) {
+std::string BuildSharedObject(const IRModule& mod, const Target& target,
+                              const CodegenOptions& options) {
   mlir::MLIRContext ctx;
   codegen::LoadBridgeDialects(&ctx);
   mlir::registerBuiltinDialectTranslation(ctx);
@@ -148,18 +151,21 @@ std::string BuildSharedObject(const IRModule& mod, const Target& target, const C
       dos << d << "\n";
       return mlir::success();
     });
-    if (mlir::failed(pm.run(*module))) RELAX_THROW("MLIR lowering to the LLVM dialect failed: " << diag);
+    if (mlir::failed(pm.run(*module)))
+      RELAX_THROW("MLIR lowering to the LLVM dialect failed: " << diag);
   }
 
   llvm::LLVMContext llctx;
-  std::unique_ptr<llvm::Module> llmod = mlir::translateModuleToLLVMIR(*module, llctx, "relax_kernels");
+  std::unique_ptr<llvm::Module> llmod =
+      mlir::translateModuleToLLVMIR(*module, llctx, "relax_kernels");
   if (!llmod) RELAX_THROW("translating MLIR to LLVM IR failed");
   auto tm = MakeTargetMachine(target);
   llmod->setDataLayout(tm->createDataLayout());
   llmod->setTargetTriple(tm->getTargetTriple());
   // Only the packed entry points are exported; the loop nests are internal (and get inlined).
   for (auto& f : *llmod)
-    if (!f.isDeclaration() && f.getName().ends_with("_impl")) f.setLinkage(llvm::GlobalValue::InternalLinkage);
+    if (!f.isDeclaration() && f.getName().ends_with("_impl"))
+      f.setLinkage(llvm::GlobalValue::InternalLinkage);
   Optimize(*llmod, tm.get(), options.opt_level);
   if (options.dump_llvm) {
     std::string s;
@@ -190,8 +196,8 @@ std::string BuildSharedObject(const IRModule& mod, const Target& target, const C
     if (!o) RELAX_THROW("cannot write " << obj_path);
   }
   std::string lld = RELAX_LLD_PATH;
-  std::vector<llvm::StringRef> argv = {lld, "-shared", "--as-needed", "-o", so_path, obj_path,
-                                       "-L/usr/lib/x86_64-linux-gnu", "-lm"};
+  std::vector<llvm::StringRef> argv = {
+      lld, "-shared", "--as-needed", "-o", so_path, obj_path, "-L/usr/lib/x86_64-linux-gnu", "-lm"};
   std::optional<llvm::StringRef> redirects[] = {std::nullopt, llvm::StringRef(log_path),
                                                 llvm::StringRef(log_path)};
   std::string err;
@@ -200,7 +206,8 @@ std::string BuildSharedObject(const IRModule& mod, const Target& target, const C
   std::string log = ReadFile(log_path);
   llvm::sys::fs::remove_directories(dir);
   if (rc != 0 || so.empty())
-    RELAX_THROW("linking the kernels with " << lld << " failed (exit " << rc << "): " << err << log);
+    RELAX_THROW("linking the kernels with " << lld << " failed (exit " << rc << "): " << err
+                                            << log);
   return so;
 }
 

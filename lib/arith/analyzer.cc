@@ -114,15 +114,22 @@ class Canonicalizer {
   Poly ToPoly(const PrimExpr& e) {
     const PrimExprNode* n = e.get();
     switch (n->kind) {
-      case PrimKind::kIntImm: return ConstP(n->int_value);
-      case PrimKind::kVar: return AtomP(e);
-      case PrimKind::kAdd: return AddP(ToPoly(n->operands[0]), ToPoly(n->operands[1]));
-      case PrimKind::kSub: return AddP(ToPoly(n->operands[0]), ToPoly(n->operands[1]), -1);
-      case PrimKind::kMul: return MulP(ToPoly(n->operands[0]), ToPoly(n->operands[1]));
+      case PrimKind::kIntImm:
+        return ConstP(n->int_value);
+      case PrimKind::kVar:
+        return AtomP(e);
+      case PrimKind::kAdd:
+        return AddP(ToPoly(n->operands[0]), ToPoly(n->operands[1]));
+      case PrimKind::kSub:
+        return AddP(ToPoly(n->operands[0]), ToPoly(n->operands[1]), -1);
+      case PrimKind::kMul:
+        return MulP(ToPoly(n->operands[0]), ToPoly(n->operands[1]));
       case PrimKind::kFloorDiv:
-      case PrimKind::kFloorMod: return DivMod(e);
+      case PrimKind::kFloorMod:
+        return DivMod(e);
       case PrimKind::kMin:
-      case PrimKind::kMax: return MinMax(e);
+      case PrimKind::kMax:
+        return MinMax(e);
       default: {
         PrimExpr s = SimplifyNonInt(e);
         return AtomP(s);
@@ -170,9 +177,7 @@ class Canonicalizer {
   }
 
  private:
-  static bool IsIntExpr(const PrimExpr& e) {
-    return e.dtype().is_int() || e.dtype().is_uint();
-  }
+  static bool IsIntExpr(const PrimExpr& e) { return e.dtype().is_int() || e.dtype().is_uint(); }
   static PrimExpr Raw(PrimKind k, PrimExpr a, PrimExpr b) {
     auto n = std::make_shared<PrimExprNode>();
     n->kind = k;
@@ -293,7 +298,7 @@ class Canonicalizer {
     bool is_min = n->kind == PrimKind::kMin;
     Poly pa = ToPoly(n->operands[0]);
     Poly pb = ToPoly(n->operands[1]);
-    Bound d = PolyBound(AddP(pb, pa, -1));  // b - a
+    Bound d = PolyBound(AddP(pb, pa, -1));   // b - a
     if (d.lo >= 0) return is_min ? pa : pb;  // a <= b
     if (d.hi <= 0) return is_min ? pb : pa;  // b <= a
     DataType t = e.dtype();
@@ -358,21 +363,31 @@ bool Analyzer::CanProve(const PrimExpr& cond) {
     return c.PolyBound(AddP(c.ToPoly(b), c.ToPoly(a), -1));
   };
   switch (n->kind) {
-    case PrimKind::kAnd: return CanProve(n->operands[0]) && CanProve(n->operands[1]);
-    case PrimKind::kOr: return CanProve(n->operands[0]) || CanProve(n->operands[1]);
-    case PrimKind::kEQ: return CanProveEqual(n->operands[0], n->operands[1]);
-    case PrimKind::kNE: return CanProveNotEqual(n->operands[0], n->operands[1]);
-    default: break;
+    case PrimKind::kAnd:
+      return CanProve(n->operands[0]) && CanProve(n->operands[1]);
+    case PrimKind::kOr:
+      return CanProve(n->operands[0]) || CanProve(n->operands[1]);
+    case PrimKind::kEQ:
+      return CanProveEqual(n->operands[0], n->operands[1]);
+    case PrimKind::kNE:
+      return CanProveNotEqual(n->operands[0], n->operands[1]);
+    default:
+      break;
   }
   if (!(n->operands.size() == 2 && n->operands[0].dtype().is_integral())) return false;
   const PrimExpr& a = n->operands[0];
   const PrimExpr& b = n->operands[1];
   switch (n->kind) {
-    case PrimKind::kLT: return diff_bound(a, b).lo >= 1;
-    case PrimKind::kLE: return diff_bound(a, b).lo >= 0;
-    case PrimKind::kGT: return diff_bound(b, a).lo >= 1;
-    case PrimKind::kGE: return diff_bound(b, a).lo >= 0;
-    default: return false;
+    case PrimKind::kLT:
+      return diff_bound(a, b).lo >= 1;
+    case PrimKind::kLE:
+      return diff_bound(a, b).lo >= 0;
+    case PrimKind::kGT:
+      return diff_bound(b, a).lo >= 1;
+    case PrimKind::kGE:
+      return diff_bound(b, a).lo >= 0;
+    default:
+      return false;
   }
 }
 

@@ -8,7 +8,9 @@
 
 namespace relax {
 
-std::vector<std::string> DefaultPipeline() { return {"fuse-ops", "fuse-tir", "legalize", "dedupe-prim-funcs", "flatten-buffer"}; }
+std::vector<std::string> DefaultPipeline() {
+  return {"fuse-ops", "fuse-tir", "legalize", "dedupe-prim-funcs", "flatten-buffer"};
+}
 
 BuildStats Build(IRModule mod, const Target& target, const std::string& out_path,
                  PassRunner& runner) {

@@ -39,7 +39,8 @@ class Emitter {
 
   void Run() {
     // Symbolic dims bound from the buffers' N-D shapes, then scalar params.
-    const auto& shapes = f_->param_shapes.empty() ? std::vector<std::vector<PrimExpr>>() : f_->param_shapes;
+    const auto& shapes =
+        f_->param_shapes.empty() ? std::vector<std::vector<PrimExpr>>() : f_->param_shapes;
     RELAX_ICHECK(shapes.size() == f_->buffers.size());
     for (size_t i = 0; i < shapes.size(); ++i)
       for (size_t d = 0; d < shapes[i].size(); ++d)
@@ -89,7 +90,8 @@ class Emitter {
       impl_.setArgAttr(static_cast<unsigned>(i), "llvm.noalias", b_.getUnitAttr());
     mlir::Block* entry = impl_.addEntryBlock();
     b_.setInsertionPointToStart(entry);
-    for (size_t i = 0; i < f_->buffers.size(); ++i) bufs_[f_->buffers[i].get()] = entry->getArgument(i);
+    for (size_t i = 0; i < f_->buffers.size(); ++i)
+      bufs_[f_->buffers[i].get()] = entry->getArgument(i);
     for (size_t i = 0; i < dims_.size(); ++i)
       vars_[dims_[i].var.get()] = entry->getArgument(f_->buffers.size() + i);
     EmitStmt(f_->body);
@@ -101,19 +103,22 @@ class Emitter {
     auto i32 = b_.getI32Type();
     auto i64 = b_.getI64Type();
     b_.setInsertionPointToEnd(module_.getBody());
-    auto fn = mlir::func::FuncOp::create(b_, loc_, f_->name, b_.getFunctionType({ptr, i32, ptr}, {i32}));
+    auto fn =
+        mlir::func::FuncOp::create(b_, loc_, f_->name, b_.getFunctionType({ptr, i32, ptr}, {i32}));
     mlir::Block* entry = fn.addEntryBlock();
     b_.setInsertionPointToStart(entry);
     Value args = entry->getArgument(0);
     auto i8 = b_.getI8Type();
     auto load_at = [&](Value base, int64_t byte_off, mlir::Type t) -> Value {
-      Value p = mlir::LLVM::GEPOp::create(b_, loc_, ptr, i8, base,
-                                           llvm::ArrayRef<mlir::LLVM::GEPArg>{static_cast<int32_t>(byte_off)});
+      Value p = mlir::LLVM::GEPOp::create(
+          b_, loc_, ptr, i8, base,
+          llvm::ArrayRef<mlir::LLVM::GEPArg>{static_cast<int32_t>(byte_off)});
       return mlir::LLVM::LoadOp::create(b_, loc_, t, p);
     };
     std::vector<Value> tensors;
     for (size_t i = 0; i < f_->buffers.size(); ++i)
-      tensors.push_back(load_at(args, static_cast<int64_t>(i) * kRelaxValueSize + kRelaxValuePayload, ptr));
+      tensors.push_back(
+          load_at(args, static_cast<int64_t>(i) * kRelaxValueSize + kRelaxValuePayload, ptr));
     llvm::SmallVector<Value> call_args;
     for (size_t i = 0; i < f_->buffers.size(); ++i)
       call_args.push_back(MemRefFromPointer(load_at(tensors[i], 0, ptr), f_->buffers[i]));
@@ -123,9 +128,9 @@ class Emitter {
         Value shape = load_at(tensors[d.buffer], kDLTensorShapeOffset, ptr);
         call_args.push_back(load_at(shape, 8 * d.axis, i64));
       } else {
-        call_args.push_back(load_at(args, static_cast<int64_t>(scalar_index++) * kRelaxValueSize +
-                                              kRelaxValuePayload,
-                                    i64));
+        call_args.push_back(load_at(
+            args, static_cast<int64_t>(scalar_index++) * kRelaxValueSize + kRelaxValuePayload,
+            i64));
       }
     }
     mlir::func::CallOp::create(b_, loc_, impl_, call_args);
@@ -172,7 +177,8 @@ class Emitter {
   void CollectUses(const tir::Stmt& s, std::vector<const PrimExprNode*>* vars,
                    std::vector<const BufferNode*>* bufs) {
     if (!s) return;
-    for (const PrimExpr* e : {&s->min, &s->extent, &s->value, &s->cond}) CollectUses(*e, vars, bufs);
+    for (const PrimExpr* e : {&s->min, &s->extent, &s->value, &s->cond})
+      CollectUses(*e, vars, bufs);
     for (const auto& i : s->indices) CollectUses(i, vars, bufs);
     if (s->buffer && bufs_.count(s->buffer.get()) &&
         std::find(bufs->begin(), bufs->end(), s->buffer.get()) == bufs->end())
@@ -209,14 +215,16 @@ class Emitter {
 
     // Parent side: pack captures, call the runtime.
     int64_t nslots = static_cast<int64_t>(cap_vars.size() + cap_bufs.size());
-    Value count = mlir::LLVM::ConstantOp::create(b_, loc_, i64, b_.getI64IntegerAttr(std::max<int64_t>(nslots, 1)));
+    Value count = mlir::LLVM::ConstantOp::create(
+        b_, loc_, i64, b_.getI64IntegerAttr(std::max<int64_t>(nslots, 1)));
     Value ctx = mlir::LLVM::AllocaOp::create(b_, loc_, ptr, i64, count);
     auto slot = [&](Value base, int64_t k) -> Value {
-      return mlir::LLVM::GEPOp::create(b_, loc_, ptr, i8, base,
-                                       llvm::ArrayRef<mlir::LLVM::GEPArg>{static_cast<int32_t>(8 * k)});
+      return mlir::LLVM::GEPOp::create(
+          b_, loc_, ptr, i8, base, llvm::ArrayRef<mlir::LLVM::GEPArg>{static_cast<int32_t>(8 * k)});
     };
     int64_t k = 0;
-    for (const PrimExprNode* v : cap_vars) mlir::LLVM::StoreOp::create(b_, loc_, Cast64(vars_.at(v)), slot(ctx, k++));
+    for (const PrimExprNode* v : cap_vars)
+      mlir::LLVM::StoreOp::create(b_, loc_, Cast64(vars_.at(v)), slot(ctx, k++));
     for (const BufferNode* bn : cap_bufs) {
       Value p = mlir::memref::ExtractAlignedPointerAsIndexOp::create(b_, loc_, bufs_.at(bn));
       Value pi = mlir::arith::IndexCastOp::create(b_, loc_, i64, p);
@@ -227,14 +235,18 @@ class Emitter {
     {
       mlir::OpBuilder::InsertionGuard guard(b_);
       b_.setInsertionPointToEnd(module_.getBody());
-      outlined = mlir::func::FuncOp::create(b_, loc_, name, b_.getFunctionType({ptr, i64}, {b_.getI32Type()}));
+      outlined = mlir::func::FuncOp::create(b_, loc_, name,
+                                            b_.getFunctionType({ptr, i64}, {b_.getI32Type()}));
       outlined.setPrivate();
     }
     Value fn = mlir::func::ConstantOp::create(b_, loc_, outlined.getFunctionType(), name);
-    Value fnp = mlir::UnrealizedConversionCastOp::create(b_, loc_, mlir::TypeRange{ptr}, mlir::ValueRange{fn}).getResult(0);
+    Value fnp = mlir::UnrealizedConversionCastOp::create(b_, loc_, mlir::TypeRange{ptr},
+                                                         mlir::ValueRange{fn})
+                    .getResult(0);
     Value zero = mlir::arith::ConstantIntOp::create(b_, loc_, 0, 64);
     Value extent = Cast64(Expr(s->extent));
-    mlir::func::CallOp::create(b_, loc_, ParallelForDecl(), mlir::ValueRange{zero, extent, fnp, ctx});
+    mlir::func::CallOp::create(b_, loc_, ParallelForDecl(),
+                               mlir::ValueRange{zero, extent, fnp, ctx});
 
     // Child side: unpack captures, run one iteration.
     auto saved_vars = vars_;
@@ -259,9 +271,10 @@ class Emitter {
         bufs_[bn] = MemRefFromPointer(p, buf_nodes.at(bn));
       }
       Value iv = entry->getArgument(1);
-      vars_[s->var.get()] = s->min.AsInt() && s->min->int_value == 0
-                                ? iv
-                                : Value(mlir::arith::AddIOp::create(b_, loc_, Cast64(Expr(s->min)), iv));
+      vars_[s->var.get()] =
+          s->min.AsInt() && s->min->int_value == 0
+              ? iv
+              : Value(mlir::arith::AddIOp::create(b_, loc_, Cast64(Expr(s->min)), iv));
       EmitStmt(s->body[0]);
       Value ok = mlir::arith::ConstantIntOp::create(b_, loc_, 0, 32);
       mlir::func::ReturnOp::create(b_, loc_, mlir::ValueRange{ok});
@@ -317,8 +330,10 @@ class Emitter {
       }
       case tir::StmtKind::kStore: {
         Value v = Expr(s->value);
-        if (s->buffer->dtype.is_bool()) v = mlir::arith::ExtUIOp::create(b_, loc_, b_.getI8Type(), v);
-        mlir::memref::StoreOp::create(b_, loc_, v, Buf(s->buffer), mlir::ValueRange{Index(s->indices[0])});
+        if (s->buffer->dtype.is_bool())
+          v = mlir::arith::ExtUIOp::create(b_, loc_, b_.getI8Type(), v);
+        mlir::memref::StoreOp::create(b_, loc_, v, Buf(s->buffer),
+                                      mlir::ValueRange{Index(s->indices[0])});
         return;
       }
       case tir::StmtKind::kLet:
@@ -341,13 +356,16 @@ class Emitter {
       }
       case tir::StmtKind::kAllocate: {
         Value size = Index(s->buffer->shape[0]);
-        auto alloc = mlir::memref::AllocOp::create(b_, loc_, MemRefOf(s->buffer), mlir::ValueRange{size});
+        auto alloc =
+            mlir::memref::AllocOp::create(b_, loc_, MemRefOf(s->buffer), mlir::ValueRange{size});
         bufs_[s->buffer.get()] = alloc;
         EmitStmt(s->body[0]);
         mlir::memref::DeallocOp::create(b_, loc_, alloc);
         return;
       }
-      case tir::StmtKind::kEvaluate: Expr(s->value); return;
+      case tir::StmtKind::kEvaluate:
+        Expr(s->value);
+        return;
     }
   }
 
@@ -383,13 +401,18 @@ class Emitter {
         return it->second;
       }
       case PrimKind::kAdd:
-        return fl ? Value(AddFOp::create(b_, loc_, bin(0), bin(1))) : Value(AddIOp::create(b_, loc_, bin(0), bin(1)));
+        return fl ? Value(AddFOp::create(b_, loc_, bin(0), bin(1)))
+                  : Value(AddIOp::create(b_, loc_, bin(0), bin(1)));
       case PrimKind::kSub:
-        return fl ? Value(SubFOp::create(b_, loc_, bin(0), bin(1))) : Value(SubIOp::create(b_, loc_, bin(0), bin(1)));
+        return fl ? Value(SubFOp::create(b_, loc_, bin(0), bin(1)))
+                  : Value(SubIOp::create(b_, loc_, bin(0), bin(1)));
       case PrimKind::kMul:
-        return fl ? Value(MulFOp::create(b_, loc_, bin(0), bin(1))) : Value(MulIOp::create(b_, loc_, bin(0), bin(1)));
-      case PrimKind::kDiv: return DivFOp::create(b_, loc_, bin(0), bin(1));
-      case PrimKind::kFloorDiv: return FloorDivSIOp::create(b_, loc_, bin(0), bin(1));
+        return fl ? Value(MulFOp::create(b_, loc_, bin(0), bin(1)))
+                  : Value(MulIOp::create(b_, loc_, bin(0), bin(1)));
+      case PrimKind::kDiv:
+        return DivFOp::create(b_, loc_, bin(0), bin(1));
+      case PrimKind::kFloorDiv:
+        return FloorDivSIOp::create(b_, loc_, bin(0), bin(1));
       case PrimKind::kFloorMod: {
         Value a = bin(0), d = bin(1);
         Value r = RemSIOp::create(b_, loc_, a, d);
@@ -402,33 +425,42 @@ class Emitter {
       }
       case PrimKind::kMin:
         if (fl) return MinimumFOp::create(b_, loc_, bin(0), bin(1));
-        return uns ? Value(MinUIOp::create(b_, loc_, bin(0), bin(1))) : Value(MinSIOp::create(b_, loc_, bin(0), bin(1)));
+        return uns ? Value(MinUIOp::create(b_, loc_, bin(0), bin(1)))
+                   : Value(MinSIOp::create(b_, loc_, bin(0), bin(1)));
       case PrimKind::kMax:
         if (fl) return MaximumFOp::create(b_, loc_, bin(0), bin(1));
-        return uns ? Value(MaxUIOp::create(b_, loc_, bin(0), bin(1))) : Value(MaxSIOp::create(b_, loc_, bin(0), bin(1)));
+        return uns ? Value(MaxUIOp::create(b_, loc_, bin(0), bin(1)))
+                   : Value(MaxSIOp::create(b_, loc_, bin(0), bin(1)));
       case PrimKind::kEQ:
       case PrimKind::kNE:
       case PrimKind::kLT:
       case PrimKind::kLE:
       case PrimKind::kGT:
-      case PrimKind::kGE: return Compare(n->kind, bin(0), bin(1), fl, uns);
-      case PrimKind::kAnd: return AndIOp::create(b_, loc_, bin(0), bin(1));
-      case PrimKind::kOr: return OrIOp::create(b_, loc_, bin(0), bin(1));
+      case PrimKind::kGE:
+        return Compare(n->kind, bin(0), bin(1), fl, uns);
+      case PrimKind::kAnd:
+        return AndIOp::create(b_, loc_, bin(0), bin(1));
+      case PrimKind::kOr:
+        return OrIOp::create(b_, loc_, bin(0), bin(1));
       case PrimKind::kNot: {
         Value one = ConstantIntOp::create(b_, loc_, b_.getI1Type(), 1);
         return XOrIOp::create(b_, loc_, bin(0), one);
       }
-      case PrimKind::kSelect: return SelectOp::create(b_, loc_, bin(0), bin(1), bin(2));
-      case PrimKind::kCast: return CastTo(bin(0), n->operands[0].dtype(), t);
+      case PrimKind::kSelect:
+        return SelectOp::create(b_, loc_, bin(0), bin(1), bin(2));
+      case PrimKind::kCast:
+        return CastTo(bin(0), n->operands[0].dtype(), t);
       case PrimKind::kLoad: {
-        Value v = mlir::memref::LoadOp::create(b_, loc_, Buf(n->buffer), mlir::ValueRange{Index(n->operands[0])});
+        Value v = mlir::memref::LoadOp::create(b_, loc_, Buf(n->buffer),
+                                               mlir::ValueRange{Index(n->operands[0])});
         if (t.is_bool()) {
           Value zero = ConstantIntOp::create(b_, loc_, b_.getI8Type(), 0);
           v = CmpIOp::create(b_, loc_, CmpIPredicate::ne, v, zero);
         }
         return v;
       }
-      case PrimKind::kCall: return Intrinsic(n);
+      case PrimKind::kCall:
+        return Intrinsic(n);
       case PrimKind::kReduce:
         RELAX_THROW("PrimFunc '" << f_->name << "': unlowered reduction reached codegen");
     }
@@ -461,17 +493,20 @@ class Emitter {
     if (from == to) return v;
     if (to.is_bool()) {
       if (from.is_float()) {
-        Value z = ConstantFloatOp::create(b_, loc_, mlir::cast<mlir::FloatType>(v.getType()),
-                                          llvm::APFloat(mlir::cast<mlir::FloatType>(v.getType()).getFloatSemantics(), 0));
+        Value z = ConstantFloatOp::create(
+            b_, loc_, mlir::cast<mlir::FloatType>(v.getType()),
+            llvm::APFloat(mlir::cast<mlir::FloatType>(v.getType()).getFloatSemantics(), 0));
         return CmpFOp::create(b_, loc_, CmpFPredicate::UNE, v, z);
       }
       Value z = ConstantIntOp::create(b_, loc_, v.getType(), 0);
       return CmpIOp::create(b_, loc_, CmpIPredicate::ne, v, z);
     }
     if (from.is_float() && to.is_float())
-      return to.bits > from.bits ? Value(ExtFOp::create(b_, loc_, tt, v)) : Value(TruncFOp::create(b_, loc_, tt, v));
+      return to.bits > from.bits ? Value(ExtFOp::create(b_, loc_, tt, v))
+                                 : Value(TruncFOp::create(b_, loc_, tt, v));
     if (from.is_float())
-      return to.is_uint() ? Value(FPToUIOp::create(b_, loc_, tt, v)) : Value(FPToSIOp::create(b_, loc_, tt, v));
+      return to.is_uint() ? Value(FPToUIOp::create(b_, loc_, tt, v))
+                          : Value(FPToSIOp::create(b_, loc_, tt, v));
     if (to.is_float())
       return (from.is_uint() || from.is_bool()) ? Value(UIToFPOp::create(b_, loc_, tt, v))
                                                 : Value(SIToFPOp::create(b_, loc_, tt, v));

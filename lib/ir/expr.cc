@@ -1,8 +1,9 @@
 // Relax expression constructors and attribute access.
 #include "relax/ir/expr.h"
 
-#include <mutex>
 #include <xxhash.h>
+
+#include <mutex>
 
 #include "relax/support/error.h"
 
@@ -99,8 +100,10 @@ Expr MakeCall(Expr op, std::vector<Expr> args, Attrs attrs, std::vector<StructIn
 Expr WithSInfo(const Expr& e, StructInfo s) {
   std::shared_ptr<ExprNode> copy;
   switch (e->kind) {
-#define RELAX_COPY(K, T) \
-  case ExprKind::K: copy = std::make_shared<T>(*static_cast<const T*>(e.get())); break;
+#define RELAX_COPY(K, T)                                         \
+  case ExprKind::K:                                              \
+    copy = std::make_shared<T>(*static_cast<const T*>(e.get())); \
+    break;
     RELAX_COPY(kVar, VarNode)
     RELAX_COPY(kDataflowVar, VarNode)
     RELAX_COPY(kConstant, ConstantNode)

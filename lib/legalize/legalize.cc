@@ -30,7 +30,8 @@ std::vector<te::Tensor> PlaceholdersFor(const std::vector<StructInfo>& tensors) 
     if (!s->values) RELAX_THROW("cannot legalize: argument of unknown shape " << ToString(s));
     std::vector<PrimExpr> shape;
     for (size_t i = 0; i < s->values->size(); ++i) shape.push_back(local((*s->values)[i], i));
-    std::string name = k < 26 ? std::string(1, static_cast<char>('A' + k)) : "in" + std::to_string(k);
+    std::string name =
+        k < 26 ? std::string(1, static_cast<char>('A' + k)) : "in" + std::to_string(k);
     ++k;
     out.push_back(te::Placeholder(shape, s->dtype, name));
   }

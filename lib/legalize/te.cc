@@ -3,10 +3,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <map>
 #include <set>
-#include <functional>
 
 #include "relax/arith/analyzer.h"
 #include "relax/support/error.h"
@@ -19,8 +19,7 @@ thread_local std::map<const BufferNode*, std::weak_ptr<const TensorNode>> g_tens
 
 void FindLoads(const PrimExpr& e, std::vector<Buffer>* out) {
   if (!e.defined()) return;
-  if (e.kind() == PrimKind::kLoad &&
-      std::find(out->begin(), out->end(), e->buffer) == out->end())
+  if (e.kind() == PrimKind::kLoad && std::find(out->begin(), out->end(), e->buffer) == out->end())
     out->push_back(e->buffer);
   for (const auto& o : e->operands) FindLoads(o, out);
 }
@@ -39,8 +38,8 @@ Tensor Placeholder(std::vector<PrimExpr> shape, DataType t, const std::string& n
 }
 
 Tensor Compute(std::vector<PrimExpr> shape,
-               const std::function<PrimExpr(const std::vector<Var>&)>& f,
-               const std::string& name, bool materialize) {
+               const std::function<PrimExpr(const std::vector<Var>&)>& f, const std::string& name,
+               bool materialize) {
   auto n = std::make_shared<TensorNode>();
   n->materialize = materialize;
   static const char* kAxisNames[] = {"i", "j", "k", "l", "m", "o", "p", "q"};
@@ -97,8 +96,8 @@ PrimExpr MaxValue(DataType t) {
   if (t.is_float()) return FloatImm(std::numeric_limits<double>::infinity(), t);
   if (t.is_bool()) return IntImm(1, t);
   if (t.is_uint()) return IntImm(t.bits >= 64 ? -1 : (int64_t{1} << t.bits) - 1, t);
-  return IntImm(t.bits >= 64 ? std::numeric_limits<int64_t>::max() : (int64_t{1} << (t.bits - 1)) - 1,
-                t);
+  return IntImm(
+      t.bits >= 64 ? std::numeric_limits<int64_t>::max() : (int64_t{1} << (t.bits - 1)) - 1, t);
 }
 
 namespace {
@@ -123,7 +122,7 @@ tir::Stmt StageBody(const Tensor& t) {
   if (body.kind() == PrimKind::kReduce) {
     const std::string& comb = body->name;
     DataType dt = body.dtype();
-    PrimExpr init = comb == "sum" ? (dt.is_float() ? FloatImm(0.0, dt) : IntImm(0, dt))
+    PrimExpr init = comb == "sum"   ? (dt.is_float() ? FloatImm(0.0, dt) : IntImm(0, dt))
                     : comb == "max" ? MinValue(dt)
                                     : MaxValue(dt);
     PrimExpr cur = Load(t->buffer, idx);
@@ -137,11 +136,12 @@ tir::Stmt StageBody(const Tensor& t) {
     };
     if (rank > outer) {
       tir::Stmt init_nest = spatial(outer, rank, tir::Store(t->buffer, idx, init));
-      tir::Stmt upd_nest =
-          spatial(outer, rank - 1, reduce_loops(spatial(rank - 1, rank, tir::Store(t->buffer, idx, upd))));
+      tir::Stmt upd_nest = spatial(
+          outer, rank - 1, reduce_loops(spatial(rank - 1, rank, tir::Store(t->buffer, idx, upd))));
       s = tir::Seq({init_nest, upd_nest});
     } else {
-      s = tir::Seq({tir::Store(t->buffer, idx, init), reduce_loops(tir::Store(t->buffer, idx, upd))});
+      s = tir::Seq(
+          {tir::Store(t->buffer, idx, init), reduce_loops(tir::Store(t->buffer, idx, upd))});
     }
   } else {
     s = spatial(outer, rank, tir::Store(t->buffer, idx, body));
@@ -170,8 +170,8 @@ tir::PrimFunc CreatePrimFunc(const std::string& name, const std::vector<Tensor>&
     visited.insert(t.get());
     if (input_set.count(t.get())) return;
     if (!t->body.defined())
-      RELAX_THROW("internal error: PrimFunc '" << name << "' reads placeholder "
-                                               << t->buffer->name << " that is not an input");
+      RELAX_THROW("internal error: PrimFunc '" << name << "' reads placeholder " << t->buffer->name
+                                               << " that is not an input");
     for (const auto& d : t->deps) visit(d);
     order.push_back(t);
   };

@@ -15,9 +15,9 @@ class Flattener {
   Buffer Flat(const Buffer& b) {
     auto it = map_.find(b.get());
     if (it != map_.end()) return it->second;
-    Buffer nb = b->shape.size() == 1
-                    ? b
-                    : MakeBuffer(b->name, b->dtype, {an_.Simplify(ShapeProduct(b->shape))}, b->scope);
+    Buffer nb = b->shape.size() == 1 ? b
+                                     : MakeBuffer(b->name, b->dtype,
+                                                  {an_.Simplify(ShapeProduct(b->shape))}, b->scope);
     map_[b.get()] = nb;
     return nb;
   }

@@ -98,14 +98,29 @@ class VMCodegenImpl {
     }
     int64_t opcode;
     switch (e.kind()) {
-      case PrimKind::kAdd: opcode = 2; break;
-      case PrimKind::kSub: opcode = 3; break;
-      case PrimKind::kMul: opcode = 4; break;
-      case PrimKind::kFloorDiv: opcode = 5; break;
-      case PrimKind::kFloorMod: opcode = 6; break;
-      case PrimKind::kMin: opcode = 7; break;
-      case PrimKind::kMax: opcode = 8; break;
-      default: RELAX_THROW(ctx << ": cannot evaluate shape expression " << ToString(e) << " in the VM");
+      case PrimKind::kAdd:
+        opcode = 2;
+        break;
+      case PrimKind::kSub:
+        opcode = 3;
+        break;
+      case PrimKind::kMul:
+        opcode = 4;
+        break;
+      case PrimKind::kFloorDiv:
+        opcode = 5;
+        break;
+      case PrimKind::kFloorMod:
+        opcode = 6;
+        break;
+      case PrimKind::kMin:
+        opcode = 7;
+        break;
+      case PrimKind::kMax:
+        opcode = 8;
+        break;
+      default:
+        RELAX_THROW(ctx << ": cannot evaluate shape expression " << ToString(e) << " in the VM");
     }
     Program(e->operands[0], toks, ctx);
     Program(e->operands[1], toks, ctx);
@@ -210,8 +225,10 @@ class VMCodegenImpl {
         const StructInfo& out = c->sinfo_args[0];
         if (out->kind != SIKind::kTensor || !out->values)
           RELAX_THROW(ctx << ": only single-tensor outputs are supported");
-        int64_t shape = Call("vm.builtin.make_shape", {Reg(heap_), ShapeProgram(*out->values, ctx)});
-        int64_t dst = Call("vm.builtin.alloc_tensor", {Reg(shape), Str(ToRuntimeString(out->dtype))});
+        int64_t shape =
+            Call("vm.builtin.make_shape", {Reg(heap_), ShapeProgram(*out->values, ctx)});
+        int64_t dst =
+            Call("vm.builtin.alloc_tensor", {Reg(shape), Str(ToRuntimeString(out->dtype))});
         std::vector<Arg> args;
         for (const auto& a : As<TupleNode>(c->args[1])->fields) args.push_back(ArgOf(a));
         args.push_back(Reg(dst));
@@ -220,8 +237,8 @@ class VMCodegenImpl {
         return;
       }
       if (op->name == "relax.reshape") {
-        int64_t shape = Call("vm.builtin.make_shape",
-                             {Reg(heap_), ShapeProgram(*b.var->sinfo->values, ctx)});
+        int64_t shape =
+            Call("vm.builtin.make_shape", {Reg(heap_), ShapeProgram(*b.var->sinfo->values, ctx)});
         regs_[b.var.get()] = Call("vm.builtin.reshape", {ArgOf(c->args[0]), Reg(shape)});
         return;
       }
@@ -250,8 +267,10 @@ class VMCodegenImpl {
   runtime::DimSig Dim(const PrimExpr& e) {
     runtime::DimSig d;
     int64_t c;
-    if (e.AsInt(&c)) d.value = c;
-    else d.sym = ToString(e);
+    if (e.AsInt(&c))
+      d.value = c;
+    else
+      d.sym = ToString(e);
     return d;
   }
 
@@ -263,12 +282,15 @@ class VMCodegenImpl {
       result_.exec.inputs.push_back(s);
     }
     std::vector<StructInfo> outs;
-    if (fn->ret_sinfo->kind == SIKind::kTuple) outs = fn->ret_sinfo->fields;
-    else outs = {fn->ret_sinfo};
+    if (fn->ret_sinfo->kind == SIKind::kTuple)
+      outs = fn->ret_sinfo->fields;
+    else
+      outs = {fn->ret_sinfo};
     for (size_t i = 0; i < outs.size(); ++i) {
       auto it = mod_.attrs.find("output_name." + std::to_string(i));
       runtime::TensorSig s{it == mod_.attrs.end() ? "output" + std::to_string(i) : it->second,
-                           ToRuntimeString(outs[i]->dtype), {}};
+                           ToRuntimeString(outs[i]->dtype),
+                           {}};
       if (outs[i]->values)
         for (const auto& d : *outs[i]->values) s.dims.push_back(Dim(d));
       result_.exec.outputs.push_back(s);

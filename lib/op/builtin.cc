@@ -7,8 +7,7 @@ namespace relax {
 
 namespace {
 StructInfo InferDPSCall(const CallNode& c, BlockBuilder&) {
-  if (c.sinfo_args.size() != 1)
-    RELAX_THROW(OpName(c) << " needs exactly one output StructInfo");
+  if (c.sinfo_args.size() != 1) RELAX_THROW(OpName(c) << " needs exactly one output StructInfo");
   if (c.args.size() < 2 || !As<TupleNode>(c.args[1]))
     RELAX_THROW(OpName(c) << " expects (callee, (args...))");
   return c.sinfo_args[0];

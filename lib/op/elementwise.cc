@@ -76,7 +76,9 @@ void RegisterBinary(const std::string& name, BinaryFn fn) {
     };
     auto out = te::Compute(
         shape,
-        [&](const std::vector<Var>& i) { return fn((*in[0])(index(sa, i)), (*in[1])(index(sb, i))); },
+        [&](const std::vector<Var>& i) {
+          return fn((*in[0])(index(sa, i)), (*in[1])(index(sb, i)));
+        },
         "out");
     return out;
   };
@@ -113,7 +115,8 @@ void RegisterElementwiseOps() {
       "hard_sigmoid",
       [](const PrimExpr& x, const Attrs& a) {
         DataType t = x.dtype();
-        PrimExpr y = FloatImm(GetFloatAttr(a, "alpha"), t) * x + FloatImm(GetFloatAttr(a, "beta"), t);
+        PrimExpr y =
+            FloatImm(GetFloatAttr(a, "alpha"), t) * x + FloatImm(GetFloatAttr(a, "beta"), t);
         return Max(FloatImm(0.0, t), Min(FloatImm(1.0, t), y));
       },
       true);

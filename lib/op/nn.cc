@@ -53,8 +53,8 @@ StructInfo InferConv2d(const CallNode& c, BlockBuilder& bb) {
   const auto& x = TensorArg(c, 0);
   const auto& w = TensorArg(c, 1);
   if (x.ndim != 4 || w.ndim != 4)
-    RELAX_THROW(bb.context() << "conv2d expects 4-D data and weight, got ranks " << x.ndim << " and "
-                             << w.ndim);
+    RELAX_THROW(bb.context() << "conv2d expects 4-D data and weight, got ranks " << x.ndim
+                             << " and " << w.ndim);
   Window win = GetWindow(c.attrs);
   int64_t groups = GetIntAttr(c.attrs, "groups");
   const auto& xs = *x.values;
@@ -82,8 +82,10 @@ te::Tensor ComputeConv2d(const CallNode& c, const std::vector<te::Tensor>& in) {
   ws[2].AsInt(&kh);
   ws[3].AsInt(&kw);
   bool static_oc = ws[0].AsInt(&oc);
-  PrimExpr oh = WindowOut(xs[2], win.pads[0] + win.pads[2], kh, win.strides[0], win.dilations[0], false);
-  PrimExpr ow = WindowOut(xs[3], win.pads[1] + win.pads[3], kw, win.strides[1], win.dilations[1], false);
+  PrimExpr oh =
+      WindowOut(xs[2], win.pads[0] + win.pads[2], kh, win.strides[0], win.dilations[0], false);
+  PrimExpr ow =
+      WindowOut(xs[3], win.pads[1] + win.pads[3], kw, win.strides[1], win.dilations[1], false);
   bool padded = win.pads[0] || win.pads[1] || win.pads[2] || win.pads[3];
   PrimExpr cg = ws[1];
   PrimExpr ocg = static_oc ? PrimExpr(oc / groups) : FloorDiv(ws[0], PrimExpr(groups));
@@ -98,8 +100,9 @@ te::Tensor ComputeConv2d(const CallNode& c, const std::vector<te::Tensor>& in) {
         PrimExpr iw = i[3] * PrimExpr(win.strides[1]) - PrimExpr(win.pads[1]) +
                       rw.var * PrimExpr(win.dilations[1]);
         PrimExpr ic = groups == 1 ? PrimExpr(rc.var) : FloorDiv(i[1], ocg) * cg + rc.var;
-        PrimExpr xv = padded ? (*P)({i[0], ic, ih + PrimExpr(win.pads[0]), iw + PrimExpr(win.pads[1])})
-                             : (*X)({i[0], ic, ih, iw});
+        PrimExpr xv = padded
+                          ? (*P)({i[0], ic, ih + PrimExpr(win.pads[0]), iw + PrimExpr(win.pads[1])})
+                          : (*X)({i[0], ic, ih, iw});
         return te::Sum(xv * (*W)({i[1], rc.var, rh.var, rw.var}), {rc, rh, rw});
       },
       "conv");
@@ -131,8 +134,10 @@ te::Tensor ComputeMaxPool2d(const CallNode& c, const std::vector<te::Tensor>& in
   const auto& k = GetIntsAttr(c.attrs, "pool_size");
   bool ceil_mode = GetIntAttr(c.attrs, "ceil_mode") != 0;
   const auto& xs = X->shape();
-  PrimExpr oh = WindowOut(xs[2], win.pads[0] + win.pads[2], k[0], win.strides[0], win.dilations[0], ceil_mode);
-  PrimExpr ow = WindowOut(xs[3], win.pads[1] + win.pads[3], k[1], win.strides[1], win.dilations[1], ceil_mode);
+  PrimExpr oh = WindowOut(xs[2], win.pads[0] + win.pads[2], k[0], win.strides[0], win.dilations[0],
+                          ceil_mode);
+  PrimExpr ow = WindowOut(xs[3], win.pads[1] + win.pads[3], k[1], win.strides[1], win.dilations[1],
+                          ceil_mode);
   te::ReduceAxis rh = te::RAxis(k[0], "rh"), rw = te::RAxis(k[1], "rw");
   bool padded = win.pads[0] || win.pads[1] || win.pads[2] || win.pads[3];
   // ceil_mode windows may run past the padded input: pad the far side by one extra stride.
@@ -146,10 +151,13 @@ te::Tensor ComputeMaxPool2d(const CallNode& c, const std::vector<te::Tensor>& in
   auto out = te::Compute(
       {xs[0], xs[1], oh, ow},
       [&](const std::vector<Var>& i) {
-        PrimExpr ih = i[2] * PrimExpr(win.strides[0]) - PrimExpr(win.pads[0]) + rh.var * PrimExpr(win.dilations[0]);
-        PrimExpr iw = i[3] * PrimExpr(win.strides[1]) - PrimExpr(win.pads[1]) + rw.var * PrimExpr(win.dilations[1]);
-        PrimExpr v = padded ? (*P)({i[0], i[1], ih + PrimExpr(win.pads[0]), iw + PrimExpr(win.pads[1])})
-                            : (*X)({i[0], i[1], ih, iw});
+        PrimExpr ih = i[2] * PrimExpr(win.strides[0]) - PrimExpr(win.pads[0]) +
+                      rh.var * PrimExpr(win.dilations[0]);
+        PrimExpr iw = i[3] * PrimExpr(win.strides[1]) - PrimExpr(win.pads[1]) +
+                      rw.var * PrimExpr(win.dilations[1]);
+        PrimExpr v =
+            padded ? (*P)({i[0], i[1], ih + PrimExpr(win.pads[0]), iw + PrimExpr(win.pads[1])})
+                   : (*X)({i[0], i[1], ih, iw});
         return te::MaxReduce(v, {rh, rw});
       },
       "pool");
@@ -164,7 +172,8 @@ StructInfo InferBatchNorm(const CallNode& c, BlockBuilder& bb) {
   for (size_t i = 1; i < 5; ++i) {
     const auto& p = TensorArg(c, i);
     if (p.ndim != 1) RELAX_THROW(bb.context() << "batch_norm parameter " << i << " must be 1-D");
-    bb.UnifyDim((*x.values)[1], (*p.values)[0], "batch_norm channels vs parameter " + std::to_string(i));
+    bb.UnifyDim((*x.values)[1], (*p.values)[0],
+                "batch_norm channels vs parameter " + std::to_string(i));
   }
   return TensorSInfo(*x.values, x.dtype);
 }
@@ -233,8 +242,9 @@ te::Tensor ComputeMatmul(const CallNode& c, const std::vector<te::Tensor>& in) {
       shape,
       [&](const std::vector<Var>& i) {
         PrimExpr m = i[batch], n = i[batch + 1];
-        return te::Sum((*in[0])(operand_idx(as, i, m, rk.var)) * (*in[1])(operand_idx(bs, i, rk.var, n)),
-                       {rk});
+        return te::Sum(
+            (*in[0])(operand_idx(as, i, m, rk.var)) * (*in[1])(operand_idx(bs, i, rk.var, n)),
+            {rk});
       },
       "matmul");
   return out;
@@ -244,7 +254,8 @@ te::Tensor ComputeMatmul(const CallNode& c, const std::vector<te::Tensor>& in) {
 
 void RegisterNNOps() {
   RegisterOp({"relax.nn.conv2d", OpPatternKind::kOutEWiseFusable, InferConv2d, ComputeConv2d});
-  RegisterOp({"relax.nn.max_pool2d", OpPatternKind::kOutEWiseFusable, InferPool2d, ComputeMaxPool2d});
+  RegisterOp(
+      {"relax.nn.max_pool2d", OpPatternKind::kOutEWiseFusable, InferPool2d, ComputeMaxPool2d});
   RegisterOp({"relax.nn.batch_norm", OpPatternKind::kBroadcast, InferBatchNorm, ComputeBatchNorm});
   RegisterOp({"relax.matmul", OpPatternKind::kOutEWiseFusable, InferMatmul, ComputeMatmul});
 }

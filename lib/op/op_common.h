@@ -22,8 +22,7 @@ inline const StructInfoNode& TensorArg(const CallNode& c, size_t i) {
   if (s->kind != SIKind::kTensor)
     RELAX_THROW("op '" << OpName(c) << "': argument " << i << " must be a tensor, got "
                        << ToString(s));
-  if (!s->values)
-    RELAX_THROW("op '" << OpName(c) << "': argument " << i << " has unknown shape");
+  if (!s->values) RELAX_THROW("op '" << OpName(c) << "': argument " << i << " has unknown shape");
   return *s;
 }
 
@@ -34,8 +33,8 @@ inline void CheckArity(const CallNode& c, size_t n) {
 
 /// NumPy-style broadcast of two symbolic shapes under the shape-equality policy.
 inline std::vector<PrimExpr> BroadcastShapes(const std::vector<PrimExpr>& a,
-                                             const std::vector<PrimExpr>& b,
-                                             const std::string& op, BlockBuilder& bb) {
+                                             const std::vector<PrimExpr>& b, const std::string& op,
+                                             BlockBuilder& bb) {
   size_t n = std::max(a.size(), b.size());
   std::vector<PrimExpr> out(n);
   for (size_t i = 0; i < n; ++i) {
@@ -44,8 +43,10 @@ inline std::vector<PrimExpr> BroadcastShapes(const std::vector<PrimExpr>& a,
     int64_t ca = -1, cb = -1;
     da.AsInt(&ca);
     db.AsInt(&cb);
-    if (ca == 1) out[i] = db;
-    else if (cb == 1) out[i] = da;
+    if (ca == 1)
+      out[i] = db;
+    else if (cb == 1)
+      out[i] = da;
     else
       out[i] = bb.UnifyDim(da, db, "op '" + op + "' broadcast axis " + std::to_string(i));
   }

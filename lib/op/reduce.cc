@@ -21,7 +21,8 @@ StructInfo InferSoftmax(const CallNode& c, BlockBuilder&) {
 // out = exp(x - max) / sum(exp(x - max)), reduced along `axis` (numerically stable form).
 te::Tensor ComputeSoftmax(const CallNode& c, const std::vector<te::Tensor>& in) {
   te::Tensor X = in[0];
-  int axis = NormalizeAxis(GetIntAttr(c.attrs, "axis"), static_cast<int>(X->shape().size()), "softmax");
+  int axis =
+      NormalizeAxis(GetIntAttr(c.attrs, "axis"), static_cast<int>(X->shape().size()), "softmax");
   DataType t = X->dtype();
   std::vector<PrimExpr> red_shape = X->shape();
   red_shape[axis] = 1;
@@ -31,7 +32,10 @@ te::Tensor ComputeSoftmax(const CallNode& c, const std::vector<te::Tensor>& in) 
   };
   te::ReduceAxis r1 = te::RAxis(X->shape()[axis], "r");
   auto mx = te::Compute(
-      red_shape, [&](const std::vector<Var>& i) { return te::MaxReduce((*X)(with_axis(Idx(i), r1.var)), {r1}); },
+      red_shape,
+      [&](const std::vector<Var>& i) {
+        return te::MaxReduce((*X)(with_axis(Idx(i), r1.var)), {r1});
+      },
       "max");
   te::ReduceAxis r2 = te::RAxis(X->shape()[axis], "r");
   auto sum = te::Compute(
@@ -54,7 +58,8 @@ te::Tensor ComputeSoftmax(const CallNode& c, const std::vector<te::Tensor>& in) 
 StructInfo InferGlobalAvgPool(const CallNode& c, BlockBuilder& bb) {
   CheckArity(c, 1);
   const auto& x = TensorArg(c, 0);
-  if (x.ndim < 3) RELAX_THROW(bb.context() << "global_avg_pool expects rank >= 3 (N, C, spatial...)");
+  if (x.ndim < 3)
+    RELAX_THROW(bb.context() << "global_avg_pool expects rank >= 3 (N, C, spatial...)");
   std::vector<PrimExpr> s = {(*x.values)[0], (*x.values)[1]};
   for (int i = 2; i < x.ndim; ++i) s.push_back(1);
   return TensorSInfo(s, x.dtype);
@@ -80,8 +85,8 @@ te::Tensor ComputeGlobalAvgPool(const CallNode& c, const std::vector<te::Tensor>
       },
       "sum");
   auto out = te::Compute(
-      out_shape, [&](const std::vector<Var>& i) { return (*sum)(Idx(i)) / Cast(X->dtype(), count); },
-      "avg");
+      out_shape,
+      [&](const std::vector<Var>& i) { return (*sum)(Idx(i)) / Cast(X->dtype(), count); }, "avg");
   return out;
 }
 

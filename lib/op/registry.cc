@@ -27,13 +27,20 @@ void EnsureRegistered() {
 
 const char* ToString(OpPatternKind k) {
   switch (k) {
-    case OpPatternKind::kElemWise: return "elemwise";
-    case OpPatternKind::kBroadcast: return "broadcast";
-    case OpPatternKind::kInjective: return "injective";
-    case OpPatternKind::kCommReduce: return "comm-reduce";
-    case OpPatternKind::kOutEWiseFusable: return "out-ewise-fusable";
-    case OpPatternKind::kTuple: return "tuple";
-    case OpPatternKind::kOpaque: return "opaque";
+    case OpPatternKind::kElemWise:
+      return "elemwise";
+    case OpPatternKind::kBroadcast:
+      return "broadcast";
+    case OpPatternKind::kInjective:
+      return "injective";
+    case OpPatternKind::kCommReduce:
+      return "comm-reduce";
+    case OpPatternKind::kOutEWiseFusable:
+      return "out-ewise-fusable";
+    case OpPatternKind::kTuple:
+      return "tuple";
+    case OpPatternKind::kOpaque:
+      return "opaque";
   }
   return "?";
 }

@@ -136,7 +136,8 @@ void ThreadPool::ParallelForRange(int64_t begin, int64_t end,
   cv_start_.notify_all();
   RunChunks();
   const int nworkers = static_cast<int>(workers_.size());
-  for (int i = 0; i < kSpinIterations && workers_done_.load(std::memory_order_acquire) != nworkers; ++i)
+  for (int i = 0; i < kSpinIterations && workers_done_.load(std::memory_order_acquire) != nworkers;
+       ++i)
     CpuRelax();
   {
     std::unique_lock<std::mutex> lock(mu_);

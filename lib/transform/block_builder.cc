@@ -44,7 +44,8 @@ Expr BlockBuilder::Normalize(const Expr& e) {
         RELAX_THROW("tuple index " << t->index << " out of range for " << ToString(ts));
       return WithSInfo(e, ts->fields[t->index]);
     }
-    default: RELAX_THROW("cannot normalize expression " << ToString(e));
+    default:
+      RELAX_THROW("cannot normalize expression " << ToString(e));
   }
 }
 
@@ -61,8 +62,8 @@ VarRef BlockBuilder::Emit(const Expr& value, const std::string& name_hint, bool 
   }
   pending_checks_.clear();
   bool df = blocks_.back().is_dataflow && !is_output;
-  VarRef var = MakeVar(name_hint.empty() ? "lv" + std::to_string(counter_++) : name_hint,
-                       v->sinfo, df);
+  VarRef var =
+      MakeVar(name_hint.empty() ? "lv" + std::to_string(counter_++) : name_hint, v->sinfo, df);
   blocks_.back().bindings.push_back({var, v, nullptr});
   return var;
 }
@@ -91,8 +92,9 @@ PrimExpr BlockBuilder::UnifyDim(const PrimExpr& a, const PrimExpr& b, const std:
     RELAX_THROW(context_ << what << ": dims " << ToString(a) << " and " << ToString(b)
                          << " must be equal but are provably different");
   // Cannot tell: keep `a`, check at run time. Constants are the better one to keep.
-  pending_checks_.push_back({{a, b}, context_ + what + ": dims " + ToString(a) + " and " +
-                                         ToString(b) + " must be equal"});
+  pending_checks_.push_back(
+      {{a, b},
+       context_ + what + ": dims " + ToString(a) + " and " + ToString(b) + " must be equal"});
   return b.AsInt() ? b : a;
 }
 

@@ -68,7 +68,8 @@ void FuseTIR(IRModule* mod) {
         const CallNode* c = As<CallNode>(b.value);
         const GlobalVarNode* gv = c ? As<GlobalVarNode>(c->op) : nullptr;
         if (!gv || !mod->prim_funcs.count(gv->name)) continue;
-        Expr call = MakeCall(GetOp("relax.call_tir"), {c->op, MakeTuple(c->args)}, {}, {b.var->sinfo});
+        Expr call =
+            MakeCall(GetOp("relax.call_tir"), {c->op, MakeTuple(c->args)}, {}, {b.var->sinfo});
         b.value = WithSInfo(call, b.var->sinfo);
       }
     auto nf = std::make_shared<FunctionNode>(*fn);

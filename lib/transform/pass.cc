@@ -53,7 +53,8 @@ void PassRunner::Run(IRModule* mod, const std::vector<std::string>& names) {
     }
     auto t0 = std::chrono::steady_clock::now();
     p->run(mod);
-    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     timings_.push_back({name, ms});
     if (opts_.verify_each) {
       try {

@@ -13,8 +13,8 @@ void RegisterBuiltinPasses() {
   RegisterPass({"fuse-ops", "group op chains by pattern kind into primitive functions", FuseOps});
   RegisterPass({"fuse-tir", "turn each primitive function into one PrimFunc (composed TE computes)",
                 FuseTIR});
-  RegisterPass({"legalize", "lower every high-level op to call_tir of a TE-built PrimFunc",
-                LegalizeModule});
+  RegisterPass(
+      {"legalize", "lower every high-level op to call_tir of a TE-built PrimFunc", LegalizeModule});
   RegisterPass({"flatten-buffer", "linearize N-D buffer accesses in PrimFuncs to 1-D",
                 FlattenModuleBuffers});
   RegisterPass({"dedupe-prim-funcs", "merge structurally identical PrimFuncs", DedupePrimFuncs});

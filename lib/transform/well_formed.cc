@@ -2,8 +2,8 @@
 // pass under --verify-each).
 #include <set>
 
-#include "relax/transform/pass.h"
 #include "relax/support/error.h"
+#include "relax/transform/pass.h"
 
 namespace relax {
 
@@ -82,8 +82,11 @@ class RelaxChecker {
       case ExprKind::kTuple:
         for (const auto& f : As<TupleNode>(e)->fields) Use(f, in_dataflow);
         return;
-      case ExprKind::kTupleGetItem: Use(As<TupleGetItemNode>(e)->tuple, in_dataflow); return;
-      default: return;
+      case ExprKind::kTupleGetItem:
+        Use(As<TupleGetItemNode>(e)->tuple, in_dataflow);
+        return;
+      default:
+        return;
     }
   }
 
@@ -96,7 +99,8 @@ class TIRChecker {
  public:
   explicit TIRChecker(const tir::PrimFunc& f) : f_(f) {
     for (const auto& b : f->buffers) bufs_.insert(b.get());
-    const auto& shapes = f->param_shapes.empty() ? std::vector<std::vector<PrimExpr>>() : f->param_shapes;
+    const auto& shapes =
+        f->param_shapes.empty() ? std::vector<std::vector<PrimExpr>>() : f->param_shapes;
     for (const auto& b : f->buffers)
       for (const auto& d : b->shape) AddVars(d);
     for (const auto& s : shapes)

@@ -1,12 +1,9 @@
 // The VM interpreter: callee resolution, register-machine execution and input checking.
 #include "relax/runtime/vm.h"
 
-#include <cstdio>
-
 #include <algorithm>
-
 #include <chrono>
-
+#include <cstdio>
 #include <map>
 #include <unordered_map>
 
@@ -212,7 +209,9 @@ Value VirtualMachine::Execute(size_t fi, std::vector<Value> args, int depth) {
           auto t0 = std::chrono::steady_clock::now();
           r = CallCallee(*callees_[fi][pc], std::move(av), depth);
           auto& slot = profile_[in.func];
-          slot.first += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+          slot.first +=
+              std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                  .count();
           slot.second += 1;
         } else {
           r = CallCallee(*callees_[fi][pc], std::move(av), depth);
@@ -241,15 +240,18 @@ Value VirtualMachine::Execute(size_t fi, std::vector<Value> args, int depth) {
 
 std::string VirtualMachine::ProfileReport() const {
   if (profile_.empty()) return "";
-  std::vector<std::pair<std::string, std::pair<double, int64_t>>> rows(profile_.begin(), profile_.end());
-  std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
+  std::vector<std::pair<std::string, std::pair<double, int64_t>>> rows(profile_.begin(),
+                                                                       profile_.end());
+  std::sort(rows.begin(), rows.end(),
+            [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
   double total = 0;
   for (const auto& r : rows) total += r.second.first;
   std::string out = "      total ms    calls   share  callee\n";
   char buf[512];
   for (const auto& [name, v] : rows) {
-    snprintf(buf, sizeof(buf), "  %12.3f %8lld  %5.1f%%  %s\n", v.first, static_cast<long long>(v.second),
-             total > 0 ? 100.0 * v.first / total : 0.0, name.c_str());
+    snprintf(buf, sizeof(buf), "  %12.3f %8lld  %5.1f%%  %s\n", v.first,
+             static_cast<long long>(v.second), total > 0 ? 100.0 * v.first / total : 0.0,
+             name.c_str());
     out += buf;
   }
   snprintf(buf, sizeof(buf), "  %12.3f           total\n", total);

@@ -11,8 +11,8 @@ class ArithTest : public ::testing::Test {
  protected:
   void SetUp() override {
     for (Var* v : {&n, &m, &k}) an.Bind(*v, 0);
-    an.Bind(b, 0, 4096);   // n-like dim with a user bound
-    an.Bind(s, 1, 2048);   // seq=1..2048
+    an.Bind(b, 0, 4096);  // n-like dim with a user bound
+    an.Bind(s, 1, 2048);  // seq=1..2048
   }
   Var n = MakeVar("n"), m = MakeVar("m"), k = MakeVar("k");
   Var b = MakeVar("b"), s = MakeVar("s");
@@ -48,7 +48,8 @@ TEST_F(ArithTest, ProvesTrueIdentities) {
       {"(-7)%2 == 1", Eq(FloorMod(IntImm(-7), IntImm(2)), 1)},
       {"7%(-2) == -1", Eq(FloorMod(IntImm(7), IntImm(-2)), -1)},
       {"n//2 + n//2 == 2*(n//2)", Eq(FloorDiv(n, 2) + FloorDiv(n, 2), FloorDiv(n, 2) * 2)},
-      {"(n//2)*2 + n%2 == n%2 + 2*(n//2)", Eq(FloorDiv(n, 2) * 2 + FloorMod(n, 2), FloorMod(n, 2) + FloorDiv(n, 2) * 2)},
+      {"(n//2)*2 + n%2 == n%2 + 2*(n//2)",
+       Eq(FloorDiv(n, 2) * 2 + FloorMod(n, 2), FloorMod(n, 2) + FloorDiv(n, 2) * 2)},
       {"min(n, m) == min(m, n)", Eq(Min(n, m), Min(m, n))},
       {"max(n, m) == max(m, n)", Eq(Max(n, m), Max(m, n))},
       {"min(n, 0) == 0 (n >= 0)", Eq(Min(n, 0), 0)},

@@ -2,11 +2,11 @@
 // to an artifact (legalize -> TIR -> MLIR -> LLVM -> .so) and run it in the VM
 // at two sizes from one artifact, checking against values computed here directly.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <unistd.h>
 #include <filesystem>
 
 #include "relax/codegen/build.h"
@@ -29,7 +29,8 @@ IRModule MakeModule() {
   bb.BeginDataflowBlock();
   VarRef r = bb.Emit(MakeCall(GetOp("relax.nn.relu"), {x}), "r");
   VarRef mm = bb.Emit(MakeCall(GetOp("relax.matmul"), {r, w}), "mm");
-  VarRef sm = bb.Emit(MakeCall(GetOp("relax.nn.softmax"), {mm}, {{"axis", int64_t{1}}}), "sm", true);
+  VarRef sm =
+      bb.Emit(MakeCall(GetOp("relax.nn.softmax"), {mm}, {{"axis", int64_t{1}}}), "sm", true);
   auto seq = std::make_shared<SeqExprNode>();
   seq->blocks.push_back(bb.EndBlock());
   seq->body = sm;

@@ -5,8 +5,8 @@
 #include "relax/arith/analyzer.h"
 #include "relax/legalize/legalize.h"
 #include "relax/op/op.h"
-#include "relax/transform/block_builder.h"
 #include "relax/support/error.h"
+#include "relax/transform/block_builder.h"
 #include "relax/transform/pass.h"
 
 namespace relax {

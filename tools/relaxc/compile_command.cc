@@ -56,8 +56,8 @@ int RunCompile(const CompileOptions& o) {
     runner.Finish();
     if (o.stats)
       std::cout << "kernels: " << st.num_prim_funcs << " PrimFuncs, " << st.kernel_bytes
-                << " bytes of code\nvm: " << st.num_instructions << " instructions\nparams: "
-                << st.params_bytes << " bytes\n";
+                << " bytes of code\nvm: " << st.num_instructions
+                << " instructions\nparams: " << st.params_bytes << " bytes\n";
     std::cerr << "wrote " << o.output << "\n";
     return 0;
   } catch (const frontend::UnsupportedOpError& e) {

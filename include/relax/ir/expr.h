@@ -142,13 +142,13 @@ struct FunctionNode : ExprNode {
 template <typename T>
 const T* As(const Expr& e);  // defined below per node type
 
-#define RELAX_DEFINE_AS(T, ...)                                              \
-  template <>                                                                \
-  inline const T* As<T>(const Expr& e) {                                     \
-    if (!e) return nullptr;                                                  \
-    for (ExprKind k : {__VA_ARGS__})                                         \
-      if (e->kind == k) return static_cast<const T*>(e.get());              \
-    return nullptr;                                                          \
+#define RELAX_DEFINE_AS(T, ...)                                \
+  template <>                                                  \
+  inline const T* As<T>(const Expr& e) {                       \
+    if (!e) return nullptr;                                    \
+    for (ExprKind k : {__VA_ARGS__})                           \
+      if (e->kind == k) return static_cast<const T*>(e.get()); \
+    return nullptr;                                            \
   }
 RELAX_DEFINE_AS(VarNode, ExprKind::kVar, ExprKind::kDataflowVar)
 RELAX_DEFINE_AS(ConstantNode, ExprKind::kConstant)

@@ -75,7 +75,7 @@ struct PrimExprNode {
   double float_value = 0;
   std::string name;  // var name, intrinsic name, or reduce combiner
   std::vector<PrimExpr> operands;
-  Buffer buffer;                  // kLoad
+  Buffer buffer;                      // kLoad
   std::vector<PrimExpr> reduce_axes;  // kReduce: axis vars
 };
 
@@ -128,8 +128,7 @@ PrimExpr ShapeProduct(const std::vector<PrimExpr>& shape);
 
 /// Rebuilds `e` with every variable v found in `vmap` replaced by vmap[v].
 /// vmap keys are variable nodes.
-PrimExpr Substitute(const PrimExpr& e,
-                    const std::vector<std::pair<PrimExpr, PrimExpr>>& vmap);
+PrimExpr Substitute(const PrimExpr& e, const std::vector<std::pair<PrimExpr, PrimExpr>>& vmap);
 
 /// Appends to `out` every free variable of `e` not already in it (by identity),
 /// in first-occurrence order.

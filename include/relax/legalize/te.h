@@ -38,8 +38,9 @@ struct TensorNode {
 Tensor Placeholder(std::vector<PrimExpr> shape, DataType t, const std::string& name);
 /// out[axes] = f(axes); dtype is the body's dtype. Non-reduction intermediates are
 /// inlined into their consumers by CreatePrimFunc unless `materialize` is set.
-Tensor Compute(std::vector<PrimExpr> shape, const std::function<PrimExpr(const std::vector<Var>&)>& f,
-               const std::string& name, bool materialize = false);
+Tensor Compute(std::vector<PrimExpr> shape,
+               const std::function<PrimExpr(const std::vector<Var>&)>& f, const std::string& name,
+               bool materialize = false);
 
 /// A reduction axis var ranging over [0, extent).
 struct ReduceAxis {

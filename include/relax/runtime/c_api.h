@@ -42,8 +42,7 @@ typedef struct {
  * produces a value writes it to `*ret` (kernels in destination-passing style
  * return kRelaxNull). Returns 0 on success; otherwise non-zero after calling
  * RelaxSetLastError with a message. */
-typedef int32_t (*RelaxPackedFunc)(const RelaxValue* args, int32_t num_args,
-                                   RelaxValue* ret);
+typedef int32_t (*RelaxPackedFunc)(const RelaxValue* args, int32_t num_args, RelaxValue* ret);
 
 /* Records the calling thread's last error message (copied). */
 void RelaxSetLastError(const char* msg);
@@ -54,8 +53,7 @@ const char* RelaxGetLastError(void);
  * Returns 0, or the first non-zero code a body returned. Used by generated
  * code for parallel loops (see lib/runtime/thread_pool.cc). */
 typedef int32_t (*RelaxParallelBody)(void* ctx, int64_t i);
-int32_t RelaxParallelFor(int64_t begin, int64_t end, RelaxParallelBody body,
-                         void* ctx);
+int32_t RelaxParallelFor(int64_t begin, int64_t end, RelaxParallelBody body, void* ctx);
 
 #ifdef __cplusplus
 }

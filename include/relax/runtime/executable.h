@@ -44,10 +44,10 @@ struct Constant {
   Kind kind = kInt;
   int64_t int_value = 0;
   double float_value = 0;
-  std::string str;              // kString; kTensor: dtype ("float32", "int64", ...)
-  std::vector<int64_t> shape;   // kShape: the values; kTensor: the tensor shape
-  uint64_t params_offset = 0;   // kTensor: byte offset in the params section (64-aligned)
-  uint64_t nbytes = 0;          // kTensor: byte size
+  std::string str;             // kString; kTensor: dtype ("float32", "int64", ...)
+  std::vector<int64_t> shape;  // kShape: the values; kTensor: the tensor shape
+  uint64_t params_offset = 0;  // kTensor: byte offset in the params section (64-aligned)
+  uint64_t nbytes = 0;         // kTensor: byte size
 };
 
 struct Function {

@@ -34,20 +34,19 @@ class ErrorBuilder {
 };
 
 /// Usage: RELAX_THROW("Conv '" << name << "': bad pads");
-#define RELAX_THROW(msg_stream)             \
-  do {                                      \
-    ::relax::ErrorBuilder relax_eb_;        \
-    relax_eb_ << msg_stream;                \
-    relax_eb_.Raise();                      \
+#define RELAX_THROW(msg_stream)      \
+  do {                               \
+    ::relax::ErrorBuilder relax_eb_; \
+    relax_eb_ << msg_stream;         \
+    relax_eb_.Raise();               \
   } while (0)
 
 /// Internal invariant check; failing means a compiler bug, reported as an Error
 /// (never abort) so tools still exit cleanly with a message.
-#define RELAX_ICHECK(cond)                                                              \
-  do {                                                                                  \
-    if (!(cond))                                                                        \
-      RELAX_THROW("internal error: check '" #cond "' failed at " << __FILE__ << ":" \
-                                                                   << __LINE__);        \
+#define RELAX_ICHECK(cond)                                                                        \
+  do {                                                                                            \
+    if (!(cond))                                                                                  \
+      RELAX_THROW("internal error: check '" #cond "' failed at " << __FILE__ << ":" << __LINE__); \
   } while (0)
 
 }  // namespace relax

@@ -13,7 +13,8 @@ using IntFold = PrimExpr (*)(PrimExpr, PrimExpr);
 
 Converter Binary(const std::string& op, IntFold fold) {
   return [op, fold](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
-    if (n.input_size() != 2) RELAX_THROW(ctx.Where(n) << "expects 2 inputs, got " << n.input_size());
+    if (n.input_size() != 2)
+      RELAX_THROW(ctx.Where(n) << "expects 2 inputs, got " << n.input_size());
     const Value& a = ctx.Get(n.input(0));
     const Value& b = ctx.Get(n.input(1));
     if (fold && a.ints && b.ints) {
@@ -82,9 +83,8 @@ void AddMathConverters(ConverterTable* t) {
     DataType dt = OnnxDType(static_cast<int>(to->i()), ctx.Where(n) + "attribute 'to'");
     const Value& x = ctx.Get(n.input(0));
     if (x.ints && (dt.is_int() || dt.is_uint())) return {Value{nullptr, x.ints, x.scalar}};
-    return {ctx.Emit(MakeCall(GetOp("relax.astype"), {ctx.Tensor(n, 0)},
-                              {{"dtype", ToRuntimeString(dt)}}),
-                     n)};
+    return {ctx.Emit(
+        MakeCall(GetOp("relax.astype"), {ctx.Tensor(n, 0)}, {{"dtype", ToRuntimeString(dt)}}), n)};
   };
 }
 

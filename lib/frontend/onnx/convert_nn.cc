@@ -39,12 +39,12 @@ void AddNNConverters(ConverterTable* t) {
       return {ctx.Emit(MakeCall(GetOp("relax.nn.conv2d"), {x, w}, a), n)};
     Value conv = ctx.Emit(MakeCall(GetOp("relax.nn.conv2d"), {x, w}, a), n);
     Expr b = ctx.Tensor(n, 2);
-    Value rb = ctx.Emit(MakeCall(GetOp("relax.reshape"),
-                                 {b, MakeShapeExpr({1, (*b->sinfo->values)[0], 1, 1})}),
-                        n);
+    Value rb = ctx.Emit(
+        MakeCall(GetOp("relax.reshape"), {b, MakeShapeExpr({1, (*b->sinfo->values)[0], 1, 1})}), n);
     return {ctx.Emit(MakeCall(GetOp("relax.add"), {conv.expr, rb.expr}), n)};
   };
-  (*t)["BatchNormalization"] = [](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
+  (*t)["BatchNormalization"] = [](ImportContext& ctx,
+                                  const onnx::NodeProto& n) -> std::vector<Value> {
     if (AttrInt(n, "training_mode", 0) != 0)
       RELAX_THROW(ctx.Where(n) << "training_mode=1 is not supported (inference only)");
     std::vector<Expr> args;
@@ -66,7 +66,8 @@ void AddNNConverters(ConverterTable* t) {
     a["ceil_mode"] = AttrInt(n, "ceil_mode", 0);
     return {ctx.Emit(MakeCall(GetOp("relax.nn.max_pool2d"), {x}, a), n)};
   };
-  (*t)["GlobalAveragePool"] = [](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
+  (*t)["GlobalAveragePool"] = [](ImportContext& ctx,
+                                 const onnx::NodeProto& n) -> std::vector<Value> {
     return {ctx.Emit(MakeCall(GetOp("relax.nn.global_avg_pool"), {ctx.Tensor(n, 0)}), n)};
   };
   (*t)["MatMul"] = [](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
@@ -85,7 +86,8 @@ void AddNNConverters(ConverterTable* t) {
     PrimExpr outer = 1, inner = 1;
     for (int i = 0; i < r; ++i) (i < axis ? outer : inner) = (i < axis ? outer : inner) * s[i];
     Value flat = ctx.Emit(MakeCall(GetOp("relax.reshape"), {x, MakeShapeExpr({outer, inner})}), n);
-    Value sm = ctx.Emit(MakeCall(GetOp("relax.nn.softmax"), {flat.expr}, {{"axis", int64_t{1}}}), n);
+    Value sm =
+        ctx.Emit(MakeCall(GetOp("relax.nn.softmax"), {flat.expr}, {{"axis", int64_t{1}}}), n);
     return {ctx.Emit(MakeCall(GetOp("relax.reshape"), {sm.expr, MakeShapeExpr(s)}), n)};
   };
 }

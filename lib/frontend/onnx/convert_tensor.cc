@@ -20,7 +20,8 @@ const std::vector<PrimExpr>& KnownShape(ImportContext& ctx, const onnx::NodeProt
 int64_t Clamp(int64_t v, int64_t lo, int64_t hi) { return std::max(lo, std::min(v, hi)); }
 
 std::vector<int64_t> AxesInput(ImportContext& ctx, const onnx::NodeProto& n, int input) {
-  if (ctx.opset() >= 13) return ImportContext::HasInput(n, input) ? ctx.ConstInts(n, input) : std::vector<int64_t>{};
+  if (ctx.opset() >= 13)
+    return ImportContext::HasInput(n, input) ? ctx.ConstInts(n, input) : std::vector<int64_t>{};
   return AttrInts(n, "axes", {});
 }
 
@@ -76,8 +77,8 @@ void AddTensorConverters(ConverterTable* t) {
       if (ImportContext::HasInput(n, 3)) axes = ctx.ConstInts(n, 3);
       if (ImportContext::HasInput(n, 4)) steps = ctx.ConstInts(n, 4);
     }
-    if (starts.size() != 1 || ends.size() != 1 || (!axes.empty() && axes[0] != 0 && axes[0] != -1) ||
-        (!steps.empty() && steps[0] != 1))
+    if (starts.size() != 1 || ends.size() != 1 ||
+        (!axes.empty() && axes[0] != 0 && axes[0] != -1) || (!steps.empty() && steps[0] != 1))
       RELAX_THROW(ctx.Where(n) << "only unit-step slicing of 1-D shape values is supported");
     int64_t len = static_cast<int64_t>(v.size());
     int64_t s = starts[0] < 0 ? starts[0] + len : starts[0];

@@ -18,9 +18,9 @@ namespace relax::frontend::onnx_import {
 /// An ONNX value during import: a Relax expression, and for small integer
 /// tensors (shapes and their arithmetic) the element values as PrimExprs.
 struct Value {
-  Expr expr;                                   // may be null if only `ints` is known
-  std::optional<std::vector<PrimExpr>> ints;   // 0-D or 1-D known integer values
-  bool scalar = false;                         // `ints` describes a 0-D tensor
+  Expr expr;                                  // may be null if only `ints` is known
+  std::optional<std::vector<PrimExpr>> ints;  // 0-D or 1-D known integer values
+  bool scalar = false;                        // `ints` describes a 0-D tensor
 };
 
 class ImportContext {

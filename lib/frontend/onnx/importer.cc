@@ -120,16 +120,26 @@ std::string AttrString(const onnx::NodeProto& n, const std::string& name, const 
 
 DataType OnnxDType(int elem_type, const std::string& what) {
   switch (elem_type) {
-    case onnx::TensorProto::FLOAT: return DataType::Float(32);
-    case onnx::TensorProto::DOUBLE: return DataType::Float(64);
-    case onnx::TensorProto::FLOAT16: return DataType::Float(16);
-    case onnx::TensorProto::INT8: return DataType::Int(8);
-    case onnx::TensorProto::INT16: return DataType::Int(16);
-    case onnx::TensorProto::INT32: return DataType::Int(32);
-    case onnx::TensorProto::INT64: return DataType::Int(64);
-    case onnx::TensorProto::UINT8: return DataType::UInt(8);
-    case onnx::TensorProto::BOOL: return DataType::Bool();
-    default: RELAX_THROW(what << ": unsupported ONNX element type " << elem_type);
+    case onnx::TensorProto::FLOAT:
+      return DataType::Float(32);
+    case onnx::TensorProto::DOUBLE:
+      return DataType::Float(64);
+    case onnx::TensorProto::FLOAT16:
+      return DataType::Float(16);
+    case onnx::TensorProto::INT8:
+      return DataType::Int(8);
+    case onnx::TensorProto::INT16:
+      return DataType::Int(16);
+    case onnx::TensorProto::INT32:
+      return DataType::Int(32);
+    case onnx::TensorProto::INT64:
+      return DataType::Int(64);
+    case onnx::TensorProto::UINT8:
+      return DataType::UInt(8);
+    case onnx::TensorProto::BOOL:
+      return DataType::Bool();
+    default:
+      RELAX_THROW(what << ": unsupported ONNX element type " << elem_type);
   }
 }
 
@@ -155,7 +165,8 @@ Expr TensorProtoToConstant(const onnx::TensorProto& t, const std::string& what) 
   };
   if (t.has_raw_data()) {
     if (t.raw_data().size() != nbytes)
-      RELAX_THROW(what << ": raw data has " << t.raw_data().size() << " bytes, expected " << nbytes);
+      RELAX_THROW(what << ": raw data has " << t.raw_data().size() << " bytes, expected "
+                       << nbytes);
     std::memcpy(data.data(), t.raw_data().data(), nbytes);
   } else if (dt == DataType::Float(32)) {
     fill(t.float_data(), [](float v) { return v; });
@@ -182,10 +193,23 @@ std::optional<std::vector<PrimExpr>> KnownInts(const Expr& e) {
     int64_t v = 0;
     const uint8_t* p = c->data->data() + i * c->dtype.bytes();
     switch (c->dtype.bits) {
-      case 64: std::memcpy(&v, p, 8); break;
-      case 32: { int32_t x; std::memcpy(&x, p, 4); v = x; break; }
-      case 16: { int16_t x; std::memcpy(&x, p, 2); v = x; break; }
-      default: v = c->dtype.is_uint() ? p[0] : static_cast<int8_t>(p[0]);
+      case 64:
+        std::memcpy(&v, p, 8);
+        break;
+      case 32: {
+        int32_t x;
+        std::memcpy(&x, p, 4);
+        v = x;
+        break;
+      }
+      case 16: {
+        int16_t x;
+        std::memcpy(&x, p, 2);
+        v = x;
+        break;
+      }
+      default:
+        v = c->dtype.is_uint() ? p[0] : static_cast<int8_t>(p[0]);
     }
     out.push_back(IntImm(v));
   }
@@ -251,14 +275,16 @@ IRModule ImportOnnx(const std::string& path, const OnnxImportOptions& options) {
     for (const auto& n : g.node()) {
       if ((!n.domain().empty() && n.domain() != "ai.onnx") || !Converters().count(n.op_type())) {
         std::string key = (n.domain().empty() ? "" : n.domain() + ".") + n.op_type();
-        if (seen.insert(key).second) missing.push_back({key, n.name().empty() ? n.output(0) : n.name()});
+        if (seen.insert(key).second)
+          missing.push_back({key, n.name().empty() ? n.output(0) : n.name()});
       }
     }
     if (!missing.empty()) {
       std::ostringstream os;
       os << "'" << path << "' (opset " << opset << ") uses " << missing.size()
          << " unsupported op type" << (missing.size() > 1 ? "s" : "") << ":";
-      for (const auto& [op, node] : missing) os << "\n  " << op << " (first at node '" << node << "')";
+      for (const auto& [op, node] : missing)
+        os << "\n  " << op << " (first at node '" << node << "')";
       throw UnsupportedOpError(os.str());
     }
   }
@@ -294,7 +320,8 @@ IRModule ImportOnnx(const std::string& path, const OnnxImportOptions& options) {
       }
       std::string name = d.has_dim_param() ? d.dim_param() : "";
       bool named = !name.empty() && name != "?" && name != "-1";
-      std::string var_name = named ? CleanName(name) : CleanName(in.name()) + "_d" + std::to_string(i);
+      std::string var_name =
+          named ? CleanName(name) : CleanName(in.name()) + "_d" + std::to_string(i);
       auto it = sym_vars.find(var_name);
       if (it == sym_vars.end()) {
         Var v = MakeVar(var_name);
