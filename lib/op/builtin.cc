@@ -19,9 +19,9 @@ StructInfo InferCheck(const CallNode& c, BlockBuilder&) {
 }  // namespace
 
 void RegisterBuiltinOps() {
-  RegisterOp({"relax.call_tir", OpPatternKind::kOpaque, InferDPSCall, nullptr});
-  RegisterOp({"relax.call_dps_library", OpPatternKind::kOpaque, InferDPSCall, nullptr});
-  RegisterOp({"relax.check_dims_equal", OpPatternKind::kOpaque, InferCheck, nullptr, false});
+  RegisterOp("relax.call_tir", OpPatternKind::kOpaque, InferDPSCall, nullptr);
+  RegisterOp("relax.call_dps_library", OpPatternKind::kOpaque, InferDPSCall, nullptr);
+  RegisterOp("relax.check_dims_equal", OpPatternKind::kOpaque, InferCheck, nullptr, false);
 }
 
 }  // namespace relax

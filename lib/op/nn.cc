@@ -253,11 +253,10 @@ te::Tensor ComputeMatmul(const CallNode& c, const std::vector<te::Tensor>& in) {
 }  // namespace
 
 void RegisterNNOps() {
-  RegisterOp({"relax.nn.conv2d", OpPatternKind::kOutEWiseFusable, InferConv2d, ComputeConv2d});
-  RegisterOp(
-      {"relax.nn.max_pool2d", OpPatternKind::kOutEWiseFusable, InferPool2d, ComputeMaxPool2d});
-  RegisterOp({"relax.nn.batch_norm", OpPatternKind::kBroadcast, InferBatchNorm, ComputeBatchNorm});
-  RegisterOp({"relax.matmul", OpPatternKind::kOutEWiseFusable, InferMatmul, ComputeMatmul});
+  RegisterOp("relax.nn.conv2d", OpPatternKind::kOutEWiseFusable, InferConv2d, ComputeConv2d);
+  RegisterOp("relax.nn.max_pool2d", OpPatternKind::kOutEWiseFusable, InferPool2d, ComputeMaxPool2d);
+  RegisterOp("relax.nn.batch_norm", OpPatternKind::kBroadcast, InferBatchNorm, ComputeBatchNorm);
+  RegisterOp("relax.matmul", OpPatternKind::kOutEWiseFusable, InferMatmul, ComputeMatmul);
 }
 
 }  // namespace relax

@@ -93,9 +93,9 @@ te::Tensor ComputeGlobalAvgPool(const CallNode& c, const std::vector<te::Tensor>
 }  // namespace
 
 void RegisterReduceOps() {
-  RegisterOp({"relax.nn.softmax", OpPatternKind::kOpaque, InferSoftmax, ComputeSoftmax});
-  RegisterOp({"relax.nn.global_avg_pool", OpPatternKind::kCommReduce, InferGlobalAvgPool,
-              ComputeGlobalAvgPool});
+  RegisterOp("relax.nn.softmax", OpPatternKind::kOpaque, InferSoftmax, ComputeSoftmax);
+  RegisterOp("relax.nn.global_avg_pool", OpPatternKind::kCommReduce, InferGlobalAvgPool,
+             ComputeGlobalAvgPool);
 }
 
 }  // namespace relax

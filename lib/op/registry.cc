@@ -52,6 +52,17 @@ void RegisterOp(OpInfo info) {
   t.emplace(name, std::move(info));
 }
 
+void RegisterOp(std::string name, OpPatternKind pattern, FInferStructInfo infer, FTECompute compute,
+                bool pure) {
+  OpInfo info;
+  info.name = std::move(name);
+  info.pattern = pattern;
+  info.infer = std::move(infer);
+  info.compute = std::move(compute);
+  info.pure = pure;
+  RegisterOp(std::move(info));
+}
+
 const OpInfo* LookupOp(const std::string& name) {
   EnsureRegistered();
   auto it = Table().find(name);

@@ -20,7 +20,7 @@ StructInfo InferReshape(const CallNode& c, BlockBuilder& bb) {
 }  // namespace
 
 void RegisterTensorOps() {
-  RegisterOp({"relax.reshape", OpPatternKind::kInjective, InferReshape, nullptr});
+  RegisterOp("relax.reshape", OpPatternKind::kInjective, InferReshape, nullptr);
 }
 
 }  // namespace relax

@@ -54,6 +54,9 @@ struct OpInfo {
 
 /// Registers an op (called from the family files). Duplicate names are a bug.
 void RegisterOp(OpInfo info);
+/// Shorthand for ops defined by an inference function and a TE compute.
+void RegisterOp(std::string name, OpPatternKind pattern, FInferStructInfo infer, FTECompute compute,
+                bool pure = true);
 /// The registered op, or nullptr. Registers all built-in ops on first use.
 const OpInfo* LookupOp(const std::string& name);
 /// Every registered op name, sorted.
