@@ -7,7 +7,7 @@ log() { echo "[setup] $*"; }
 
 # --- Debian packages: install only what is missing -------------------------------------------
 PKGS=(
-  llvm-22-dev libmlir-22-dev mlir-22-tools clang-22 llvm-22-tools lld-22
+  llvm-22-dev libclang-rt-22-dev libmlir-22-dev mlir-22-tools clang-22 llvm-22-tools lld-22
   libonnx-dev libprotobuf-dev protobuf-compiler libcli11-dev libdlpack-dev nlohmann-json3-dev
   libfmt-dev libxxhash-dev libgtest-dev libzstd-dev zlib1g-dev libcurl4-openssl-dev libxml2-dev
   libedit-dev ninja-build ccache cmake g++ imagemagick fonts-dejavu-core python3-venv

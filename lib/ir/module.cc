@@ -48,7 +48,8 @@ class RelaxPrinter {
     if (it != names_.end()) return it->second;
     // Names are printed bare after '%': keep identifier characters only.
     std::string base;
-    for (char ch : v->name) base += (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_') ? ch : '_';
+    for (char ch : v->name)
+      base += (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_') ? ch : '_';
     if (base.empty()) base = "v";
     std::string n = base;
     for (int i = 1; used_.count(n); ++i) n = base + "_" + std::to_string(i);
@@ -144,7 +145,9 @@ class RelaxPrinter {
       case ExprKind::kStringImm: os << text::Quote(As<StringImmNode>(e)->value); break;
       case ExprKind::kOp: os << As<OpNode>(e)->name; break;
       case ExprKind::kGlobalVar: os << "@" << As<GlobalVarNode>(e)->name; break;
-      case ExprKind::kExternFunc: os << "extern(" << text::Quote(As<ExternFuncNode>(e)->symbol) << ")"; break;
+      case ExprKind::kExternFunc:
+        os << "extern(" << text::Quote(As<ExternFuncNode>(e)->symbol) << ")";
+        break;
       case ExprKind::kCall: {
         const CallNode* c = As<CallNode>(e);
         PrintExpr(os, c->op);

@@ -287,11 +287,18 @@ void PrintFloat(std::ostream& os, double v, DataType t) {
     os << (v < 0 ? "-inf" : "inf");
   } else {
     // Shortest exact form: %.17g always round-trips a double; f32 values print with 9 digits.
+    // An f32 immediate whose double value is not an f32 value keeps all 17 digits and an
+    // explicit ":f32" so the parser reads it back as a double (bit-exact round trip).
+    bool exact_f32 = t.bits == 32 && static_cast<double>(static_cast<float>(v)) == v;
     char buf[64];
-    snprintf(buf, sizeof(buf), t.bits == 32 ? "%.9g" : "%.17g", v);
+    snprintf(buf, sizeof(buf), exact_f32 ? "%.9g" : "%.17g", v);
     std::string s = buf;
     if (s.find_first_of(".eEn") == std::string::npos) s += ".0";
     os << s;
+    if (t == DataType::Float(32) && !exact_f32) {
+      os << ":f32";
+      return;
+    }
   }
   if (t != DataType::Float(32)) os << ":" << ToString(t);
 }

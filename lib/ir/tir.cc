@@ -3,6 +3,7 @@
 
 #include <sstream>
 
+#include "lexer.h"
 #include "relax/ir/struct_info.h"
 
 namespace relax::tir {
@@ -80,9 +81,11 @@ void PrintStmt(std::ostream& os, const Stmt& s, int ind) {
   if (!s) return;
   switch (s->kind) {
     case StmtKind::kFor:
-      os << pad << "for " << s->var->name << " in " << ForKindName(s->for_kind) << "("
-         << ToString(s->min) << ", " << ToString(s->extent);
-      if (!s->thread_tag.empty()) os << ", \"" << s->thread_tag << "\"";
+      os << pad << "for " << s->var->name;
+      if (s->var.dtype() != DataType::Index()) os << ": " << ToString(s->var.dtype());
+      os << " in " << ForKindName(s->for_kind) << "(" << ToString(s->min) << ", "
+         << ToString(s->extent);
+      if (!s->thread_tag.empty()) os << ", " << text::Quote(s->thread_tag);
       os << ") {\n";
       PrintStmt(os, s->body[0], ind + 2);
       os << pad << "}\n";
@@ -95,8 +98,9 @@ void PrintStmt(std::ostream& os, const Stmt& s, int ind) {
       break;
     case StmtKind::kLet:
       os << pad << "let " << s->var->name << ": " << ToString(s->var.dtype()) << " = "
-         << ToString(s->value) << "\n";
-      PrintStmt(os, s->body[0], ind);
+         << ToString(s->value) << " {\n";
+      PrintStmt(os, s->body[0], ind + 2);
+      os << pad << "}\n";
       break;
     case StmtKind::kIf:
       os << pad << "if " << ToString(s->cond) << " {\n";
@@ -115,8 +119,9 @@ void PrintStmt(std::ostream& os, const Stmt& s, int ind) {
          << ", (";
       for (size_t i = 0; i < s->buffer->shape.size(); ++i)
         os << (i ? ", " : "") << ToString(s->buffer->shape[i]);
-      os << "), \"" << s->buffer->scope << "\"]\n";
-      PrintStmt(os, s->body[0], ind);
+      os << "), " << text::Quote(s->buffer->scope) << "] {\n";
+      PrintStmt(os, s->body[0], ind + 2);
+      os << pad << "}\n";
       break;
     case StmtKind::kEvaluate: os << pad << "evaluate " << ToString(s->value) << "\n"; break;
   }
@@ -136,7 +141,16 @@ std::string ToString(const PrimFunc& f) {
     const Buffer& b = f->buffers[i];
     os << (i ? ", " : "") << b->name << ": Buffer[" << ToString(b->dtype) << ", (";
     for (size_t j = 0; j < b->shape.size(); ++j) os << (j ? ", " : "") << ToString(b->shape[j]);
-    os << ")]";
+    os << ")";
+    if (b->scope != "global") os << ", " << text::Quote(b->scope);
+    // After flattening: the N-D shape the runtime tensor has (binds symbolic dims).
+    if (i < f->param_shapes.size()) {
+      os << ", nd=(";
+      const auto& nd = f->param_shapes[i];
+      for (size_t j = 0; j < nd.size(); ++j) os << (j ? ", " : "") << ToString(nd[j]);
+      os << ")";
+    }
+    os << "]";
   }
   for (const auto& v : f->scalar_params) os << ", " << v->name << ": " << ToString(v.dtype());
   os << ") num_outputs=" << f->num_outputs;
@@ -144,7 +158,7 @@ std::string ToString(const PrimFunc& f) {
     os << " attrs {";
     bool first = true;
     for (const auto& [k, v] : f->attrs) {
-      os << (first ? "" : ", ") << k << " = \"" << v << "\"";
+      os << (first ? "" : ", ") << text::FormatKey(k) << " = " << text::Quote(v);
       first = false;
     }
     os << "}";

@@ -1,18 +1,121 @@
-// relax-opt: runs passes on text IR (the parser lands with the IR-tooling work;
-// for now it lists the registered passes).
+// relax-opt: reads text IR (a file or stdin), runs registered passes with
+// instrumentation and prints the resulting text IR to stdout.
 #include <CLI/CLI.hpp>
+#include <fstream>
 #include <iostream>
+#include <sstream>
 
+#include "relax/ir/parser.h"
+#include "relax/support/error.h"
 #include "relax/transform/pass.h"
+
+namespace {
+
+std::vector<std::string> SplitCommas(const std::string& s) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : s) {
+    if (c == ',') {
+      if (!cur.empty()) out.push_back(cur);
+      cur.clear();
+    } else if (c != ' ') {
+      cur += c;
+    }
+  }
+  if (!cur.empty()) out.push_back(cur);
+  return out;
+}
+
+// Splits at lines that are exactly "// -----" (lit-style split-input-file); returns
+// each chunk with its starting line so messages keep file positions.
+std::vector<std::pair<std::string, int>> SplitInput(const std::string& text) {
+  std::vector<std::pair<std::string, int>> chunks;
+  std::string cur;
+  int line = 1, start = 1;
+  std::istringstream is(text);
+  std::string l;
+  while (std::getline(is, l)) {
+    if (l == "// -----") {
+      chunks.push_back({cur, start});
+      cur.clear();
+      start = line + 1;
+    } else {
+      cur += l + "\n";
+    }
+    ++line;
+  }
+  chunks.push_back({cur, start});
+  return chunks;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   std::string passes_help = "Registered passes:\n";
-  for (const relax::Pass* p : relax::ListPasses()) passes_help += "  " + p->name + "  " + p->description + "\n";
-  CLI::App app{"relax-opt: run relaxc passes on text IR\n" + passes_help};
-  std::string passes, input;
-  app.add_option("--passes", passes, "Comma-separated pass list");
-  app.add_option("input", input, "Input .rx file");
+  for (const relax::Pass* p : relax::ListPasses())
+    passes_help += "  " + p->name + "  " + p->description + "\n";
+  CLI::App app{"relax-opt: run relaxc passes on text IR"};
+  app.footer(passes_help);
+  std::string passes, input = "-", print_after;
+  bool print_after_all = false, time_passes = false, no_verify = false, split = false;
+  app.add_option("--passes", passes, "Comma-separated pass list (run in order)");
+  app.add_option("input", input, "Input .rx file ('-' = stdin)");
+  app.add_flag("--print-ir-after-all", print_after_all, "Print the IR after every pass (stderr)");
+  app.add_option("--print-ir-after", print_after,
+                 "Print the IR after the named passes (comma-separated)");
+  app.add_flag("--time-passes", time_passes, "Print per-pass timing (stderr)");
+  app.add_flag("--no-verify", no_verify, "Skip the well-formedness check after each pass");
+  app.add_flag("--split-input-file", split,
+               "Treat '// -----' lines as separators; process each chunk on its own");
   CLI11_PARSE(app, argc, argv);
-  std::cerr << "error: the text IR parser is not implemented yet\n";
-  return 1;
+
+  std::string text;
+  std::string filename = input;
+  if (input == "-") {
+    std::ostringstream ss;
+    ss << std::cin.rdbuf();
+    text = ss.str();
+    filename = "<stdin>";
+  } else {
+    std::ifstream f(input, std::ios::binary);
+    if (!f) {
+      std::cerr << input << ": error: cannot open file\n";
+      return 1;
+    }
+    std::ostringstream ss;
+    ss << f.rdbuf();
+    text = ss.str();
+  }
+
+  std::vector<std::pair<std::string, int>> chunks;
+  if (split)
+    chunks = SplitInput(text);
+  else
+    chunks.push_back({text, 1});
+
+  int rc = 0;
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    if (i) std::cout << "// -----\n";
+    try {
+      // Pad with newlines so line numbers match the whole file.
+      std::string src =
+          std::string(static_cast<size_t>(chunks[i].second - 1), '\n') + chunks[i].first;
+      relax::IRModule mod = relax::ParseModule(src, filename);
+      relax::PassInstrumentOptions opts;
+      opts.print_after_all = print_after_all;
+      for (const auto& n : SplitCommas(print_after)) opts.print_after.insert(n);
+      opts.time_passes = time_passes;
+      opts.verify_each = !no_verify;
+      relax::PassRunner runner(opts);
+      if (!no_verify) relax::VerifyWellFormed(mod);
+      runner.Run(&mod, SplitCommas(passes));
+      runner.Finish();
+      std::cout << relax::ToString(mod);
+    } catch (const relax::Error& e) {
+      std::cerr << e.what() << "\n";
+      rc = 1;
+    }
+  }
+  std::cout.flush();
+  return rc;
 }
