@@ -7,6 +7,8 @@ config.name = "relaxc"
 config.test_format = lit.formats.ShTest(execute_external=True)
 config.suffixes = [".rx"]
 config.test_source_root = os.path.dirname(__file__)
+# Keep lit's Output/ directories in the build tree, never in the sources.
+config.test_exec_root = lit_config.params.get("exec_root", os.path.join(os.getcwd(), "lit-out"))
 
 # The build's tool dir (relax-opt) and LLVM's (FileCheck, not), from --param or the environment.
 tools_dir = lit_config.params.get("relax_tools_dir", os.environ.get("RELAX_TOOLS_DIR", ""))
