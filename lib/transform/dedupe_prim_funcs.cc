@@ -1,5 +1,5 @@
 // DedupePrimFuncs pass: structurally identical PrimFuncs (same loops, buffers and
-// expressions up to the function's own name) are merged into one, and every call_tir
+// expressions up to the function's own name and variable names) are merged into one, and every call_tir
 // is pointed at the survivor. Legalization creates one PrimFunc per op call; shape-
 // generic kernels make many of them identical, so this cuts codegen time and code size.
 #include <map>
@@ -10,14 +10,66 @@ namespace relax {
 
 namespace {
 
-// Text form without the name line's function name: equal keys mean structurally equal
-// PrimFuncs, because the TIR printer prints every construct and our TE builder gives
-// distinct vars in one scope distinct names.
-std::string Key(const tir::PrimFunc& f) {
-  auto copy = std::make_shared<tir::PrimFuncNode>(*f);
-  copy->name = "_";
-  return tir::ToString(copy);
-}
+// Rewrites a PrimFunc with every variable renamed v0, v1, ... in order of first
+// appearance, so alpha-equivalent kernels (relu over `n` vs relu over `m`) print alike.
+class Canonicalizer {
+ public:
+  tir::PrimFunc Run(const tir::PrimFunc& f) {
+    auto n = std::make_shared<tir::PrimFuncNode>(*f);
+    n->name = "_";
+    for (auto& b : n->buffers) b = Buf(b);
+    for (auto& shape : n->param_shapes)
+      for (auto& d : shape) d = Expr(d);
+    for (auto& v : n->scalar_params) v = Expr(v);
+    n->body = Stmt(f->body);
+    return n;
+  }
+
+ private:
+  PrimExpr Expr(const PrimExpr& e) {
+    if (!e.defined()) return e;
+    if (e.kind() == PrimKind::kVar) {
+      auto it = vars_.find(e.get());
+      if (it != vars_.end()) return it->second;
+      Var v = MakeVar("v" + std::to_string(vars_.size()), e.dtype());
+      vars_[e.get()] = v;
+      return v;
+    }
+    auto n = std::make_shared<PrimExprNode>(*e.get());
+    for (auto& o : n->operands) o = Expr(o);
+    for (auto& a : n->reduce_axes) a = Expr(a);
+    if (n->buffer) n->buffer = Buf(n->buffer);
+    return PrimExpr(std::move(n));
+  }
+  Buffer Buf(const Buffer& b) {
+    auto it = bufs_.find(b.get());
+    if (it != bufs_.end()) return it->second;
+    std::vector<PrimExpr> shape;
+    for (const auto& d : b->shape) shape.push_back(Expr(d));
+    Buffer nb = MakeBuffer(b->name, b->dtype, shape, b->scope);
+    bufs_[b.get()] = nb;
+    return nb;
+  }
+  tir::Stmt Stmt(const tir::Stmt& s) {
+    if (!s) return s;
+    auto n = std::make_shared<tir::StmtNode>(*s);
+    n->var = Expr(s->var);
+    n->min = Expr(s->min);
+    n->extent = Expr(s->extent);
+    n->value = Expr(s->value);
+    n->cond = Expr(s->cond);
+    if (s->buffer) n->buffer = Buf(s->buffer);
+    for (auto& i : n->indices) i = Expr(i);
+    for (auto& c : n->body) c = Stmt(c);
+    return n;
+  }
+  std::map<const PrimExprNode*, PrimExpr> vars_;
+  std::map<const BufferNode*, Buffer> bufs_;
+};
+
+// Equal keys mean structurally equal PrimFuncs: the TIR printer prints every construct,
+// and canonical renaming removes the only non-structural part (variable names).
+std::string Key(const tir::PrimFunc& f) { return tir::ToString(Canonicalizer().Run(f)); }
 
 Expr Retarget(const Expr& e, const std::map<std::string, std::string>& rename) {
   const CallNode* c = As<CallNode>(e);
