@@ -52,7 +52,7 @@ void RegisterBinary(const std::string& name, BinaryFn fn) {
     if (a.dtype != b.dtype)
       RELAX_THROW(bb.context() << "op '" << OpName(c) << "': operand dtypes differ ("
                                << ToString(a.dtype) << " vs " << ToString(b.dtype) << ")");
-    return TensorSInfo(BroadcastShapes(*a.values, *b.values, OpName(c), bb), a.dtype);
+    return TensorSInfo(BroadcastShapes(*a.values, *b.values, DescribeCall(c), bb), a.dtype);
   };
   info.compute = [fn](const CallNode& c, const std::vector<te::Tensor>& in) {
     const auto& sa = in[0]->shape();

@@ -205,7 +205,7 @@ StructInfo InferMatmul(const CallNode& c, BlockBuilder& bb) {
   const auto& bs = *b.values;
   bb.UnifyDim(as[a.ndim - 1], bs[b.ndim - 2], "matmul reduction dims");
   std::vector<PrimExpr> ba(as.begin(), as.end() - 2), bbatch(bs.begin(), bs.end() - 2);
-  std::vector<PrimExpr> out = BroadcastShapes(ba, bbatch, "matmul", bb);
+  std::vector<PrimExpr> out = BroadcastShapes(ba, bbatch, DescribeCall(c), bb);
   out.push_back(as[a.ndim - 2]);
   out.push_back(bs[b.ndim - 1]);
   return TensorSInfo(out, a.dtype);

@@ -31,10 +31,24 @@ inline void CheckArity(const CallNode& c, size_t n) {
     RELAX_THROW("op '" << OpName(c) << "' expects " << n << " arguments, got " << c.args.size());
 }
 
-/// NumPy-style broadcast of two symbolic shapes under the shape-equality policy.
+/// "op 'relax.add' on (%x: Tensor[(4,), f32], %y: Tensor[(5,), f32])": the op and its
+/// operands with their StructInfo, for shape error messages.
+inline std::string DescribeCall(const CallNode& c) {
+  std::string s = "op '" + OpName(c) + "' on (";
+  for (size_t i = 0; i < c.args.size(); ++i) {
+    if (i) s += ", ";
+    std::string a = ToString(c.args[i]);
+    if (a.size() > 40) a = a.substr(0, 37) + "...";
+    s += a + ": " + ToString(c.args[i]->sinfo);
+  }
+  return s + ")";
+}
+
+/// NumPy-style broadcast of two symbolic shapes under the shape-equality policy;
+/// `what` (see DescribeCall) prefixes error messages.
 inline std::vector<PrimExpr> BroadcastShapes(const std::vector<PrimExpr>& a,
-                                             const std::vector<PrimExpr>& b, const std::string& op,
-                                             BlockBuilder& bb) {
+                                             const std::vector<PrimExpr>& b,
+                                             const std::string& what, BlockBuilder& bb) {
   size_t n = std::max(a.size(), b.size());
   std::vector<PrimExpr> out(n);
   for (size_t i = 0; i < n; ++i) {
@@ -48,7 +62,7 @@ inline std::vector<PrimExpr> BroadcastShapes(const std::vector<PrimExpr>& a,
     else if (cb == 1)
       out[i] = da;
     else
-      out[i] = bb.UnifyDim(da, db, "op '" + op + "' broadcast axis " + std::to_string(i));
+      out[i] = bb.UnifyDim(da, db, what + " broadcast axis " + std::to_string(i));
   }
   return out;
 }

@@ -1,6 +1,6 @@
 // DedupePrimFuncs pass: structurally identical PrimFuncs (same loops, buffers and
-// expressions up to the function's own name and variable names) are merged into one, and every call_tir
-// is pointed at the survivor. Legalization creates one PrimFunc per op call; shape-
+// expressions up to the function's own name and variable names) are merged into one, and every
+// call_tir is pointed at the survivor. Legalization creates one PrimFunc per op call; shape-
 // generic kernels make many of them identical, so this cuts codegen time and code size.
 #include <map>
 
