@@ -8,6 +8,7 @@
 #include "relax/support/error.h"
 #include "relax/transform/block_builder.h"
 #include "relax/transform/pass.h"
+#include "test_util.h"
 
 namespace relax {
 namespace {
@@ -48,25 +49,14 @@ TEST(StructInfoTest, Printing) {
             "Tuple[Prim[i64], Object]");
 }
 
-// Builds @main(x: (n, 4), y: (n, 4)) = add(x, y) through the BlockBuilder.
+// Builds @main(x: (n, 4), y: ysinfo) = add(x, y) through the BlockBuilder.
 IRModule AddModule(StructInfo ysinfo) {
-  IRModule mod;
-  BlockBuilder bb(&mod);
   Var n = MakeVar("n");
-  bb.analyzer().Bind(n, 0);
-  VarRef x = MakeVar("x", TensorSInfo({n, 4}, DataType::Float(32)));
-  VarRef y = MakeVar("y", ysinfo ? ysinfo : TensorSInfo({n, 4}, DataType::Float(32)));
-  bb.BeginDataflowBlock();
-  VarRef s = bb.Emit(MakeCall(GetOp("relax.add"), {x, y}), "s", true);
-  auto seq = std::make_shared<SeqExprNode>();
-  seq->blocks.push_back(bb.EndBlock());
-  seq->body = s;
-  auto fn = std::make_shared<FunctionNode>();
-  fn->params = {x, y};
-  fn->body = seq;
-  fn->ret_sinfo = s->sinfo;
-  mod.AddFunction("main", fn);
-  return mod;
+  return testing::MakeMain({{"x", TensorSInfo({n, 4}, DataType::Float(32))},
+                            {"y", ysinfo ? ysinfo : TensorSInfo({n, 4}, DataType::Float(32))}},
+                           [](BlockBuilder& bb, const std::vector<VarRef>& p) {
+                             return bb.Emit(MakeCall(GetOp("relax.add"), {p[0], p[1]}), "s", true);
+                           });
 }
 
 TEST(BlockBuilderTest, InfersSymbolicShapes) {
@@ -74,6 +64,7 @@ TEST(BlockBuilderTest, InfersSymbolicShapes) {
   std::string text = ToString(mod);
   EXPECT_NE(text.find("%s: Tensor[(n, 4), f32] = relax.add(%x, %y)"), std::string::npos) << text;
   VerifyWellFormed(mod);
+  testing::CheckRoundTrip(mod, "add");
 }
 
 TEST(BlockBuilderTest, ProvablyUnequalDimsAreACompileError) {
@@ -92,6 +83,7 @@ TEST(BlockBuilderTest, UndecidableDimsGetARuntimeCheck) {
   IRModule mod = AddModule(TensorSInfo({MakeVar("m"), 4}, DataType::Float(32)));
   std::string text = ToString(mod);
   EXPECT_NE(text.find("relax.check_dims_equal(shape(n, m)"), std::string::npos) << text;
+  testing::CheckRoundTrip(mod, "add-with-check");
 }
 
 TEST(LegalizeTest, AddBecomesCallTIR) {
@@ -104,6 +96,7 @@ TEST(LegalizeTest, AddBecomesCallTIR) {
   std::string prim = tir::ToString(mod.prim_funcs.begin()->second);
   EXPECT_NE(prim.find("for fused in parallel(0, n * 4)"), std::string::npos) << prim;
   EXPECT_NE(prim.find("out[i, j] = A[i, j] + B[i, j]"), std::string::npos) << prim;
+  testing::CheckRoundTrip(mod, "add-legalized");
 }
 
 TEST(OpRegistryTest, PatternKindsAndUnknownOps) {

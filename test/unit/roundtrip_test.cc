@@ -1,6 +1,7 @@
 // Round-trip tests of the text IR: parse(print(m)) is structurally equal to m
 // and prints to the same bytes, for the imported ONNX classifier, the module
 // after each pass of the default pipeline, and every .rx input under test/lit.
+// (The hand-built modules of ir_test/compile_test are checked where they are built.)
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -9,34 +10,20 @@
 #include <iostream>
 #include <sstream>
 
+#include "relax/codegen/build.h"
 #include "relax/frontend/onnx.h"
 #include "relax/ir/parser.h"
 #include "relax/ir/structural_equal.h"
 #include "relax/transform/pass.h"
+#include "test_util.h"
 
 namespace relax {
 namespace {
 
 namespace fs = std::filesystem;
 
-int g_checked = 0;  // modules checked by this process
-
-// Checks one module; `label` names it in failures.
-void CheckRoundTrip(const IRModule& m, const std::string& label) {
-  std::string text = ToString(m);
-  ConstantTable table = CollectConstants(m);
-  IRModule back;
-  try {
-    back = ParseModule(text, label, &table);
-  } catch (const Error& e) {
-    ADD_FAILURE() << label << ": printed module does not parse: " << e.what();
-    return;
-  }
-  std::string why;
-  EXPECT_TRUE(StructuralEqual(m, back, &why)) << label << ": " << why;
-  EXPECT_EQ(ToString(back), text) << label << ": printing the parsed module changes the text";
-  ++g_checked;
-}
+using testing::CheckRoundTrip;
+using testing::RoundTripCount;
 
 fs::path SourceTestDir() { return fs::path(__FILE__).parent_path().parent_path(); }
 
@@ -65,13 +52,13 @@ TEST(RoundTrip, OnnxClassifierAndPipeline) {
                     "scripts/setup.sh)";
   IRModule m = frontend::ImportOnnx(model);
   CheckRoundTrip(m, "cls:import");
-  for (const char* name : {"legalize", "flatten-buffer"}) {
+  for (const std::string& name : DefaultPipeline()) {
     const Pass* p = FindPass(name);
     ASSERT_NE(p, nullptr) << name;
     p->run(&m);
-    CheckRoundTrip(m, std::string("cls:") + name);
+    CheckRoundTrip(m, "cls:" + name);
   }
-  std::cout << "[ roundtrip ] ONNX classifier: " << g_checked << " modules checked\n";
+  std::cout << "[ roundtrip ] ONNX classifier: " << RoundTripCount() << " modules checked\n";
 }
 
 // Splits a lit input at "// -----" lines (relax-opt --split-input-file).
@@ -111,7 +98,7 @@ TEST(RoundTrip, LitInputs) {
       }
       CheckRoundTrip(m, label);
       // And after the default pipeline.
-      for (const char* name : {"legalize", "flatten-buffer"}) {
+      for (const std::string& name : DefaultPipeline()) {
         try {
           FindPass(name)->run(&m);
         } catch (const Error& e) {
@@ -123,7 +110,7 @@ TEST(RoundTrip, LitInputs) {
     ++files;
   }
   EXPECT_GT(files, 0);
-  std::cout << "[ roundtrip ] lit inputs: " << files << " files, " << g_checked
+  std::cout << "[ roundtrip ] lit inputs: " << files << " files, " << RoundTripCount()
             << " modules checked\n";
 }
 
