@@ -1,6 +1,7 @@
 // Implementation of the run command: load artifact + .npy inputs, run the VM, print/save outputs.
 #include "run_command.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cinttypes>
 #include <cmath>
@@ -115,12 +116,17 @@ void RunOrThrow(const RunOptions& opts) {
   vm.set_profiling(opts.profile);
   std::vector<NDArray> outputs;
   double total_ms = 0;
+  std::vector<double> times;
+  // With --repeat, one untimed warm-up run first (page faults, thread-pool start).
+  if (opts.repeat > 1) outputs = vm.Run(inputs);
   for (int r = 0; r < opts.repeat; ++r) {
     auto t0 = std::chrono::steady_clock::now();
     outputs = vm.Run(inputs);
     auto t1 = std::chrono::steady_clock::now();
-    total_ms += std::chrono::duration<double, std::milli>(t1 - t0).count();
+    times.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    total_ms += times.back();
   }
+  std::sort(times.begin(), times.end());
 
   const auto& osig = artifact->exec().outputs;
   std::set<std::string> used;
@@ -147,8 +153,8 @@ void RunOrThrow(const RunOptions& opts) {
   }
   if (opts.repeat > 1) {
     char buf[128];
-    std::snprintf(buf, sizeof(buf), "mean latency: %.3f ms over %d runs", total_ms / opts.repeat,
-                  opts.repeat);
+    std::snprintf(buf, sizeof(buf), "mean latency: %.3f ms over %d runs (median %.3f ms, min %.3f ms)",
+                  total_ms / opts.repeat, opts.repeat, times[times.size() / 2], times.front());
     std::cout << buf << "\n";
   }
   if (opts.profile) std::cout << "profile (all runs):\n" << vm.ProfileReport();

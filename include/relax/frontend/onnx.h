@@ -37,7 +37,8 @@ struct OnnxImportOptions {
 /// - Shape -> Cast/Slice/Gather/Concat/Unsqueeze -> Reshape chains are evaluated
 ///   symbolically, so Reshape targets stay in terms of the input dims.
 /// - Declared output dims are checked against inferred ones (shape-equality policy).
-/// libonnx's checker runs when the model's IR version <= 8 and opsets <= 17.
+/// libonnx's checker and shape inference (as a consistency check) run when the
+/// model's IR version <= 8 and opsets <= 17.
 ///
 /// Errors (relax::Error): missing/unreadable file, not an ONNX protobuf, checker
 /// failure, malformed node (message names node and op), external data.

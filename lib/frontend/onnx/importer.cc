@@ -1,6 +1,7 @@
 // ONNX importer driver: model loading/checking, graph inputs with symbolic dims,
 // initializers, node conversion through the op-family tables, outputs.
 #include <onnx/checker.h>
+#include <onnx/shape_inference/implementation.h>
 
 #include <cstring>
 #include <fstream>
@@ -264,6 +265,15 @@ IRModule ImportOnnx(const std::string& path, const OnnxImportOptions& options) {
       onnx::checker::check_model(model);
     } catch (const std::exception& e) {
       RELAX_THROW("'" << path << "' failed the ONNX checker: " << e.what());
+    }
+    // ONNX's own shape inference, as a consistency check only (type checks on, node-level
+    // inference gaps tolerated); our struct-info inference stays authoritative.
+    try {
+      onnx::ModelProto copy = model;
+      onnx::shape_inference::InferShapes(copy, onnx::OpSchemaRegistry::Instance(),
+                                         onnx::ShapeInferenceOptions(true, 0, false));
+    } catch (const std::exception& e) {
+      RELAX_THROW("'" << path << "' failed ONNX shape inference: " << e.what());
     }
   }
   const onnx::GraphProto& g = model.graph();
