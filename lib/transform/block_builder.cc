@@ -15,6 +15,25 @@ BindingBlock BlockBuilder::EndBlock() {
   return b;
 }
 
+StructInfo BlockBuilder::Canonicalize(const StructInfo& s) {
+  if (!s) return s;
+  bool changed = false;
+  auto n = std::make_shared<StructInfoNode>(*s);
+  if (n->values) {
+    for (auto& d : *n->values) {
+      PrimExpr c = analyzer_.Simplify(d);
+      changed |= !c.same_as(d);
+      d = c;
+    }
+  }
+  for (auto& f : n->fields) {
+    StructInfo c = Canonicalize(f);
+    changed |= c != f;
+    f = c;
+  }
+  return changed ? StructInfo(n) : s;
+}
+
 Expr BlockBuilder::Normalize(const Expr& e) {
   if (e->sinfo) return e;
   switch (e->kind) {
@@ -29,7 +48,7 @@ Expr BlockBuilder::Normalize(const Expr& e) {
       if (!info) RELAX_THROW(context_ << "unknown op '" << op->name << "'");
       for (const auto& a : c->args)
         if (!a->sinfo) RELAX_THROW("op '" << op->name << "': argument without StructInfo");
-      return WithSInfo(e, info->infer(*c, *this));
+      return WithSInfo(e, Canonicalize(info->infer(*c, *this)));
     }
     case ExprKind::kTuple: {
       std::vector<StructInfo> f;

@@ -33,6 +33,10 @@ class BlockBuilder {
   /// Infers and attaches StructInfo to `e` (calls: via the op registry).
   Expr Normalize(const Expr& e);
 
+  /// `s` with every shape dim in the analyzer's canonical form, so provably equal
+  /// shapes print (and compare) the same.
+  StructInfo Canonicalize(const StructInfo& s);
+
   /// Adds `f` to the module under a fresh name derived from `hint`; returns its GlobalVar.
   Expr AddPrimFunc(tir::PrimFunc f, const std::string& hint);
 
