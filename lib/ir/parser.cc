@@ -74,8 +74,10 @@ namespace text {
 namespace {
 constexpr int kMaxDepth = 200;
 
-// True if `a` and `b` (annotated vs inferred) provably describe different values.
-bool ProvablyDifferent(const StructInfo& a, const StructInfo& b, arith::Analyzer& an) {
+// True unless `a` (annotated) provably describes the same values as `b` (inferred):
+// every dim must be provably equal (symbolic dims are >= 0). An annotation that only
+// might match is rejected; match_cast is the way to assert a shape.
+bool Mismatch(const StructInfo& a, const StructInfo& b, arith::Analyzer& an) {
   if (!a || !b || a == b) return false;
   if (a->kind == SIKind::kObject || b->kind == SIKind::kObject) return false;
   if (a->kind != b->kind) return true;
@@ -89,13 +91,13 @@ bool ProvablyDifferent(const StructInfo& a, const StructInfo& b, arith::Analyzer
       if (a->ndim >= 0 && b->ndim >= 0 && a->ndim != b->ndim) return true;
       if (a->values && b->values && a->values->size() == b->values->size()) {
         for (size_t i = 0; i < a->values->size(); ++i)
-          if (an.CanProveNotEqual((*a->values)[i], (*b->values)[i])) return true;
+          if (!an.CanProveEqual((*a->values)[i], (*b->values)[i])) return true;
       }
       return false;
     case SIKind::kTuple:
       if (a->fields.size() != b->fields.size()) return true;
       for (size_t i = 0; i < a->fields.size(); ++i)
-        if (ProvablyDifferent(a->fields[i], b->fields[i], an)) return true;
+        if (Mismatch(a->fields[i], b->fields[i], an)) return true;
       return false;
     default:
       return false;
@@ -397,14 +399,14 @@ Expr Parser::NormalizeValue(const Expr& e, const Token& at, const StructInfo& an
       }
       StructInfo s;
       try {
-        s = info->infer(*c, *bb_);
+        s = bb_->Canonicalize(info->infer(*c, *bb_));
       } catch (const Error& err) {
         Fail(at, err.what());
       }
       if (!s) Fail(at, "op '" + op->name + "': StructInfo inference returned nothing");
-      if (annotated && ProvablyDifferent(annotated, s, bb_->analyzer()))
+      if (annotated && Mismatch(annotated, s, bb_->analyzer()))
         Fail(at, "op '" + op->name + "': annotated StructInfo " + ToString(annotated) +
-                     " contradicts the inferred " + ToString(s));
+                     " does not match the inferred " + ToString(s));
       return WithSInfo(e, s);
     }
     case ExprKind::kTuple:

@@ -132,6 +132,7 @@ PrimExpr Parser::ResolvePrimVar(const Token& t) {
   if (define_prim_vars_ && !prim_scopes_.empty()) {
     Var v = MakeVar(t.text, DataType::Index());
     prim_scopes_.front()[t.text] = v;
+    if (bb_) bb_->analyzer().Bind(v, 0);  // symbolic dims are sizes: >= 0
     return v;
   }
   Fail(t, "symbolic var '" + t.text + "' is used before it is defined");
