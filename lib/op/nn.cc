@@ -43,7 +43,12 @@ Window GetWindow(const Attrs& a) {
   if (w.strides.size() != 2 || w.pads.size() != 4 || w.dilations.size() != 2)
     RELAX_THROW("2-D window op needs strides[2], padding[4], dilation[2]");
   for (int i = 0; i < 2; ++i)
-    if (w.strides[i] <= 0 || w.dilations[i] <= 0) RELAX_THROW("strides/dilations must be positive");
+    if (w.strides[i] <= 0 || w.dilations[i] <= 0)
+      RELAX_THROW("strides and dilations must be positive, got strides=["
+                  << w.strides[0] << ", " << w.strides[1] << "] dilations=[" << w.dilations[0]
+                  << ", " << w.dilations[1] << "]");
+  for (int64_t p : w.pads)
+    if (p < 0) RELAX_THROW("pads must be non-negative, got " << p);
   return w;
 }
 
@@ -57,11 +62,17 @@ StructInfo InferConv2d(const CallNode& c, BlockBuilder& bb) {
                              << " and " << w.ndim);
   Window win = GetWindow(c.attrs);
   int64_t groups = GetIntAttr(c.attrs, "groups");
+  if (groups < 1) RELAX_THROW(bb.context() << "conv2d: groups must be >= 1, got " << groups);
   const auto& xs = *x.values;
   const auto& ws = *w.values;
   int64_t kh, kw;
   if (!ws[2].AsInt(&kh) || !ws[3].AsInt(&kw))
     RELAX_THROW(bb.context() << "conv2d: kernel size must be static");
+  if (kh < 1 || kw < 1) RELAX_THROW(bb.context() << "conv2d: empty kernel " << kh << "x" << kw);
+  int64_t oc = 0;
+  if (ws[0].AsInt(&oc) && oc % groups != 0)
+    RELAX_THROW(bb.context() << "conv2d: output channels " << oc << " are not divisible by groups "
+                             << groups);
   bb.UnifyDim(xs[1], ws[1] * PrimExpr(groups), "conv2d input channels vs weight channels*groups");
   PrimExpr oh = bb.analyzer().Simplify(
       WindowOut(xs[2], win.pads[0] + win.pads[2], kh, win.strides[0], win.dilations[0], false));
@@ -119,6 +130,8 @@ StructInfo InferPool2d(const CallNode& c, BlockBuilder& bb) {
   bool ceil_mode = GetIntAttr(c.attrs, "ceil_mode") != 0;
   const auto& xs = *x.values;
   if (k.size() != 2) RELAX_THROW(bb.context() << OpName(c) << ": pool_size must have 2 entries");
+  if (k[0] < 1 || k[1] < 1)
+    RELAX_THROW(bb.context() << OpName(c) << ": empty pooling window " << k[0] << "x" << k[1]);
   PrimExpr oh = bb.analyzer().Simplify(WindowOut(xs[2], win.pads[0] + win.pads[2], k[0],
                                                  win.strides[0], win.dilations[0], ceil_mode));
   PrimExpr ow = bb.analyzer().Simplify(WindowOut(xs[3], win.pads[1] + win.pads[3], k[1],
