@@ -3,6 +3,7 @@
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Module.h>
+#include <llvm/MC/MCSubtargetInfo.h>
 #include <llvm/MC/TargetRegistry.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/FileSystem.h>
@@ -36,10 +37,29 @@
 
 namespace relax {
 
+namespace {
+
+const llvm::Target* HostLLVMTarget(llvm::Triple* triple) {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+  });
+  *triple = llvm::Triple(llvm::sys::getDefaultTargetTriple());
+  std::string err;
+  const llvm::Target* t = llvm::TargetRegistry::lookupTarget(*triple, err);
+  if (!t) RELAX_THROW("LLVM has no target for " << triple->str() << ": " << err);
+  return t;
+}
+
+}  // namespace
+
 Target Target::Parse(const std::string& s) {
   std::istringstream is(s);
   Target t;
-  is >> t.kind;
+  std::string kind;
+  if (!(is >> kind)) RELAX_THROW("empty --target (supported: cpu [-mcpu=NAME])");
+  t.kind = kind;
   if (t.kind != "cpu")
     RELAX_THROW("unknown or not yet supported target '" << t.kind << "' (supported: cpu)");
   std::string attr;
@@ -47,7 +67,17 @@ Target Target::Parse(const std::string& s) {
     if (attr.rfind("-mcpu=", 0) == 0)
       t.mcpu = attr.substr(6);
     else
-      RELAX_THROW("unknown target attribute '" << attr << "' for target " << t.kind);
+      RELAX_THROW("unknown target attribute '" << attr << "' for target " << t.kind
+                                               << " (supported: -mcpu=NAME)");
+  }
+  if (t.mcpu.empty()) RELAX_THROW("-mcpu= needs a CPU name (or 'native')");
+  if (t.mcpu != "native") {
+    llvm::Triple triple;
+    const llvm::Target* lt = HostLLVMTarget(&triple);
+    std::unique_ptr<llvm::MCSubtargetInfo> sti(lt->createMCSubtargetInfo(triple, "", ""));
+    if (!sti || !sti->isCPUStringValid(t.mcpu))
+      RELAX_THROW("-mcpu=" << t.mcpu << " is not a CPU LLVM knows for " << triple.str()
+                           << " (e.g. x86-64, x86-64-v3, skylake, znver3, native)");
   }
   return t;
 }
@@ -55,16 +85,8 @@ Target Target::Parse(const std::string& s) {
 namespace {
 
 std::unique_ptr<llvm::TargetMachine> MakeTargetMachine(const Target& target) {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    llvm::InitializeNativeTarget();
-    llvm::InitializeNativeTargetAsmPrinter();
-  });
-  std::string triple_str = llvm::sys::getDefaultTargetTriple();
-  llvm::Triple triple(triple_str);
-  std::string err;
-  const llvm::Target* t = llvm::TargetRegistry::lookupTarget(triple, err);
-  if (!t) RELAX_THROW("LLVM has no target for " << triple_str << ": " << err);
+  llvm::Triple triple;
+  const llvm::Target* t = HostLLVMTarget(&triple);
   std::string cpu =
       target.mcpu == "native" ? std::string(llvm::sys::getHostCPUName()) : target.mcpu;
   std::string features;

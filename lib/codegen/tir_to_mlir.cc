@@ -518,6 +518,27 @@ class Emitter {
     return v;
   }
 
+  // Integer division that never traps: x / 0 is defined as 0 (ONNX leaves it undefined;
+  // x86 `idiv` would raise SIGFPE), and INT_MIN / -1 wraps to INT_MIN.
+  Value SafeIntDiv(Value a, Value b, bool is_unsigned) {
+    using namespace mlir::arith;
+    mlir::Type t = a.getType();
+    unsigned width = mlir::cast<mlir::IntegerType>(t).getWidth();
+    Value zero = ConstantIntOp::create(b_, loc_, t, 0);
+    Value one = ConstantIntOp::create(b_, loc_, t, 1);
+    Value bz = CmpIOp::create(b_, loc_, CmpIPredicate::eq, b, zero);
+    if (is_unsigned) {
+      Value safe = SelectOp::create(b_, loc_, bz, one, b);
+      return SelectOp::create(b_, loc_, bz, zero, DivUIOp::create(b_, loc_, a, safe));
+    }
+    Value minus1 = ConstantIntOp::create(b_, loc_, t, -1);
+    Value minv = ConstantIntOp::create(b_, loc_, t, llvm::APInt::getSignedMinValue(width));
+    Value ovf = AndIOp::create(b_, loc_, CmpIOp::create(b_, loc_, CmpIPredicate::eq, a, minv),
+                               CmpIOp::create(b_, loc_, CmpIPredicate::eq, b, minus1));
+    Value safe = SelectOp::create(b_, loc_, OrIOp::create(b_, loc_, bz, ovf), one, b);
+    return SelectOp::create(b_, loc_, bz, zero, DivSIOp::create(b_, loc_, a, safe));
+  }
+
   Value Intrinsic(const PrimExprNode* n) {
     const std::string& name = n->name;
     auto arg = [&](int i) { return Expr(n->operands[i]); };
@@ -527,7 +548,7 @@ class Emitter {
     if (name == "log") return mlir::math::LogOp::create(b_, loc_, arg(0));
     if (name == "erf") return mlir::math::ErfOp::create(b_, loc_, arg(0));
     if (name == "pow") return mlir::math::PowFOp::create(b_, loc_, arg(0), arg(1));
-    if (name == "truncdiv") return mlir::arith::DivSIOp::create(b_, loc_, arg(0), arg(1));
+    if (name == "truncdiv") return SafeIntDiv(arg(0), arg(1), n->operands[0].dtype().is_uint());
     RELAX_THROW("PrimFunc '" << f_->name << "': unsupported intrinsic T." << name);
   }
 

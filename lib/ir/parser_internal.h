@@ -79,6 +79,11 @@ class Parser {
   std::vector<Token> toks_;
   size_t pos_ = 0;
   int depth_ = 0;
+  // Binary operators in the scalar expression being parsed: a left-associative chain
+  // (a + b + c ...) nests one level per operator without any parentheses, so this
+  // bounds the tree depth that printing and passes recurse over.
+  int expr_ops_ = 0;
+  bool in_prim_expr_ = false;
   const ConstantTable* constants_;
   IRModule* mod_ = nullptr;
 

@@ -36,8 +36,19 @@ bool IsBool(PrimKind k) {
 }
 }  // namespace
 
+namespace {
+constexpr int kMaxExprOps = 10000;
+}  // namespace
+
 PrimExpr Parser::ParsePrimExpr() {
   DepthGuard g(this);
+  if (in_prim_expr_) return ParseBinaryRHS(1, ParseUnary());
+  in_prim_expr_ = true;
+  expr_ops_ = 0;
+  struct Reset {
+    bool* flag;
+    ~Reset() { *flag = false; }
+  } reset{&in_prim_expr_};
   return ParseBinaryRHS(1, ParseUnary());
 }
 
@@ -60,6 +71,9 @@ PrimExpr Parser::ParseBinaryRHS(int min_prec, PrimExpr lhs) {
       DepthGuard g(this);
       rhs = ParseBinaryRHS(op->prec + 1, rhs);
     }
+    if (++expr_ops_ > kMaxExprOps)
+      Fail(Peek(), "expression too large (more than " + std::to_string(kMaxExprOps) +
+                       " binary operators)");
     lhs = Node(op->kind, IsBool(op->kind) ? DataType::Bool() : lhs.dtype(), {lhs, rhs});
   }
 }

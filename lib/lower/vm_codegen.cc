@@ -2,6 +2,7 @@
 #include "relax/lower/vm_codegen.h"
 
 #include <map>
+#include <set>
 
 #include "relax/support/error.h"
 
@@ -167,6 +168,27 @@ class VMCodegenImpl {
       Call("vm.builtin.match_shape",
            {Reg(static_cast<int64_t>(i)), Reg(heap_), ShapeConst(pattern), Str(what), Str(names)},
            false);
+      EmitBoundChecks(fn, *s->values, what);
+    }
+  }
+
+  // Bounds given at compile time (--bound, function attrs "bound.<dim>") were used as
+  // facts by the analyzer, so inputs outside them are rejected before any kernel runs.
+  void EmitBoundChecks(const FunctionNode* fn, const std::vector<PrimExpr>& dims,
+                       const std::string& what) {
+    for (const auto& d : dims) {
+      if (d.kind() != PrimKind::kVar || bound_checked_.count(d.get())) continue;
+      auto it = fn->attrs.find("bound." + d->name);
+      if (it == fn->attrs.end()) continue;
+      const auto* range = std::get_if<std::vector<int64_t>>(&it->second);
+      if (!range || range->size() != 2) continue;
+      bound_checked_.insert(d.get());
+      std::string msg = what + ": dim '" + d->name + "' is outside the bound " + d->name + "=" +
+                        std::to_string((*range)[0]) + ".." + std::to_string((*range)[1]) +
+                        " the model was compiled with (clamped vs actual value)";
+      PrimExpr clamped = Max(Min(d, PrimExpr((*range)[1])), PrimExpr((*range)[0]));
+      Call("vm.builtin.check_dims_equal",
+           {Reg(heap_), ShapeProgram({clamped, d}, what), Str(msg)}, false);
     }
   }
 
@@ -303,6 +325,7 @@ class VMCodegenImpl {
   std::map<const VarNode*, int64_t> regs_;
   std::map<const PrimExprNode*, int64_t> slots_;
   std::map<uint64_t, int64_t> const_index_;
+  std::set<const PrimExprNode*> bound_checked_;
   int64_t next_reg_ = 0;
   int64_t heap_ = -1;
 };

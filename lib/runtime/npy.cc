@@ -1,5 +1,6 @@
 // NumPy .npy reader/writer with strict, file-naming error reporting.
 #include "relax/runtime/npy.h"
+#include "relax/support/file.h"
 
 #include <cstring>
 #include <fstream>
@@ -159,6 +160,7 @@ class HeaderParser {
 }  // namespace
 
 NDArray LoadNpy(const std::string& path) {
+  CheckRegularFile(path, ".npy file");
   std::ifstream in(path, std::ios::binary);
   if (!in) RELAX_THROW("cannot open .npy file '" << path << "': " << std::strerror(errno));
   char pre[8];

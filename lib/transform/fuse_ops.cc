@@ -17,6 +17,10 @@ namespace relax {
 
 namespace {
 
+// Upper bound on ops per fused kernel: keeps generated expressions (and the recursive
+// TE inlining over them) shallow for pathological chains of thousands of ops.
+constexpr size_t kMaxGroupSize = 64;
+
 struct Group {
   std::vector<size_t> members;  // binding indices in the block
   const VarNode* last = nullptr;
@@ -123,6 +127,7 @@ Expr FuseFunction(IRModule* mod, const FunctionNode* fn) {
           const VarNode* v = As<VarNode>(a);
           if (!v || !open.count(v) || uses[v] != 1) continue;
           size_t g = open.at(v);
+          if (groups[g].members.size() >= kMaxGroupSize) continue;
           open.erase(v);
           groups[g].members.push_back(i);
           groups[g].last = b.var.get();

@@ -30,6 +30,36 @@ def write_unsupported_model(path):
     onnx.save(model, path)
 
 
+def write_small_models(d):
+    """Small models for the robustness cases: integer Div, Conv with strides 0, and a
+    chain of 3000 Relu nodes (fusion must cap group sizes)."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    def save(graph, name, opset=13):
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=8)
+        onnx.save(model, os.path.join(d, name))
+
+    a = helper.make_tensor_value_info("a", TensorProto.INT64, [3])
+    b = helper.make_tensor_value_info("b", TensorProto.INT64, [3])
+    y = helper.make_tensor_value_info("y", TensorProto.INT64, [3])
+    save(helper.make_graph([helper.make_node("Div", ["a", "b"], ["y"], name="div0")], "div", [a, b], [y]),
+         "div_int.onnx")
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 4, 4])
+    yc = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1, 4, 4])
+    w = helper.make_tensor("w", TensorProto.FLOAT, [1, 1, 1, 1], [1.0])
+    conv = helper.make_node("Conv", ["x", "w"], ["y"], name="conv0", strides=[0, 0])
+    save(helper.make_graph([conv], "conv", [x], [yc], initializer=[w]), "conv_strides0.onnx")
+    xs = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 4])
+    ys = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", 4])
+    nodes = [helper.make_node("Relu", ["x" if i == 0 else f"r{i - 1}"], [f"r{i}" if i < 2999 else "y"],
+                              name=f"relu{i}") for i in range(3000)]
+    save(helper.make_graph(nodes, "chain", [xs], [ys]), "relu_chain.onnx")
+    np.save(os.path.join(d, "div_a.npy"), np.array([7, np.iinfo(np.int64).min, -9], dtype=np.int64))
+    np.save(os.path.join(d, "div_b.npy"), np.array([0, -1, 2], dtype=np.int64))
+    np.save(os.path.join(d, "chain_x.npy"), np.array([[-1, 2, -3, 4]] * 2, dtype=np.float32))
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--artifact", required=True, help="a good compiled classifier artifact")
@@ -50,6 +80,8 @@ def main():
     mid = len(data) // 2
     put("corrupted.so", data[:mid] + bytes([data[mid] ^ 0xFF]) + data[mid + 1:])
     put("not_onnx.onnx", b"this is a plain text file, not an ONNX model\n")
+    os.makedirs(os.path.join(d, "a_directory.onnx"), exist_ok=True)
+    write_small_models(d)
 
     rng = np.random.default_rng(0)
     np.save(os.path.join(d, "good.npy"), rng.standard_normal((1, 3, 48, 192)).astype(np.float32))

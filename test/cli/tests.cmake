@@ -75,3 +75,40 @@ relax_cli_error(run_unknown_input 1 "unknown input 'y' \\(expected inputs: x\\)"
                 ${RELAXC} run ${RELAX_CLS_ARTIFACT} --input y=${W}/good.npy)
 relax_cli_error(run_missing_npy 1 "cannot open \\.npy file.*no_such\\.npy"
                 ${RELAXC} run ${RELAX_CLS_ARTIFACT} --input x=${W}/no_such.npy)
+
+# Robustness found by trying to break the tools (each once crashed, hung or misbehaved).
+relax_cli_error(compile_directory 1 "a_directory\\.onnx' is a directory, not a model file"
+                ${RELAXC} compile ${W}/a_directory.onnx -o ${W}/out_dir.so)
+relax_cli_error(compile_dev_zero 1 "'/dev/zero' is not a regular file"
+                ${RELAXC} compile /dev/zero -o ${W}/out_zero.so)
+relax_cli_error(compile_conv_strides0 1 "Conv 'conv0': strides and dilations must be positive"
+                ${RELAXC} compile ${W}/conv_strides0.onnx -o ${W}/out_conv0.so)
+relax_cli_error(compile_overwrite_model 1 "is the input model; refusing to overwrite it"
+                ${RELAXC} compile ${W}/div_int.onnx -o ${W}/div_int.onnx)
+relax_cli_error(compile_bad_target 1 "-mcpu=nonsense is not a CPU LLVM knows"
+                ${RELAXC} compile ${W}/div_int.onnx -o ${W}/out_t.so --target "cpu -mcpu=nonsense")
+relax_cli_error(compile_unknown_stage 1 "--print-ir-after: unknown stage 'nosuch'"
+                ${RELAXC} compile ${W}/div_int.onnx -o ${W}/out_s.so --print-ir-after=nosuch)
+relax_cli_error(compile_bad_bound 1 "--bound: 'n=5..1' is not a range"
+                ${RELAXC} compile ${W}/div_int.onnx -o ${W}/out_b.so --bound n=5..1)
+relax_cli_error(usage_error 2 "error: A subcommand is required" ${RELAXC})
+relax_cli_error(usage_unknown_flag 2 "error: The following argument was not expected: --frob"
+                ${RELAXC} compile ${W}/div_int.onnx -o ${W}/out_f.so --frob)
+
+# Runs that must succeed: integer division by zero and INT64_MIN / -1 do not trap (x / 0 := 0;
+# ONNX integer Div truncates: -9 / 2 = -4, as onnxruntime computes),
+# and a 3000-op Relu chain compiles (fusion caps group sizes) and computes relu.
+add_test(NAME cli.int_div_no_trap
+         COMMAND sh -c "$<TARGET_FILE:relaxc> compile ${W}/div_int.onnx -o ${W}/div_int.so && $<TARGET_FILE:relaxc> run ${W}/div_int.so --input a=${W}/div_a.npy --input b=${W}/div_b.npy")
+set_tests_properties(cli.int_div_no_trap PROPERTIES FIXTURES_REQUIRED cli_bad_inputs LABELS cli
+                     PASS_REGULAR_EXPRESSION "values=\\[0, -9223372036854775808, -4\\]")
+add_test(NAME cli.long_relu_chain
+         COMMAND sh -c "$<TARGET_FILE:relaxc> compile ${W}/relu_chain.onnx -o ${W}/relu_chain.so && $<TARGET_FILE:relaxc> run ${W}/relu_chain.so --input x=${W}/chain_x.npy")
+set_tests_properties(cli.long_relu_chain PROPERTIES FIXTURES_REQUIRED cli_bad_inputs LABELS cli TIMEOUT 300
+                     PASS_REGULAR_EXPRESSION "values=\\[0, 2, 0, 4, 0, 2, 0, 4\\]")
+
+# --bound is enforced at run time: an input outside the compiled bound is rejected.
+add_test(NAME cli.bound_enforced
+         COMMAND sh -c "$<TARGET_FILE:relaxc> compile ${W}/relu_chain.onnx -o ${W}/relu_b.so --bound n=3..8; $<TARGET_FILE:relaxc> run ${W}/relu_b.so --input x=${W}/chain_x.npy 2>&1; test $? -eq 1")
+set_tests_properties(cli.bound_enforced PROPERTIES FIXTURES_REQUIRED cli_bad_inputs LABELS cli TIMEOUT 300
+                     PASS_REGULAR_EXPRESSION "error: input 'x': dim 'n' is outside the bound n=3..8")

@@ -1,12 +1,15 @@
 // relax-opt: reads text IR (a file or stdin), runs registered passes with
 // instrumentation and prints the resulting text IR to stdout.
 #include <CLI/CLI.hpp>
+
+#include "../cli_main.h"
 #include <fstream>
 #include <iostream>
 #include <sstream>
 
 #include "relax/ir/parser.h"
 #include "relax/support/error.h"
+#include "relax/support/file.h"
 #include "relax/transform/pass.h"
 
 namespace {
@@ -67,7 +70,7 @@ int main(int argc, char** argv) {
   app.add_flag("--no-verify", no_verify, "Skip the well-formedness check after each pass");
   app.add_flag("--split-input-file", split,
                "Treat '// -----' lines as separators; process each chunk on its own");
-  CLI11_PARSE(app, argc, argv);
+  if (int rc; !relax::tools::ParseArgs(app, argc, argv, &rc)) return rc;
 
   std::string text;
   std::string filename = input;
@@ -77,14 +80,12 @@ int main(int argc, char** argv) {
     text = ss.str();
     filename = "<stdin>";
   } else {
-    std::ifstream f(input, std::ios::binary);
-    if (!f) {
-      std::cerr << input << ": error: cannot open file\n";
+    try {
+      text = relax::ReadRegularFile(input, "IR file");
+    } catch (const relax::Error& e) {
+      std::cerr << "error: " << e.what() << "\n";
       return 1;
     }
-    std::ostringstream ss;
-    ss << f.rdbuf();
-    text = ss.str();
   }
 
   std::vector<std::pair<std::string, int>> chunks;

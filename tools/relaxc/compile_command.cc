@@ -3,7 +3,9 @@
 #include "compile_command.h"
 
 #include <iostream>
+#include <filesystem>
 #include <memory>
+#include <set>
 
 #include "relax/codegen/build.h"
 #include "relax/frontend/onnx.h"
@@ -18,19 +20,41 @@ struct CompileOptions {
   std::vector<std::string> print_after, bounds;
 };
 
+// Parses a whole decimal integer (no trailing characters).
+int64_t ParseInt(const std::string& text, const std::string& spec) {
+  size_t used = 0;
+  int64_t v = 0;
+  try {
+    v = std::stoll(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (text.empty() || used != text.size())
+    throw Error("--bound: '" + text + "' is not an integer in '" + spec + "'");
+  return v;
+}
+
+// NAME=MAX or NAME=MIN..MAX with 0 <= MIN <= MAX (symbolic dims are sizes).
 std::pair<int64_t, int64_t> ParseBound(const std::string& spec, std::string* name) {
   auto eq = spec.find('=');
   if (eq == std::string::npos || eq == 0)
     throw Error("--bound expects NAME=MAX or NAME=MIN..MAX, got '" + spec + "'");
   *name = spec.substr(0, eq);
   std::string range = spec.substr(eq + 1);
-  try {
-    auto dots = range.find("..");
-    if (dots == std::string::npos) return {0, std::stoll(range)};
-    return {std::stoll(range.substr(0, dots)), std::stoll(range.substr(dots + 2))};
-  } catch (const std::exception&) {
-    throw Error("--bound: bad range in '" + spec + "'");
-  }
+  auto dots = range.find("..");
+  std::pair<int64_t, int64_t> r =
+      dots == std::string::npos
+          ? std::pair<int64_t, int64_t>{0, ParseInt(range, spec)}
+          : std::pair<int64_t, int64_t>{ParseInt(range.substr(0, dots), spec),
+                                        ParseInt(range.substr(dots + 2), spec)};
+  if (r.first < 0 || r.second < r.first)
+    throw Error("--bound: '" + spec + "' is not a range 0 <= MIN <= MAX of a dim size");
+  return r;
+}
+
+const std::set<std::string>& NonPassStages() {
+  static const std::set<std::string> s = {"import", "codegen-mlir", "codegen-llvm", "vm-codegen"};
+  return s;
 }
 
 int RunCompile(const CompileOptions& o) {
@@ -39,9 +63,19 @@ int RunCompile(const CompileOptions& o) {
     for (const auto& b : o.bounds) {
       std::string name;
       auto r = ParseBound(b, &name);
-      if (r.first > r.second) throw Error("--bound: empty range in '" + b + "'");
+      if (iopts.bounds.count(name)) throw Error("--bound: '" + name + "' is bounded twice");
       iopts.bounds[name] = r;
     }
+    for (const auto& stage : o.print_after)
+      if (!FindPass(stage) && !NonPassStages().count(stage)) {
+        std::string known = "import";
+        for (const Pass* p : ListPasses()) known += ", " + p->name;
+        known += ", codegen-mlir, codegen-llvm, vm-codegen";
+        throw Error("--print-ir-after: unknown stage '" + stage + "' (stages: " + known + ")");
+      }
+    std::error_code ec;
+    if (std::filesystem::exists(o.output, ec) && std::filesystem::equivalent(o.model, o.output, ec))
+      throw Error("output '" + o.output + "' is the input model; refusing to overwrite it");
     Target target = Target::Parse(o.target);
     PassInstrumentOptions popts;
     popts.print_after_all = o.print_after_all;

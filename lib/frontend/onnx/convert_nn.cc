@@ -35,6 +35,15 @@ void AddNNConverters(ConverterTable* t) {
     if (Rank(x) != 4) RELAX_THROW(ctx.Where(n) << "only 2-D convolution (4-D input) is supported");
     Attrs a = Window(ctx, n);
     a["groups"] = AttrInt(n, "group", 1);
+    if (const auto* ks = FindAttr(n, "kernel_shape")) {
+      const auto& ws = *w->sinfo->values;
+      for (int i = 0; i < ks->ints_size() && i + 2 < static_cast<int>(ws.size()); ++i) {
+        int64_t k;
+        if (ws[i + 2].AsInt(&k) && k != ks->ints(i))
+          RELAX_THROW(ctx.Where(n) << "kernel_shape[" << i << "] = " << ks->ints(i)
+                                   << " but the weight's spatial dim " << i << " is " << k);
+      }
+    }
     if (!ImportContext::HasInput(n, 2))
       return {ctx.Emit(MakeCall(GetOp("relax.nn.conv2d"), {x, w}, a), n)};
     Value conv = ctx.Emit(MakeCall(GetOp("relax.nn.conv2d"), {x, w}, a), n);

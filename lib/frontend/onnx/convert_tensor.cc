@@ -9,11 +9,19 @@ namespace relax::frontend::onnx_import {
 namespace {
 
 const std::vector<PrimExpr>& KnownShape(ImportContext& ctx, const onnx::NodeProto& n, int i) {
+  if (!ImportContext::HasInput(n, i)) RELAX_THROW(ctx.Where(n) << "missing input " << i);
   const Value& v = ctx.Get(n.input(i));
-  if (!v.ints)
+  if (!v.ints) {
+    // Slice/Gather/Concat are evaluated at compile time on shape values only so far.
+    bool data_op = n.op_type() == "Slice" || n.op_type() == "Gather" || n.op_type() == "Concat";
+    if (data_op)
+      RELAX_THROW(ctx.Where(n) << n.op_type() << " on data tensors is not supported yet (only on "
+                                  "integer shape values computed at compile time); input '"
+                               << n.input(i) << "' is a data tensor");
     RELAX_THROW(ctx.Where(n) << "input '" << n.input(i)
                              << "' must be a shape value known at compile time "
                                 "(data-dependent shapes are not supported yet)");
+  }
   return *v.ints;
 }
 
@@ -120,6 +128,8 @@ void AddTensorConverters(ConverterTable* t) {
     std::vector<int64_t> norm;
     for (int64_t a : axes) norm.push_back(a < 0 ? a + r : a);
     std::sort(norm.begin(), norm.end());
+    if (std::adjacent_find(norm.begin(), norm.end()) != norm.end())
+      RELAX_THROW(ctx.Where(n) << "duplicate axes in Unsqueeze");
     for (int64_t a : norm) {
       if (a < 0 || a > static_cast<int64_t>(s.size())) RELAX_THROW(ctx.Where(n) << "bad axis");
       s.insert(s.begin() + a, PrimExpr(1));
@@ -132,11 +142,15 @@ void AddTensorConverters(ConverterTable* t) {
     std::vector<int64_t> axes = AxesInput(ctx, n, 1);
     int64_t r = static_cast<int64_t>(s.size());
     std::vector<PrimExpr> out;
+    for (int64_t a : axes)
+      if (a < -r || a >= r) RELAX_THROW(ctx.Where(n) << "axis " << a << " out of range for rank " << r);
     for (int64_t i = 0; i < r; ++i) {
       bool drop = false;
       for (int64_t a : axes) drop |= (a < 0 ? a + r : a) == i;
       int64_t c = -1;
       if (axes.empty()) drop = s[i].AsInt(&c) && c == 1;
+      if (drop && !axes.empty() && s[i].AsInt(&c) && c != 1)
+        RELAX_THROW(ctx.Where(n) << "cannot squeeze axis " << i << " of size " << c << " (must be 1)");
       if (!drop) out.push_back(s[i]);
     }
     return {ctx.Emit(MakeCall(GetOp("relax.reshape"), {e, MakeShapeExpr(out)}), n)};

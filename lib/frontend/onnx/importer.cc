@@ -10,6 +10,7 @@
 
 #include "import_context.h"
 #include "relax/op/op.h"
+#include "relax/support/file.h"
 
 namespace relax::frontend {
 
@@ -233,9 +234,7 @@ const ConverterTable& Converters() {
 }
 
 onnx::ModelProto LoadModel(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) RELAX_THROW("cannot open model file '" << path << "': " << std::strerror(errno));
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string bytes = ReadRegularFile(path, "model file");
   onnx::ModelProto model;
   if (bytes.empty() || !model.ParseFromString(bytes) || !model.has_graph())
     RELAX_THROW("'" << path << "' is not a valid ONNX model (protobuf parse failed or no graph)");
@@ -265,15 +264,6 @@ IRModule ImportOnnx(const std::string& path, const OnnxImportOptions& options) {
       onnx::checker::check_model(model);
     } catch (const std::exception& e) {
       RELAX_THROW("'" << path << "' failed the ONNX checker: " << e.what());
-    }
-    // ONNX's own shape inference, as a consistency check only (type checks on, node-level
-    // inference gaps tolerated); our struct-info inference stays authoritative.
-    try {
-      onnx::ModelProto copy = model;
-      onnx::shape_inference::InferShapes(copy, onnx::OpSchemaRegistry::Instance(),
-                                         onnx::ShapeInferenceOptions(true, 0, false));
-    } catch (const std::exception& e) {
-      RELAX_THROW("'" << path << "' failed ONNX shape inference: " << e.what());
     }
   }
   const onnx::GraphProto& g = model.graph();
@@ -374,6 +364,8 @@ IRModule ImportOnnx(const std::string& path, const OnnxImportOptions& options) {
   std::vector<StructInfo> result_sinfo;
   int oi = 0;
   for (const auto& out : g.output()) {
+    if (!ctx.Has(out.name()))
+      RELAX_THROW("graph output '" << out.name() << "' is not produced by any node, input or initializer");
     const Value& v = ctx.Get(out.name());
     Expr e = v.expr;
     if (!e) {
@@ -406,6 +398,17 @@ IRModule ImportOnnx(const std::string& path, const OnnxImportOptions& options) {
     result_sinfo.push_back(gv->sinfo);
   }
   if (results.empty()) RELAX_THROW("'" << path << "': the graph has no outputs");
+  if (model.ir_version() <= 8 && max_opset <= 17) {
+    // ONNX's own shape inference, as a consistency check only, and only after our import
+    // validated the attributes (libonnx's inference can trap on e.g. zero strides).
+    try {
+      onnx::ModelProto copy = model;
+      onnx::shape_inference::InferShapes(copy, onnx::OpSchemaRegistry::Instance(),
+                                         onnx::ShapeInferenceOptions(true, 0, false));
+    } catch (const std::exception& e) {
+      RELAX_THROW("'" << path << "' failed ONNX shape inference: " << e.what());
+    }
+  }
 
   auto seq = std::make_shared<SeqExprNode>();
   seq->blocks.push_back(bb.EndBlock());
