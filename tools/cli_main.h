@@ -25,8 +25,7 @@ inline bool ParseArgs(CLI::App& app, int argc, char** argv, int* exit_code) {
     if (e.get_exit_code() == 0) {
       *exit_code = app.exit(e);  // --help
     } else {
-      std::cerr << "error: " << e.what() << "\n(run '" << app.get_name()
-                << " --help' for usage)\n";
+      std::cerr << "error: " << e.what() << "\n(run '" << app.get_name() << " --help' for usage)\n";
       *exit_code = 2;
     }
   }

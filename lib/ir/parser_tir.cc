@@ -72,8 +72,8 @@ PrimExpr Parser::ParseBinaryRHS(int min_prec, PrimExpr lhs) {
       rhs = ParseBinaryRHS(op->prec + 1, rhs);
     }
     if (++expr_ops_ > kMaxExprOps)
-      Fail(Peek(), "expression too large (more than " + std::to_string(kMaxExprOps) +
-                       " binary operators)");
+      Fail(Peek(),
+           "expression too large (more than " + std::to_string(kMaxExprOps) + " binary operators)");
     lhs = Node(op->kind, IsBool(op->kind) ? DataType::Bool() : lhs.dtype(), {lhs, rhs});
   }
 }

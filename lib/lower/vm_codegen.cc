@@ -187,8 +187,8 @@ class VMCodegenImpl {
                         std::to_string((*range)[0]) + ".." + std::to_string((*range)[1]) +
                         " the model was compiled with (clamped vs actual value)";
       PrimExpr clamped = Max(Min(d, PrimExpr((*range)[1])), PrimExpr((*range)[0]));
-      Call("vm.builtin.check_dims_equal",
-           {Reg(heap_), ShapeProgram({clamped, d}, what), Str(msg)}, false);
+      Call("vm.builtin.check_dims_equal", {Reg(heap_), ShapeProgram({clamped, d}, what), Str(msg)},
+           false);
     }
   }
 

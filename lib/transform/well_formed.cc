@@ -2,6 +2,7 @@
 // pass under --verify-each).
 #include <set>
 
+#include "relax/arith/analyzer.h"
 #include "relax/support/error.h"
 #include "relax/transform/pass.h"
 
@@ -40,6 +41,18 @@ class RelaxChecker {
     }
     ctx_ = "return value";
     Use(seq->body, false);
+    const StructInfo& body = seq->body->sinfo;
+    const StructInfo& ret = f->ret_sinfo;
+    if (body && ret && ret->kind == SIKind::kTensor && body->kind == SIKind::kTensor) {
+      bool bad = (ret->dtype != body->dtype) ||
+                 (ret->ndim >= 0 && body->ndim >= 0 && ret->ndim != body->ndim);
+      if (!bad && ret->values && body->values)
+        for (size_t i = 0; i < ret->values->size(); ++i)
+          bad |= analyzer_.CanProveNotEqual((*ret->values)[i], (*body->values)[i]);
+      if (bad)
+        Fail("returns " + ToString(body) + " but the function is declared to return " +
+             ToString(ret));
+    }
   }
 
  private:
@@ -91,6 +104,7 @@ class RelaxChecker {
   }
 
   std::string fn_, ctx_;
+  arith::Analyzer analyzer_;
   std::set<const VarNode*> defined_;
   std::vector<Var> sym_;
 };

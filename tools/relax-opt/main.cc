@@ -1,12 +1,11 @@
 // relax-opt: reads text IR (a file or stdin), runs registered passes with
 // instrumentation and prints the resulting text IR to stdout.
 #include <CLI/CLI.hpp>
-
-#include "../cli_main.h"
 #include <fstream>
 #include <iostream>
 #include <sstream>
 
+#include "../cli_main.h"
 #include "relax/ir/parser.h"
 #include "relax/support/error.h"
 #include "relax/support/file.h"
@@ -94,6 +93,20 @@ int main(int argc, char** argv) {
   else
     chunks.push_back({text, 1});
 
+  for (const auto& n : SplitCommas(print_after))
+    if (!relax::FindPass(n)) {
+      std::cerr << "error: --print-ir-after: unknown pass '" << n << "'\n";
+      return 2;
+    }
+  for (const auto& n : SplitCommas(passes))
+    if (!relax::FindPass(n)) {
+      std::string known;
+      for (const relax::Pass* p : relax::ListPasses())
+        known += (known.empty() ? "" : ", ") + p->name;
+      std::cerr << "error: unknown pass '" << n << "' (registered passes: " << known << ")\n";
+      return 2;
+    }
+
   int rc = 0;
   for (size_t i = 0; i < chunks.size(); ++i) {
     if (i) std::cout << "// -----\n";
@@ -113,7 +126,10 @@ int main(int argc, char** argv) {
       runner.Finish();
       std::cout << relax::ToString(mod);
     } catch (const relax::Error& e) {
-      std::cerr << e.what() << "\n";
+      // Parse errors carry "file:line:col: error: ..."; others get the plain prefix.
+      std::string msg = e.what();
+      if (msg.find(": error: ") == std::string::npos) msg = "error: " + msg;
+      std::cerr << msg << "\n";
       rc = 1;
     }
   }

@@ -2,7 +2,6 @@
 #include <CLI/CLI.hpp>
 
 #include "../cli_main.h"
-
 #include "run_command.h"
 
 int main(int argc, char** argv) {

@@ -2,8 +2,8 @@
 // [--print-ir-after=PASS] [--time-passes] [--bound n=1..4096] [--stats]`.
 #include "compile_command.h"
 
-#include <iostream>
 #include <filesystem>
+#include <iostream>
 #include <memory>
 #include <set>
 

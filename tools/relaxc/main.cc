@@ -2,7 +2,6 @@
 #include <CLI/CLI.hpp>
 
 #include "../cli_main.h"
-
 #include "compile_command.h"
 #include "run_command.h"
 

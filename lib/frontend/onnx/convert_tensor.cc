@@ -15,7 +15,8 @@ const std::vector<PrimExpr>& KnownShape(ImportContext& ctx, const onnx::NodeProt
     // Slice/Gather/Concat are evaluated at compile time on shape values only so far.
     bool data_op = n.op_type() == "Slice" || n.op_type() == "Gather" || n.op_type() == "Concat";
     if (data_op)
-      RELAX_THROW(ctx.Where(n) << n.op_type() << " on data tensors is not supported yet (only on "
+      RELAX_THROW(ctx.Where(n) << n.op_type()
+                               << " on data tensors is not supported yet (only on "
                                   "integer shape values computed at compile time); input '"
                                << n.input(i) << "' is a data tensor");
     RELAX_THROW(ctx.Where(n) << "input '" << n.input(i)
@@ -143,14 +144,16 @@ void AddTensorConverters(ConverterTable* t) {
     int64_t r = static_cast<int64_t>(s.size());
     std::vector<PrimExpr> out;
     for (int64_t a : axes)
-      if (a < -r || a >= r) RELAX_THROW(ctx.Where(n) << "axis " << a << " out of range for rank " << r);
+      if (a < -r || a >= r)
+        RELAX_THROW(ctx.Where(n) << "axis " << a << " out of range for rank " << r);
     for (int64_t i = 0; i < r; ++i) {
       bool drop = false;
       for (int64_t a : axes) drop |= (a < 0 ? a + r : a) == i;
       int64_t c = -1;
       if (axes.empty()) drop = s[i].AsInt(&c) && c == 1;
       if (drop && !axes.empty() && s[i].AsInt(&c) && c != 1)
-        RELAX_THROW(ctx.Where(n) << "cannot squeeze axis " << i << " of size " << c << " (must be 1)");
+        RELAX_THROW(ctx.Where(n) << "cannot squeeze axis " << i << " of size " << c
+                                 << " (must be 1)");
       if (!drop) out.push_back(s[i]);
     }
     return {ctx.Emit(MakeCall(GetOp("relax.reshape"), {e, MakeShapeExpr(out)}), n)};

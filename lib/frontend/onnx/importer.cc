@@ -365,7 +365,8 @@ IRModule ImportOnnx(const std::string& path, const OnnxImportOptions& options) {
   int oi = 0;
   for (const auto& out : g.output()) {
     if (!ctx.Has(out.name()))
-      RELAX_THROW("graph output '" << out.name() << "' is not produced by any node, input or initializer");
+      RELAX_THROW("graph output '" << out.name()
+                                   << "' is not produced by any node, input or initializer");
     const Value& v = ctx.Get(out.name());
     Expr e = v.expr;
     if (!e) {
