@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs setup (packages, venv, build), rebuilds everything, then the whole CTest suite (unit, model and CLI tests).
+# Runs setup (packages, venv, build), builds what changed, then the whole CTest suite (unit, model and CLI tests).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 cd "${RELAX_ROOT}"
