@@ -220,18 +220,21 @@ IRModule Parser::ParseModule() {
 void Parser::ParseModuleAttrs(IRModule* mod) {
   ExpectIdent("module");
   ExpectIdent("attributes");
+  ParseStringAttrs(&mod->attrs);
+}
+
+void Parser::ParseStringAttrs(std::map<std::string, std::string>* out) {
   ExpectPunct("{");
-  if (!AcceptPunct("}")) {
-    do {
-      const Token& k = Peek();
-      if (k.kind != Tok::kIdent && k.kind != Tok::kString) Expected("an attribute name");
-      std::string key = Next().text;
-      ExpectPunct("=");
-      if (Peek().kind != Tok::kString) Expected("a string attribute value");
-      mod->attrs[key] = Next().text;
-    } while (AcceptPunct(","));
-    ExpectPunct("}");
-  }
+  if (AcceptPunct("}")) return;
+  do {
+    const Token& k = Peek();
+    if (k.kind != Tok::kIdent && k.kind != Tok::kString) Expected("an attribute name");
+    std::string key = Next().text;
+    ExpectPunct("=");
+    if (Peek().kind != Tok::kString) Expected("a string attribute value");
+    (*out)[key] = Next().text;
+  } while (AcceptPunct(","));
+  ExpectPunct("}");
 }
 
 Expr Parser::ParseFunction(std::string* name) {

@@ -43,6 +43,8 @@ class Parser {
 
   // ---- Relax level (parser.cc) ----
   void ParseModuleAttrs(IRModule* mod);
+  // `{key = "value", ...}` (the opening brace not yet consumed) into `out`.
+  void ParseStringAttrs(std::map<std::string, std::string>* out);
   Expr ParseFunction(std::string* name);
   Expr ParseSeq();  // bindings ... return expr
   void ParseBinding(bool in_dataflow, BindingBlock* block);
@@ -69,6 +71,8 @@ class Parser {
   std::vector<PrimExpr> ParsePrimArgs();
   PrimExpr ResolvePrimVar(const Token& t);
   Buffer LookupBuffer(const Token& t);
+  // `name[i, j, ...]` at the current position: the buffer and its indices.
+  std::pair<Buffer, std::vector<PrimExpr>> ParseBufferAccess();
   tir::PrimFunc ParsePrimFunc(std::string* name);
   Buffer ParseBufferType(const std::string& name, std::vector<PrimExpr>* nd_shape, bool* has_nd,
                          bool allow_scope);

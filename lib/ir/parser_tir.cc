@@ -152,6 +152,20 @@ PrimExpr Parser::ResolvePrimVar(const Token& t) {
   Fail(t, "symbolic var '" + t.text + "' is used before it is defined");
 }
 
+std::pair<Buffer, std::vector<PrimExpr>> Parser::ParseBufferAccess() {
+  Buffer b = LookupBuffer(Peek());
+  Next();  // name
+  Next();  // [
+  std::vector<PrimExpr> idx;
+  if (!IsPunct("]")) {
+    do {
+      idx.push_back(ParsePrimExpr());
+    } while (AcceptPunct(","));
+  }
+  ExpectPunct("]");
+  return {b, std::move(idx)};
+}
+
 Buffer Parser::LookupBuffer(const Token& t) {
   for (auto it = buffer_scopes_.rbegin(); it != buffer_scopes_.rend(); ++it) {
     auto f = it->find(t.text);
@@ -259,16 +273,7 @@ PrimExpr Parser::ParsePrimaryPrim() {
     Fail(t, "unknown function '" + t.text + "'");
   }
   if (IsPunct("[", 1)) {
-    Buffer b = LookupBuffer(t);
-    Next();
-    Next();
-    std::vector<PrimExpr> idx;
-    if (!IsPunct("]")) {
-      do {
-        idx.push_back(ParsePrimExpr());
-      } while (AcceptPunct(","));
-    }
-    ExpectPunct("]");
+    auto [b, idx] = ParseBufferAccess();
     return Load(b, std::move(idx));
   }
   Next();
@@ -350,20 +355,7 @@ tir::PrimFunc Parser::ParsePrimFunc(std::string* name) {
   if (no < 0 || no > static_cast<int64_t>(f->buffers.size()))
     Fail(nt, "num_outputs " + std::to_string(no) + " out of range");
   f->num_outputs = static_cast<int>(no);
-  if (AcceptIdent("attrs")) {
-    ExpectPunct("{");
-    if (!IsPunct("}")) {
-      do {
-        const Token& k = Peek();
-        if (k.kind != Tok::kIdent && k.kind != Tok::kString) Expected("an attribute name");
-        std::string key = Next().text;
-        ExpectPunct("=");
-        if (Peek().kind != Tok::kString) Expected("a string attribute value");
-        f->attrs[key] = Next().text;
-      } while (AcceptPunct(","));
-    }
-    ExpectPunct("}");
-  }
+  if (AcceptIdent("attrs")) ParseStringAttrs(&f->attrs);
   f->body = ParseStmtBlock();
   return f;
 }
@@ -459,16 +451,7 @@ tir::Stmt Parser::ParseStmt() {
     return tir::Evaluate(ParsePrimExpr());
   }
   if (IsPunct("[", 1)) {
-    Buffer b = LookupBuffer(t);
-    Next();
-    Next();
-    std::vector<PrimExpr> idx;
-    if (!IsPunct("]")) {
-      do {
-        idx.push_back(ParsePrimExpr());
-      } while (AcceptPunct(","));
-    }
-    ExpectPunct("]");
+    auto [b, idx] = ParseBufferAccess();
     ExpectPunct("=");
     return tir::Store(b, std::move(idx), ParsePrimExpr());
   }
