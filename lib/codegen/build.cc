@@ -1,10 +1,13 @@
 // The compile pipeline driver: passes -> kernels -> VM bytecode -> artifact.
 #include "relax/codegen/build.h"
 
+#include <algorithm>
+#include <set>
 #include <sstream>
 
 #include "relax/lower/vm_codegen.h"
 #include "relax/runtime/artifact.h"
+#include "relax/support/error.h"
 
 namespace relax {
 
@@ -13,8 +16,17 @@ std::vector<std::string> DefaultPipeline() {
 }
 
 BuildStats Build(IRModule mod, const Target& target, const std::string& out_path,
-                 PassRunner& runner) {
-  runner.Run(&mod, DefaultPipeline());
+                 PassRunner& runner, const std::vector<std::string>& disabled) {
+  static const std::set<std::string> kOptional = {"fuse-ops", "fuse-tir", "dedupe-prim-funcs"};
+  for (const auto& d : disabled)
+    if (!kOptional.count(d))
+      RELAX_THROW("--disable-pass: '" << d
+                                      << "' cannot be disabled (optional passes: fuse-ops, "
+                                         "fuse-tir, dedupe-prim-funcs)");
+  std::vector<std::string> pipeline;
+  for (const auto& p : DefaultPipeline())
+    if (std::find(disabled.begin(), disabled.end(), p) == disabled.end()) pipeline.push_back(p);
+  runner.Run(&mod, pipeline);
   BuildStats stats;
   stats.num_prim_funcs = mod.prim_funcs.size();
 

@@ -91,6 +91,8 @@ relax_cli_error(compile_unknown_stage 1 "--print-ir-after: unknown stage 'nosuch
                 ${RELAXC} compile ${W}/div_int.onnx -o ${W}/out_s.so --print-ir-after=nosuch)
 relax_cli_error(compile_bad_bound 1 "--bound: 'n=5..1' is not a range"
                 ${RELAXC} compile ${W}/div_int.onnx -o ${W}/out_b.so --bound n=5..1)
+relax_cli_error(compile_disable_required_pass 1 "--disable-pass: 'legalize' cannot be disabled"
+                ${RELAXC} compile ${W}/div_int.onnx -o ${W}/out_d.so --disable-pass legalize)
 relax_cli_error(usage_error 2 "error: A subcommand is required" ${RELAXC})
 relax_cli_error(usage_unknown_flag 2 "error: The following argument was not expected: --frob"
                 ${RELAXC} compile ${W}/div_int.onnx -o ${W}/out_f.so --frob)

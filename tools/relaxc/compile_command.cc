@@ -17,7 +17,7 @@ namespace {
 struct CompileOptions {
   std::string model, output, target = "cpu";
   bool print_after_all = false, time_passes = false, stats = false, no_verify = false;
-  std::vector<std::string> print_after, bounds;
+  std::vector<std::string> print_after, bounds, disabled;
 };
 
 // Parses a whole decimal integer (no trailing characters).
@@ -86,7 +86,7 @@ int RunCompile(const CompileOptions& o) {
     PassRunner runner(popts);
     IRModule mod = frontend::ImportOnnx(o.model, iopts);
     runner.Stage("import", ToString(mod));
-    BuildStats st = Build(std::move(mod), target, o.output, runner);
+    BuildStats st = Build(std::move(mod), target, o.output, runner, o.disabled);
     runner.Finish();
     if (o.stats)
       std::cout << "kernels: " << st.num_prim_funcs << " PrimFuncs, " << st.kernel_bytes
@@ -120,6 +120,8 @@ void AddCompileCommand(CLI::App& app) {
   c->add_flag("--stats", o->stats, "Print kernel/VM/params sizes");
   c->add_flag("--no-verify", o->no_verify, "Skip the well-formedness check after each pass");
   c->add_option("--bound", o->bounds, "Bound a symbolic dim: NAME=MAX or NAME=MIN..MAX");
+  c->add_option("--disable-pass", o->disabled,
+                "Skip an optional pass (fuse-ops, fuse-tir, dedupe-prim-funcs)");
   c->callback([o]() {
     int rc = RunCompile(*o);
     if (rc != 0) throw CLI::RuntimeError(rc);
