@@ -117,8 +117,12 @@ class RelaxPrinter {
     }
     switch (e->kind) {
       case ExprKind::kVar:
-      case ExprKind::kDataflowVar: os << "%" << Name(std::static_pointer_cast<const VarNode>(e)); break;
-      case ExprKind::kConstant: PrintConstValue(os, As<ConstantNode>(e)); break;
+      case ExprKind::kDataflowVar:
+        os << "%" << Name(std::static_pointer_cast<const VarNode>(e));
+        break;
+      case ExprKind::kConstant:
+        PrintConstValue(os, As<ConstantNode>(e));
+        break;
       case ExprKind::kTuple: {
         os << "(";
         const auto& f = As<TupleNode>(e)->fields;
@@ -141,10 +145,18 @@ class RelaxPrinter {
         os << ")";
         break;
       }
-      case ExprKind::kPrimValue: os << "prim(" << ToString(As<PrimValueNode>(e)->value) << ")"; break;
-      case ExprKind::kStringImm: os << text::Quote(As<StringImmNode>(e)->value); break;
-      case ExprKind::kOp: os << As<OpNode>(e)->name; break;
-      case ExprKind::kGlobalVar: os << "@" << As<GlobalVarNode>(e)->name; break;
+      case ExprKind::kPrimValue:
+        os << "prim(" << ToString(As<PrimValueNode>(e)->value) << ")";
+        break;
+      case ExprKind::kStringImm:
+        os << text::Quote(As<StringImmNode>(e)->value);
+        break;
+      case ExprKind::kOp:
+        os << As<OpNode>(e)->name;
+        break;
+      case ExprKind::kGlobalVar:
+        os << "@" << As<GlobalVarNode>(e)->name;
+        break;
       case ExprKind::kExternFunc:
         os << "extern(" << text::Quote(As<ExternFuncNode>(e)->symbol) << ")";
         break;
@@ -176,8 +188,12 @@ class RelaxPrinter {
         PrintBranch(os, n->else_branch);
         break;
       }
-      case ExprKind::kSeqExpr: PrintBranch(os, e); break;
-      case ExprKind::kFunction: PrintFunction(os, "anonymous", As<FunctionNode>(e)); break;
+      case ExprKind::kSeqExpr:
+        PrintBranch(os, e);
+        break;
+      case ExprKind::kFunction:
+        PrintFunction(os, "anonymous", As<FunctionNode>(e));
+        break;
     }
   }
 
@@ -188,9 +204,12 @@ class RelaxPrinter {
     for (const auto& [k, v] : attrs) {
       os << (first ? "" : ", ") << text::FormatKey(k) << " = ";
       first = false;
-      if (auto* i = std::get_if<int64_t>(&v)) os << *i;
-      else if (auto* d = std::get_if<double>(&v)) os << ToString(FloatImm(*d, DataType::Float(64)));
-      else if (auto* s = std::get_if<std::string>(&v)) os << text::Quote(*s);
+      if (auto* i = std::get_if<int64_t>(&v))
+        os << *i;
+      else if (auto* d = std::get_if<double>(&v))
+        os << ToString(FloatImm(*d, DataType::Float(64)));
+      else if (auto* s = std::get_if<std::string>(&v))
+        os << text::Quote(*s);
       else if (auto* l = std::get_if<std::vector<int64_t>>(&v)) {
         os << "[";
         for (size_t j = 0; j < l->size(); ++j) os << (j ? ", " : "") << (*l)[j];

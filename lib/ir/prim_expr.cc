@@ -76,18 +76,24 @@ PrimExpr MakeBinary(PrimKind k, PrimExpr a, PrimExpr b) {
   if (a.AsInt(&x) && b.AsInt(&y)) {
     DataType t = a.dtype();
     switch (k) {
-      case PrimKind::kAdd: return IntImm(x + y, t);
-      case PrimKind::kSub: return IntImm(x - y, t);
-      case PrimKind::kMul: return IntImm(x * y, t);
+      case PrimKind::kAdd:
+        return IntImm(x + y, t);
+      case PrimKind::kSub:
+        return IntImm(x - y, t);
+      case PrimKind::kMul:
+        return IntImm(x * y, t);
       case PrimKind::kFloorDiv:
         if (y != 0) return IntImm(FloorDivInt(x, y), t);
         break;
       case PrimKind::kFloorMod:
         if (y != 0) return IntImm(FloorModInt(x, y), t);
         break;
-      case PrimKind::kMin: return IntImm(std::min(x, y), t);
-      case PrimKind::kMax: return IntImm(std::max(x, y), t);
-      default: break;
+      case PrimKind::kMin:
+        return IntImm(std::min(x, y), t);
+      case PrimKind::kMax:
+        return IntImm(std::max(x, y), t);
+      default:
+        break;
     }
   }
   // Identities that keep constructed shapes readable; full simplification is the Analyzer's.
@@ -200,12 +206,15 @@ bool ExprDeepEqual(const PrimExpr& a, const PrimExpr& b) {
   if (!a.defined() || !b.defined()) return false;
   if (a.kind() != b.kind() || a.dtype() != b.dtype()) return false;
   switch (a.kind()) {
-    case PrimKind::kIntImm: return a->int_value == b->int_value;
+    case PrimKind::kIntImm:
+      return a->int_value == b->int_value;
     case PrimKind::kFloatImm:
       return a->float_value == b->float_value ||
              (std::isnan(a->float_value) && std::isnan(b->float_value));
-    case PrimKind::kVar: return false;  // identity only
-    default: break;
+    case PrimKind::kVar:
+      return false;  // identity only
+    default:
+      break;
   }
   if (a->name != b->name || a->buffer != b->buffer) return false;
   if (a->operands.size() != b->operands.size()) return false;
@@ -222,9 +231,15 @@ size_t ExprHash(const PrimExpr& e) {
   size_t h = std::hash<int>()(static_cast<int>(e.kind())) * 31 + e.dtype().bits;
   auto mix = [&h](size_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
   switch (e.kind()) {
-    case PrimKind::kIntImm: mix(std::hash<int64_t>()(e->int_value)); break;
-    case PrimKind::kFloatImm: mix(std::hash<double>()(e->float_value)); break;
-    case PrimKind::kVar: mix(std::hash<const void*>()(e.get())); break;
+    case PrimKind::kIntImm:
+      mix(std::hash<int64_t>()(e->int_value));
+      break;
+    case PrimKind::kFloatImm:
+      mix(std::hash<double>()(e->float_value));
+      break;
+    case PrimKind::kVar:
+      mix(std::hash<const void*>()(e.get()));
+      break;
     default:
       mix(std::hash<std::string>()(e->name));
       for (const auto& o : e->operands) mix(ExprHash(o));
@@ -235,46 +250,71 @@ size_t ExprHash(const PrimExpr& e) {
 namespace {
 int Precedence(PrimKind k) {
   switch (k) {
-    case PrimKind::kOr: return 1;
-    case PrimKind::kAnd: return 2;
+    case PrimKind::kOr:
+      return 1;
+    case PrimKind::kAnd:
+      return 2;
     case PrimKind::kEQ:
     case PrimKind::kNE:
     case PrimKind::kLT:
     case PrimKind::kLE:
     case PrimKind::kGT:
-    case PrimKind::kGE: return 3;
+    case PrimKind::kGE:
+      return 3;
     case PrimKind::kAdd:
-    case PrimKind::kSub: return 4;
+    case PrimKind::kSub:
+      return 4;
     case PrimKind::kMul:
-    case PrimKind::kDiv: return 5;
-    default: return 10;
+    case PrimKind::kDiv:
+      return 5;
+    default:
+      return 10;
   }
 }
 const char* InfixOp(PrimKind k) {
   switch (k) {
-    case PrimKind::kAdd: return " + ";
-    case PrimKind::kSub: return " - ";
-    case PrimKind::kMul: return " * ";
-    case PrimKind::kDiv: return " / ";
-    case PrimKind::kEQ: return " == ";
-    case PrimKind::kNE: return " != ";
-    case PrimKind::kLT: return " < ";
-    case PrimKind::kLE: return " <= ";
-    case PrimKind::kGT: return " > ";
-    case PrimKind::kGE: return " >= ";
-    case PrimKind::kAnd: return " && ";
-    case PrimKind::kOr: return " || ";
-    default: return nullptr;
+    case PrimKind::kAdd:
+      return " + ";
+    case PrimKind::kSub:
+      return " - ";
+    case PrimKind::kMul:
+      return " * ";
+    case PrimKind::kDiv:
+      return " / ";
+    case PrimKind::kEQ:
+      return " == ";
+    case PrimKind::kNE:
+      return " != ";
+    case PrimKind::kLT:
+      return " < ";
+    case PrimKind::kLE:
+      return " <= ";
+    case PrimKind::kGT:
+      return " > ";
+    case PrimKind::kGE:
+      return " >= ";
+    case PrimKind::kAnd:
+      return " && ";
+    case PrimKind::kOr:
+      return " || ";
+    default:
+      return nullptr;
   }
 }
 const char* CallName(PrimKind k) {
   switch (k) {
-    case PrimKind::kFloorDiv: return "floordiv";
-    case PrimKind::kFloorMod: return "floormod";
-    case PrimKind::kMin: return "min";
-    case PrimKind::kMax: return "max";
-    case PrimKind::kSelect: return "select";
-    default: return nullptr;
+    case PrimKind::kFloorDiv:
+      return "floordiv";
+    case PrimKind::kFloorMod:
+      return "floormod";
+    case PrimKind::kMin:
+      return "min";
+    case PrimKind::kMax:
+      return "max";
+    case PrimKind::kSelect:
+      return "select";
+    default:
+      return nullptr;
   }
 }
 
@@ -316,8 +356,12 @@ void Print(std::ostream& os, const PrimExpr& e, int parent_prec, bool right) {
       if (n->dtype != DataType::Index()) os << ":" << ToString(n->dtype);
       if (n->int_value < 0 && parent_prec > 0) os << ")";
       return;
-    case PrimKind::kFloatImm: PrintFloat(os, n->float_value, n->dtype); return;
-    case PrimKind::kVar: os << n->name; return;
+    case PrimKind::kFloatImm:
+      PrintFloat(os, n->float_value, n->dtype);
+      return;
+    case PrimKind::kVar:
+      os << n->name;
+      return;
     case PrimKind::kNot:
       os << "!";
       Print(os, n->operands[0], 10, false);
@@ -351,7 +395,8 @@ void Print(std::ostream& os, const PrimExpr& e, int parent_prec, bool right) {
       }
       os << "):" << ToString(n->dtype);
       return;
-    default: break;
+    default:
+      break;
   }
   if (const char* fn = CallName(n->kind)) {
     os << fn << "(";

@@ -66,11 +66,16 @@ Stmt Evaluate(PrimExpr value) {
 
 const char* ForKindName(ForKind k) {
   switch (k) {
-    case ForKind::kSerial: return "serial";
-    case ForKind::kParallel: return "parallel";
-    case ForKind::kVectorized: return "vectorized";
-    case ForKind::kUnrolled: return "unrolled";
-    case ForKind::kThreadBinding: return "thread_binding";
+    case ForKind::kSerial:
+      return "serial";
+    case ForKind::kParallel:
+      return "parallel";
+    case ForKind::kVectorized:
+      return "vectorized";
+    case ForKind::kUnrolled:
+      return "unrolled";
+    case ForKind::kThreadBinding:
+      return "thread_binding";
   }
   return "?";
 }
@@ -123,7 +128,9 @@ void PrintStmt(std::ostream& os, const Stmt& s, int ind) {
       PrintStmt(os, s->body[0], ind + 2);
       os << pad << "}\n";
       break;
-    case StmtKind::kEvaluate: os << pad << "evaluate " << ToString(s->value) << "\n"; break;
+    case StmtKind::kEvaluate:
+      os << pad << "evaluate " << ToString(s->value) << "\n";
+      break;
   }
 }
 }  // namespace

@@ -170,8 +170,8 @@ std::shared_ptr<LoadedArtifact> LoadedArtifact::Load(const std::string& path) {
 
   uint64_t actual = XXH3_64bits(base, static_cast<size_t>(exec_offset + exec_size));
   if (actual != checksum)
-    RELAX_THROW("corrupt " << where << ": checksum mismatch (stored " << std::hex
-                                    << checksum << ", computed " << actual << ")");
+    RELAX_THROW("corrupt " << where << ": checksum mismatch (stored " << std::hex << checksum
+                           << ", computed " << actual << ")");
 
   std::shared_ptr<LoadedArtifact> art(new LoadedArtifact());
   art->path_ = path;

@@ -1,12 +1,12 @@
 // NumPy .npy reader/writer with strict, file-naming error reporting.
 #include "relax/runtime/npy.h"
-#include "relax/support/file.h"
 
 #include <cstring>
 #include <fstream>
 #include <sstream>
 
 #include "relax/support/error.h"
+#include "relax/support/file.h"
 
 namespace relax::runtime {
 namespace {
