@@ -1,6 +1,6 @@
 // ONNX math/activation converters: Add Sub Mul Div Pow Max Min (with symbolic
-// folding of known shape values), unary math, Relu Sigmoid HardSigmoid Clip,
-// Cast, Identity. Semantics: ONNX operator spec, sections of the same names.
+// folding of known shape values; Max/Min variadic, Pow with mixed dtypes), unary math, Relu Sigmoid
+// HardSigmoid Clip, Cast, Identity. Semantics: ONNX operator spec, sections of the same names.
 #include <cmath>
 
 #include "import_context.h"
@@ -33,6 +33,47 @@ Converter Binary(const std::string& op, IntFold fold) {
   };
 }
 
+// Max/Min: variadic since opset 8 (1 or more inputs, multidirectional broadcasting).
+Converter Variadic(const std::string& op, IntFold fold) {
+  Converter binary = Binary(op, fold);
+  return [op, binary](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
+    if (n.input_size() == 2) return binary(ctx, n);
+    if (n.input_size() < 1) RELAX_THROW(ctx.Where(n) << "expects at least 1 input");
+    if (n.input_size() == 1) return {ctx.Get(n.input(0))};
+    Expr acc = ctx.Tensor(n, 0);
+    for (int i = 1; i < n.input_size(); ++i) {
+      Expr call = MakeCall(GetOp(op), {acc, ctx.Tensor(n, i)});
+      if (i + 1 == n.input_size()) return {ctx.Emit(call, n)};
+      acc = ctx.Emit(call, n).expr;
+    }
+    return {};
+  };
+}
+
+// Pow(X: T, Y: T1) -> T. Mixed dtypes: a float base casts the exponent to its dtype; an
+// integer base is computed in f64 and cast back (truncating, like the ONNX reference).
+std::vector<Value> ConvertPow(ImportContext& ctx, const onnx::NodeProto& n) {
+  if (n.input_size() != 2) RELAX_THROW(ctx.Where(n) << "expects 2 inputs, got " << n.input_size());
+  Expr x = ctx.Tensor(n, 0), y = ctx.Tensor(n, 1);
+  DataType tx = x->sinfo->dtype, ty = y->sinfo->dtype;
+  auto cast = [&](const Expr& e, DataType t) {
+    return ctx.Emit(MakeCall(GetOp("relax.astype"), {e}, {{"dtype", ToRuntimeString(t)}}), n).expr;
+  };
+  if (tx.is_float()) {
+    if (ty != tx) y = cast(y, tx);
+    return {ctx.Emit(MakeCall(GetOp("relax.power"), {x, y}), n)};
+  }
+  DataType f64 = DataType::Float(64);
+  Expr p = ctx.Emit(MakeCall(GetOp("relax.power"), {cast(x, f64), ty == f64 ? y : cast(y, f64)}), n)
+               .expr;
+  return {ctx.Emit(MakeCall(GetOp("relax.astype"), {p}, {{"dtype", ToRuntimeString(tx)}}), n)};
+}
+
+bool IsConstScalar(ImportContext& ctx, const onnx::NodeProto& n, int i) {
+  const ConstantNode* c = As<ConstantNode>(ctx.Get(n.input(i)).expr);
+  return c && c->numel() == 1;
+}
+
 Converter Unary(const std::string& op) {
   return [op](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
     return {ctx.Emit(MakeCall(GetOp(op), {ctx.Tensor(n, 0)}), n)};
@@ -46,9 +87,9 @@ void AddMathConverters(ConverterTable* t) {
   (*t)["Sub"] = Binary("relax.subtract", [](PrimExpr a, PrimExpr b) { return a - b; });
   (*t)["Mul"] = Binary("relax.multiply", [](PrimExpr a, PrimExpr b) { return a * b; });
   (*t)["Div"] = Binary("relax.divide", [](PrimExpr a, PrimExpr b) { return FloorDiv(a, b); });
-  (*t)["Max"] = Binary("relax.maximum", [](PrimExpr a, PrimExpr b) { return Max(a, b); });
-  (*t)["Min"] = Binary("relax.minimum", [](PrimExpr a, PrimExpr b) { return Min(a, b); });
-  (*t)["Pow"] = Binary("relax.power", nullptr);
+  (*t)["Max"] = Variadic("relax.maximum", [](PrimExpr a, PrimExpr b) { return Max(a, b); });
+  (*t)["Min"] = Variadic("relax.minimum", [](PrimExpr a, PrimExpr b) { return Min(a, b); });
+  (*t)["Pow"] = ConvertPow;
   (*t)["Relu"] = Unary("relax.nn.relu");
   (*t)["Sigmoid"] = Unary("relax.sigmoid");
   (*t)["Exp"] = Unary("relax.exp");
@@ -72,8 +113,19 @@ void AddMathConverters(ConverterTable* t) {
       if (FindAttr(n, "min")) a["min"] = static_cast<double>(AttrFloat(n, "min", 0));
       if (FindAttr(n, "max")) a["max"] = static_cast<double>(AttrFloat(n, "max", 0));
     } else {
-      if (ImportContext::HasInput(n, 1)) a["min"] = ctx.ConstFloat(n, 1);
-      if (ImportContext::HasInput(n, 2)) a["max"] = ctx.ConstFloat(n, 2);
+      bool lo = ImportContext::HasInput(n, 1), hi = ImportContext::HasInput(n, 2);
+      if ((lo && !IsConstScalar(ctx, n, 1)) || (hi && !IsConstScalar(ctx, n, 2))) {
+        // Bounds computed at run time: min(max(x, lo), hi) with broadcasting.
+        Expr y = ctx.Tensor(n, 0);
+        if (lo) {
+          Expr call = MakeCall(GetOp("relax.maximum"), {y, ctx.Tensor(n, 1)});
+          if (!hi) return {ctx.Emit(call, n)};
+          y = ctx.Emit(call, n).expr;
+        }
+        return {ctx.Emit(MakeCall(GetOp("relax.minimum"), {y, ctx.Tensor(n, 2)}), n)};
+      }
+      if (lo) a["min"] = ctx.ConstFloat(n, 1);
+      if (hi) a["max"] = ctx.ConstFloat(n, 2);
     }
     return {ctx.Emit(MakeCall(GetOp("relax.clip"), {ctx.Tensor(n, 0)}, a), n)};
   };

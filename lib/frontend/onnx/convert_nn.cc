@@ -6,23 +6,46 @@ namespace relax::frontend::onnx_import {
 
 namespace {
 
-// ONNX pads [h_begin, w_begin, h_end, w_end]; auto_pad must be NOTSET or VALID.
-std::vector<int64_t> Pads2d(ImportContext& ctx, const onnx::NodeProto& n) {
+// ONNX pads [h_begin, w_begin, h_end, w_end]. auto_pad SAME_UPPER/SAME_LOWER needs the input's
+// spatial dims and the kernel dims as integers: output = ceil(in / stride), the total padding
+// split evenly with the odd extra at the end (SAME_UPPER) or the beginning (SAME_LOWER).
+std::vector<int64_t> Pads2d(ImportContext& ctx, const onnx::NodeProto& n, const Expr& x,
+                            const std::vector<PrimExpr>& kernel,
+                            const std::vector<int64_t>& strides, const std::vector<int64_t>& dil) {
   std::string auto_pad = AttrString(n, "auto_pad", "NOTSET");
-  if (auto_pad != "NOTSET" && auto_pad != "VALID")
-    RELAX_THROW(ctx.Where(n) << "auto_pad=" << auto_pad << " is not supported yet");
+  if (auto_pad == "VALID") return {0, 0, 0, 0};
+  if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+    std::vector<int64_t> pads(4, 0);
+    for (int i = 0; i < 2; ++i) {
+      int64_t in = 0, k = 0;
+      if (!x->sinfo->values || !(*x->sinfo->values)[i + 2].AsInt(&in) ||
+          i >= static_cast<int>(kernel.size()) || !kernel[i].AsInt(&k))
+        RELAX_THROW(ctx.Where(n) << "auto_pad=" << auto_pad
+                                 << " needs static spatial input and kernel dims");
+      int64_t out = (in + strides[i] - 1) / strides[i];
+      int64_t total = std::max<int64_t>(0, (out - 1) * strides[i] + (k - 1) * dil[i] + 1 - in);
+      int64_t small = total / 2;
+      pads[i] = auto_pad == "SAME_UPPER" ? small : total - small;
+      pads[i + 2] = total - pads[i];
+    }
+    return pads;
+  }
+  if (auto_pad != "NOTSET")
+    RELAX_THROW(ctx.Where(n) << "auto_pad=" << auto_pad << " is not supported");
   std::vector<int64_t> pads = AttrInts(n, "pads", {0, 0, 0, 0});
-  if (auto_pad == "VALID") pads = {0, 0, 0, 0};
   if (pads.size() != 4) RELAX_THROW(ctx.Where(n) << "only 2-D pads are supported");
   return pads;
 }
 
-Attrs Window(ImportContext& ctx, const onnx::NodeProto& n) {
+Attrs Window(ImportContext& ctx, const onnx::NodeProto& n, const Expr& x,
+             const std::vector<PrimExpr>& kernel) {
   std::vector<int64_t> strides = AttrInts(n, "strides", {1, 1});
   std::vector<int64_t> dil = AttrInts(n, "dilations", {1, 1});
   if (strides.size() != 2 || dil.size() != 2)
     RELAX_THROW(ctx.Where(n) << "only 2-D windows are supported");
-  return {{"strides", strides}, {"padding", Pads2d(ctx, n)}, {"dilation", dil}};
+  return {{"strides", strides},
+          {"padding", Pads2d(ctx, n, x, kernel, strides, dil)},
+          {"dilation", dil}};
 }
 
 int Rank(const Expr& e) { return e->sinfo->ndim; }
@@ -33,7 +56,11 @@ void AddNNConverters(ConverterTable* t) {
   (*t)["Conv"] = [](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
     Expr x = ctx.Tensor(n, 0), w = ctx.Tensor(n, 1);
     if (Rank(x) != 4) RELAX_THROW(ctx.Where(n) << "only 2-D convolution (4-D input) is supported");
-    Attrs a = Window(ctx, n);
+    std::vector<PrimExpr> kernel;
+    if (w->sinfo->values)
+      kernel.assign(w->sinfo->values->begin() + std::min<size_t>(2, w->sinfo->values->size()),
+                    w->sinfo->values->end());
+    Attrs a = Window(ctx, n, x, kernel);
     a["groups"] = AttrInt(n, "group", 1);
     if (const auto* ks = FindAttr(n, "kernel_shape")) {
       const auto& ws = *w->sinfo->values;
@@ -68,7 +95,9 @@ void AddNNConverters(ConverterTable* t) {
       RELAX_THROW(ctx.Where(n) << "storage_order=1 is not supported");
     Expr x = ctx.Tensor(n, 0);
     if (Rank(x) != 4) RELAX_THROW(ctx.Where(n) << "only 2-D pooling (4-D input) is supported");
-    Attrs a = Window(ctx, n);
+    std::vector<PrimExpr> kernel;
+    for (int64_t k : AttrInts(n, "kernel_shape", {})) kernel.push_back(PrimExpr(k));
+    Attrs a = Window(ctx, n, x, kernel);
     a["pool_size"] = AttrInts(n, "kernel_shape", {});
     if (std::get<std::vector<int64_t>>(a["pool_size"]).size() != 2)
       RELAX_THROW(ctx.Where(n) << "kernel_shape must have 2 entries");

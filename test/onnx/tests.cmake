@@ -1,0 +1,10 @@
+# ONNX backend node-test conformance tier (Debian libonnx-testdata) checked against test/onnx/expected.txt.
+# Fails when any test's status differs from the expectations, and always on a crash; see
+# test/onnx/run_node_tests.py. Results land in ${CMAKE_CURRENT_BINARY_DIR}/onnx/results.json.
+set(RELAX_VENV_PYTHON ${PROJECT_SOURCE_DIR}/scripts/venv-python.sh)
+add_test(NAME onnx.node_tests
+         COMMAND bash ${RELAX_VENV_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/onnx/run_node_tests.py
+                 --relaxc $<TARGET_FILE:relaxc> --src ${PROJECT_SOURCE_DIR}
+                 --expected ${CMAKE_CURRENT_SOURCE_DIR}/onnx/expected.txt
+                 --work ${CMAKE_CURRENT_BINARY_DIR}/onnx --jobs 2 --timeout 60)
+set_tests_properties(onnx.node_tests PROPERTIES TIMEOUT 900 LABELS onnx PROCESSORS 2)
