@@ -47,6 +47,7 @@ class VMCodegenImpl {
     ret.reg = RegOf(seq->body);
     func_.code.push_back(ret);
     func_.num_regs = next_reg_;
+    ReleaseDeadRegisters();
     result_.exec.functions.push_back(func_);
     EmitSignature(fn);
     return std::move(result_);
@@ -284,6 +285,39 @@ class VMCodegenImpl {
       return;
     }
     regs_[b.var.get()] = RegOf(v);
+  }
+
+  // Liveness on the straight-line code the codegen emits: after the last instruction that
+  // reads a register, a `vm.builtin.release` call overwrites it with null, so intermediate
+  // tensors are freed as soon as they are dead (peak memory = live tensors, not all).
+  // Parameters (owned by the caller) and the returned register are left alone.
+  void ReleaseDeadRegisters() {
+    for (const auto& ins : func_.code)
+      if (ins.op == Instruction::kGoto || ins.op == Instruction::kIf) return;  // not straight-line
+    int64_t nparams = static_cast<int64_t>(func_.param_names.size());
+    std::map<int64_t, size_t> last_use;
+    for (size_t pc = 0; pc < func_.code.size(); ++pc) {
+      const Instruction& ins = func_.code[pc];
+      if (ins.op == Instruction::kRet) last_use[ins.reg] = func_.code.size();  // never released
+      for (const Arg& a : ins.args)
+        if (a.kind == Arg::kReg) last_use[a.value] = pc;
+    }
+    std::vector<std::vector<int64_t>> release_after(func_.code.size());
+    for (const auto& [reg, pc] : last_use)
+      if (reg >= nparams && pc < func_.code.size() && reg != heap_)
+        release_after[pc].push_back(reg);
+    std::vector<Instruction> code;
+    for (size_t pc = 0; pc < func_.code.size(); ++pc) {
+      code.push_back(func_.code[pc]);
+      for (int64_t reg : release_after[pc]) {
+        Instruction rel;
+        rel.op = Instruction::kCall;
+        rel.func = "vm.builtin.release";
+        rel.dst = reg;
+        code.push_back(rel);
+      }
+    }
+    func_.code = std::move(code);
   }
 
   runtime::DimSig Dim(const PrimExpr& e) {

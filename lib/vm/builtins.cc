@@ -194,6 +194,14 @@ Value Copy(const Args& a) {
   return dst;
 }
 
+// vm.builtin.release() -> null. The VM codegen writes its result into a register after the
+// register's last use, which drops the VM's reference to a dead intermediate tensor so its
+// memory returns to the allocator (and is reused) before the function ends.
+Value Release(const Args& a) {
+  CheckArgc("vm.builtin.release", a, 0);
+  return Value();
+}
+
 std::unordered_map<std::string, BuiltinFn>& Registry() {
   static std::unordered_map<std::string, BuiltinFn> r = {
       {"vm.builtin.alloc_shape_heap", AllocShapeHeap},
@@ -206,6 +214,7 @@ std::unordered_map<std::string, BuiltinFn>& Registry() {
       {"vm.builtin.make_tuple", MakeTuple},
       {"vm.builtin.tuple_getitem", TupleGetItem},
       {"vm.builtin.copy", Copy},
+      {"vm.builtin.release", Release},
   };
   return r;
 }

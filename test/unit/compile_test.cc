@@ -62,6 +62,11 @@ TEST(CompileTest, SymbolicShapeModelRunsAtTwoSizes) {
   EXPECT_EQ(st.num_prim_funcs, 3u);
 
   auto art = runtime::LoadedArtifact::Load(path);
+  // Dead intermediates are released after their last use (the relu output after matmul).
+  int releases = 0;
+  for (const auto& ins : art->exec().functions[0].code)
+    releases += ins.func == "vm.builtin.release";
+  EXPECT_GT(releases, 0);
   runtime::VirtualMachine vm(art);
   DLDataType f32{kDLFloat, 32, 1};
   std::vector<float> w = {0.5f, -1.0f, 2.0f, 0.25f, -0.75f, 1.5f};
