@@ -159,8 +159,9 @@ class Canonicalizer {
       const auto& [m, c] = mc;
       PrimExpr prod;
       Mono ordered = m;
-      std::stable_sort(ordered.begin(), ordered.end(),
-                       [&](int x, int y) { return atom_keys_[x] < atom_keys_[y]; });
+      // Keys are unique per atom; equal ids tie and are interchangeable.
+      std::sort(ordered.begin(), ordered.end(),
+                [&](int x, int y) { return atom_keys_[x] < atom_keys_[y]; });
       for (int a : ordered) prod = prod.defined() ? prod * atoms_[a] : atoms_[a];
       if (!out.defined()) {
         out = c == 1 ? prod : MulRaw(prod, IntImm(c, t));
@@ -179,11 +180,8 @@ class Canonicalizer {
  private:
   static bool IsIntExpr(const PrimExpr& e) { return e.dtype().is_int() || e.dtype().is_uint(); }
   static PrimExpr Raw(PrimKind k, PrimExpr a, PrimExpr b) {
-    auto n = std::make_shared<PrimExprNode>();
-    n->kind = k;
-    n->dtype = a.dtype();
-    n->operands = {std::move(a), std::move(b)};
-    return PrimExpr(std::move(n));
+    DataType t = a.dtype();
+    return MakePrimNode(k, t, {std::move(a), std::move(b)});
   }
   static PrimExpr MulRaw(PrimExpr a, PrimExpr b) { return Raw(PrimKind::kMul, a, b); }
   static PrimExpr AddRaw(PrimExpr a, PrimExpr b) { return Raw(PrimKind::kAdd, a, b); }

@@ -11,11 +11,7 @@ namespace relax::text {
 namespace {
 // Builds a node as printed (no folding: the text is the structure).
 PrimExpr Node(PrimKind k, DataType t, std::vector<PrimExpr> ops) {
-  auto n = std::make_shared<PrimExprNode>();
-  n->kind = k;
-  n->dtype = t;
-  n->operands = std::move(ops);
-  return PrimExpr(std::move(n));
+  return MakePrimNode(k, t, std::move(ops));
 }
 
 struct BinOp {

@@ -10,13 +10,17 @@
 
 namespace relax {
 
-namespace {
-PrimExpr Make(PrimKind k, DataType t, std::vector<PrimExpr> ops) {
+PrimExpr MakePrimNode(PrimKind k, DataType t, std::vector<PrimExpr> operands) {
   auto n = std::make_shared<PrimExprNode>();
   n->kind = k;
   n->dtype = t;
-  n->operands = std::move(ops);
+  n->operands = std::move(operands);
   return PrimExpr(std::move(n));
+}
+
+namespace {
+PrimExpr Make(PrimKind k, DataType t, std::vector<PrimExpr> ops) {
+  return MakePrimNode(k, t, std::move(ops));
 }
 int64_t FloorDivInt(int64_t a, int64_t b) {
   int64_t q = a / b;

@@ -41,6 +41,12 @@ ATOL = 1e-5
 DEFAULT_DATA = "/usr/share/libonnx-testdata/data/node"
 
 
+
+def numbered_pbs(ds, prefix):
+    """The test data set's <prefix>_<k>.pb files in numeric order of k."""
+    return sorted(glob.glob(os.path.join(ds, f"{prefix}_*.pb")),
+                  key=lambda s: int(re.search(prefix + r"_(\d+)", s).group(1)))
+
 def supported_ops(src_root):
     """Op types with a converter: every `(*t)["Op"] = ...` registration in the ONNX frontend."""
     ops = set()
@@ -162,8 +168,7 @@ def run_test(test_dir, relaxc, work, timeout):
             outdir = os.path.join(ddir, "out")
             os.makedirs(outdir)
             cmd = [relaxc, "run", artifact, "--output-dir", outdir]
-            in_files = sorted(glob.glob(os.path.join(ds, "input_*.pb")),
-                              key=lambda s: int(re.search(r"input_(\d+)", s).group(1)))
+            in_files = numbered_pbs(ds, "input")
             for i, pb in enumerate(in_files):
                 try:
                     t = read_tensor_pb(pb)
@@ -179,8 +184,7 @@ def run_test(test_dir, relaxc, work, timeout):
             p = call(cmd)
             if p.returncode != 0:
                 return classify_failure(p, "run-error")
-            out_files = sorted(glob.glob(os.path.join(ds, "output_*.pb")),
-                               key=lambda s: int(re.search(r"output_(\d+)", s).group(1)))
+            out_files = numbered_pbs(ds, "output")
             for i, pb in enumerate(out_files):
                 try:
                     t = read_tensor_pb(pb)

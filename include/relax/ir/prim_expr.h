@@ -87,6 +87,9 @@ PrimExpr FloatImm(double v, DataType t = DataType::Float(32));
 /// A fresh scalar variable (shape dims and loop vars are i64).
 Var MakeVar(const std::string& name, DataType t = DataType::Index());
 PrimExpr MakeBinary(PrimKind k, PrimExpr a, PrimExpr b);
+/// A node exactly as given: no folding or dtype adjustment (the parser and the
+/// analyzer's canonical form build structure they have already decided).
+PrimExpr MakePrimNode(PrimKind k, DataType t, std::vector<PrimExpr> operands);
 PrimExpr FloorDiv(PrimExpr a, PrimExpr b);
 PrimExpr FloorMod(PrimExpr a, PrimExpr b);
 PrimExpr Min(PrimExpr a, PrimExpr b);
