@@ -9,6 +9,7 @@
 #include <functional>
 
 #include "parser_internal.h"
+#include "relax/ir/expr_functor.h"
 #include "relax/op/op.h"
 #include "relax/support/error.h"
 
@@ -18,49 +19,13 @@ void ConstantTable::Add(const Expr& c) {
   if (const ConstantNode* n = As<ConstantNode>(c)) by_digest.emplace(n->digest, c);
 }
 
-namespace {
-void CollectFrom(const Expr& e, ConstantTable* t) {
-  if (!e) return;
-  switch (e->kind) {
-    case ExprKind::kConstant:
-      t->Add(e);
-      break;
-    case ExprKind::kTuple:
-      for (const auto& f : As<TupleNode>(e)->fields) CollectFrom(f, t);
-      break;
-    case ExprKind::kTupleGetItem:
-      CollectFrom(As<TupleGetItemNode>(e)->tuple, t);
-      break;
-    case ExprKind::kCall:
-      for (const auto& a : As<CallNode>(e)->args) CollectFrom(a, t);
-      break;
-    case ExprKind::kIf: {
-      const IfNode* n = As<IfNode>(e);
-      CollectFrom(n->cond, t);
-      CollectFrom(n->then_branch, t);
-      CollectFrom(n->else_branch, t);
-      break;
-    }
-    case ExprKind::kSeqExpr: {
-      const SeqExprNode* s = As<SeqExprNode>(e);
-      for (const auto& b : s->blocks)
-        for (const auto& bind : b.bindings) CollectFrom(bind.value, t);
-      CollectFrom(s->body, t);
-      break;
-    }
-    case ExprKind::kFunction:
-      CollectFrom(As<FunctionNode>(e)->body, t);
-      break;
-    default:
-      break;
-  }
-}
-}  // namespace
-
 ConstantTable CollectConstants(const IRModule& mod) {
-  ConstantTable t;
-  for (const auto& [name, fn] : mod.functions) CollectFrom(fn, &t);
-  return t;
+  struct Collector : ExprVisitor {
+    ConstantTable t;
+    void VisitExpr_(const ConstantNode*, const Expr& e) override { t.Add(e); }
+  } c;
+  for (const auto& [name, fn] : mod.functions) c.VisitExpr(fn);
+  return std::move(c.t);
 }
 
 IRModule ParseModule(const std::string& text, const std::string& filename,

@@ -1,7 +1,9 @@
 // The legalize pass and the helpers op files use to build call_tir.
 #include "relax/legalize/legalize.h"
 
+#include "relax/ir/expr_functor.h"
 #include "relax/op/op.h"
+#include "relax/transform/pass_context.h"
 #include "relax/support/error.h"
 
 namespace relax {
@@ -63,70 +65,39 @@ Expr LegalizeByCompute(const CallNode& call, const OpInfo& info, BlockBuilder& b
 }
 
 namespace {
-Expr LegalizeFunction(const FunctionNode* fn, IRModule* mod) {
-  BlockBuilder bb(mod);
-  const SeqExprNode* seq = As<SeqExprNode>(fn->body);
-  RELAX_ICHECK(seq != nullptr);
-  auto out = std::make_shared<SeqExprNode>();
-  std::map<const VarNode*, Expr> remap;
-  auto sub = [&](const Expr& e) -> Expr {
-    if (const VarNode* v = As<VarNode>(e)) {
-      auto it = remap.find(v);
-      return it == remap.end() ? e : it->second;
-    }
-    return e;
-  };
-  std::function<Expr(const Expr&)> rewrite = [&](const Expr& e) -> Expr {
-    if (const CallNode* c = As<CallNode>(e)) {
-      auto n = std::make_shared<CallNode>(*c);
-      for (auto& a : n->args) a = rewrite(a);
-      return n;
-    }
-    if (const TupleNode* t = As<TupleNode>(e)) {
-      auto n = std::make_shared<TupleNode>(*t);
-      for (auto& f : n->fields) f = rewrite(f);
-      return n;
-    }
-    if (const TupleGetItemNode* t = As<TupleGetItemNode>(e)) {
-      auto n = std::make_shared<TupleGetItemNode>(*t);
-      n->tuple = rewrite(n->tuple);
-      return n;
-    }
-    return sub(e);
-  };
-  for (const auto& block : seq->blocks) {
-    BindingBlock nb{block.is_dataflow, {}};
-    for (const auto& b : block.bindings) {
-      Expr value = rewrite(b.value);
-      if (const CallNode* c = As<CallNode>(value)) {
-        if (const OpNode* op = As<OpNode>(c->op)) {
-          const OpInfo* info = LookupOp(op->name);
-          if (info && (info->legalize || info->compute)) {
-            bb.set_context(b.var->name + ": ");
-            value = info->legalize ? info->legalize(*c, bb) : LegalizeByCompute(*c, *info, bb);
-            value = WithSInfo(value, b.var->sinfo);
-          }
+// Rewrites every binding whose value is a call of an op with a legalization (or a TE
+// compute) into call_tir, in every block, including the blocks of If branches.
+class Legalizer : public ExprMutator {
+ public:
+  explicit Legalizer(IRModule* mod) : bb_(mod) {}
+
+  Expr VisitExpr_(const FunctionNode* op, const Expr& e) override {
+    AddFunctionFacts(*op, &bb_.analyzer());
+    return ExprMutator::VisitExpr_(op, e);
+  }
+
+  void VisitBinding(const Binding& b, std::vector<Binding>* out) override {
+    Expr value = VisitExpr(b.value);
+    if (const CallNode* c = As<CallNode>(value)) {
+      if (const OpNode* op = As<OpNode>(c->op)) {
+        const OpInfo* info = LookupOp(op->name);
+        if (info && (info->legalize || info->compute)) {
+          bb_.set_context(b.var->name + ": ");
+          value = info->legalize ? info->legalize(*c, bb_) : LegalizeByCompute(*c, *info, bb_);
+          value = WithSInfo(value, b.var->sinfo);
         }
       }
-      nb.bindings.push_back({b.var, value, b.match_sinfo});
     }
-    out->blocks.push_back(std::move(nb));
+    out->push_back({b.var, value, b.match_sinfo});
   }
-  out->body = rewrite(seq->body);
-  out->sinfo = seq->sinfo;
-  auto nf = std::make_shared<FunctionNode>(*fn);
-  nf->body = out;
-  return nf;
-}
+
+ private:
+  BlockBuilder bb_;
+};
 }  // namespace
 
-void LegalizeModule(IRModule* mod) {
-  std::vector<std::string> names;
-  for (const auto& [name, f] : mod->functions) names.push_back(name);
-  for (const auto& name : names) {
-    const FunctionNode* fn = mod->GetFunction(name);
-    mod->AddFunction(name, LegalizeFunction(fn, mod));
-  }
+void LegalizeModule(IRModule* mod, const PassContext&) {
+  Legalizer(mod).MutateModule(mod);
 }
 
 }  // namespace relax

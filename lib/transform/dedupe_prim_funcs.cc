@@ -4,6 +4,8 @@
 // generic kernels make many of them identical, so this cuts codegen time and code size.
 #include <map>
 
+#include "relax/ir/expr_functor.h"
+#include "relax/transform/dedupe_prim_funcs.h"
 #include "relax/transform/pass.h"
 
 namespace relax {
@@ -71,21 +73,23 @@ class Canonicalizer {
 // and canonical renaming removes the only non-structural part (variable names).
 std::string Key(const tir::PrimFunc& f) { return tir::ToString(Canonicalizer().Run(f)); }
 
-Expr Retarget(const Expr& e, const std::map<std::string, std::string>& rename) {
-  const CallNode* c = As<CallNode>(e);
-  if (!c || c->args.empty()) return e;
-  const GlobalVarNode* gv = As<GlobalVarNode>(c->args[0]);
-  if (!gv) return e;
-  auto it = rename.find(gv->name);
-  if (it == rename.end()) return e;
-  auto n = std::make_shared<CallNode>(*c);
-  n->args[0] = MakeGlobalVar(it->second);
-  return n;
-}
+// Points every reference to a merged PrimFunc at the survivor (any GlobalVar use, in any
+// block or If branch).
+class Retargeter : public ExprMutator {
+ public:
+  explicit Retargeter(const std::map<std::string, std::string>& rename) : rename_(rename) {}
+  Expr VisitExpr_(const GlobalVarNode* op, const Expr& e) override {
+    auto it = rename_.find(op->name);
+    return it == rename_.end() ? e : MakeGlobalVar(it->second);
+  }
+
+ private:
+  const std::map<std::string, std::string>& rename_;
+};
 
 }  // namespace
 
-void DedupePrimFuncs(IRModule* mod) {
+void DedupePrimFuncs(IRModule* mod, const PassContext&) {
   std::map<std::string, std::string> first_by_key, rename;
   for (const auto& name : mod->order) {
     auto it = mod->prim_funcs.find(name);
@@ -95,17 +99,7 @@ void DedupePrimFuncs(IRModule* mod) {
     if (!inserted && pos->second != name) rename[name] = pos->second;
   }
   if (rename.empty()) return;
-  for (auto& [name, fn] : mod->functions) {
-    const FunctionNode* f = As<FunctionNode>(fn);
-    const SeqExprNode* seq = As<SeqExprNode>(f->body);
-    if (!seq) continue;
-    auto nseq = std::make_shared<SeqExprNode>(*seq);
-    for (auto& block : nseq->blocks)
-      for (auto& b : block.bindings) b.value = Retarget(b.value, rename);
-    auto nf = std::make_shared<FunctionNode>(*f);
-    nf->body = nseq;
-    fn = nf;
-  }
+  Retargeter(rename).MutateModule(mod);
   for (const auto& [dead, alive] : rename) mod->prim_funcs.erase(dead);
   std::vector<std::string> order;
   for (const auto& n : mod->order)

@@ -9,8 +9,10 @@
 #include <map>
 #include <set>
 
+#include "relax/ir/expr_functor.h"
 #include "relax/legalize/legalize.h"
 #include "relax/op/op.h"
+#include "relax/transform/fuse_ops.h"
 #include "relax/transform/pass.h"
 
 namespace relax {
@@ -25,19 +27,6 @@ struct Group {
   std::vector<size_t> members;  // binding indices in the block
   const VarNode* last = nullptr;
 };
-
-void CountUses(const Expr& e, std::map<const VarNode*, int>* uses) {
-  if (!e) return;
-  if (const VarNode* v = As<VarNode>(e)) {
-    ++(*uses)[v];
-  } else if (const CallNode* c = As<CallNode>(e)) {
-    for (const auto& a : c->args) CountUses(a, uses);
-  } else if (const TupleNode* t = As<TupleNode>(e)) {
-    for (const auto& f : t->fields) CountUses(f, uses);
-  } else if (const TupleGetItemNode* t = As<TupleGetItemNode>(e)) {
-    CountUses(t->tuple, uses);
-  }
-}
 
 const OpInfo* FusableOp(const Expr& value) {
   const CallNode* c = As<CallNode>(value);
@@ -101,18 +90,19 @@ Expr MakeFusedCall(IRModule* mod, const BindingBlock& block, const Group& group)
   return WithSInfo(MakeCall(MakeGlobalVar(fname), call_args), group.last->sinfo);
 }
 
-Expr FuseFunction(IRModule* mod, const FunctionNode* fn) {
-  const SeqExprNode* seq = As<SeqExprNode>(fn->body);
-  if (!seq) return nullptr;
-  std::map<const VarNode*, int> uses;
-  for (const auto& block : seq->blocks)
-    for (const auto& b : block.bindings) CountUses(b.value, &uses);
-  CountUses(seq->body, &uses);
+// Groups the bindings of every dataflow block (also those inside If branches).
+class Fuser : public ExprMutator {
+ public:
+  explicit Fuser(IRModule* mod) : mod_(mod) {}
 
-  auto nseq = std::make_shared<SeqExprNode>(*seq);
-  bool changed = false;
-  for (auto& block : nseq->blocks) {
-    if (!block.is_dataflow) continue;
+  Expr VisitExpr_(const FunctionNode* op, const Expr& e) override {
+    uses_ = CountVarUses(op->body);
+    return ExprMutator::VisitExpr_(op, e);
+  }
+
+  BindingBlock VisitBindingBlock(const BindingBlock& in) override {
+    BindingBlock block = ExprMutator::VisitBindingBlock(in);  // nested Ifs first
+    if (!block.is_dataflow) return block;
     std::vector<Group> groups;
     std::map<const VarNode*, size_t> open;  // group's last var -> group index
     for (size_t i = 0; i < block.bindings.size(); ++i) {
@@ -125,7 +115,7 @@ Expr FuseFunction(IRModule* mod, const FunctionNode* fn) {
       if (info->pattern <= OpPatternKind::kBroadcast) {
         for (const auto& a : c->args) {
           const VarNode* v = As<VarNode>(a);
-          if (!v || !open.count(v) || uses[v] != 1) continue;
+          if (!v || !open.count(v) || uses_[v] != 1) continue;
           size_t g = open.at(v);
           if (groups[g].members.size() >= kMaxGroupSize) continue;
           open.erase(v);
@@ -145,11 +135,10 @@ Expr FuseFunction(IRModule* mod, const FunctionNode* fn) {
     std::set<size_t> drop;
     for (const auto& g : groups) {
       if (g.members.size() < 2) continue;
-      replace_at[g.members.back()] = MakeFusedCall(mod, block, g);
+      replace_at[g.members.back()] = MakeFusedCall(mod_, block, g);
       for (size_t k = 0; k + 1 < g.members.size(); ++k) drop.insert(g.members[k]);
     }
-    if (replace_at.empty()) continue;
-    changed = true;
+    if (replace_at.empty()) return block;
     std::vector<Binding> out;
     for (size_t i = 0; i < block.bindings.size(); ++i) {
       if (drop.count(i)) continue;
@@ -158,21 +147,18 @@ Expr FuseFunction(IRModule* mod, const FunctionNode* fn) {
       out.push_back(b);
     }
     block.bindings = std::move(out);
+    return block;
   }
-  if (!changed) return nullptr;
-  auto nf = std::make_shared<FunctionNode>(*fn);
-  nf->body = nseq;
-  return nf;
-}
+
+ private:
+  IRModule* mod_;
+  std::map<const VarNode*, int> uses_;
+};
 
 }  // namespace
 
-void FuseOps(IRModule* mod) {
-  std::vector<std::string> names;
-  for (const auto& [name, f] : mod->functions)
-    if (!As<FunctionNode>(f)->attrs.count("Primitive")) names.push_back(name);
-  for (const auto& name : names)
-    if (Expr nf = FuseFunction(mod, mod->GetFunction(name))) mod->AddFunction(name, nf);
+void FuseOps(IRModule* mod, const PassContext&) {
+  Fuser(mod).MutateModule(mod, [](const FunctionNode* f) { return f->attrs.count("Primitive") > 0; });
 }
 
 }  // namespace relax

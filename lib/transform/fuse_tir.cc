@@ -4,9 +4,11 @@
 // single loop nest. The primitive functions are removed afterwards.
 #include <map>
 
+#include "relax/ir/expr_functor.h"
 #include "relax/legalize/legalize.h"
 #include "relax/op/op.h"
 #include "relax/support/error.h"
+#include "relax/transform/fuse_tir.h"
 #include "relax/transform/pass.h"
 
 namespace relax {
@@ -47,7 +49,7 @@ tir::PrimFunc BuildFused(const std::string& name, const FunctionNode* fn) {
 
 }  // namespace
 
-void FuseTIR(IRModule* mod) {
+void FuseTIR(IRModule* mod, const PassContext&) {
   std::map<std::string, std::string> prim_of;  // primitive Relax function -> PrimFunc name
   std::vector<std::string> primitive;
   for (const auto& [name, f] : mod->functions)
@@ -58,24 +60,23 @@ void FuseTIR(IRModule* mod) {
     mod->functions.erase(name);
     mod->AddPrimFunc(name, pf);
   }
-  for (auto& [name, f] : mod->functions) {
-    const FunctionNode* fn = As<FunctionNode>(f);
-    const SeqExprNode* seq = As<SeqExprNode>(fn->body);
-    if (!seq) continue;
-    auto nseq = std::make_shared<SeqExprNode>(*seq);
-    for (auto& block : nseq->blocks)
-      for (auto& b : block.bindings) {
-        const CallNode* c = As<CallNode>(b.value);
-        const GlobalVarNode* gv = c ? As<GlobalVarNode>(c->op) : nullptr;
-        if (!gv || !mod->prim_funcs.count(gv->name)) continue;
+  // Calls of the new PrimFuncs become call_tir, wherever they are (If branches included).
+  struct ToCallTIR : ExprMutator {
+    const IRModule* mod;
+    void VisitBinding(const Binding& b, std::vector<Binding>* out) override {
+      Expr value = VisitExpr(b.value);
+      const CallNode* c = As<CallNode>(value);
+      const GlobalVarNode* gv = c ? As<GlobalVarNode>(c->op) : nullptr;
+      if (gv && mod->prim_funcs.count(gv->name)) {
         Expr call =
             MakeCall(GetOp("relax.call_tir"), {c->op, MakeTuple(c->args)}, {}, {b.var->sinfo});
-        b.value = WithSInfo(call, b.var->sinfo);
+        value = WithSInfo(call, b.var->sinfo);
       }
-    auto nf = std::make_shared<FunctionNode>(*fn);
-    nf->body = nseq;
-    f = nf;
-  }
+      out->push_back({b.var, value, b.match_sinfo});
+    }
+  } rewrite;
+  rewrite.mod = mod;
+  rewrite.MutateModule(mod);
 }
 
 }  // namespace relax

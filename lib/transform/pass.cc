@@ -52,7 +52,7 @@ void PassRunner::Run(IRModule* mod, const std::vector<std::string>& names) {
       RELAX_THROW("unknown pass '" << name << "' (registered passes: " << known << ")");
     }
     auto t0 = std::chrono::steady_clock::now();
-    p->run(mod);
+    p->run(mod, ctx_);
     double ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     timings_.push_back({name, ms});

@@ -1,13 +1,13 @@
-// Registration of the built-in passes (one place; each pass lives in its own file).
+// Registration of the built-in passes (one place; each pass lives in its own file and is
+// declared in the public header mirroring it).
 #include "relax/legalize/legalize.h"
 #include "relax/lower/flatten_buffer.h"
+#include "relax/transform/dedupe_prim_funcs.h"
+#include "relax/transform/fuse_ops.h"
+#include "relax/transform/fuse_tir.h"
 #include "relax/transform/pass.h"
 
 namespace relax {
-
-void DedupePrimFuncs(IRModule* mod);  // dedupe_prim_funcs.cc
-void FuseOps(IRModule* mod);          // fuse_ops.cc
-void FuseTIR(IRModule* mod);          // fuse_tir.cc
 
 void RegisterBuiltinPasses() {
   RegisterPass({"fuse-ops", "group op chains by pattern kind into primitive functions", FuseOps});
@@ -16,7 +16,7 @@ void RegisterBuiltinPasses() {
   RegisterPass(
       {"legalize", "lower every high-level op to call_tir of a TE-built PrimFunc", LegalizeModule});
   RegisterPass({"flatten-buffer", "linearize N-D buffer accesses in PrimFuncs to 1-D",
-                FlattenModuleBuffers});
+                [](IRModule* mod, const PassContext&) { FlattenModuleBuffers(mod); }});
   RegisterPass({"dedupe-prim-funcs", "merge structurally identical PrimFuncs", DedupePrimFuncs});
 }
 

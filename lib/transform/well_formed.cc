@@ -3,6 +3,7 @@
 #include <set>
 
 #include "relax/arith/analyzer.h"
+#include "relax/ir/expr_functor.h"
 #include "relax/support/error.h"
 #include "relax/transform/pass.h"
 
@@ -10,7 +11,11 @@ namespace relax {
 
 namespace {
 
-class RelaxChecker {
+// Walks a Relax function with the shared ExprVisitor: a var must be defined (parameter or
+// earlier binding in scope) before use; dataflow vars and vars bound inside an If branch go
+// out of scope at the end of their block / branch; symbolic vars must be bound by a
+// parameter or an earlier match_cast.
+class RelaxChecker : public ExprVisitor {
  public:
   RelaxChecker(const std::string& fn) : fn_(fn) {}
 
@@ -23,24 +28,7 @@ class RelaxChecker {
     }
     const SeqExprNode* seq = As<SeqExprNode>(f->body);
     if (!seq) Fail("function body is not a SeqExpr");
-    for (const auto& block : seq->blocks) {
-      std::vector<const VarNode*> block_dataflow;
-      for (const auto& b : block.bindings) {
-        ctx_ = "binding '" + b.var->name + "'";
-        Use(b.value, block.is_dataflow);
-        if (!b.var->sinfo) Fail("bound var has no StructInfo");
-        if (b.var->kind == ExprKind::kDataflowVar && !block.is_dataflow)
-          Fail("dataflow var bound outside a dataflow block");
-        if (b.match_sinfo && b.match_sinfo->values)
-          for (const auto& d : *b.match_sinfo->values) CollectVars(d, &sym_);
-        CheckSymbolic(b.var->sinfo);
-        Define(b.var.get());
-        if (b.var->kind == ExprKind::kDataflowVar) block_dataflow.push_back(b.var.get());
-      }
-      for (const VarNode* v : block_dataflow) defined_.erase(v);  // out of scope
-    }
-    ctx_ = "return value";
-    Use(seq->body, false);
+    VisitSeq(seq, /*branch=*/false);
     const StructInfo& body = seq->body->sinfo;
     const StructInfo& ret = f->ret_sinfo;
     if (body && ret && ret->kind == SIKind::kTensor && body->kind == SIKind::kTensor) {
@@ -55,7 +43,75 @@ class RelaxChecker {
     }
   }
 
+  void VisitExpr(const Expr& e) override {
+    if (!e) Fail("null expression");
+    ExprVisitor::VisitExpr(e);
+  }
+  void VisitExpr_(const VarNode* v, const Expr& e) override {
+    if (defined_.count(v)) return;
+    if (e->kind == ExprKind::kDataflowVar && !in_dataflow_)
+      Fail("dataflow var '" + v->name + "' is used outside its dataflow block");
+    Fail("var '" + v->name + "' is used before it is defined");
+  }
+  void VisitExpr_(const IfNode* op, const Expr&) override {
+    VisitExpr(op->cond);
+    const StructInfo& c = op->cond->sinfo;
+    if (c && !(c->kind == SIKind::kPrim ||
+               (c->kind == SIKind::kTensor && (c->ndim == 0 || c->ndim == -1))))
+      Fail("if condition must be a scalar (Prim or 0-d Tensor), got " + ToString(c));
+    for (const Expr* br : {&op->then_branch, &op->else_branch}) {
+      const SeqExprNode* s = As<SeqExprNode>(*br);
+      if (!s) Fail("if branch is not a SeqExpr");
+      std::string saved = ctx_;
+      VisitSeq(s, /*branch=*/true);
+      ctx_ = saved;
+    }
+  }
+  void VisitExpr_(const SeqExprNode* op, const Expr&) override { VisitSeq(op, true); }
+  void VisitExpr_(const FunctionNode*, const Expr&) override {
+    Fail("nested functions are not supported (functions live at module level)");
+  }
+  void VisitBindingBlock(const BindingBlock& block) override {
+    bool saved = in_dataflow_;
+    in_dataflow_ = block.is_dataflow;
+    std::vector<const VarNode*> block_dataflow;
+    for (const auto& b : block.bindings) {
+      VisitBinding(b);
+      if (b.var->kind == ExprKind::kDataflowVar && !block.is_dataflow)
+        Fail("dataflow var bound outside a dataflow block");
+      if (b.var->kind == ExprKind::kDataflowVar) block_dataflow.push_back(b.var.get());
+    }
+    for (const VarNode* v : block_dataflow) defined_.erase(v);  // out of scope
+    in_dataflow_ = saved;
+  }
+  void VisitBinding(const Binding& b) override {
+    ctx_ = "binding '" + b.var->name + "'";
+    VisitExpr(b.value);
+    if (!b.var->sinfo) Fail("bound var has no StructInfo");
+    if (b.match_sinfo && b.match_sinfo->values)
+      for (const auto& d : *b.match_sinfo->values) CollectVars(d, &sym_);
+    CheckSymbolic(b.var->sinfo);
+    if (defined_.count(b.var.get())) Fail("var '" + b.var->name + "' is bound twice");
+    Define(b.var.get());
+  }
+
  private:
+  // A SeqExpr's bindings are visible in its body only; a branch's vars (and symbolic vars its
+  // match_casts bind) leave scope when the branch ends.
+  void VisitSeq(const SeqExprNode* seq, bool branch) {
+    std::set<const VarNode*> saved_defined = defined_;
+    size_t saved_sym = sym_.size();
+    for (const auto& block : seq->blocks) VisitBindingBlock(block);
+    ctx_ = branch ? ctx_ + ", branch result" : "return value";
+    bool saved = in_dataflow_;
+    in_dataflow_ = false;
+    VisitExpr(seq->body);
+    in_dataflow_ = saved;
+    if (branch) {
+      defined_ = std::move(saved_defined);
+      sym_.resize(saved_sym);
+    }
+  }
   [[noreturn]] void Fail(const std::string& msg) {
     RELAX_THROW("function @" << fn_ << (ctx_.empty() ? "" : ", " + ctx_) << ": " << msg);
   }
@@ -74,39 +130,12 @@ class RelaxChecker {
       }
     for (const auto& f : s->fields) CheckSymbolic(f);
   }
-  void Use(const Expr& e, bool in_dataflow) {
-    if (!e) Fail("null expression");
-    switch (e->kind) {
-      case ExprKind::kVar:
-      case ExprKind::kDataflowVar: {
-        const VarNode* v = As<VarNode>(e);
-        if (!defined_.count(v)) {
-          if (e->kind == ExprKind::kDataflowVar && !in_dataflow)
-            Fail("dataflow var '" + v->name + "' is used outside its dataflow block");
-          Fail("var '" + v->name + "' is used before it is defined");
-        }
-        return;
-      }
-      case ExprKind::kCall: {
-        const CallNode* c = As<CallNode>(e);
-        for (const auto& a : c->args) Use(a, in_dataflow);
-        return;
-      }
-      case ExprKind::kTuple:
-        for (const auto& f : As<TupleNode>(e)->fields) Use(f, in_dataflow);
-        return;
-      case ExprKind::kTupleGetItem:
-        Use(As<TupleGetItemNode>(e)->tuple, in_dataflow);
-        return;
-      default:
-        return;
-    }
-  }
 
   std::string fn_, ctx_;
   arith::Analyzer analyzer_;
   std::set<const VarNode*> defined_;
   std::vector<Var> sym_;
+  bool in_dataflow_ = false;
 };
 
 class TIRChecker {

@@ -25,7 +25,7 @@ namespace fs = std::filesystem;
 using testing::CheckRoundTrip;
 using testing::RoundTripCount;
 
-fs::path SourceTestDir() { return fs::path(__FILE__).parent_path().parent_path(); }
+fs::path SourceTestDir() { return fs::path(RELAX_SOURCE_DIR) / "test"; }
 
 std::string FindClsModel() {
   if (const char* p = std::getenv("RELAX_CLS_MODEL"); p && fs::exists(p)) return p;
@@ -55,7 +55,7 @@ TEST(RoundTrip, OnnxClassifierAndPipeline) {
   for (const std::string& name : DefaultPipeline()) {
     const Pass* p = FindPass(name);
     ASSERT_NE(p, nullptr) << name;
-    p->run(&m);
+    p->run(&m, PassContext{});
     CheckRoundTrip(m, "cls:" + name);
   }
   std::cout << "[ roundtrip ] ONNX classifier: " << RoundTripCount() << " modules checked\n";
@@ -100,7 +100,7 @@ TEST(RoundTrip, LitInputs) {
       // And after the default pipeline.
       for (const std::string& name : DefaultPipeline()) {
         try {
-          FindPass(name)->run(&m);
+          FindPass(name)->run(&m, PassContext{});
         } catch (const Error& e) {
           break;  // inputs that the pipeline does not support
         }

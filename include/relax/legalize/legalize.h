@@ -9,6 +9,7 @@
 
 #include "relax/legalize/te.h"
 #include "relax/transform/block_builder.h"
+#include "relax/transform/pass_context.h"
 
 namespace relax {
 
@@ -34,7 +35,7 @@ struct OpInfo;
 Expr LegalizeByCompute(const CallNode& call, const OpInfo& info, BlockBuilder& bb);
 
 /// The pass: legalizes every function of `mod` (module pass "legalize").
-void LegalizeModule(IRModule* mod);
+void LegalizeModule(IRModule* mod, const PassContext& ctx);
 
 }  // namespace relax
 

@@ -11,13 +11,15 @@
 #include <vector>
 
 #include "relax/ir/module.h"
+#include "relax/transform/pass_context.h"
 
 namespace relax {
 
 struct Pass {
   std::string name;         // kebab-case, e.g. "legalize"
   std::string description;  // one line, shown by `relax-opt --help`
-  std::function<void(IRModule*)> run;
+  /// Rewrites the module in place; reads the compilation's PassContext.
+  std::function<void(IRModule*, const PassContext&)> run;
 };
 
 /// Registers a pass (called once per pass from lib/transform/passes.cc).
@@ -40,7 +42,9 @@ struct PassInstrumentOptions {
 /// checker runs after each pass and its failure names the pass.
 class PassRunner {
  public:
-  explicit PassRunner(PassInstrumentOptions opts) : opts_(std::move(opts)) {}
+  explicit PassRunner(PassInstrumentOptions opts, PassContext ctx = {})
+      : opts_(std::move(opts)), ctx_(std::move(ctx)) {}
+  const PassContext& context() const { return ctx_; }
   void Run(IRModule* mod, const std::vector<std::string>& names);
   /// Reports a stage that is not a registered pass (e.g. "import", "codegen-mlir"):
   /// prints `text` when the options ask for it.
@@ -53,6 +57,7 @@ class PassRunner {
 
  private:
   PassInstrumentOptions opts_;
+  PassContext ctx_;
   std::vector<std::pair<std::string, double>> timings_;
 };
 

@@ -159,7 +159,7 @@ class ArtifactTest : public ::testing::Test {
                         ("relax_artifact_test_" + std::to_string(::getpid())));
     fs::create_directories(*dir_);
     if (std::system("cc --version > /dev/null 2>&1") != 0) return;
-    fs::path include = fs::path(__FILE__).parent_path() / "../../../include";
+    fs::path include = fs::path(RELAX_SOURCE_DIR) / "include";
     std::string src = (*dir_ / "kernels.c").string();
     WriteFile(src, kKernelSource);
     std::string so = (*dir_ / "kernels.so").string();
