@@ -1,9 +1,12 @@
-// VM codegen: Relax @main -> register bytecode + constant pool + params section.
+// VM codegen: every Relax function of a legalized module -> register bytecode, plus the constant
+// pool and the params section. Control flow: If -> kIf/kGoto; a self call in tail position (the
+// loop form of docs/ir.md) -> parameter moves + a backward kGoto, so loops use no C++ stack.
 #include "relax/lower/vm_codegen.h"
 
 #include <map>
 #include <set>
 
+#include "relax/lower/vm_register_release.h"
 #include "relax/support/error.h"
 
 namespace relax {
@@ -14,51 +17,51 @@ using runtime::Arg;
 using runtime::Constant;
 using runtime::Instruction;
 
-class VMCodegenImpl {
- public:
-  explicit VMCodegenImpl(const IRModule& mod) : mod_(mod) {}
+// State shared by the functions of one module: the constant pool and the params section.
+struct ModuleState {
+  const IRModule& mod;
+  VMCodegenResult result;
+  std::map<uint64_t, std::vector<std::pair<const ConstantNode*, int64_t>>> const_index;
+};
 
-  VMCodegenResult Run() {
-    const FunctionNode* fn = mod_.GetFunction("main");
-    if (!fn) RELAX_THROW("module has no @main function");
-    func_.name = "main";
-    for (size_t i = 0; i < fn->params.size(); ++i) {
-      const VarRef& p = fn->params[i];
+class FunctionCodegen {
+ public:
+  FunctionCodegen(ModuleState* st, const std::string& name, const FunctionNode* fn)
+      : st_(st), name_(name), fn_(fn) {}
+
+  runtime::Function Run() {
+    func_.name = name_;
+    for (size_t i = 0; i < fn_->params.size(); ++i) {
+      const VarRef& p = fn_->params[i];
       func_.param_names.push_back(p->name);
       regs_[p.get()] = static_cast<int64_t>(i);
     }
-    next_reg_ = static_cast<int64_t>(fn->params.size());
-    // Shape heap slots: symbolic vars in parameter order.
-    for (const auto& p : fn->params)
-      if (p->sinfo->values)
-        for (const auto& d : *p->sinfo->values)
-          if (d.kind() == PrimKind::kVar && !slots_.count(d.get())) {
-            int64_t s = static_cast<int64_t>(slots_.size());
-            slots_[d.get()] = s;
-          }
-    heap_ = Call("vm.builtin.alloc_shape_heap", {Imm(static_cast<int64_t>(slots_.size()))});
-    EmitInputChecks(fn);
-    const SeqExprNode* seq = As<SeqExprNode>(fn->body);
-    RELAX_ICHECK(seq != nullptr);
-    for (const auto& block : seq->blocks)
-      for (const auto& b : block.bindings) EmitBinding(b);
-    Instruction ret;
-    ret.op = Instruction::kRet;
-    ret.reg = RegOf(seq->body);
-    func_.code.push_back(ret);
+    next_reg_ = static_cast<int64_t>(fn_->params.size());
+    // The heap's size is known at the end (match_casts add slots): patched below.
+    heap_ = Call("vm.builtin.alloc_shape_heap", {Imm(0)});
+    const size_t heap_pc = func_.code.size() - 1;
+    loop_start_ = static_cast<int64_t>(func_.code.size());
+    if (name_ == "main")
+      EmitInputChecks();
+    else
+      EmitParamMatches();
+    const SeqExprNode* seq = As<SeqExprNode>(fn_->body);
+    if (!seq) RELAX_THROW("VM codegen: @" << name_ << " body is not a SeqExpr");
+    EmitSeq(seq, /*tail=*/true);
+    func_.code[heap_pc].args[0] = Imm(static_cast<int64_t>(slots_.size()));
     func_.num_regs = next_reg_;
-    ReleaseDeadRegisters();
-    result_.exec.functions.push_back(func_);
-    EmitSignature(fn);
-    return std::move(result_);
+    ReleaseDeadRegisters(&func_, heap_);
+    return std::move(func_);
   }
 
  private:
+  // ---- emission helpers ----------------------------------------------------------
   Arg Imm(int64_t v) { return {Arg::kImm, v}; }
   Arg Reg(int64_t r) { return {Arg::kReg, r}; }
   Arg Const(Constant c) {
-    result_.exec.constants.push_back(std::move(c));
-    return {Arg::kConst, static_cast<int64_t>(result_.exec.constants.size() - 1)};
+    auto& consts = st_->result.exec.constants;
+    consts.push_back(std::move(c));
+    return {Arg::kConst, static_cast<int64_t>(consts.size() - 1)};
   }
   Arg Str(const std::string& s) {
     Constant c;
@@ -81,49 +84,91 @@ class VMCodegenImpl {
     func_.code.push_back(ins);
     return ins.dst;
   }
+  void CallInto(int64_t dst, const std::string& func, std::vector<Arg> args) {
+    Instruction ins;
+    ins.op = Instruction::kCall;
+    ins.func = func;
+    ins.args = std::move(args);
+    ins.dst = dst;
+    func_.code.push_back(ins);
+  }
+  size_t EmitJump(Instruction::Op op, int64_t cond = 0) {
+    Instruction ins;
+    ins.op = op;
+    ins.cond = cond;
+    func_.code.push_back(ins);
+    return func_.code.size() - 1;
+  }
+  void PatchJumpTo(size_t pc, size_t target) {
+    func_.code[pc].offset = static_cast<int64_t>(target) - static_cast<int64_t>(pc);
+  }
+  void Ret(int64_t reg) {
+    Instruction ret;
+    ret.op = Instruction::kRet;
+    ret.reg = reg;
+    func_.code.push_back(ret);
+  }
 
-  // Postfix program of one dim (see vm.builtin.make_shape).
+  // ---- shape programs ------------------------------------------------------------
+  static int64_t OpcodeOf(PrimKind k) {
+    switch (k) {
+      case PrimKind::kAdd:
+        return runtime::kShapeAdd;
+      case PrimKind::kSub:
+        return runtime::kShapeSub;
+      case PrimKind::kMul:
+        return runtime::kShapeMul;
+      case PrimKind::kFloorDiv:
+        return runtime::kShapeFloorDiv;
+      case PrimKind::kFloorMod:
+        return runtime::kShapeFloorMod;
+      case PrimKind::kMin:
+        return runtime::kShapeMin;
+      case PrimKind::kMax:
+        return runtime::kShapeMax;
+      case PrimKind::kEQ:
+        return runtime::kShapeEQ;
+      case PrimKind::kNE:
+        return runtime::kShapeNE;
+      case PrimKind::kLT:
+        return runtime::kShapeLT;
+      case PrimKind::kLE:
+        return runtime::kShapeLE;
+      case PrimKind::kGT:
+        return runtime::kShapeGT;
+      case PrimKind::kGE:
+        return runtime::kShapeGE;
+      case PrimKind::kAnd:
+        return runtime::kShapeAnd;
+      case PrimKind::kOr:
+        return runtime::kShapeOr;
+      default:
+        return -1;
+    }
+  }
+  // Postfix program of one scalar (see EvalShapeProgram).
   void Program(const PrimExpr& e, std::vector<int64_t>* toks, const std::string& ctx) {
     int64_t v;
     if (e.AsInt(&v)) {
-      toks->insert(toks->end(), {0, v});
+      toks->insert(toks->end(), {runtime::kShapePush, v});
       return;
     }
     if (e.kind() == PrimKind::kVar) {
       auto it = slots_.find(e.get());
       if (it == slots_.end())
-        RELAX_THROW(ctx << ": symbolic dim '" << e->name
-                        << "' is not bound by any model input (data-dependent shapes are not "
-                           "supported yet)");
-      toks->insert(toks->end(), {1, it->second});
+        RELAX_THROW(ctx << ": symbolic var '" << e->name
+                        << "' is not bound by a parameter or a match_cast");
+      toks->insert(toks->end(), {runtime::kShapeLoad, it->second});
       return;
     }
-    int64_t opcode;
-    switch (e.kind()) {
-      case PrimKind::kAdd:
-        opcode = 2;
-        break;
-      case PrimKind::kSub:
-        opcode = 3;
-        break;
-      case PrimKind::kMul:
-        opcode = 4;
-        break;
-      case PrimKind::kFloorDiv:
-        opcode = 5;
-        break;
-      case PrimKind::kFloorMod:
-        opcode = 6;
-        break;
-      case PrimKind::kMin:
-        opcode = 7;
-        break;
-      case PrimKind::kMax:
-        opcode = 8;
-        break;
-      default:
-        RELAX_THROW(ctx << ": cannot evaluate shape expression " << ToString(e) << " in the VM");
+    if (e.kind() == PrimKind::kNot) {
+      Program(e->operands[0], toks, ctx);
+      toks->insert(toks->end(), {runtime::kShapePush, 0, runtime::kShapeEQ, 0});
+      return;
     }
+    int64_t opcode = OpcodeOf(e.kind());
+    if (opcode < 0)
+      RELAX_THROW(ctx << ": cannot evaluate scalar expression " << ToString(e) << " in the VM");
     Program(e->operands[0], toks, ctx);
     Program(e->operands[1], toks, ctx);
     toks->insert(toks->end(), {opcode, 0});
@@ -138,49 +183,94 @@ class VMCodegenImpl {
     }
     return ShapeConst(prog);
   }
+  int64_t MakeShape(const std::vector<PrimExpr>& dims, const std::string& ctx) {
+    return Call("vm.builtin.make_shape", {Reg(heap_), ShapeProgram(dims, ctx)});
+  }
 
-  void EmitInputChecks(const FunctionNode* fn) {
-    std::map<const PrimExprNode*, bool> bound;
-    for (size_t i = 0; i < fn->params.size(); ++i) {
-      const VarRef& p = fn->params[i];
+  // ---- signatures and match_cast -------------------------------------------------
+  std::string InputName(size_t i, const VarRef& p) const {
+    auto it = st_->mod.attrs.find("input_name." + std::to_string(i));
+    return it == st_->mod.attrs.end() ? p->name : it->second;
+  }
+
+  // Checks `reg` against tensor StructInfo `s` and binds its new symbolic vars into the heap.
+  // Vars already bound are checked; compound dims are checked after all vars are bound.
+  void MatchTensor(int64_t reg, const StructInfo& s, const std::string& what) {
+    if (s->kind != SIKind::kTensor)
+      RELAX_THROW(what << ": only tensor values can be matched in the VM, got " << ToString(s));
+    if (s->ndim < 0) return;  // Tensor[ndim=?]: nothing to check
+    Call("vm.builtin.check_tensor", {Reg(reg), Imm(s->ndim), Str(ToRuntimeString(s->dtype)), Str(what)},
+         false);
+    if (!s->values) return;
+    std::vector<int64_t> pattern;
+    std::string names;
+    std::vector<std::pair<size_t, PrimExpr>> compound;
+    for (size_t d = 0; d < s->values->size(); ++d) {
+      const PrimExpr& e = (*s->values)[d];
+      int64_t c;
+      if (d) names += ",";
+      if (e.AsInt(&c)) {
+        pattern.insert(pattern.end(), {runtime::kMatchConst, c});
+      } else if (e.kind() == PrimKind::kVar) {
+        names += e->name;
+        auto it = slots_.find(e.get());
+        if (it != slots_.end()) {
+          pattern.insert(pattern.end(), {runtime::kMatchCheck, it->second});
+        } else {
+          int64_t slot = static_cast<int64_t>(slots_.size());
+          slots_[e.get()] = slot;
+          pattern.insert(pattern.end(), {runtime::kMatchBind, slot});
+        }
+      } else {
+        // Matched into a scratch slot, then compared with the expression's value.
+        int64_t slot = static_cast<int64_t>(slots_.size());
+        slots_[scratch_.emplace_back(MakeVar("_d")).get()] = slot;
+        pattern.insert(pattern.end(), {runtime::kMatchBind, slot});
+        compound.push_back({d, e});
+      }
+    }
+    Call("vm.builtin.match_shape", {Reg(reg), Reg(heap_), ShapeConst(pattern), Str(what), Str(names)},
+         false);
+    size_t first_scratch = scratch_.size() - compound.size();
+    for (size_t k = 0; k < compound.size(); ++k)
+      Call("vm.builtin.check_dims_equal",
+           {Reg(heap_), ShapeProgram({compound[k].second, scratch_[first_scratch + k]}, what),
+            Str(what + ": dim " + std::to_string(compound[k].first) + " must equal " +
+                ToString(compound[k].second))},
+           false);
+  }
+
+  void EmitInputChecks() {
+    for (size_t i = 0; i < fn_->params.size(); ++i) {
+      const VarRef& p = fn_->params[i];
       const StructInfo& s = p->sinfo;
       std::string what = "input '" + InputName(i, p) + "'";
       if (s->kind != SIKind::kTensor || !s->values)
         RELAX_THROW(what << ": only tensor inputs of known rank are supported");
-      Call("vm.builtin.check_tensor",
-           {Reg(static_cast<int64_t>(i)), Imm(s->ndim), Str(ToRuntimeString(s->dtype)), Str(what)},
-           false);
-      std::vector<int64_t> pattern;
-      std::string names;
-      for (size_t d = 0; d < s->values->size(); ++d) {
-        const PrimExpr& e = (*s->values)[d];
-        int64_t c;
-        if (d) names += ",";
-        if (e.AsInt(&c)) {
-          pattern.insert(pattern.end(), {0, c});
-        } else if (e.kind() == PrimKind::kVar) {
-          names += e->name;
-          pattern.insert(pattern.end(), {bound[e.get()] ? 2 : 1, slots_.at(e.get())});
-          bound[e.get()] = true;
-        } else {
-          RELAX_THROW(what << ": compound dim " << ToString(e) << " in an input signature");
-        }
-      }
-      Call("vm.builtin.match_shape",
-           {Reg(static_cast<int64_t>(i)), Reg(heap_), ShapeConst(pattern), Str(what), Str(names)},
-           false);
-      EmitBoundChecks(fn, *s->values, what);
+      for (const auto& d : *s->values)
+        if (!d.AsInt() && d.kind() != PrimKind::kVar)
+          RELAX_THROW(what << ": compound dim " << ToString(d) << " in an input signature");
+      MatchTensor(static_cast<int64_t>(i), s, what);
+      EmitBoundChecks(*s->values, what);
+    }
+  }
+
+  void EmitParamMatches() {
+    for (size_t i = 0; i < fn_->params.size(); ++i) {
+      const VarRef& p = fn_->params[i];
+      if (p->sinfo->kind == SIKind::kTensor)
+        MatchTensor(static_cast<int64_t>(i), p->sinfo,
+                    "@" + name_ + " parameter '" + p->name + "'");
     }
   }
 
   // Bounds given at compile time (--bound, function attrs "bound.<dim>") were used as
   // facts by the analyzer, so inputs outside them are rejected before any kernel runs.
-  void EmitBoundChecks(const FunctionNode* fn, const std::vector<PrimExpr>& dims,
-                       const std::string& what) {
+  void EmitBoundChecks(const std::vector<PrimExpr>& dims, const std::string& what) {
     for (const auto& d : dims) {
       if (d.kind() != PrimKind::kVar || bound_checked_.count(d.get())) continue;
-      auto it = fn->attrs.find("bound." + d->name);
-      if (it == fn->attrs.end()) continue;
+      auto it = fn_->attrs.find("bound." + d->name);
+      if (it == fn_->attrs.end()) continue;
       const auto* range = std::get_if<std::vector<int64_t>>(&it->second);
       if (!range || range->size() != 2) continue;
       bound_checked_.insert(d.get());
@@ -193,16 +283,16 @@ class VMCodegenImpl {
     }
   }
 
-  std::string InputName(size_t i, const VarRef& p) const {
-    auto it = mod_.attrs.find("input_name." + std::to_string(i));
-    return it == mod_.attrs.end() ? p->name : it->second;
-  }
-
+  // ---- values --------------------------------------------------------------------
   Arg ArgOf(const Expr& e) {
     if (const ConstantNode* c = As<ConstantNode>(e)) {
-      auto it = const_index_.find(c->digest);
-      if (it != const_index_.end()) return {Arg::kConst, it->second};
-      std::string& blob = result_.params;
+      // Weights are deduplicated by content: same dtype, shape and bytes (the digest only
+      // picks the candidates).
+      auto& bucket = st_->const_index[c->digest];
+      for (const auto& [other, index] : bucket)
+        if (other->dtype == c->dtype && other->shape == c->shape && *other->data == *c->data)
+          return {Arg::kConst, index};
+      std::string& blob = st_->result.params;
       blob.resize((blob.size() + 63) / 64 * 64, '\0');
       Constant k;
       k.kind = Constant::kTensor;
@@ -212,160 +302,245 @@ class VMCodegenImpl {
       k.nbytes = c->data->size();
       blob.append(reinterpret_cast<const char*>(c->data->data()), c->data->size());
       Arg a = Const(k);
-      const_index_[c->digest] = a.value;
+      bucket.push_back({c, a.value});
       return a;
     }
+    if (const PrimValueNode* p = As<PrimValueNode>(e)) {
+      int64_t v;
+      if (p->value.AsInt(&v)) return Imm(v);
+      return Reg(Call("vm.builtin.eval_prim", {Reg(heap_), ShapeProgram({p->value}, "prim value")}));
+    }
+    if (const StringImmNode* s = As<StringImmNode>(e)) return Str(s->value);
     return Reg(RegOf(e));
   }
   int64_t RegOf(const Expr& e) {
     if (const VarNode* v = As<VarNode>(e)) {
       auto it = regs_.find(v);
-      if (it == regs_.end()) RELAX_THROW("VM codegen: variable '" << v->name << "' is undefined");
+      if (it == regs_.end())
+        RELAX_THROW("VM codegen: @" << name_ << ": variable '" << v->name << "' is undefined");
       return it->second;
     }
-    if (As<ConstantNode>(e)) {
-      Arg c = ArgOf(e);
-      return Call("vm.builtin.copy", {c});
+    if (As<ConstantNode>(e) || As<PrimValueNode>(e) || As<StringImmNode>(e)) {
+      Arg a = ArgOf(e);
+      if (a.kind == Arg::kReg) return a.value;
+      return Call(As<ConstantNode>(e) ? "vm.builtin.copy" : "vm.builtin.move", {a});
     }
     if (const TupleNode* t = As<TupleNode>(e)) {
       std::vector<Arg> args;
       for (const auto& f : t->fields) args.push_back(ArgOf(f));
       return Call("vm.builtin.make_tuple", args);
     }
-    RELAX_THROW("VM codegen: unsupported expression " << ToString(e));
+    if (const ShapeExprNode* s = As<ShapeExprNode>(e)) return MakeShape(s->values, "shape value");
+    RELAX_THROW("VM codegen: @" << name_ << ": unsupported expression " << ToString(e));
   }
 
-  void EmitBinding(const Binding& b) {
-    const std::string ctx = "binding '" + b.var->name + "'";
-    if (b.match_sinfo) RELAX_THROW(ctx << ": match_cast is not supported by the VM codegen yet");
-    const Expr& v = b.value;
+  // Allocates the outputs of a destination-passing call; returns their registers.
+  std::vector<int64_t> AllocOutputs(const StructInfo& out, const std::string& ctx) {
+    std::vector<StructInfo> outs = out->kind == SIKind::kTuple ? out->fields : std::vector{out};
+    std::vector<int64_t> regs;
+    for (const auto& o : outs) {
+      if (o->kind != SIKind::kTensor || !o->values)
+        RELAX_THROW(ctx << ": outputs of destination-passing calls need a known shape, got "
+                        << ToString(o));
+      int64_t shape = MakeShape(*o->values, ctx);
+      regs.push_back(Call("vm.builtin.alloc_tensor", {Reg(shape), Str(ToRuntimeString(o->dtype))}));
+    }
+    return regs;
+  }
+
+  // Emits `value` and returns the register holding its result.
+  int64_t EmitValue(const Expr& v, const VarRef& var, const std::string& ctx) {
     if (const CallNode* c = As<CallNode>(v)) {
+      if (const GlobalVarNode* gv = As<GlobalVarNode>(c->op)) {
+        if (!st_->mod.functions.count(gv->name))
+          RELAX_THROW(ctx << ": call of @" << gv->name << ", which is not a Relax function");
+        std::vector<Arg> args;
+        for (const auto& a : c->args) args.push_back(ArgOf(a));
+        return Call(gv->name, args);
+      }
+      if (const ExternFuncNode* ext = As<ExternFuncNode>(c->op)) {
+        // A packed call: the callee returns its result (it may allocate it; its shape may
+        // depend on the data, bound by a later match_cast).
+        std::vector<Arg> args;
+        for (const auto& a : c->args) args.push_back(ArgOf(a));
+        return Call(ext->symbol, args);
+      }
       const OpNode* op = As<OpNode>(c->op);
       if (!op) RELAX_THROW(ctx << ": calls of " << ToString(c->op) << " are not supported");
       if (op->name == "relax.call_tir" || op->name == "relax.call_dps_library") {
-        std::string callee = op->name == "relax.call_tir" ? As<GlobalVarNode>(c->args[0])->name
-                                                          : As<ExternFuncNode>(c->args[0])->symbol;
-        const StructInfo& out = c->sinfo_args[0];
-        if (out->kind != SIKind::kTensor || !out->values)
-          RELAX_THROW(ctx << ": only single-tensor outputs are supported");
-        int64_t shape =
-            Call("vm.builtin.make_shape", {Reg(heap_), ShapeProgram(*out->values, ctx)});
-        int64_t dst =
-            Call("vm.builtin.alloc_tensor", {Reg(shape), Str(ToRuntimeString(out->dtype))});
+        const Expr& callee_e = c->args[0];
+        std::string callee = op->name == "relax.call_tir" ? As<GlobalVarNode>(callee_e)->name
+                                                          : As<ExternFuncNode>(callee_e)->symbol;
+        std::vector<int64_t> outs = AllocOutputs(c->sinfo_args[0], ctx);
         std::vector<Arg> args;
         for (const auto& a : As<TupleNode>(c->args[1])->fields) args.push_back(ArgOf(a));
-        args.push_back(Reg(dst));
+        for (int64_t o : outs) args.push_back(Reg(o));
         Call(callee, args, false);
-        regs_[b.var.get()] = dst;
-        return;
+        if (c->sinfo_args[0]->kind != SIKind::kTuple) return outs[0];
+        std::vector<Arg> fields;
+        for (int64_t o : outs) fields.push_back(Reg(o));
+        return Call("vm.builtin.make_tuple", fields);
       }
       if (op->name == "relax.reshape") {
-        int64_t shape =
-            Call("vm.builtin.make_shape", {Reg(heap_), ShapeProgram(*b.var->sinfo->values, ctx)});
-        regs_[b.var.get()] = Call("vm.builtin.reshape", {ArgOf(c->args[0]), Reg(shape)});
-        return;
+        if (!var->sinfo->values) RELAX_THROW(ctx << ": reshape to an unknown shape");
+        int64_t shape = MakeShape(*var->sinfo->values, ctx);
+        return Call("vm.builtin.reshape", {ArgOf(c->args[0]), Reg(shape)});
       }
       if (op->name == "relax.check_dims_equal") {
         Call("vm.builtin.check_dims_equal",
              {Reg(heap_), ShapeProgram(As<ShapeExprNode>(c->args[0])->values, ctx),
               Str(As<StringImmNode>(c->args[1])->value)},
              false);
-        regs_[b.var.get()] = Call("vm.builtin.make_tuple", {});
-        return;
+        return Call("vm.builtin.make_tuple", {});
       }
       RELAX_THROW(ctx << ": op '" << op->name << "' was not legalized");
     }
-    if (const TupleGetItemNode* t = As<TupleGetItemNode>(v)) {
-      regs_[b.var.get()] = Call("vm.builtin.tuple_getitem", {Reg(RegOf(t->tuple)), Imm(t->index)});
-      return;
+    if (const TupleGetItemNode* t = As<TupleGetItemNode>(v))
+      return Call("vm.builtin.tuple_getitem", {Reg(RegOf(t->tuple)), Imm(t->index)});
+    if (const IfNode* n = As<IfNode>(v)) {
+      // Both branches leave their result in `dst`, then meet after the If.
+      int64_t dst = next_reg_++;
+      size_t jif = EmitJump(Instruction::kIf, Cond(n->cond));
+      CallInto(dst, "vm.builtin.move", {Reg(EmitSeq(As<SeqExprNode>(n->then_branch), false))});
+      size_t jend = EmitJump(Instruction::kGoto);
+      PatchJumpTo(jif, func_.code.size());
+      CallInto(dst, "vm.builtin.move", {Reg(EmitSeq(As<SeqExprNode>(n->else_branch), false))});
+      PatchJumpTo(jend, func_.code.size());
+      return dst;
     }
-    if (const VarNode* src = As<VarNode>(v)) {
-      regs_[b.var.get()] = RegOf(v);
-      (void)src;
-      return;
-    }
-    regs_[b.var.get()] = RegOf(v);
+    return RegOf(v);
   }
 
-  // Liveness on the straight-line code the codegen emits: after the last instruction that
-  // reads a register, a `vm.builtin.release` call overwrites it with null, so intermediate
-  // tensors are freed as soon as they are dead (peak memory = live tensors, not all).
-  // Parameters (owned by the caller) and the returned register are left alone.
-  void ReleaseDeadRegisters() {
-    for (const auto& ins : func_.code)
-      if (ins.op == Instruction::kGoto || ins.op == Instruction::kIf) return;  // not straight-line
-    int64_t nparams = static_cast<int64_t>(func_.param_names.size());
-    std::map<int64_t, size_t> last_use;
-    for (size_t pc = 0; pc < func_.code.size(); ++pc) {
-      const Instruction& ins = func_.code[pc];
-      if (ins.op == Instruction::kRet) last_use[ins.reg] = func_.code.size();  // never released
-      for (const Arg& a : ins.args)
-        if (a.kind == Arg::kReg) last_use[a.value] = pc;
-    }
-    std::vector<std::vector<int64_t>> release_after(func_.code.size());
-    for (const auto& [reg, pc] : last_use)
-      if (reg >= nparams && pc < func_.code.size() && reg != heap_)
-        release_after[pc].push_back(reg);
-    std::vector<Instruction> code;
-    for (size_t pc = 0; pc < func_.code.size(); ++pc) {
-      code.push_back(func_.code[pc]);
-      for (int64_t reg : release_after[pc]) {
-        Instruction rel;
-        rel.op = Instruction::kCall;
-        rel.func = "vm.builtin.release";
-        rel.dst = reg;
-        code.push_back(rel);
+  int64_t Cond(const Expr& cond) {
+    return Call("vm.builtin.read_if_cond", {ArgOf(cond)});
+  }
+
+  void EmitBinding(const Binding& b) {
+    const std::string ctx = "@" + name_ + " binding '" + b.var->name + "'";
+    int64_t r = EmitValue(b.value, b.var, ctx);
+    if (b.match_sinfo) MatchTensor(r, b.match_sinfo, "match_cast of '" + b.var->name + "'");
+    regs_[b.var.get()] = r;
+  }
+
+  // Emits a SeqExpr. In tail position the result is returned (kRet) and -1 comes back;
+  // otherwise the register holding the result.
+  int64_t EmitSeq(const SeqExprNode* seq, bool tail) {
+    if (!seq) RELAX_THROW("VM codegen: @" << name_ << ": If branch is not a SeqExpr");
+    const Binding* last = nullptr;
+    if (!seq->blocks.empty() && !seq->blocks.back().bindings.empty())
+      last = &seq->blocks.back().bindings.back();
+    const VarNode* body_var = As<VarNode>(seq->body);
+    bool tail_binding = tail && last && !last->match_sinfo && body_var == last->var.get();
+    for (const auto& block : seq->blocks)
+      for (const auto& b : block.bindings) {
+        if (tail_binding && &b == last) {
+          EmitTail(b);
+          return -1;
+        }
+        EmitBinding(b);
       }
-    }
-    func_.code = std::move(code);
+    int64_t r = RegOf(seq->body);
+    if (!tail) return r;
+    Ret(r);
+    return -1;
   }
 
-  runtime::DimSig Dim(const PrimExpr& e) {
-    runtime::DimSig d;
-    int64_t c;
-    if (e.AsInt(&c))
-      d.value = c;
-    else
-      d.sym = ToString(e);
-    return d;
+  // A binding whose value is the function's result: Ifs return from each branch, and a call of
+  // this same function becomes a jump back to the parameter matching (a loop).
+  void EmitTail(const Binding& b) {
+    const Expr& v = b.value;
+    if (const IfNode* n = As<IfNode>(v)) {
+      size_t jif = EmitJump(Instruction::kIf, Cond(n->cond));
+      EmitSeq(As<SeqExprNode>(n->then_branch), true);
+      PatchJumpTo(jif, func_.code.size());
+      EmitSeq(As<SeqExprNode>(n->else_branch), true);
+      return;
+    }
+    const CallNode* c = As<CallNode>(v);
+    const GlobalVarNode* gv = c ? As<GlobalVarNode>(c->op) : nullptr;
+    if (gv && gv->name == name_) {
+      if (c->args.size() != fn_->params.size())
+        RELAX_THROW("@" << name_ << " calls itself with " << c->args.size() << " arguments, it takes "
+                        << fn_->params.size());
+      // Evaluate every argument before overwriting any parameter (they may read them).
+      std::vector<int64_t> tmp;
+      for (const auto& a : c->args) tmp.push_back(Call("vm.builtin.move", {ArgOf(a)}));
+      for (size_t i = 0; i < tmp.size(); ++i)
+        CallInto(static_cast<int64_t>(i), "vm.builtin.move", {Reg(tmp[i])});
+      size_t j = EmitJump(Instruction::kGoto);
+      PatchJumpTo(j, static_cast<size_t>(loop_start_));
+      return;
+    }
+    int64_t r = EmitValue(v, b.var, "@" + name_ + " binding '" + b.var->name + "'");
+    Ret(r);
   }
 
-  void EmitSignature(const FunctionNode* fn) {
-    for (size_t i = 0; i < fn->params.size(); ++i) {
-      const VarRef& p = fn->params[i];
-      runtime::TensorSig s{InputName(i, p), ToRuntimeString(p->sinfo->dtype), {}};
-      for (const auto& d : *p->sinfo->values) s.dims.push_back(Dim(d));
-      result_.exec.inputs.push_back(s);
-    }
-    std::vector<StructInfo> outs;
-    if (fn->ret_sinfo->kind == SIKind::kTuple)
-      outs = fn->ret_sinfo->fields;
-    else
-      outs = {fn->ret_sinfo};
-    for (size_t i = 0; i < outs.size(); ++i) {
-      auto it = mod_.attrs.find("output_name." + std::to_string(i));
-      runtime::TensorSig s{it == mod_.attrs.end() ? "output" + std::to_string(i) : it->second,
-                           ToRuntimeString(outs[i]->dtype),
-                           {}};
-      if (outs[i]->values)
-        for (const auto& d : *outs[i]->values) s.dims.push_back(Dim(d));
-      result_.exec.outputs.push_back(s);
-    }
-  }
-
-  const IRModule& mod_;
-  VMCodegenResult result_;
+  ModuleState* st_;
+  std::string name_;
+  const FunctionNode* fn_;
   runtime::Function func_;
   std::map<const VarNode*, int64_t> regs_;
   std::map<const PrimExprNode*, int64_t> slots_;
-  std::map<uint64_t, int64_t> const_index_;
+  std::vector<Var> scratch_;  // vars standing for matched compound dims
   std::set<const PrimExprNode*> bound_checked_;
   int64_t next_reg_ = 0;
   int64_t heap_ = -1;
+  int64_t loop_start_ = 0;
 };
+
+runtime::DimSig Dim(const PrimExpr& e) {
+  runtime::DimSig d;
+  int64_t c;
+  if (e.AsInt(&c))
+    d.value = c;
+  else
+    d.sym = ToString(e);
+  return d;
+}
+
+void EmitSignature(const IRModule& mod, const FunctionNode* fn, runtime::Executable* exec) {
+  for (size_t i = 0; i < fn->params.size(); ++i) {
+    const VarRef& p = fn->params[i];
+    auto it = mod.attrs.find("input_name." + std::to_string(i));
+    runtime::TensorSig s{it == mod.attrs.end() ? p->name : it->second,
+                         ToRuntimeString(p->sinfo->dtype),
+                         {}};
+    for (const auto& d : *p->sinfo->values) s.dims.push_back(Dim(d));
+    exec->inputs.push_back(s);
+  }
+  std::vector<StructInfo> outs;
+  if (fn->ret_sinfo->kind == SIKind::kTuple)
+    outs = fn->ret_sinfo->fields;
+  else
+    outs = {fn->ret_sinfo};
+  for (size_t i = 0; i < outs.size(); ++i) {
+    auto it = mod.attrs.find("output_name." + std::to_string(i));
+    runtime::TensorSig s{it == mod.attrs.end() ? "output" + std::to_string(i) : it->second,
+                         ToRuntimeString(outs[i]->dtype),
+                         {}};
+    if (outs[i]->values)
+      for (const auto& d : *outs[i]->values) s.dims.push_back(Dim(d));
+    exec->outputs.push_back(s);
+  }
+}
 
 }  // namespace
 
-VMCodegenResult VMCodegen(const IRModule& mod) { return VMCodegenImpl(mod).Run(); }
+VMCodegenResult VMCodegen(const IRModule& mod) {
+  const FunctionNode* main_fn = mod.GetFunction("main");
+  if (!main_fn) RELAX_THROW("module has no @main function");
+  ModuleState st{mod, {}, {}};
+  // @main first (the entry), then the other Relax functions in module order.
+  st.result.exec.functions.push_back(FunctionCodegen(&st, "main", main_fn).Run());
+  for (const auto& name : mod.order) {
+    if (name == "main" || !mod.functions.count(name)) continue;
+    const FunctionNode* fn = mod.GetFunction(name);
+    if (fn->attrs.count("Primitive"))
+      RELAX_THROW("VM codegen: @" << name << " is a primitive function that fuse-tir did not lower");
+    st.result.exec.functions.push_back(FunctionCodegen(&st, name, fn).Run());
+  }
+  EmitSignature(mod, main_fn, &st.result.exec);
+  return std::move(st.result);
+}
 
 }  // namespace relax

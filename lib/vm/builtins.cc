@@ -5,6 +5,8 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "relax/runtime/device_api.h"
+#include "relax/runtime/executable.h"
 #include "relax/support/error.h"
 
 namespace relax::runtime {
@@ -116,15 +118,15 @@ Value MatchShape(const Args& a) {
   for (size_t i = 0; i < ndim; ++i) {
     int64_t mode = pat[2 * i], v = pat[2 * i + 1], d = (*dims)[i];
     switch (mode) {
-      case 0:
+      case kMatchConst:
         if (d != v)
           RELAX_THROW(what << ": " << DimLabel(i, names) << " must be " << v << ", got " << d);
         break;
-      case 1:
+      case kMatchBind:
         HeapSlot(fn, heap.slots, v);
         heap.slots[v] = d;
         break;
-      case 2: {
+      case kMatchCheck: {
         int64_t expect = HeapSlot(fn, heap.slots, v);
         if (d != expect)
           RELAX_THROW(what << ": " << DimLabel(i, names) << " must equal " << expect
@@ -202,6 +204,101 @@ Value Release(const Args& a) {
   return Value();
 }
 
+// vm.builtin.move(value) -> the same value (no copy): moves a value between registers, e.g.
+// an If branch's result into the If's register, or a loop's next values into its parameters.
+Value Move(const Args& a) {
+  CheckArgc("vm.builtin.move", a, 1);
+  return a[0];
+}
+
+// vm.builtin.eval_prim(heap, program) -> int: one scalar of a shape program (comparisons
+// allowed, no sign requirement), e.g. an If condition written on symbolic dims.
+Value EvalPrim(const Args& a) {
+  const char* fn = "vm.builtin.eval_prim";
+  CheckArgc(fn, a, 2);
+  std::vector<int64_t> v = EvalShapeProgram(AsHeap(fn, a, 0).slots, AsShape(fn, a, 1), false);
+  if (v.size() != 1) RELAX_THROW(fn << ": program must have exactly 1 value, has " << v.size());
+  return v[0];
+}
+
+// vm.builtin.read_if_cond(int | tensor) -> int (0 or 1): the truth of an If condition. A
+// tensor must be on the CPU, hold exactly one element, and be bool, int, uint or float
+// (non-zero is true; NaN is true as in C).
+Value ReadIfCond(const Args& a) {
+  const char* fn = "vm.builtin.read_if_cond";
+  CheckArgc(fn, a, 1);
+  if (const int64_t* i = std::get_if<int64_t>(&a[0])) return int64_t{*i != 0};
+  const NDArray& t = AsTensor(fn, a, 0);
+  if (t.device().device_type != kDLCPU)
+    RELAX_THROW("if condition: expected a cpu tensor, got one on " << DeviceToString(t.device()));
+  if (t.numel() != 1)
+    RELAX_THROW("if condition: expected a tensor of one element, got shape "
+                << ShapeToString(t.shape()));
+  const DLDataType dt = t.dtype();
+  const void* p = t.data();
+  bool v = false;
+  if (dt.code == kDLUInt && (dt.bits == 1 || dt.bits == 8))
+    v = *static_cast<const uint8_t*>(p) != 0;
+  else if (dt.code == kDLInt && dt.bits == 64)
+    v = *static_cast<const int64_t*>(p) != 0;
+  else if (dt.code == kDLInt && dt.bits == 32)
+    v = *static_cast<const int32_t*>(p) != 0;
+  else if (dt.code == kDLInt && dt.bits == 8)
+    v = *static_cast<const int8_t*>(p) != 0;
+  else if (dt.code == kDLFloat && dt.bits == 32)
+    v = *static_cast<const float*>(p) != 0;
+  else if (dt.code == kDLFloat && dt.bits == 64)
+    v = *static_cast<const double*>(p) != 0;
+  else
+    RELAX_THROW("if condition: unsupported dtype " << DTypeToString(dt));
+  return int64_t{v};
+}
+
+// vm.builtin.nonzero(tensor x) -> int64 tensor of shape (ndim, nnz) that the builtin allocates:
+// the indices of the non-zero elements of x in row-major order (ONNX NonZero, opset 9/13).
+// Its output shape depends on the data, so the compiler binds nnz with a match_cast.
+template <typename T>
+std::vector<int64_t> NonZeroFlat(const NDArray& x) {
+  std::vector<int64_t> flat;
+  const T* p = static_cast<const T*>(x.data());
+  for (int64_t i = 0; i < x.numel(); ++i)
+    if (p[i] != T(0)) flat.push_back(i);
+  return flat;
+}
+Value NonZero(const Args& a) {
+  const char* fn = "vm.builtin.nonzero";
+  CheckArgc(fn, a, 1);
+  const NDArray& x = AsTensor(fn, a, 0);
+  if (x.device().device_type != kDLCPU) RELAX_THROW(fn << ": only cpu tensors are supported");
+  if (x.ndim() < 1) RELAX_THROW(fn << ": input must have at least one dim");
+  const DLDataType dt = x.dtype();
+  std::vector<int64_t> flat;
+  if (dt.code == kDLFloat && dt.bits == 32)
+    flat = NonZeroFlat<float>(x);
+  else if (dt.code == kDLFloat && dt.bits == 64)
+    flat = NonZeroFlat<double>(x);
+  else if (dt.code == kDLInt && dt.bits == 64)
+    flat = NonZeroFlat<int64_t>(x);
+  else if (dt.code == kDLInt && dt.bits == 32)
+    flat = NonZeroFlat<int32_t>(x);
+  else if ((dt.code == kDLUInt && (dt.bits == 1 || dt.bits == 8)) || (dt.code == kDLInt && dt.bits == 8))
+    flat = NonZeroFlat<uint8_t>(x);
+  else
+    RELAX_THROW(fn << ": unsupported dtype " << DTypeToString(dt));
+  const int64_t rank = x.ndim(), nnz = static_cast<int64_t>(flat.size());
+  NDArray out = NDArray::Empty({rank, nnz}, DLDataType{kDLInt, 64, 1});
+  int64_t* o = static_cast<int64_t*>(out.data());
+  for (int64_t k = 0; k < nnz; ++k) {
+    int64_t rem = flat[k];
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      int64_t ext = x.shape()[d];
+      o[d * nnz + k] = rem % ext;
+      rem /= ext;
+    }
+  }
+  return out;
+}
+
 std::unordered_map<std::string, BuiltinFn>& Registry() {
   static std::unordered_map<std::string, BuiltinFn> r = {
       {"vm.builtin.alloc_shape_heap", AllocShapeHeap},
@@ -215,6 +312,10 @@ std::unordered_map<std::string, BuiltinFn>& Registry() {
       {"vm.builtin.tuple_getitem", TupleGetItem},
       {"vm.builtin.copy", Copy},
       {"vm.builtin.release", Release},
+      {"vm.builtin.move", Move},
+      {"vm.builtin.eval_prim", EvalPrim},
+      {"vm.builtin.read_if_cond", ReadIfCond},
+      {"vm.builtin.nonzero", NonZero},
   };
   return r;
 }
@@ -251,18 +352,19 @@ std::vector<int64_t> EvalShapeProgram(const std::vector<int64_t>& heap,
     for (int64_t t = 0; t < ntok; ++t) {
       int64_t op = next("opcode");
       int64_t operand = next("operand");
-      if (op == 0) {
+      if (op == kShapePush) {
         stack.push_back(operand);
         continue;
       }
-      if (op == 1) {
+      if (op == kShapeLoad) {
         if (operand < 0 || operand >= static_cast<int64_t>(heap.size()))
           RELAX_THROW(fn << ": shape heap index " << operand << " out of range [0, " << heap.size()
                          << ")");
         stack.push_back(heap[operand]);
         continue;
       }
-      if (op < 2 || op > 8) RELAX_THROW(fn << ": unknown opcode " << op << " in dim " << d);
+      if (op < kShapeAdd || op >= kShapeOpcodeEnd)
+        RELAX_THROW(fn << ": unknown opcode " << op << " in dim " << d);
       if (stack.size() < 2) RELAX_THROW(fn << ": stack underflow in dim " << d);
       int64_t b = stack.back();
       stack.pop_back();
@@ -270,22 +372,29 @@ std::vector<int64_t> EvalShapeProgram(const std::vector<int64_t>& heap,
       int64_t r = 0;
       bool ovf = false;
       switch (op) {
-        case 2:
+        case kShapeAdd:
           ovf = __builtin_add_overflow(x, b, &r);
           break;
-        case 3:
+        case kShapeSub:
           ovf = __builtin_sub_overflow(x, b, &r);
           break;
-        case 4:
+        case kShapeMul:
           ovf = __builtin_mul_overflow(x, b, &r);
           break;
-        case 5:
-        case 6:
+        case kShapeFloorDiv:
+        case kShapeFloorMod:
+        case kShapeTruncDiv:
+        case kShapeTruncMod: {
           if (b == 0) RELAX_THROW(fn << ": division by zero in dim " << d);
+          bool is_div = op == kShapeFloorDiv || op == kShapeTruncDiv;
           if (x == INT64_MIN && b == -1) {
-            ovf = op == 5;
+            ovf = is_div;
             r = 0;
-          } else if (op == 5) {
+          } else if (op == kShapeTruncDiv) {
+            r = x / b;
+          } else if (op == kShapeTruncMod) {
+            r = x % b;
+          } else if (op == kShapeFloorDiv) {
             r = x / b;
             if ((x % b != 0) && ((x < 0) != (b < 0))) --r;
           } else {
@@ -293,11 +402,36 @@ std::vector<int64_t> EvalShapeProgram(const std::vector<int64_t>& heap,
             if (r != 0 && ((r < 0) != (b < 0))) r += b;
           }
           break;
-        case 7:
+        }
+        case kShapeMin:
           r = std::min(x, b);
           break;
-        case 8:
+        case kShapeMax:
           r = std::max(x, b);
+          break;
+        case kShapeEQ:
+          r = x == b;
+          break;
+        case kShapeNE:
+          r = x != b;
+          break;
+        case kShapeLT:
+          r = x < b;
+          break;
+        case kShapeLE:
+          r = x <= b;
+          break;
+        case kShapeGT:
+          r = x > b;
+          break;
+        case kShapeGE:
+          r = x >= b;
+          break;
+        case kShapeAnd:
+          r = (x != 0) && (b != 0);
+          break;
+        case kShapeOr:
+          r = (x != 0) || (b != 0);
           break;
       }
       if (ovf) RELAX_THROW(fn << ": int64 overflow in dim " << d);

@@ -4,11 +4,14 @@
 
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <set>
 
 #include "relax/codegen/build.h"
 #include "relax/frontend/onnx.h"
+#include "relax/ir/parser.h"
+#include "relax/support/file.h"
 
 namespace relax::tools {
 
@@ -52,6 +55,25 @@ std::pair<int64_t, int64_t> ParseBound(const std::string& spec, std::string* nam
   return r;
 }
 
+// `.rx` inputs are text IR (any stage dump or a hand-written module); everything else is ONNX.
+bool IsTextIR(const std::string& path) { return std::filesystem::path(path).extension() == ".rx"; }
+
+// Parses a text-IR module; --bound values become `bound.<name>` attributes of @main, as the
+// ONNX importer records them.
+IRModule LoadTextIR(const std::string& path,
+                    const std::map<std::string, std::pair<int64_t, int64_t>>& bounds) {
+  IRModule mod = ParseModule(ReadRegularFile(path, "text IR file"), path);
+  const FunctionNode* main_fn = mod.GetFunction("main");
+  if (!main_fn) throw Error("'" + path + "' has no @main function");
+  if (!bounds.empty()) {
+    auto fn = std::make_shared<FunctionNode>(*main_fn);
+    for (const auto& [name, b] : bounds)
+      fn->attrs["bound." + name] = std::vector<int64_t>{b.first, b.second};
+    mod.AddFunction("main", fn);
+  }
+  return mod;
+}
+
 const std::set<std::string>& NonPassStages() {
   static const std::set<std::string> s = {"import", "codegen-mlir", "codegen-llvm", "vm-codegen"};
   return s;
@@ -83,8 +105,12 @@ int RunCompile(const CompileOptions& o) {
     popts.time_passes = o.time_passes;
     popts.verify_each = !o.no_verify;
     popts.out = &std::cout;
-    PassRunner runner(popts);
-    IRModule mod = frontend::ImportOnnx(o.model, iopts);
+    PassContext pctx;
+    pctx.target = o.target;
+    pctx.bounds = iopts.bounds;
+    PassRunner runner(popts, pctx);
+    IRModule mod = IsTextIR(o.model) ? LoadTextIR(o.model, iopts.bounds)
+                                     : frontend::ImportOnnx(o.model, iopts);
     runner.Stage("import", ToString(mod));
     BuildStats st = Build(std::move(mod), target, o.output, runner, o.disabled);
     runner.Finish();
@@ -108,7 +134,7 @@ int RunCompile(const CompileOptions& o) {
 void AddCompileCommand(CLI::App& app) {
   auto o = std::make_shared<CompileOptions>();
   CLI::App* c = app.add_subcommand("compile", "Compile an ONNX model into a deployable artifact");
-  c->add_option("model", o->model, "ONNX model file")->required();
+  c->add_option("model", o->model, "ONNX model file, or a text-IR module (.rx)")->required();
   c->add_option("-o,--output", o->output, "Output artifact (.so)")->required();
   c->add_option("--target", o->target, "Target: cpu [-mcpu=NAME]")->capture_default_str();
   c->add_flag("--print-ir-after-all", o->print_after_all,

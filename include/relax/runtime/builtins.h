@@ -22,6 +22,10 @@ using BuiltinFn = std::function<Value(const std::vector<Value>& args)>;
 ///    -> null; pattern = (mode, value) per dim: 0 dim == value; 1 heap[value] = dim;
 ///    2 dim == heap[value].
 ///  - vm.builtin.make_shape(heap, shape program) -> Shape (program: see EvalShapeProgram).
+///  - vm.builtin.eval_prim(heap, program of one value) -> int (comparisons allowed).
+///  - vm.builtin.move(value) -> value (register move, no copy).
+///  - vm.builtin.read_if_cond(int | one-element cpu tensor) -> int 0/1 (non-zero is true).
+///  - vm.builtin.nonzero(tensor) -> new int64 tensor (ndim, nnz) (ONNX NonZero).
 ///  - vm.builtin.check_dims_equal(heap, 2-dim program, string msg) -> null.
 ///  - vm.builtin.alloc_tensor(shape, string dtype) -> CPU NDArray.
 ///  - vm.builtin.reshape(tensor, shape) -> view NDArray.
@@ -33,9 +37,9 @@ const BuiltinFn* LookupBuiltin(const std::string& name);
 void RegisterBuiltin(const std::string& name, BuiltinFn fn);
 
 /// Evaluates a shape program against `heap`: [ndim, then per dim: ntokens, then ntokens pairs
-/// (opcode, operand)], postfix with a stack; opcodes 0 push operand, 1 push heap[operand],
-/// 2 add, 3 sub, 4 mul, 5 floordiv, 6 floormod (sign of divisor), 7 min, 8 max (binary ops pop
-/// b then a, push a op b). Throws relax::Error on a malformed program, division by zero,
+/// (opcode, operand)], postfix with a stack; opcodes are runtime::ShapeOpcode (executable.h):
+/// push operand, push heap[operand], add, sub, mul, floordiv, floormod (sign of divisor), min,
+/// max, comparisons and logic (0/1), truncdiv, truncmod (binary ops pop b then a, push a op b). Throws relax::Error on a malformed program, division by zero,
 /// overflow or (when `require_nonneg`) a negative resulting dim.
 std::vector<int64_t> EvalShapeProgram(const std::vector<int64_t>& heap,
                                       const std::vector<int64_t>& program, bool require_nonneg);

@@ -13,6 +13,37 @@ namespace relax::runtime {
 
 constexpr int kExecutableVersion = 1;
 
+/// Opcodes of shape programs (vm.builtin.make_shape, check_dims_equal, eval_prim; evaluated
+/// by EvalShapeProgram in builtins.h): postfix tokens (opcode, operand). kPush pushes the
+/// operand, kLoad pushes heap[operand]; the others pop b then a and push `a op b`
+/// (comparisons and logic push 0 or 1). Shared by the VM codegen and the runtime.
+enum ShapeOpcode : int64_t {
+  kShapePush = 0,
+  kShapeLoad = 1,
+  kShapeAdd = 2,
+  kShapeSub = 3,
+  kShapeMul = 4,
+  kShapeFloorDiv = 5,
+  kShapeFloorMod = 6,
+  kShapeMin = 7,
+  kShapeMax = 8,
+  kShapeEQ = 9,
+  kShapeNE = 10,
+  kShapeLT = 11,
+  kShapeLE = 12,
+  kShapeGT = 13,
+  kShapeGE = 14,
+  kShapeAnd = 15,
+  kShapeOr = 16,
+  kShapeTruncDiv = 17,
+  kShapeTruncMod = 18,
+  kShapeOpcodeEnd = 19,
+};
+
+/// Per-dim modes of a vm.builtin.match_shape pattern (mode, value): the dim must equal
+/// `value`; the dim is stored into heap[value]; the dim must equal heap[value].
+enum MatchShapeMode : int64_t { kMatchConst = 0, kMatchBind = 1, kMatchCheck = 2 };
+
 /// An instruction operand.
 struct Arg {
   enum Kind { kReg = 0, kConst = 1, kImm = 2 };
