@@ -6,6 +6,8 @@
 #include <map>
 #include <set>
 
+#include <dlpack/dlpack.h>
+
 #include "relax/lower/vm_register_release.h"
 #include "relax/support/error.h"
 
@@ -342,8 +344,14 @@ class FunctionCodegen {
       if (o->kind != SIKind::kTensor || !o->values)
         RELAX_THROW(ctx << ": outputs of destination-passing calls need a known shape, got "
                         << ToString(o));
+      // One allocation interface for every device: storage from the device's allocator, then
+      // a tensor viewing it (memory planning will share storages between tensors).
       int64_t shape = MakeShape(*o->values, ctx);
-      regs.push_back(Call("vm.builtin.alloc_tensor", {Reg(shape), Str(ToRuntimeString(o->dtype))}));
+      PrimExpr nbytes = ShapeProduct(*o->values) * PrimExpr(static_cast<int64_t>(o->dtype.bytes()));
+      int64_t storage = Call("vm.builtin.alloc_storage",
+                             {ArgOf(MakePrimValue(nbytes)), Imm(kDLCPU), Imm(0), Imm(64)});
+      regs.push_back(Call("vm.builtin.alloc_tensor",
+                          {Reg(storage), Imm(0), Reg(shape), Str(ToRuntimeString(o->dtype))}));
     }
     return regs;
   }

@@ -3,6 +3,7 @@
 
 #include <cstring>
 
+#include "relax/runtime/allocator.h"
 #include "relax/runtime/device_api.h"
 #include "relax/support/error.h"
 
@@ -82,24 +83,11 @@ static size_t CheckedBytes(int64_t numel, DLDataType dtype, const std::vector<in
 NDArray NDArray::Empty(std::vector<int64_t> shape, DLDataType dtype, DLDevice dev) {
   int64_t numel = ShapeNumel(shape, "NDArray::Empty");
   size_t nbytes = CheckedBytes(numel, dtype, shape);
-  DeviceAPI* api = DeviceAPI::Get(dev);
-  void* data = api->AllocData(dev, nbytes, 64);
-  NDArray a;
-  a.c_ = std::make_shared<Container>();
-  a.c_->holder = std::shared_ptr<void>(data, [api, dev](void* p) { api->FreeData(dev, p); });
-  a.c_->shape = std::move(shape);
-  a.c_->dl.data = data;
-  a.c_->dl.device = dev;
-  a.c_->dl.ndim = static_cast<int32_t>(a.c_->shape.size());
-  a.c_->dl.dtype = dtype;
-  a.c_->dl.shape = a.c_->shape.data();
-  a.c_->dl.strides = nullptr;
-  a.c_->dl.byte_offset = 0;
-  return a;
+  return TensorFromStorage(Allocator::Get(dev)->Alloc(nbytes, 64), 0, std::move(shape), dtype);
 }
 
 NDArray NDArray::FromExternal(void* data, std::vector<int64_t> shape, DLDataType dtype,
-                              std::shared_ptr<void> keep_alive) {
+                              std::shared_ptr<void> keep_alive, DLDevice dev) {
   int64_t numel = ShapeNumel(shape, "NDArray::FromExternal");
   size_t nbytes = CheckedBytes(numel, dtype, shape);
   if (data == nullptr && nbytes != 0) RELAX_THROW("NDArray::FromExternal: null data");
@@ -108,7 +96,7 @@ NDArray NDArray::FromExternal(void* data, std::vector<int64_t> shape, DLDataType
   a.c_->holder = std::move(keep_alive);
   a.c_->shape = std::move(shape);
   a.c_->dl.data = data;
-  a.c_->dl.device = kCPUDevice;
+  a.c_->dl.device = dev;
   a.c_->dl.ndim = static_cast<int32_t>(a.c_->shape.size());
   a.c_->dl.dtype = dtype;
   a.c_->dl.shape = a.c_->shape.data();

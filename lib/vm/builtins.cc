@@ -157,10 +157,32 @@ Value CheckDimsEqual(const Args& a) {
   return {};
 }
 
+// vm.builtin.alloc_storage(int nbytes, int device_type, int device_id, int alignment) ->
+// Storage from the device's Allocator (allocator.h).
+Value AllocStorage(const Args& a) {
+  const char* fn = "vm.builtin.alloc_storage";
+  CheckArgc(fn, a, 4);
+  int64_t nbytes = AsInt(fn, a, 0), type = AsInt(fn, a, 1), id = AsInt(fn, a, 2),
+          align = AsInt(fn, a, 3);
+  if (nbytes < 0) RELAX_THROW(fn << ": negative size " << nbytes);
+  if (type < 0 || type > 1000 || id < 0 || id > 1 << 16)
+    RELAX_THROW(fn << ": bad device " << type << ":" << id);
+  if (align <= 0) RELAX_THROW(fn << ": bad alignment " << align);
+  DLDevice dev{static_cast<DLDeviceType>(type), static_cast<int32_t>(id)};
+  return Allocator::Get(dev)->Alloc(static_cast<size_t>(nbytes), static_cast<size_t>(align));
+}
+
+// vm.builtin.alloc_tensor(storage, int offset, shape, string dtype) -> a tensor viewing the
+// storage; the short form alloc_tensor(shape, dtype) allocates its own cpu storage.
 Value AllocTensor(const Args& a) {
   const char* fn = "vm.builtin.alloc_tensor";
-  CheckArgc(fn, a, 2);
-  return NDArray::Empty(AsShape(fn, a, 0), ParseDType(AsStr(fn, a, 1)));
+  if (a.size() == 2) return NDArray::Empty(AsShape(fn, a, 0), ParseDType(AsStr(fn, a, 1)));
+  CheckArgc(fn, a, 4);
+  const Storage& s = As<Storage>(fn, a, 0, "storage");
+  int64_t offset = AsInt(fn, a, 1);
+  if (offset < 0) RELAX_THROW(fn << ": negative offset " << offset);
+  return TensorFromStorage(s, static_cast<size_t>(offset), AsShape(fn, a, 2),
+                           ParseDType(AsStr(fn, a, 3)));
 }
 
 Value Reshape(const Args& a) {
@@ -306,6 +328,7 @@ std::unordered_map<std::string, BuiltinFn>& Registry() {
       {"vm.builtin.match_shape", MatchShape},
       {"vm.builtin.make_shape", MakeShape},
       {"vm.builtin.check_dims_equal", CheckDimsEqual},
+      {"vm.builtin.alloc_storage", AllocStorage},
       {"vm.builtin.alloc_tensor", AllocTensor},
       {"vm.builtin.reshape", Reshape},
       {"vm.builtin.make_tuple", MakeTuple},

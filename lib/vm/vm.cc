@@ -35,6 +35,8 @@ const char* ValueTypeName(const Value& v) {
       return "tuple";
     case 7:
       return "shape_heap";
+    case 8:
+      return "storage";
   }
   return "?";
 }

@@ -22,12 +22,15 @@ using BuiltinFn = std::function<Value(const std::vector<Value>& args)>;
 ///    -> null; pattern = (mode, value) per dim: 0 dim == value; 1 heap[value] = dim;
 ///    2 dim == heap[value].
 ///  - vm.builtin.make_shape(heap, shape program) -> Shape (program: see EvalShapeProgram).
+///  - vm.builtin.alloc_storage(int nbytes, int device_type, int device_id, int alignment)
+///    -> Storage (Allocator::Get(device), allocator.h).
+///  - vm.builtin.alloc_tensor(storage, int offset, shape, string dtype) -> tensor viewing the
+///    storage (or alloc_tensor(shape, dtype): own cpu storage).
 ///  - vm.builtin.eval_prim(heap, program of one value) -> int (comparisons allowed).
 ///  - vm.builtin.move(value) -> value (register move, no copy).
 ///  - vm.builtin.read_if_cond(int | one-element cpu tensor) -> int 0/1 (non-zero is true).
 ///  - vm.builtin.nonzero(tensor) -> new int64 tensor (ndim, nnz) (ONNX NonZero).
 ///  - vm.builtin.check_dims_equal(heap, 2-dim program, string msg) -> null.
-///  - vm.builtin.alloc_tensor(shape, string dtype) -> CPU NDArray.
 ///  - vm.builtin.reshape(tensor, shape) -> view NDArray.
 ///  - vm.builtin.make_tuple(values...) -> Tuple; vm.builtin.tuple_getitem(tuple, int i).
 ///  - vm.builtin.copy(tensor) -> new NDArray with a copy of the data.

@@ -36,14 +36,14 @@ class NDArray {
   NDArray() = default;
 
   /// Allocates an uninitialized tensor of `shape` (each dim >= 0) and `dtype` on `dev`, data
-  /// 64-byte aligned, via DeviceAPI::Get(dev). Throws relax::Error on a negative dim, an
+  /// 64-byte aligned, from Allocator::Get(dev) (allocator.h). Throws relax::Error on a negative dim, an
   /// element count overflowing int64, an unknown device or allocation failure.
   static NDArray Empty(std::vector<int64_t> shape, DLDataType dtype, DLDevice dev = kCPUDevice);
-  /// A CPU tensor viewing `data` owned elsewhere; `keep_alive` is held as long as any view of
-  /// the result lives (e.g. the mmapped params section). Throws relax::Error on a negative dim
-  /// or a null `data` with non-zero size.
+  /// A tensor on `dev` viewing `data` owned elsewhere; `keep_alive` is held as long as any view
+  /// of the result lives (e.g. the mmapped params section, or a Storage block). Throws
+  /// relax::Error on a negative dim or a null `data` with non-zero size.
   static NDArray FromExternal(void* data, std::vector<int64_t> shape, DLDataType dtype,
-                              std::shared_ptr<void> keep_alive);
+                              std::shared_ptr<void> keep_alive, DLDevice dev = kCPUDevice);
 
   /// A tensor sharing this one's data with `new_shape`. Throws relax::Error when the element
   /// count differs or a dim is negative.

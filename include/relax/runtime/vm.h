@@ -9,6 +9,7 @@
 #include <variant>
 #include <vector>
 
+#include "relax/runtime/allocator.h"
 #include "relax/runtime/artifact.h"
 #include "relax/runtime/c_api.h"
 #include "relax/runtime/ndarray.h"
@@ -29,16 +30,16 @@ struct TupleObj;
 /// An immutable tuple of values, shared by reference.
 using Tuple = std::shared_ptr<const TupleObj>;
 
-/// A VM value: null, int64, double, string, NDArray, Shape, Tuple or ShapeHeap.
-using Value =
-    std::variant<std::monostate, int64_t, double, std::string, NDArray, Shape, Tuple, ShapeHeap>;
+/// A VM value: null, int64, double, string, NDArray, Shape, Tuple, ShapeHeap or Storage.
+using Value = std::variant<std::monostate, int64_t, double, std::string, NDArray, Shape, Tuple,
+                           ShapeHeap, Storage>;
 
 struct TupleObj {
   std::vector<Value> fields;
 };
 
 /// The type name of `v` for messages: "null", "int", "float", "string", "tensor", "shape",
-/// "tuple", "shape_heap".
+/// "tuple", "shape_heap", "storage".
 const char* ValueTypeName(const Value& v);
 
 /// Executes the entry function of a loaded artifact.

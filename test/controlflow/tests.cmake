@@ -1,0 +1,19 @@
+# Control-flow and data-dependent-shape tests: text-IR modules compiled by relaxc, run by
+# relax-run, compared with a Python/numpy reference (run_case.py).
+set(RELAX_CF_DIR ${CMAKE_CURRENT_SOURCE_DIR}/controlflow)
+set(RELAX_CF_WORK ${CMAKE_CURRENT_BINARY_DIR}/controlflow)
+function(relax_cf_case case arg)
+  add_test(NAME controlflow.${case}_${arg}
+           COMMAND bash ${PROJECT_SOURCE_DIR}/scripts/venv-python.sh ${RELAX_CF_DIR}/run_case.py
+                   --relaxc $<TARGET_FILE:relaxc> --relax-run $<TARGET_FILE:relax-run>
+                   --work ${RELAX_CF_WORK}/${case}_${arg} ${case} ${arg})
+  set_tests_properties(controlflow.${case}_${arg} PROPERTIES TIMEOUT 300 LABELS controlflow)
+endfunction()
+# The loop at 0, 1 and 100,000 iterations (carried tensor changes shape every iteration).
+relax_cf_case(loop 0)
+relax_cf_case(loop 1)
+relax_cf_case(loop 7)
+relax_cf_case(loop 100000)
+# A callee-allocated tensor of data-dependent shape consumed by shape-generic kernels.
+relax_cf_case(nonzero 0)
+relax_cf_case(nonzero 3)
