@@ -47,10 +47,26 @@ class FunctionCodegen {
       EmitInputChecks();
     else
       EmitParamMatches();
+    // Compound dims over the parameters' vars are computed once per call (per iteration of a
+    // loop) into heap slots, right after the parameters are matched; the program is filled in
+    // at the end, when every such dim has been seen.
+    Call("vm.builtin.store_shape", {Reg(heap_), Imm(0), Imm(0)}, false);
+    const size_t store_pc = func_.code.size() - 1;
+    entry_bound_ = slots_.size();
     const SeqExprNode* seq = As<SeqExprNode>(fn_->body);
     if (!seq) RELAX_THROW("VM codegen: @" << name_ << " body is not a SeqExpr");
     EmitSeq(seq, /*tail=*/true);
     func_.code[heap_pc].args[0] = Imm(static_cast<int64_t>(slots_.size()));
+    {
+      std::vector<PrimExpr> dims;
+      std::vector<int64_t> targets;
+      for (const auto& [e, slot] : hoisted_) {
+        dims.push_back(e);
+        targets.push_back(slot);
+      }
+      func_.code[store_pc].args[1] = ShapeProgramUncached(dims, "@" + name_);
+      func_.code[store_pc].args[2] = ShapeConst(targets);
+    }
     func_.num_regs = next_reg_;
     ReleaseDeadRegisters(&func_, heap_);
     return std::move(func_);
@@ -175,11 +191,51 @@ class FunctionCodegen {
     Program(e->operands[1], toks, ctx);
     toks->insert(toks->end(), {opcode, 0});
   }
-  Arg ShapeProgram(const std::vector<PrimExpr>& dims, const std::string& ctx) {
+  // True if `e` reads only vars matched on entry and divides only by non-zero constants, so it
+  // can be computed once right after the parameters are matched.
+  bool Hoistable(const PrimExpr& e) {
+    if (e.AsInt()) return true;
+    if (e.kind() == PrimKind::kVar) {
+      auto it = slots_.find(e.get());
+      return it != slots_.end() && static_cast<size_t>(it->second) < entry_bound_;
+    }
+    if (e.kind() == PrimKind::kFloorDiv || e.kind() == PrimKind::kFloorMod) {
+      int64_t d;
+      if (!e->operands[1].AsInt(&d) || d == 0) return false;
+    }
+    if (OpcodeOf(e.kind()) < 0) return false;
+    for (const auto& o : e->operands)
+      if (!Hoistable(o)) return false;
+    return true;
+  }
+  // The heap slot holding compound dim `e` (computed once per call), or -1.
+  int64_t HoistedSlot(const PrimExpr& e) {
+    if (e.AsInt() || e.kind() == PrimKind::kVar || !Hoistable(e)) return -1;
+    for (const auto& [h, slot] : hoisted_)
+      if (ExprDeepEqual(h, e)) return slot;
+    int64_t slot = static_cast<int64_t>(slots_.size());
+    slots_[scratch_.emplace_back(MakeVar("_h")).get()] = slot;
+    hoisted_.push_back({e, slot});
+    return slot;
+  }
+  Arg ShapeProgramUncached(const std::vector<PrimExpr>& dims, const std::string& ctx) {
     std::vector<int64_t> prog{static_cast<int64_t>(dims.size())};
     for (const auto& d : dims) {
       std::vector<int64_t> toks;
       Program(d, &toks, ctx);
+      prog.push_back(static_cast<int64_t>(toks.size() / 2));
+      prog.insert(prog.end(), toks.begin(), toks.end());
+    }
+    return ShapeConst(prog);
+  }
+  Arg ShapeProgram(const std::vector<PrimExpr>& dims, const std::string& ctx) {
+    std::vector<int64_t> prog{static_cast<int64_t>(dims.size())};
+    for (const auto& d : dims) {
+      std::vector<int64_t> toks;
+      if (int64_t slot = HoistedSlot(d); slot >= 0)
+        toks = {runtime::kShapeLoad, slot};
+      else
+        Program(d, &toks, ctx);
       prog.push_back(static_cast<int64_t>(toks.size() / 2));
       prog.insert(prog.end(), toks.begin(), toks.end());
     }
@@ -489,7 +545,9 @@ class FunctionCodegen {
   runtime::Function func_;
   std::map<const VarNode*, int64_t> regs_;
   std::map<const PrimExprNode*, int64_t> slots_;
-  std::vector<Var> scratch_;  // vars standing for matched compound dims
+  std::vector<Var> scratch_;  // vars standing for matched compound dims and hoisted slots
+  std::vector<std::pair<PrimExpr, int64_t>> hoisted_;  // compound dim -> its heap slot
+  size_t entry_bound_ = 0;                              // slots bound by parameter matching
   std::set<const PrimExprNode*> bound_checked_;
   int64_t next_reg_ = 0;
   int64_t heap_ = -1;

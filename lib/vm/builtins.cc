@@ -226,6 +226,23 @@ Value Release(const Args& a) {
   return Value();
 }
 
+// vm.builtin.store_shape(heap, program, shape slots) -> null: evaluates a shape program and
+// stores value i into heap[slots[i]] (compound dims computed once per call).
+Value StoreShape(const Args& a) {
+  const char* fn = "vm.builtin.store_shape";
+  CheckArgc(fn, a, 3);
+  ShapeHeapObj& heap = AsHeap(fn, a, 0);
+  std::vector<int64_t> v = EvalShapeProgram(heap.slots, AsShape(fn, a, 1), false);
+  const std::vector<int64_t>& slots = AsShape(fn, a, 2);
+  if (slots.size() != v.size())
+    RELAX_THROW(fn << ": " << v.size() << " values for " << slots.size() << " slots");
+  for (size_t i = 0; i < v.size(); ++i) {
+    HeapSlot(fn, heap.slots, slots[i]);
+    heap.slots[static_cast<size_t>(slots[i])] = v[i];
+  }
+  return {};
+}
+
 // vm.builtin.move(value) -> the same value (no copy): moves a value between registers, e.g.
 // an If branch's result into the If's register, or a loop's next values into its parameters.
 Value Move(const Args& a) {
@@ -336,6 +353,7 @@ std::unordered_map<std::string, BuiltinFn>& Registry() {
       {"vm.builtin.copy", Copy},
       {"vm.builtin.release", Release},
       {"vm.builtin.move", Move},
+      {"vm.builtin.store_shape", StoreShape},
       {"vm.builtin.eval_prim", EvalPrim},
       {"vm.builtin.read_if_cond", ReadIfCond},
       {"vm.builtin.nonzero", NonZero},

@@ -28,6 +28,7 @@ using BuiltinFn = std::function<Value(const std::vector<Value>& args)>;
 ///    storage (or alloc_tensor(shape, dtype): own cpu storage).
 ///  - vm.builtin.eval_prim(heap, program of one value) -> int (comparisons allowed).
 ///  - vm.builtin.move(value) -> value (register move, no copy).
+///  - vm.builtin.store_shape(heap, program, shape slots) -> null: heap[slots[i]] = value i.
 ///  - vm.builtin.read_if_cond(int | one-element cpu tensor) -> int 0/1 (non-zero is true).
 ///  - vm.builtin.nonzero(tensor) -> new int64 tensor (ndim, nnz) (ONNX NonZero).
 ///  - vm.builtin.check_dims_equal(heap, 2-dim program, string msg) -> null.
