@@ -51,6 +51,7 @@ bool Mismatch(const StructInfo& a, const StructInfo& b, arith::Analyzer& an) {
       return a->dtype != b->dtype;
     case SIKind::kTensor:
       if (!a->dtype.is_void() && !b->dtype.is_void() && a->dtype != b->dtype) return true;
+      if (!a->device.empty() && !b->device.empty() && a->device != b->device) return true;
       [[fallthrough]];
     case SIKind::kShape:
       if (a->ndim >= 0 && b->ndim >= 0 && a->ndim != b->ndim) return true;

@@ -166,8 +166,21 @@ StructInfo Parser::ParseSInfo() {
     }
     ExpectPunct(",");
     DataType dt = ParseDType();
+    std::string device;
+    if (AcceptPunct(",")) {
+      ExpectIdent("device");
+      ExpectPunct("=");
+      const Token& d = Peek();
+      if (d.kind != Tok::kString) Expected("a device string (\"cpu\", \"cuda:0\", ...)");
+      device = Next().text;
+      if (device.empty()) Fail(d, "empty device string");
+    }
     ExpectPunct("]");
-    return dims ? TensorSInfo(*dims, dt) : TensorSInfoNDim(ndim, dt);
+    StructInfo s = dims ? TensorSInfo(*dims, dt) : TensorSInfoNDim(ndim, dt);
+    if (device.empty()) return s;
+    auto n = std::make_shared<StructInfoNode>(*s);
+    n->device = device;
+    return n;
   }
   if (t.text == "Tuple") {
     Next();

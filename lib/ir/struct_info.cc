@@ -86,7 +86,9 @@ std::string ToString(const StructInfo& s) {
       os << "Tensor[";
       if (s->values) PrintDims(os, *s->values);
       else os << "ndim=" << s->ndim;
-      os << ", " << ToString(s->dtype) << "]";
+      os << ", " << ToString(s->dtype);
+      if (!s->device.empty()) os << ", device=\"" << s->device << "\"";
+      os << "]";
       break;
     case SIKind::kTuple:
       os << "Tuple[";

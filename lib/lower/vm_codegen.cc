@@ -402,6 +402,9 @@ class FunctionCodegen {
                         << ToString(o));
       // One allocation interface for every device: storage from the device's allocator, then
       // a tensor viewing it (memory planning will share storages between tensors).
+      if (!o->device.empty() && o->device != "cpu" && o->device != "cpu:0")
+        RELAX_THROW(ctx << ": tensors on device '" << o->device
+                        << "' are not supported by the VM codegen yet (cpu only)");
       int64_t shape = MakeShape(*o->values, ctx);
       PrimExpr nbytes = ShapeProduct(*o->values) * PrimExpr(static_cast<int64_t>(o->dtype.bytes()));
       int64_t storage = Call("vm.builtin.alloc_storage",

@@ -6,6 +6,7 @@
 #include "relax/ir/expr_functor.h"
 #include "relax/support/error.h"
 #include "relax/transform/pass.h"
+#include "relax/transform/pass_context.h"
 
 namespace relax {
 
@@ -20,6 +21,7 @@ class RelaxChecker : public ExprVisitor {
   RelaxChecker(const std::string& fn) : fn_(fn) {}
 
   void Function(const FunctionNode* f) {
+    AddFunctionFacts(*f, &analyzer_);
     for (const auto& p : f->params) {
       Define(p.get());
       if (!p->sinfo) Fail("parameter '" + p->name + "' has no StructInfo");

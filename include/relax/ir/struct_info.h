@@ -33,6 +33,10 @@ struct StructInfoNode {
   std::vector<StructInfo> fields;
   StructInfo ret;
   bool pure = true;
+  /// Tensor: the device holding it, "" = the target's default device; otherwise a device
+  /// string such as "cpu", "cuda:0" (printed `Tensor[(n,), f32, device="cuda:0"]`). Passes
+  /// that move data between devices (host/device split, BYOC) set it; the VM allocates there.
+  std::string device;
 };
 
 StructInfo ObjectSInfo();
