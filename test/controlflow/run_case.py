@@ -6,6 +6,7 @@ Cases:
   loop N        loop_match_cast.rx with trip count N (run under a 1 MiB stack limit: the loop must
                 not grow the C++ stack per iteration).
   nonzero SEED  nonzero_consumer.rx on a random 0/1 matrix (callee-allocated, data-dependent shape).
+  tuple N       multi_output.rx on N random values (call_tir writing a tuple of two outputs).
 """
 import argparse
 import os
@@ -48,7 +49,7 @@ def main():
     ap.add_argument("--relaxc", required=True)
     ap.add_argument("--relax-run", required=True)
     ap.add_argument("--work", required=True)
-    ap.add_argument("case", choices=["loop", "nonzero"])
+    ap.add_argument("case", choices=["loop", "nonzero", "tuple"])
     ap.add_argument("arg", type=int)
     a = ap.parse_args()
     os.makedirs(a.work, exist_ok=True)
@@ -57,6 +58,11 @@ def main():
         x = np.array([2.0], dtype=np.float32)
         inputs = {"n": np.array(a.arg, dtype=np.int64), "x": x}
         expect = loop_reference(a.arg, x)
+    elif a.case == "tuple":
+        src = os.path.join(HERE, "multi_output.rx")
+        x = np.random.default_rng(a.arg).standard_normal(a.arg).astype(np.float32)
+        inputs = {"x": x}
+        expect = [x * 2, np.array([x.astype(np.float64).sum()], dtype=np.float32)]
     else:
         src = os.path.join(HERE, "nonzero_consumer.rx")
         rng = np.random.default_rng(a.arg)
@@ -71,16 +77,19 @@ def main():
         np.save(path, v)
         cmd += ["--input", f"{name}={path}"]
     run(cmd, preexec_fn=small_stack)
-    got = np.load(os.path.join(a.work, "output0.npy"))
-    if got.shape != expect.shape or got.dtype != expect.dtype:
-        sys.exit(f"FAIL: got {got.dtype}{list(got.shape)}, expected {expect.dtype}{list(expect.shape)}")
-    if expect.dtype.kind in "iub":
-        ok = np.array_equal(got, expect)
-    else:
-        ok = np.allclose(got, expect, rtol=1e-5, atol=1e-6)
-    if not ok:
-        sys.exit(f"FAIL: values differ\n got {got[:8]}\n expected {expect[:8]}")
-    print(f"PASS {a.case} {a.arg}: shape {list(got.shape)}")
+    expects = expect if isinstance(expect, list) else [expect]
+    for i, want in enumerate(expects):
+        got = np.load(os.path.join(a.work, f"output{i}.npy"))
+        if got.shape != want.shape or got.dtype != want.dtype:
+            sys.exit(f"FAIL: output {i} is {got.dtype}{list(got.shape)}, "
+                     f"expected {want.dtype}{list(want.shape)}")
+        if want.dtype.kind in "iub":
+            ok = np.array_equal(got, want)
+        else:
+            ok = np.allclose(got, want, rtol=1e-5, atol=1e-5)
+        if not ok:
+            sys.exit(f"FAIL: output {i} values differ\n got {got[:8]}\n expected {want[:8]}")
+    print(f"PASS {a.case} {a.arg}: {len(expects)} output(s)")
 
 
 if __name__ == "__main__":

@@ -17,3 +17,6 @@ relax_cf_case(loop 100000)
 # A callee-allocated tensor of data-dependent shape consumed by shape-generic kernels.
 relax_cf_case(nonzero 0)
 relax_cf_case(nonzero 3)
+# call_tir writing a tuple of two outputs.
+relax_cf_case(tuple 1)
+relax_cf_case(tuple 1000)
