@@ -8,8 +8,10 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <vector>
 
 #include "relax/support/error.h"
 
@@ -32,6 +34,30 @@ uint64_t GetLE(const uint8_t* p, int n) {
 
 std::string ErrnoText() { return std::strerror(errno); }
 
+// Copies exactly `size` bytes of `from` (from offset 0) to `to`; a file that shrank meanwhile
+// is an error.
+void CopyFile(int from, int to, uint64_t size, const std::string& where) {
+  std::vector<char> buf(1 << 20);
+  uint64_t done = 0;
+  while (done < size) {
+    size_t want = static_cast<size_t>(std::min<uint64_t>(buf.size(), size - done));
+    ssize_t r = ::pread(from, buf.data(), want, static_cast<off_t>(done));
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) RELAX_THROW("cannot read " << where << ": " << ErrnoText());
+    if (r == 0) RELAX_THROW(where << " shrank while it was being loaded");
+    const char* p = buf.data();
+    size_t left = static_cast<size_t>(r);
+    while (left > 0) {
+      ssize_t w = ::write(to, p, left);
+      if (w < 0 && errno == EINTR) continue;
+      if (w < 0) RELAX_THROW("cannot load " << where << ": copying to memory: " << ErrnoText());
+      p += w;
+      left -= static_cast<size_t>(w);
+    }
+    done += static_cast<uint64_t>(r);
+  }
+}
+
 void WriteAll(int fd, const char* data, size_t n, const std::string& path) {
   while (n > 0) {
     ssize_t w = ::write(fd, data, n);
@@ -44,19 +70,21 @@ void WriteAll(int fd, const char* data, size_t n, const std::string& path) {
   }
 }
 
-// A read-only private mapping of a whole file, unmapped on destruction.
-struct Mapping {
-  void* addr = nullptr;
-  size_t size = 0;
-  ~Mapping() {
-    if (addr && addr != MAP_FAILED) ::munmap(addr, size);
-  }
-};
-
 struct Fd {
   int fd = -1;
   ~Fd() {
     if (fd >= 0) ::close(fd);
+  }
+};
+
+// A read-only mapping of a whole file, unmapped on destruction; `keep` holds the descriptor of
+// the in-memory copy it maps.
+struct Mapping {
+  void* addr = nullptr;
+  size_t size = 0;
+  std::shared_ptr<Fd> keep;
+  ~Mapping() {
+    if (addr && addr != MAP_FAILED) ::munmap(addr, size);
   }
 };
 
@@ -134,10 +162,21 @@ std::shared_ptr<LoadedArtifact> LoadedArtifact::Load(const std::string& path) {
     RELAX_THROW(where << " is truncated or not an artifact: " << file_size
                       << " bytes, smaller than the " << kArtifactTrailerSize << "-byte trailer");
 
+  // Everything below works on a sealed in-memory copy of the file (memfd): the checksum, the
+  // params the VM reads and the code dlopen() maps are the same bytes even if the file changes
+  // meanwhile, and every load gets its own dynamic-linker identity (a new inode), so reloading
+  // a recompiled artifact from the same path runs the new kernels.
+  auto copy = std::make_shared<Fd>();
+  copy->fd = static_cast<int>(::memfd_create("relax-artifact", MFD_CLOEXEC | MFD_ALLOW_SEALING));
+  if (copy->fd < 0) RELAX_THROW("cannot load " << where << ": memfd_create: " << ErrnoText());
+  CopyFile(fd.fd, copy->fd, file_size, where);
+  if (::fcntl(copy->fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) != 0)
+    RELAX_THROW("cannot load " << where << ": sealing the in-memory copy: " << ErrnoText());
   auto mapping = std::make_shared<Mapping>();
   mapping->size = file_size;
-  mapping->addr = ::mmap(nullptr, file_size, PROT_READ, MAP_PRIVATE, fd.fd, 0);
+  mapping->addr = ::mmap(nullptr, file_size, PROT_READ, MAP_SHARED, copy->fd, 0);
   if (mapping->addr == MAP_FAILED) RELAX_THROW("cannot mmap " << where << ": " << ErrnoText());
+  mapping->keep = copy;
   const uint8_t* base = static_cast<const uint8_t*>(mapping->addr);
 
   const uint8_t* t = base + file_size - kArtifactTrailerSize;
@@ -215,8 +254,9 @@ std::shared_ptr<LoadedArtifact> LoadedArtifact::Load(const std::string& path) {
 
   if (elf_size > 0) {
     dlerror();
-    // A name without '/' would make dlopen() search the library path instead of the file.
-    std::string dl_path = path.find('/') == std::string::npos ? "./" + path : path;
+    // The verified copy, by its descriptor; the descriptor stays open while the library is
+    // loaded, so no other live artifact can have the same /proc path.
+    std::string dl_path = "/proc/self/fd/" + std::to_string(copy->fd);
     art->dl_handle_ = ::dlopen(dl_path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!art->dl_handle_) {
       const char* msg = dlerror();

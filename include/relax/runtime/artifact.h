@@ -48,10 +48,13 @@ void WriteArtifact(const std::string& path, const ArtifactParts& parts);
 /// A verified, loaded artifact: parsed executable, mmapped params, dlopen()ed kernels.
 class LoadedArtifact {
  public:
-  /// Loads and verifies `path`, in this order: readable, size >= trailer, magic, format
-  /// version, offsets/sizes consistent with the file size, checksum, executable JSON (via
-  /// Executable::FromJSON), tensor constants within the params section, then mmaps the params
-  /// read-only and finally dlopen()s the file (RTLD_NOW | RTLD_LOCAL). Throws relax::Error with
+  /// Loads and verifies `path`. The file is first copied into a sealed in-memory file
+  /// (memfd); every later step reads that copy, so what is verified is what runs, and each
+  /// load has its own dynamic-linker identity (reloading a recompiled artifact from the same
+  /// path in one process runs the new kernels). Checks, in order: readable, size >= trailer,
+  /// magic, format version, offsets/sizes consistent with the file size, checksum, executable
+  /// JSON (via Executable::FromJSON), tensor constants within the params section; then the
+  /// params are mapped read-only and the copy is dlopen()ed (RTLD_NOW | RTLD_LOCAL). Throws relax::Error with
   /// a message naming the path and the problem ("truncated", "checksum mismatch",
   /// "format version N", dlerror() text, ...).
   static std::shared_ptr<LoadedArtifact> Load(const std::string& path);

@@ -41,7 +41,10 @@ int32_t add_one(const RelaxValue* args, int32_t n, RelaxValue* ret) {
     if (RelaxSetLastError) RelaxSetLastError("add_one: size mismatch");
     return 2;
   }
-  for (int64_t i = 0; i < cnt; ++i) b[i] = a[i] + 1.0f;
+#ifndef ADD_VALUE
+#define ADD_VALUE 1.0f
+#endif
+  for (int64_t i = 0; i < cnt; ++i) b[i] = a[i] + ADD_VALUE;
   ret->type_code = kRelaxNull;
   return 0;
 }
@@ -166,12 +169,19 @@ class ArtifactTest : public ::testing::Test {
     std::string cmd =
         "cc -shared -fPIC -O1 -I'" + include.string() + "' -o '" + so + "' '" + src + "'";
     if (std::system(cmd.c_str()) == 0) elf_ = new std::string(ReadFile(so));
+    // The same kernels adding 2 instead of 1 (for the reload test).
+    std::string so2 = (*dir_ / "kernels2.so").string();
+    std::string cmd2 = "cc -shared -fPIC -O1 -DADD_VALUE=2.0f -I'" + include.string() + "' -o '" +
+                       so2 + "' '" + src + "'";
+    if (std::system(cmd2.c_str()) == 0) elf2_ = new std::string(ReadFile(so2));
   }
   static void TearDownTestSuite() {
     fs::remove_all(*dir_);
     delete dir_;
     delete elf_;
     elf_ = nullptr;
+    delete elf2_;
+    elf2_ = nullptr;
   }
   void SetUp() override {
     if (!elf_) GTEST_SKIP() << "no C compiler (cc) available to build the test kernel";
@@ -190,9 +200,25 @@ class ArtifactTest : public ::testing::Test {
 
   static fs::path* dir_;
   static std::string* elf_;
+  static std::string* elf2_;
 };
 fs::path* ArtifactTest::dir_ = nullptr;
 std::string* ArtifactTest::elf_ = nullptr;
+std::string* ArtifactTest::elf2_ = nullptr;
+
+// Recompiling to the same path and loading again in one process must run the new kernels
+// (each load has its own dynamic-linker identity), while the first load keeps running the old.
+TEST_F(ArtifactTest, ReloadAfterRecompileRunsNewKernels) {
+  ASSERT_NE(elf2_, nullptr);
+  std::string path = WriteGood("reload.so");
+  auto first = LoadedArtifact::Load(path);
+  VirtualMachine vm1(first);
+  EXPECT_EQ(static_cast<float*>(vm1.Run({Iota(3)})[0].data())[2], 1.0f + 1.0f);
+  WriteArtifact(path, {*elf2_, Params(), AddOneExecutable().ToJSON()});
+  VirtualMachine vm2(LoadedArtifact::Load(path));
+  EXPECT_EQ(static_cast<float*>(vm2.Run({Iota(3)})[0].data())[2], 1.0f + 2.0f);
+  EXPECT_EQ(static_cast<float*>(vm1.Run({Iota(3)})[0].data())[2], 1.0f + 1.0f);
+}
 
 TEST_F(ArtifactTest, RoundTripAndRun) {
   std::string path = WriteGood("good.so");
