@@ -126,8 +126,7 @@ Value VirtualMachine::CallCallee(const Callee& c, std::vector<Value> args, int d
     r.pad_ = 0;
     Value& v = args[i];
     if (std::holds_alternative<std::monostate>(v)) {
-      r.type_code = kRelaxNull;
-      r.v_int64 = 0;
+      RELAX_THROW("kernel '" << c.name << "': argument " << i << " is null");
     } else if (auto* iv = std::get_if<int64_t>(&v)) {
       r.type_code = kRelaxInt;
       r.v_int64 = *iv;
@@ -143,8 +142,10 @@ Value VirtualMachine::CallCallee(const Callee& c, std::vector<Value> args, int d
       r.type_code = kRelaxTensor;
       r.v_handle = tv->dl();
     } else {
-      r.type_code = kRelaxOpaque;
-      r.v_handle = &v;
+      // Kernels take tensors and scalars only; anything else (a shape, tuple, heap, storage,
+      // e.g. from an edited executable) would be misread as a DLTensor.
+      RELAX_THROW("kernel '" << c.name << "': argument " << i << " is a " << ValueTypeName(v)
+                             << ", expected a tensor or a scalar");
     }
   }
   RelaxValue ret;
