@@ -200,8 +200,15 @@ class VMCodegenImpl {
 
   Arg ArgOf(const Expr& e) {
     if (const ConstantNode* c = As<ConstantNode>(e)) {
-      auto it = const_index_.find(c->digest);
-      if (it != const_index_.end()) return {Arg::kConst, it->second};
+      // Constants share a params slot only if dtype, shape and bytes are all equal (the digest
+      // is a hash: equal digests alone prove nothing).
+      auto [lo, hi] = const_index_.equal_range(c->digest);
+      for (auto it = lo; it != hi; ++it) {
+        const ConstantNode* o = As<ConstantNode>(it->second.first);
+        if (o->dtype == c->dtype && o->shape == c->shape &&
+            (o->data == c->data || *o->data == *c->data))
+          return {Arg::kConst, it->second.second};
+      }
       std::string& blob = result_.params;
       blob.resize((blob.size() + 63) / 64 * 64, '\0');
       Constant k;
@@ -212,7 +219,7 @@ class VMCodegenImpl {
       k.nbytes = c->data->size();
       blob.append(reinterpret_cast<const char*>(c->data->data()), c->data->size());
       Arg a = Const(k);
-      const_index_[c->digest] = a.value;
+      const_index_.emplace(c->digest, std::make_pair(e, a.value));
       return a;
     }
     return Reg(RegOf(e));
@@ -358,7 +365,7 @@ class VMCodegenImpl {
   runtime::Function func_;
   std::map<const VarNode*, int64_t> regs_;
   std::map<const PrimExprNode*, int64_t> slots_;
-  std::map<uint64_t, int64_t> const_index_;
+  std::multimap<uint64_t, std::pair<Expr, int64_t>> const_index_;  // digest -> (constant, slot)
   std::set<const PrimExprNode*> bound_checked_;
   int64_t next_reg_ = 0;
   int64_t heap_ = -1;
