@@ -4,6 +4,7 @@
 #define RELAX_TOOLS_CLI_MAIN_H_
 
 #include <CLI/CLI.hpp>
+#include <exception>
 #include <iostream>
 
 namespace relax::tools {
@@ -28,6 +29,10 @@ inline bool ParseArgs(CLI::App& app, int argc, char** argv, int* exit_code) {
       std::cerr << "error: " << e.what() << "\n(run '" << app.get_name() << " --help' for usage)\n";
       *exit_code = 2;
     }
+  } catch (const std::exception& e) {
+    // Anything a subcommand did not report itself is still an error message, never a crash.
+    std::cerr << "error: " << e.what() << "\n";
+    *exit_code = 1;
   }
   return false;
 }

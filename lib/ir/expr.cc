@@ -28,8 +28,11 @@ Expr MakeConstant(DataType t, std::vector<int64_t> shape, std::vector<uint8_t> d
   n->name = name;
   n->dtype = t;
   n->shape = shape;
-  n->digest = XXH3_64bits(data.data(), data.size()) ^ (static_cast<uint64_t>(t.code) << 56) ^
-              (static_cast<uint64_t>(t.bits) << 48);
+  // Content digest of dtype, shape and bytes: constants with the same bytes but another
+  // shape (zeros of (4,) and (2, 2)) get different digests.
+  uint64_t shape_hash = XXH3_64bits(shape.data(), shape.size() * sizeof(int64_t)) + shape.size();
+  n->digest = XXH3_64bits_withSeed(data.data(), data.size(), shape_hash) ^
+              (static_cast<uint64_t>(t.code) << 56) ^ (static_cast<uint64_t>(t.bits) << 48);
   n->data = std::make_shared<const std::vector<uint8_t>>(std::move(data));
   std::vector<PrimExpr> dims;
   for (int64_t d : shape) dims.push_back(IntImm(d));

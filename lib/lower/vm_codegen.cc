@@ -348,7 +348,8 @@ class FunctionCodegen {
       // picks the candidates).
       auto& bucket = st_->const_index[c->digest];
       for (const auto& [other, index] : bucket)
-        if (other->dtype == c->dtype && other->shape == c->shape && *other->data == *c->data)
+        if (other->dtype == c->dtype && other->shape == c->shape &&
+            (other->data == c->data || *other->data == *c->data))
           return {Arg::kConst, index};
       std::string& blob = st_->result.params;
       blob.resize((blob.size() + 63) / 64 * 64, '\0');

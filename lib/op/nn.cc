@@ -10,11 +10,18 @@ namespace {
 
 std::vector<PrimExpr> Idx(const std::vector<Var>& v) { return {v.begin(), v.end()}; }
 
-// Output extent of a sliding window: floor((in + pad - dil*(k-1) - 1 + (ceil ? s-1 : 0)) / s) + 1.
-PrimExpr WindowOut(const PrimExpr& in, int64_t pad_total, int64_t k, int64_t s, int64_t d,
-                   bool ceil_mode) {
-  int64_t extra = pad_total - d * (k - 1) - 1 + (ceil_mode ? s - 1 : 0);
-  return FloorDiv(in + PrimExpr(extra), PrimExpr(s)) + PrimExpr(1);
+// Output extent of one spatial axis of a sliding window (ONNX Conv, MaxPool, AveragePool):
+//   floor mode: floor((in + pad_begin + pad_end - dil*(k-1) - 1) / s) + 1;
+//   ceil mode:  the same with ceil, except that the last window must start inside the input or
+//               the leading pad ((out-1)*s < in + pad_begin): the ONNX spec ignores windows that
+//               would start in the trailing pad, as its reference implementation and PyTorch do:
+//               min(ceil(...) + 1, floor((in + pad_begin - 1) / s) + 1).
+PrimExpr WindowOut(const PrimExpr& in, int64_t pad_begin, int64_t pad_end, int64_t k, int64_t s,
+                   int64_t d, bool ceil_mode) {
+  int64_t extra = pad_begin + pad_end - d * (k - 1) - 1 + (ceil_mode ? s - 1 : 0);
+  PrimExpr out = FloorDiv(in + PrimExpr(extra), PrimExpr(s)) + PrimExpr(1);
+  if (!ceil_mode) return out;
+  return Min(out, FloorDiv(in + PrimExpr(pad_begin - 1), PrimExpr(s)) + PrimExpr(1));
 }
 
 PrimExpr Clamp(const PrimExpr& v, const PrimExpr& hi_exclusive) {
@@ -52,6 +59,14 @@ Window GetWindow(const Attrs& a) {
   return w;
 }
 
+// Output (height, width) of a 2-D window op over NCHW dims `xs` with kernel kh x kw: the one
+// place shape inference and the computes get it from.
+std::pair<PrimExpr, PrimExpr> WindowOutHW(const Window& w, const std::vector<PrimExpr>& xs,
+                                          int64_t kh, int64_t kw, bool ceil_mode) {
+  return {WindowOut(xs[2], w.pads[0], w.pads[2], kh, w.strides[0], w.dilations[0], ceil_mode),
+          WindowOut(xs[3], w.pads[1], w.pads[3], kw, w.strides[1], w.dilations[1], ceil_mode)};
+}
+
 // ---- conv2d (NCHW, OIHW) ------------------------------------------------------------
 StructInfo InferConv2d(const CallNode& c, BlockBuilder& bb) {
   CheckArity(c, 2);
@@ -74,10 +89,9 @@ StructInfo InferConv2d(const CallNode& c, BlockBuilder& bb) {
     RELAX_THROW(bb.context() << "conv2d: output channels " << oc << " are not divisible by groups "
                              << groups);
   bb.UnifyDim(xs[1], ws[1] * PrimExpr(groups), "conv2d input channels vs weight channels*groups");
-  PrimExpr oh = bb.analyzer().Simplify(
-      WindowOut(xs[2], win.pads[0] + win.pads[2], kh, win.strides[0], win.dilations[0], false));
-  PrimExpr ow = bb.analyzer().Simplify(
-      WindowOut(xs[3], win.pads[1] + win.pads[3], kw, win.strides[1], win.dilations[1], false));
+  auto [oh_raw, ow_raw] = WindowOutHW(win, xs, kh, kw, /*ceil_mode=*/false);
+  PrimExpr oh = bb.analyzer().Simplify(oh_raw);
+  PrimExpr ow = bb.analyzer().Simplify(ow_raw);
   bb.RequirePositive(oh, "conv2d output height");
   bb.RequirePositive(ow, "conv2d output width");
   return TensorSInfo({xs[0], ws[0], oh, ow}, x.dtype);
@@ -93,10 +107,7 @@ te::Tensor ComputeConv2d(const CallNode& c, const std::vector<te::Tensor>& in) {
   ws[2].AsInt(&kh);
   ws[3].AsInt(&kw);
   bool static_oc = ws[0].AsInt(&oc);
-  PrimExpr oh =
-      WindowOut(xs[2], win.pads[0] + win.pads[2], kh, win.strides[0], win.dilations[0], false);
-  PrimExpr ow =
-      WindowOut(xs[3], win.pads[1] + win.pads[3], kw, win.strides[1], win.dilations[1], false);
+  auto [oh, ow] = WindowOutHW(win, xs, kh, kw, /*ceil_mode=*/false);
   bool padded = win.pads[0] || win.pads[1] || win.pads[2] || win.pads[3];
   PrimExpr cg = ws[1];
   PrimExpr ocg = static_oc ? PrimExpr(oc / groups) : FloorDiv(ws[0], PrimExpr(groups));
@@ -132,10 +143,9 @@ StructInfo InferPool2d(const CallNode& c, BlockBuilder& bb) {
   if (k.size() != 2) RELAX_THROW(bb.context() << OpName(c) << ": pool_size must have 2 entries");
   if (k[0] < 1 || k[1] < 1)
     RELAX_THROW(bb.context() << OpName(c) << ": empty pooling window " << k[0] << "x" << k[1]);
-  PrimExpr oh = bb.analyzer().Simplify(WindowOut(xs[2], win.pads[0] + win.pads[2], k[0],
-                                                 win.strides[0], win.dilations[0], ceil_mode));
-  PrimExpr ow = bb.analyzer().Simplify(WindowOut(xs[3], win.pads[1] + win.pads[3], k[1],
-                                                 win.strides[1], win.dilations[1], ceil_mode));
+  auto [oh_raw, ow_raw] = WindowOutHW(win, xs, k[0], k[1], ceil_mode);
+  PrimExpr oh = bb.analyzer().Simplify(oh_raw);
+  PrimExpr ow = bb.analyzer().Simplify(ow_raw);
   bb.RequirePositive(oh, OpName(c) + " output height");
   bb.RequirePositive(ow, OpName(c) + " output width");
   return TensorSInfo({xs[0], xs[1], oh, ow}, x.dtype);
@@ -147,13 +157,11 @@ te::Tensor ComputeMaxPool2d(const CallNode& c, const std::vector<te::Tensor>& in
   const auto& k = GetIntsAttr(c.attrs, "pool_size");
   bool ceil_mode = GetIntAttr(c.attrs, "ceil_mode") != 0;
   const auto& xs = X->shape();
-  PrimExpr oh = WindowOut(xs[2], win.pads[0] + win.pads[2], k[0], win.strides[0], win.dilations[0],
-                          ceil_mode);
-  PrimExpr ow = WindowOut(xs[3], win.pads[1] + win.pads[3], k[1], win.strides[1], win.dilations[1],
-                          ceil_mode);
+  auto [oh, ow] = WindowOutHW(win, xs, k[0], k[1], ceil_mode);
   te::ReduceAxis rh = te::RAxis(k[0], "rh"), rw = te::RAxis(k[1], "rw");
   bool padded = win.pads[0] || win.pads[1] || win.pads[2] || win.pads[3];
-  // ceil_mode windows may run past the padded input: pad the far side by one extra stride.
+  // ceil_mode windows may run past the padded input, by less than one stride (see WindowOut):
+  // pad the far side by one extra stride.
   std::vector<int64_t> pads = win.pads;
   if (ceil_mode) {
     pads[2] += win.strides[0];

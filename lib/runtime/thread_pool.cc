@@ -8,6 +8,7 @@
 #include <string>
 
 #include "relax/runtime/c_api.h"
+#include "relax/support/error.h"
 
 namespace relax::runtime {
 
@@ -21,16 +22,23 @@ struct InParallelScope {
   ~InParallelScope() { t_in_parallel = saved; }
 };
 
-int DefaultNumThreads() {
+int DefaultNumThreads() { return NumThreadsFromEnv(); }
+}  // namespace
+
+int NumThreadsFromEnv() {
   if (const char* env = std::getenv("RELAX_NUM_THREADS")) {
-    char* end = nullptr;
-    long v = std::strtol(env, &end, 10);
-    if (end != env && *end == '\0' && v >= 1 && v <= 1024) return static_cast<int>(v);
+    std::string text = env;
+    bool digits = !text.empty() && text.size() <= 4 &&
+                  text.find_first_not_of("0123456789") == std::string::npos;
+    int v = digits ? std::stoi(text) : 0;
+    if (v < 1 || v > kMaxNumThreads)
+      RELAX_THROW("RELAX_NUM_THREADS='" << text << "' is not a thread count (an integer from 1 to "
+                                        << kMaxNumThreads << ")");
+    return v;
   }
   unsigned hc = std::thread::hardware_concurrency();
   return hc == 0 ? 1 : static_cast<int>(hc);
 }
-}  // namespace
 
 struct ThreadPool::Job {
   const std::function<void(int64_t, int64_t)>* fn;

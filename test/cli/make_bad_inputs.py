@@ -91,6 +91,13 @@ def main():
     np.save(os.path.join(d, "wrong_rank.npy"), rng.standard_normal((3, 48, 192)).astype(np.float32))
     np.save(os.path.join(d, "wrong_dtype.npy"), rng.standard_normal((1, 3, 48, 192)).astype(np.float64))
     write_unsupported_model(os.path.join(d, "unsupported_ops.onnx"))
+    # Models for the importer/op regression tests (issue 6 section 4), see frontend_cases.py.
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import onnx
+    from frontend_cases import error_models
+
+    for name, m in error_models().items():
+        onnx.save(m, os.path.join(d, name + ".onnx"))
     print(f"wrote bad inputs to {d}")
     return 0
 

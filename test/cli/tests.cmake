@@ -114,3 +114,64 @@ add_test(NAME cli.bound_enforced
          COMMAND sh -c "$<TARGET_FILE:relaxc> compile ${W}/relu_chain.onnx -o ${W}/relu_b.so --bound n=3..8; $<TARGET_FILE:relaxc> run ${W}/relu_b.so --input x=${W}/chain_x.npy 2>&1; test $? -eq 1")
 set_tests_properties(cli.bound_enforced PROPERTIES FIXTURES_REQUIRED cli_bad_inputs LABELS cli TIMEOUT 300
                      PASS_REGULAR_EXPRESSION "error: input 'x': dim 'n' is outside the bound n=3..8")
+
+# Regression tests of issue 6 section 4 (importer, ops, tools). Models that must be refused
+# with an error naming the node (each once crashed or was silently accepted); they come from
+# error_models() in frontend_cases.py, written by make_bad_inputs.py.
+relax_cli_error(compile_conv_same_strides0 1
+                "Conv 'conv0': strides and dilations must be positive, got strides=\\[0, 0\\]"
+                ${RELAXC} compile ${W}/conv_same_strides0.onnx -o ${W}/out_fe.so)
+relax_cli_error(compile_conv_bias_0d 1 "Conv 'conv0': bias B must be 1-D, got Tensor\\[\\(\\), f32\\]"
+                ${RELAXC} compile ${W}/conv_bias_0d.onnx -o ${W}/out_fe.so)
+foreach(kind const init)
+  if(kind STREQUAL "const")
+    set(what "Constant 'const0': value")
+  else()
+    set(what "initializer 'big'")
+  endif()
+  relax_cli_error(compile_${kind}_huge_1d 1
+                  "${what}: raw data has 4 bytes, but declared shape \\[1099511627776\\] of f32 needs"
+                  ${RELAXC} compile ${W}/${kind}_huge_1d.onnx -o ${W}/out_fe.so)
+  relax_cli_error(compile_${kind}_huge_2d 1
+                  "${what}: raw data has 4 bytes, but declared shape \\[1048576, 1048576\\] of f32 needs"
+                  ${RELAXC} compile ${W}/${kind}_huge_2d.onnx -o ${W}/out_fe.so)
+endforeach()
+relax_cli_error(compile_init_overflow 1
+                "initializer 'big': declared shape \\[4611686018427387904, 4\\] of f32 has more than 2\\^63-1 bytes"
+                ${RELAXC} compile ${W}/init_overflow.onnx -o ${W}/out_fe.so)
+relax_cli_error(compile_input_overflow 1
+                "graph input 'x': declared shape \\[2147483648, 2147483648\\] of f32 has more than 2\\^63-1 bytes"
+                ${RELAXC} compile ${W}/input_overflow.onnx -o ${W}/out_fe.so)
+relax_cli_error(compile_add_output_overflow 1
+                "Add 'add0': output 's' of shape .*2147483648, 2147483648.* has more than 2\\^63-1 bytes"
+                ${RELAXC} compile ${W}/add_output_overflow.onnx -o ${W}/out_fe.so)
+relax_cli_error(compile_opset99 1 "default-domain opset 99 is not supported \\(this importer implements opsets 1 to"
+                ${RELAXC} compile ${W}/opset99.onnx -o ${W}/out_fe.so)
+relax_cli_error(compile_ir_version11 1 "ONNX IR version 11 is newer than the newest this importer understands \\(10\\)"
+                ${RELAXC} compile ${W}/ir_version11.onnx -o ${W}/out_fe.so)
+relax_cli_error(compile_two_default_opsets 1 "imports more than one opset for domain 'ai.onnx'"
+                ${RELAXC} compile ${W}/two_default_opsets.onnx -o ${W}/out_fe.so)
+relax_cli_error(compile_output_undefined_type 1 "graph output 'y' has an undefined element type"
+                ${RELAXC} compile ${W}/output_undefined_type.onnx -o ${W}/out_fe.so)
+# An invalid RELAX_NUM_THREADS is an error before any work (it used to be ignored).
+foreach(nt abc 0 -3 99999 "")
+  set(tag "${nt}")
+  if(tag STREQUAL "")
+    set(tag "empty")
+  endif()
+  string(REPLACE "-" "neg" tag "${tag}")
+  relax_cli_error(run_num_threads_${tag} 1 "RELAX_NUM_THREADS='${nt}' is not a thread count"
+                  env RELAX_NUM_THREADS=${nt} ${RELAXC} run ${RELAX_CLS_ARTIFACT} --input ${GOOD_X})
+endforeach()
+relax_cli_error(relax_run_num_threads_abc 1 "RELAX_NUM_THREADS='abc' is not a thread count"
+                env RELAX_NUM_THREADS=abc ${RELAX_RUN} ${RELAX_CLS_ARTIFACT} --input ${GOOD_X})
+
+# Models compiled and run, outputs checked against onnxruntime, the ONNX reference
+# implementation or numpy, and tool behaviour (frontend_cases.py run CASE).
+foreach(case const_dedupe_shape div_trunc_fold div_trunc_symbolic div_trunc_kernel input_dim0
+        dim_param_names maxpool_ceil fold_broadcast_empty opset6 output_dir_symlink)
+  add_test(NAME cli.frontend.${case}
+           COMMAND bash ${RELAX_VENV_PYTHON} ${RELAX_CLI_TEST_DIR}/frontend_cases.py run ${case}
+                   --relaxc $<TARGET_FILE:relaxc> --work ${RELAX_CLI_WORK}/frontend)
+  set_tests_properties(cli.frontend.${case} PROPERTIES TIMEOUT 300 LABELS cli)
+endforeach()

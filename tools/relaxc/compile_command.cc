@@ -126,6 +126,12 @@ int RunCompile(const CompileOptions& o) {
   } catch (const Error& e) {
     std::cerr << "error: " << e.what() << "\n";
     return 1;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "error: out of memory while compiling '" << o.model << "'\n";
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "error: internal error while compiling '" << o.model << "': " << e.what() << "\n";
+    return 1;
   }
 }
 

@@ -14,6 +14,7 @@
 
 #include "relax/runtime/artifact.h"
 #include "relax/runtime/npy.h"
+#include "relax/runtime/thread_pool.h"
 #include "relax/runtime/vm.h"
 #include "relax/support/error.h"
 
@@ -86,6 +87,7 @@ std::string SanitizeName(const std::string& name) {
 
 void RunOrThrow(const RunOptions& opts) {
   if (opts.repeat < 1) RELAX_THROW("--repeat must be >= 1, got " << opts.repeat);
+  runtime::NumThreadsFromEnv();  // a bad RELAX_NUM_THREADS is an error before any work
   auto artifact = runtime::LoadedArtifact::Load(opts.artifact);
   const auto& sig = artifact->exec().inputs;
   std::string expected;

@@ -22,17 +22,21 @@ class UnsupportedOpError : public Error {
 };
 
 struct OnnxImportOptions {
-  /// Inclusive bounds on symbolic dims by name (`--bound n=1..4096`), recorded
-  /// as function attrs and used by the analyzer.
+  /// Inclusive bounds on symbolic dims by name (`--bound n=1..4096`): the dim_param as
+  /// written in the model, or the symbolic var's name. Recorded as function attrs (by var
+  /// name) and used by the analyzer.
   std::map<std::string, std::pair<int64_t, int64_t>> bounds;
 };
 
 /// Imports the ONNX model at `path`.
 ///
 /// - Graph inputs (those not initializers) become parameters of @main. A dim
-///   with dim_value > 0 is a constant; a named dim_param becomes a symbolic var
-///   of that name (shared across inputs); unnamed/unknown dims ("?", -1, empty)
-///   get fresh names `<input>_d<axis>`.
+///   with dim_value >= 0 is a constant; each distinct dim_param becomes one symbolic
+///   var (shared across inputs), named after it when it is an identifier, else after
+///   its cleaned form (non-alphanumerics -> '_') with a suffix `_2`, `_3`... if that is
+///   taken, so `batch-size` and `batch_size` stay two vars; unnamed/unknown dims ("?",
+///   -1, empty) get fresh vars `<input>_d<axis>`, suffixed the same way if the model
+///   uses that name itself.
 /// - Initializers and Constant nodes become Relax constants.
 /// - Shape -> Cast/Slice/Gather/Concat/Unsqueeze -> Reshape chains are evaluated
 ///   symbolically, so Reshape targets stay in terms of the input dims.
@@ -40,8 +44,11 @@ struct OnnxImportOptions {
 /// libonnx's checker and shape inference (as a consistency check) run when the
 /// model's IR version <= 8 and opsets <= 17.
 ///
-/// Errors (relax::Error): missing/unreadable file, not an ONNX protobuf, checker
-/// failure, malformed node (message names node and op), external data.
+/// Errors (relax::Error): missing/unreadable file, not an ONNX protobuf, an IR
+/// version above 10, a default-domain opset outside 1..22, two opset imports for one
+/// domain, checker failure, malformed node (message names node and op), external
+/// data, a tensor whose declared size does not match its data or whose byte size
+/// overflows int64, a graph output with an undefined or mismatching element type.
 /// UnsupportedOpError as described above.
 IRModule ImportOnnx(const std::string& path, const OnnxImportOptions& options = {});
 

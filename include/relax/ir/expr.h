@@ -56,7 +56,8 @@ struct VarNode : ExprNode {
 using VarRef = std::shared_ptr<const VarNode>;
 
 /// A tensor constant. Data is host memory in row-major order; `digest` is a
-/// content hash used to print and deduplicate large constants by reference.
+/// content hash of dtype, shape and bytes used to print large constants by reference
+/// and to find duplicates (which must then compare equal in dtype, shape and bytes).
 struct ConstantNode : ExprNode {
   ConstantNode() : ExprNode(ExprKind::kConstant) {}
   std::string name;  // provenance (ONNX initializer name), may be empty

@@ -13,7 +13,7 @@
 namespace relax {
 
 /// Large constants are printed by reference (`const[f32, (8, 3, 3, 3), digest=0x...]`);
-/// the table maps each digest (ConstantNode::digest, a content hash of dtype and
+/// the table maps each digest (ConstantNode::digest, a content hash of dtype, shape and
 /// bytes) to the constant node that holds the data.
 struct ConstantTable {
   std::map<uint64_t, Expr> by_digest;

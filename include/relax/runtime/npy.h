@@ -16,8 +16,9 @@ namespace relax::runtime {
 NDArray LoadNpy(const std::string& path);
 
 /// Writes `array` (a CPU tensor of a supported dtype) as a version 1.0 .npy file (2.0 if the
-/// header does not fit). Throws relax::Error naming the file on I/O failure or an unsupported
-/// dtype/device.
+/// header does not fit). The data goes to a new temporary file in the same directory, renamed
+/// over `path`: an existing file or symlink at `path` is replaced, never written through.
+/// Throws relax::Error naming the file on I/O failure or an unsupported dtype/device.
 void SaveNpy(const std::string& path, const NDArray& array);
 
 }  // namespace relax::runtime

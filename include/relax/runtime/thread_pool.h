@@ -12,6 +12,15 @@
 
 namespace relax::runtime {
 
+/// Largest thread count RELAX_NUM_THREADS may ask for.
+constexpr int kMaxNumThreads = 1024;
+
+/// The pool size the environment asks for: RELAX_NUM_THREADS, a decimal integer from 1 to
+/// kMaxNumThreads, if set; otherwise std::thread::hardware_concurrency() (at least 1). Throws
+/// relax::Error naming the variable and its value if it is set to anything else ("abc", "0",
+/// "-3", "99999", ""). Tools call it at startup so a bad value is reported before any work.
+int NumThreadsFromEnv();
+
 /// A fixed pool of worker threads running one parallel range at a time. The calling thread
 /// participates. Calls made from inside a running body (nested) execute serially on the
 /// calling thread; concurrent top-level calls from different threads are serialized.
@@ -23,8 +32,7 @@ class ThreadPool {
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
 
-  /// The process-wide pool: RELAX_NUM_THREADS (a positive integer) if set and valid, else
-  /// std::thread::hardware_concurrency() (at least 1).
+  /// The process-wide pool, of NumThreadsFromEnv() threads (relax::Error if that throws).
   static ThreadPool& Global();
 
   /// Total threads (workers + caller).

@@ -9,7 +9,45 @@ namespace relax::frontend::onnx_import {
 
 namespace {
 
-using IntFold = PrimExpr (*)(PrimExpr, PrimExpr);
+// Folds one element of an integer shape-value computation; an undefined result means "cannot
+// fold" (the op is then emitted on tensors).
+using IntFold = PrimExpr (*)(arith::Analyzer&, PrimExpr, PrimExpr);
+
+// ONNX integer Div truncates toward zero (-3 / 2 = -1). Constants fold exactly, with the
+// kernels' definitions x / 0 = 0 and INT64_MIN / -1 = INT64_MIN; symbolic operands fold when
+// their signs are known; otherwise nothing is folded.
+PrimExpr TruncDivFold(arith::Analyzer& an, PrimExpr a, PrimExpr b) {
+  int64_t x, y;
+  if (a.AsInt(&x) && b.AsInt(&y)) {
+    if (y == 0) return PrimExpr(int64_t{0});
+    if (y == -1) return PrimExpr(static_cast<int64_t>(0ULL - static_cast<uint64_t>(x)));
+    return PrimExpr(x / y);
+  }
+  bool a_nonneg = an.CanProve(a >= PrimExpr(0)), a_nonpos = an.CanProve(a <= PrimExpr(0));
+  bool b_pos = an.CanProve(b > PrimExpr(0)), b_neg = an.CanProve(b < PrimExpr(0));
+  PrimExpr zero(0);
+  if (a_nonneg && b_pos) return FloorDiv(a, b);
+  if (a_nonpos && b_pos) return zero - FloorDiv(zero - a, b);
+  if (a_nonneg && b_neg) return zero - FloorDiv(a, zero - b);
+  if (a_nonpos && b_neg) return FloorDiv(zero - a, zero - b);
+  return PrimExpr();
+}
+
+// Before opset 7, Add/Sub/Mul/Div/Pow broadcast only with `broadcast=1`, and `axis` aligns B's
+// dims with A's starting at that axis instead of at the end: B gets trailing 1s appended.
+Expr LegacyBroadcastRhs(ImportContext& ctx, const onnx::NodeProto& n, const Expr& lhs,
+                        const Expr& rhs) {
+  if (ctx.opset() >= 7 || AttrInt(n, "broadcast", 0) == 0 || !FindAttr(n, "axis")) return rhs;
+  int ra = lhs->sinfo->ndim, rb = rhs->sinfo->ndim;
+  int64_t axis = AttrInt(n, "axis", 0);
+  if (axis < 0) axis += ra;
+  if (!rhs->sinfo->values || ra < 0 || axis < 0 || axis + rb > ra)
+    RELAX_THROW(ctx.Where(n) << "broadcast axis " << AttrInt(n, "axis", 0)
+                             << " does not fit B of rank " << rb << " into A of rank " << ra);
+  std::vector<PrimExpr> shape = *rhs->sinfo->values;
+  shape.resize(static_cast<size_t>(ra - axis), PrimExpr(1));
+  return ctx.Emit(MakeCall(GetOp("relax.reshape"), {rhs, MakeShapeExpr(shape)}), n).expr;
+}
 
 Converter Binary(const std::string& op, IntFold fold) {
   return [op, fold](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
@@ -20,16 +58,24 @@ Converter Binary(const std::string& op, IntFold fold) {
     if (fold && a.ints && b.ints) {
       const auto& x = *a.ints;
       const auto& y = *b.ints;
-      if (x.size() == y.size() || x.size() == 1 || y.size() == 1) {
-        size_t len = std::max(x.size(), y.size());
-        std::vector<PrimExpr> r;
-        for (size_t i = 0; i < len; ++i)
-          r.push_back(ctx.bb().analyzer().Simplify(
-              fold(x[x.size() == 1 ? 0 : i], y[y.size() == 1 ? 0 : i])));
-        return {Value{nullptr, r, a.scalar && b.scalar}};
+      // Known values are 0-D (one element) or 1-D: broadcasting needs equal lengths or a
+      // length of 1, and a length-1 operand against a length-0 one gives length 0.
+      if (x.size() != y.size() && x.size() != 1 && y.size() != 1)
+        RELAX_THROW(ctx.Where(n) << "cannot broadcast shape values of lengths " << x.size()
+                                 << " and " << y.size());
+      size_t len = x.size() == 1 ? y.size() : x.size();
+      std::vector<PrimExpr> r;
+      auto& an = ctx.bb().analyzer();
+      for (size_t i = 0; i < len; ++i) {
+        PrimExpr e = fold(an, x[x.size() == 1 ? 0 : i], y[y.size() == 1 ? 0 : i]);
+        if (!e.defined()) break;
+        r.push_back(an.Simplify(e));
       }
+      if (r.size() == len) return {Value{nullptr, r, a.scalar && b.scalar}};
     }
-    return {ctx.Emit(MakeCall(GetOp(op), {ctx.Tensor(n, 0), ctx.Tensor(n, 1)}), n)};
+    Expr lhs = ctx.Tensor(n, 0);
+    Expr rhs = LegacyBroadcastRhs(ctx, n, lhs, ctx.Tensor(n, 1));
+    return {ctx.Emit(MakeCall(GetOp(op), {lhs, rhs}), n)};
   };
 }
 
@@ -54,7 +100,8 @@ Converter Variadic(const std::string& op, IntFold fold) {
 // integer base is computed in f64 and cast back (truncating, like the ONNX reference).
 std::vector<Value> ConvertPow(ImportContext& ctx, const onnx::NodeProto& n) {
   if (n.input_size() != 2) RELAX_THROW(ctx.Where(n) << "expects 2 inputs, got " << n.input_size());
-  Expr x = ctx.Tensor(n, 0), y = ctx.Tensor(n, 1);
+  Expr x = ctx.Tensor(n, 0);
+  Expr y = LegacyBroadcastRhs(ctx, n, x, ctx.Tensor(n, 1));
   DataType tx = x->sinfo->dtype, ty = y->sinfo->dtype;
   auto cast = [&](const Expr& e, DataType t) {
     return ctx.Emit(MakeCall(GetOp("relax.astype"), {e}, {{"dtype", ToRuntimeString(t)}}), n).expr;
@@ -83,12 +130,15 @@ Converter Unary(const std::string& op) {
 }  // namespace
 
 void AddMathConverters(ConverterTable* t) {
-  (*t)["Add"] = Binary("relax.add", [](PrimExpr a, PrimExpr b) { return a + b; });
-  (*t)["Sub"] = Binary("relax.subtract", [](PrimExpr a, PrimExpr b) { return a - b; });
-  (*t)["Mul"] = Binary("relax.multiply", [](PrimExpr a, PrimExpr b) { return a * b; });
-  (*t)["Div"] = Binary("relax.divide", [](PrimExpr a, PrimExpr b) { return FloorDiv(a, b); });
-  (*t)["Max"] = Variadic("relax.maximum", [](PrimExpr a, PrimExpr b) { return Max(a, b); });
-  (*t)["Min"] = Variadic("relax.minimum", [](PrimExpr a, PrimExpr b) { return Min(a, b); });
+  using arith::Analyzer;
+  (*t)["Add"] = Binary("relax.add", [](Analyzer&, PrimExpr a, PrimExpr b) { return a + b; });
+  (*t)["Sub"] = Binary("relax.subtract", [](Analyzer&, PrimExpr a, PrimExpr b) { return a - b; });
+  (*t)["Mul"] = Binary("relax.multiply", [](Analyzer&, PrimExpr a, PrimExpr b) { return a * b; });
+  (*t)["Div"] = Binary("relax.divide", TruncDivFold);
+  (*t)["Max"] =
+      Variadic("relax.maximum", [](Analyzer&, PrimExpr a, PrimExpr b) { return Max(a, b); });
+  (*t)["Min"] =
+      Variadic("relax.minimum", [](Analyzer&, PrimExpr a, PrimExpr b) { return Min(a, b); });
   (*t)["Pow"] = ConvertPow;
   (*t)["Relu"] = Unary("relax.nn.relu");
   (*t)["Sigmoid"] = Unary("relax.sigmoid");
@@ -132,7 +182,15 @@ void AddMathConverters(ConverterTable* t) {
   (*t)["Cast"] = [](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
     const auto* to = FindAttr(n, "to");
     if (!to) RELAX_THROW(ctx.Where(n) << "missing attribute 'to'");
-    DataType dt = OnnxDType(static_cast<int>(to->i()), ctx.Where(n) + "attribute 'to'");
+    // Before opset 6, `to` is the type's name as a string ("FLOAT").
+    int to_type = static_cast<int>(to->i());
+    onnx::TensorProto::DataType named;
+    if (to->type() == onnx::AttributeProto::STRING) {
+      if (!onnx::TensorProto::DataType_Parse(to->s(), &named))
+        RELAX_THROW(ctx.Where(n) << "attribute 'to': unknown type name '" << to->s() << "'");
+      to_type = named;
+    }
+    DataType dt = OnnxDType(to_type, ctx.Where(n) + "attribute 'to'");
     const Value& x = ctx.Get(n.input(0));
     if (x.ints && (dt.is_int() || dt.is_uint())) return {Value{nullptr, x.ints, x.scalar}};
     return {ctx.Emit(

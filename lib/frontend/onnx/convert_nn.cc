@@ -43,6 +43,12 @@ Attrs Window(ImportContext& ctx, const onnx::NodeProto& n, const Expr& x,
   std::vector<int64_t> dil = AttrInts(n, "dilations", {1, 1});
   if (strides.size() != 2 || dil.size() != 2)
     RELAX_THROW(ctx.Where(n) << "only 2-D windows are supported");
+  // Checked here as well as in the op: auto_pad arithmetic divides by the strides.
+  for (int i = 0; i < 2; ++i)
+    if (strides[i] <= 0 || dil[i] <= 0)
+      RELAX_THROW(ctx.Where(n) << "strides and dilations must be positive, got strides=["
+                               << strides[0] << ", " << strides[1] << "] dilations=[" << dil[0]
+                               << ", " << dil[1] << "]");
   return {{"strides", strides},
           {"padding", Pads2d(ctx, n, x, kernel, strides, dil)},
           {"dilation", dil}};
@@ -75,6 +81,12 @@ void AddNNConverters(ConverterTable* t) {
       return {ctx.Emit(MakeCall(GetOp("relax.nn.conv2d"), {x, w}, a), n)};
     Value conv = ctx.Emit(MakeCall(GetOp("relax.nn.conv2d"), {x, w}, a), n);
     Expr b = ctx.Tensor(n, 2);
+    // B: 1-D, one value per output channel (ONNX Conv).
+    if (!b->sinfo->values || b->sinfo->values->size() != 1)
+      RELAX_THROW(ctx.Where(n) << "bias B must be 1-D, got " << ToString(b->sinfo));
+    if (w->sinfo->values && !w->sinfo->values->empty())
+      ctx.bb().UnifyDim((*b->sinfo->values)[0], (*w->sinfo->values)[0],
+                        "bias length vs output channels");
     Value rb = ctx.Emit(
         MakeCall(GetOp("relax.reshape"), {b, MakeShapeExpr({1, (*b->sinfo->values)[0], 1, 1})}), n);
     return {ctx.Emit(MakeCall(GetOp("relax.add"), {conv.expr, rb.expr}), n)};

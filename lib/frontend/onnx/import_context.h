@@ -67,8 +67,13 @@ std::vector<int64_t> AttrInts(const onnx::NodeProto& n, const std::string& name,
 std::string AttrString(const onnx::NodeProto& n, const std::string& name, const std::string& def);
 const onnx::AttributeProto* FindAttr(const onnx::NodeProto& n, const std::string& name);
 
-/// Converts a TensorProto to a Relax constant (Error on external data / bad size).
+/// Converts a TensorProto to a Relax constant. Errors (naming `what`): external data, a
+/// negative dim, a declared size whose element count or byte size overflows int64, or data
+/// that does not match the declared size (checked before anything is allocated).
 Expr TensorProtoToConstant(const onnx::TensorProto& t, const std::string& what);
+/// Byte size (product of `dims` times `item_bytes`) of a tensor with static dims >= 0;
+/// nullopt if it does not fit in int64.
+std::optional<int64_t> CheckedByteSize(const std::vector<int64_t>& dims, int64_t item_bytes);
 /// ONNX elem_type -> DataType; Error for unsupported types.
 DataType OnnxDType(int elem_type, const std::string& what);
 /// Known integer values of a small integer constant (<= 64 elements), if any.

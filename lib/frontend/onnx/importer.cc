@@ -93,7 +93,20 @@ Value ImportContext::Emit(const Expr& call, const onnx::NodeProto& node, int out
   std::string clean;
   for (char ch : name) clean += (std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_');
   if (clean.empty() || std::isdigit(static_cast<unsigned char>(clean[0]))) clean = "v" + clean;
-  return Value{bb_->Emit(call, clean), std::nullopt, false};
+  VarRef v = bb_->Emit(call, clean);
+  // A tensor whose static size overflows int64 bytes cannot exist (allocation sizes are int64).
+  const StructInfo& s = v->sinfo;
+  if (s->kind == SIKind::kTensor && s->values) {
+    std::vector<int64_t> dims;
+    for (const PrimExpr& d : *s->values) {
+      int64_t c;
+      if (d.AsInt(&c)) dims.push_back(c);
+    }
+    if (!CheckedByteSize(dims, s->dtype.bytes()))
+      RELAX_THROW(Where(node) << "output '" << name << "' of shape " << ToString(s)
+                              << " has more than 2^63-1 bytes");
+  }
+  return Value{v, std::nullopt, false};
 }
 
 const onnx::AttributeProto* FindAttr(const onnx::NodeProto& n, const std::string& name) {
@@ -145,31 +158,52 @@ DataType OnnxDType(int elem_type, const std::string& what) {
   }
 }
 
+namespace {
+std::string DimsText(const std::vector<int64_t>& dims) {
+  std::string s = "[";
+  for (size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
+  return s + "]";
+}
+}  // namespace
+
+std::optional<int64_t> CheckedByteSize(const std::vector<int64_t>& dims, int64_t item_bytes) {
+  int64_t n = item_bytes;
+  for (int64_t d : dims)
+    if (d < 0 || __builtin_mul_overflow(n, d, &n)) return std::nullopt;
+  return n;
+}
+
 Expr TensorProtoToConstant(const onnx::TensorProto& t, const std::string& what) {
   if (t.data_location() == onnx::TensorProto::EXTERNAL)
     RELAX_THROW(what << ": tensors with external data are not supported yet");
   DataType dt = OnnxDType(t.data_type(), what);
   std::vector<int64_t> shape(t.dims().begin(), t.dims().end());
-  int64_t numel = 1;
-  for (int64_t d : shape) {
+  for (int64_t d : shape)
     if (d < 0) RELAX_THROW(what << ": negative dim " << d);
-    numel *= d;
-  }
-  size_t nbytes = static_cast<size_t>(numel) * dt.bytes();
-  std::vector<uint8_t> data(nbytes);
+  // Sizes are checked (overflow, then against the data present) before anything is allocated.
+  std::optional<int64_t> checked = CheckedByteSize(shape, dt.bytes());
+  if (!checked)
+    RELAX_THROW(what << ": declared shape " << DimsText(shape) << " of " << ToString(dt)
+                     << " has more than 2^63-1 bytes");
+  const int64_t item = dt.bytes();
+  const int64_t nbytes = *checked;
+  const int64_t numel = nbytes / item;
+  std::vector<uint8_t> data;
   auto fill = [&](const auto& field, auto conv) {
     if (static_cast<int64_t>(field.size()) != numel)
-      RELAX_THROW(what << ": expected " << numel << " values, got " << field.size());
+      RELAX_THROW(what << ": declared shape " << DimsText(shape) << " has " << numel
+                       << " elements, but the tensor holds " << field.size() << " values");
+    data.resize(static_cast<size_t>(nbytes));
     for (int64_t i = 0; i < numel; ++i) {
       auto v = conv(field.Get(static_cast<int>(i)));
-      std::memcpy(data.data() + i * dt.bytes(), &v, dt.bytes());
+      std::memcpy(data.data() + i * item, &v, item);
     }
   };
   if (t.has_raw_data()) {
-    if (t.raw_data().size() != nbytes)
-      RELAX_THROW(what << ": raw data has " << t.raw_data().size() << " bytes, expected "
-                       << nbytes);
-    std::memcpy(data.data(), t.raw_data().data(), nbytes);
+    if (static_cast<int64_t>(t.raw_data().size()) != nbytes)
+      RELAX_THROW(what << ": raw data has " << t.raw_data().size() << " bytes, but declared shape "
+                       << DimsText(shape) << " of " << ToString(dt) << " needs " << nbytes);
+    data.assign(t.raw_data().begin(), t.raw_data().end());
   } else if (dt == DataType::Float(32)) {
     fill(t.float_data(), [](float v) { return v; });
   } else if (dt == DataType::Float(64)) {
@@ -222,6 +256,12 @@ std::optional<std::vector<PrimExpr>> KnownInts(const Expr& e) {
 
 namespace {
 
+// The newest default-domain opset whose semantics every converter implements, and the newest
+// ONNX IR version this importer reads (ONNX 1.17). Opsets 18-22 changed none of the converted
+// ops except to add element types; raise both together when the converters follow newer opsets.
+constexpr int64_t kNewestOpset = 22;
+constexpr int64_t kNewestIrVersion = 10;
+
 const ConverterTable& Converters() {
   static const ConverterTable table = [] {
     ConverterTable t;
@@ -252,13 +292,26 @@ std::string CleanName(const std::string& s) {
 
 IRModule ImportOnnx(const std::string& path, const OnnxImportOptions& options) {
   onnx::ModelProto model = LoadModel(path);
+  if (model.ir_version() > kNewestIrVersion)
+    RELAX_THROW("'" << path << "': ONNX IR version " << model.ir_version()
+                    << " is newer than the newest this importer understands (" << kNewestIrVersion
+                    << ")");
   int64_t opset = -1;
   int64_t max_opset = 0;
+  std::set<std::string> domains;
   for (const auto& o : model.opset_import()) {
-    if (o.domain().empty() || o.domain() == "ai.onnx") opset = o.version();
+    std::string domain = o.domain() == "ai.onnx" ? "" : o.domain();
+    if (!domains.insert(domain).second)
+      RELAX_THROW("'" << path << "': the model imports more than one opset for domain '"
+                      << (domain.empty() ? "ai.onnx" : domain) << "'");
+    if (domain.empty()) opset = o.version();
     max_opset = std::max<int64_t>(max_opset, o.version());
   }
   if (opset < 0) RELAX_THROW("'" << path << "': model imports no default-domain opset");
+  if (opset < 1 || opset > kNewestOpset)
+    RELAX_THROW("'" << path << "': default-domain opset " << opset
+                    << " is not supported (this importer implements opsets 1 to " << kNewestOpset
+                    << ")");
   if (model.ir_version() <= 8 && max_opset <= 17) {
     try {
       onnx::checker::check_model(model);
@@ -302,44 +355,88 @@ IRModule ImportOnnx(const std::string& path, const OnnxImportOptions& options) {
     ctx.Set(t.name(), Value{c, KnownInts(c), As<ConstantNode>(c)->shape.empty()});
   }
 
-  // Graph inputs -> params with symbolic dims.
-  std::map<std::string, Var> sym_vars;
-  std::vector<VarRef> params;
+  // Graph inputs -> params with symbolic dims. A dim_value >= 0 is static; each distinct
+  // dim_param is one var (distinct names stay distinct vars even when they clean to the same
+  // identifier); unnamed dims get fresh `<input>_d<axis>` vars. Var names are unique: a
+  // dim_param that already is an identifier keeps its name, the others get a suffix if needed.
+  std::vector<const onnx::ValueInfoProto*> inputs;
   for (const auto& in : g.input()) {
     if (init_names.count(in.name())) continue;
     if (!in.type().has_tensor_type())
       RELAX_THROW("graph input '" << in.name() << "' is not a tensor");
-    const auto& tt = in.type().tensor_type();
-    DataType dt = OnnxDType(tt.elem_type(), "graph input '" + in.name() + "'");
+    inputs.push_back(&in);
+  }
+  auto is_static = [](const onnx::TensorShapeProto::Dimension& d) {
+    return d.has_dim_value() && d.dim_value() >= 0;
+  };
+  auto param_of = [&](const onnx::TensorShapeProto::Dimension& d) -> std::string {
+    if (is_static(d) || !d.has_dim_param()) return "";
+    const std::string& p = d.dim_param();
+    return p == "?" || p == "-1" ? "" : p;
+  };
+  std::set<std::string> taken;
+  auto unique_name = [&](const std::string& base) {
+    std::string name = base;
+    for (int k = 2; taken.count(name); ++k) name = base + "_" + std::to_string(k);
+    taken.insert(name);
+    return name;
+  };
+  std::map<std::string, Var> param_vars;  // dim_param (as written in the model) -> var
+  std::vector<Var> sym_vars;              // every symbolic var, in creation order
+  auto new_var = [&](const std::string& name) {
+    Var v = MakeVar(name);
+    bb.analyzer().Bind(v, 0);
+    sym_vars.push_back(v);
+    return v;
+  };
+  for (int pass = 0; pass < 2; ++pass)
+    for (const auto* in : inputs)
+      for (const auto& d : in->type().tensor_type().shape().dim()) {
+        std::string p = param_of(d);
+        if (p.empty() || param_vars.count(p) || (pass == 0) != (CleanName(p) == p)) continue;
+        param_vars.emplace(p, new_var(unique_name(CleanName(p))));
+      }
+  std::vector<VarRef> params;
+  for (const auto* in : inputs) {
+    const auto& tt = in->type().tensor_type();
+    DataType dt = OnnxDType(tt.elem_type(), "graph input '" + in->name() + "'");
     std::vector<PrimExpr> dims;
+    std::vector<int64_t> static_dims;
     for (int i = 0; i < tt.shape().dim_size(); ++i) {
       const auto& d = tt.shape().dim(i);
-      if (d.has_dim_value() && d.dim_value() > 0) {
+      if (is_static(d)) {
         dims.push_back(IntImm(d.dim_value()));
+        static_dims.push_back(d.dim_value());
         continue;
       }
-      std::string name = d.has_dim_param() ? d.dim_param() : "";
-      bool named = !name.empty() && name != "?" && name != "-1";
-      std::string var_name =
-          named ? CleanName(name) : CleanName(in.name()) + "_d" + std::to_string(i);
-      auto it = sym_vars.find(var_name);
-      if (it == sym_vars.end()) {
-        Var v = MakeVar(var_name);
-        bb.analyzer().Bind(v, 0);
-        auto b = options.bounds.find(var_name);
-        if (b != options.bounds.end()) bb.analyzer().Bind(v, b->second.first, b->second.second);
-        it = sym_vars.emplace(var_name, v).first;
-      }
-      dims.push_back(it->second);
+      std::string p = param_of(d);
+      dims.push_back(p.empty()
+                         ? new_var(unique_name(CleanName(in->name()) + "_d" + std::to_string(i)))
+                         : param_vars.at(p));
     }
-    mod.attrs["input_name." + std::to_string(params.size())] = in.name();
-    VarRef p = MakeVar(CleanName(in.name()), TensorSInfo(dims, dt));
+    if (!CheckedByteSize(static_dims, dt.bytes()))
+      RELAX_THROW("graph input '" << in->name() << "': declared shape " << DimsText(static_dims)
+                                  << " of " << ToString(dt) << " has more than 2^63-1 bytes");
+    mod.attrs["input_name." + std::to_string(params.size())] = in->name();
+    VarRef p = MakeVar(CleanName(in->name()), TensorSInfo(dims, dt));
     params.push_back(p);
-    ctx.Set(in.name(), Value{p, std::nullopt, false});
+    ctx.Set(in->name(), Value{p, std::nullopt, false});
   }
-  for (const auto& [name, b] : options.bounds)
-    if (!sym_vars.count(name))
+  // --bound NAME: the dim_param as written in the model, or the var's (printed) name.
+  std::map<std::string, std::pair<int64_t, int64_t>> var_bounds;  // by var name
+  for (const auto& [name, b] : options.bounds) {
+    Var v;
+    if (auto it = param_vars.find(name); it != param_vars.end()) v = it->second;
+    for (const Var& s : sym_vars)
+      if (!v.defined() && s->name == name) v = s;
+    if (!v.defined())
       RELAX_THROW("--bound names '" << name << "', which is not a symbolic dim of the model");
+    if (!var_bounds.emplace(v->name, b).second)
+      RELAX_THROW("--bound: dim '" << name << "' is bounded twice");
+  }
+  for (const Var& v : sym_vars)
+    if (auto b = var_bounds.find(v->name); b != var_bounds.end())
+      bb.analyzer().Bind(v, b->second.first, b->second.second);
 
   bb.BeginDataflowBlock();
   for (const auto& n : g.node()) {
@@ -367,6 +464,12 @@ IRModule ImportOnnx(const std::string& path, const OnnxImportOptions& options) {
     if (!ctx.Has(out.name()))
       RELAX_THROW("graph output '" << out.name()
                                    << "' is not produced by any node, input or initializer");
+    if (!out.type().has_tensor_type())
+      RELAX_THROW("graph output '" << out.name() << "' is not declared as a tensor");
+    int elem_type = out.type().tensor_type().elem_type();
+    if (elem_type == onnx::TensorProto::UNDEFINED)
+      RELAX_THROW("graph output '" << out.name() << "' has an undefined element type");
+    DataType declared = OnnxDType(elem_type, "graph output '" + out.name() + "'");
     const Value& v = ctx.Get(out.name());
     Expr e = v.expr;
     if (!e) {
@@ -376,6 +479,9 @@ IRModule ImportOnnx(const std::string& path, const OnnxImportOptions& options) {
       e = ctx.Tensor(fake, 0);
     }
     StructInfo s = e->sinfo;
+    if (s->kind == SIKind::kTensor && s->dtype != declared)
+      RELAX_THROW("graph output '" << out.name() << "' is declared as " << ToString(declared)
+                                   << " but the graph computes " << ToString(s->dtype));
     if (out.type().has_tensor_type() && out.type().tensor_type().has_shape() && s->values) {
       const auto& shp = out.type().tensor_type().shape();
       if (shp.dim_size() != static_cast<int>(s->values->size()))
@@ -384,11 +490,11 @@ IRModule ImportOnnx(const std::string& path, const OnnxImportOptions& options) {
       bb.set_context("graph output '" + out.name() + "': ");
       for (int i = 0; i < shp.dim_size(); ++i) {
         const auto& d = shp.dim(i);
-        if (d.has_dim_value() && d.dim_value() > 0) {
+        if (is_static(d)) {
           bb.UnifyDim((*s->values)[i], IntImm(d.dim_value()), "declared dim " + std::to_string(i));
-        } else if (d.has_dim_param()) {
-          auto it = sym_vars.find(CleanName(d.dim_param()));
-          if (it != sym_vars.end())
+        } else if (!param_of(d).empty()) {
+          auto it = param_vars.find(param_of(d));
+          if (it != param_vars.end())
             bb.UnifyDim((*s->values)[i], it->second, "declared dim " + std::to_string(i));
         }
       }
@@ -421,7 +527,7 @@ IRModule ImportOnnx(const std::string& path, const OnnxImportOptions& options) {
   fn->body = seq;
   fn->ret_sinfo = body->sinfo;
   fn->attrs["global_symbol"] = std::string("main");
-  for (const auto& [name, b] : options.bounds)
+  for (const auto& [name, b] : var_bounds)
     fn->attrs["bound." + name] = std::vector<int64_t>{b.first, b.second};
   std::vector<StructInfo> ps;
   for (const auto& p : params) ps.push_back(p->sinfo);
