@@ -45,7 +45,7 @@ BuildStats Build(IRModule mod, const Target& target, const std::string& out_path
   std::string json = vm.exec.ToJSON();
   runner.Stage("vm-codegen", json);
 
-  runtime::ArtifactParts parts{std::move(so), std::move(vm.params), std::move(json)};
+  runtime::ArtifactParts parts{std::move(so), std::move(vm.params), std::move(json), {}};
   runtime::WriteArtifact(out_path, parts);
   return stats;
 }

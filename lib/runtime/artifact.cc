@@ -1,4 +1,5 @@
-// Artifact writer (atomic temp-file + rename) and verifying loader (checksum, mmap, dlopen).
+// WriteArtifact (the standard sections) and the verifying loader (memfd copy, layout check, params
+// mapping, dlopen).
 #include "relax/runtime/artifact.h"
 
 #include <dlfcn.h>
@@ -17,20 +18,6 @@
 
 namespace relax::runtime {
 namespace {
-
-constexpr char kMagic[8] = {'R', 'E', 'L', 'A', 'X', 'A', 'R', 'T'};
-
-void PutU32(std::string* s, uint32_t v) {
-  for (int i = 0; i < 4; ++i) s->push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-}
-void PutU64(std::string* s, uint64_t v) {
-  for (int i = 0; i < 8; ++i) s->push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-}
-uint64_t GetLE(const uint8_t* p, int n) {
-  uint64_t v = 0;
-  for (int i = n - 1; i >= 0; --i) v = (v << 8) | p[i];
-  return v;
-}
 
 std::string ErrnoText() { return std::strerror(errno); }
 
@@ -55,18 +42,6 @@ void CopyFile(int from, int to, uint64_t size, const std::string& where) {
       left -= static_cast<size_t>(w);
     }
     done += static_cast<uint64_t>(r);
-  }
-}
-
-void WriteAll(int fd, const char* data, size_t n, const std::string& path) {
-  while (n > 0) {
-    ssize_t w = ::write(fd, data, n);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      RELAX_THROW("cannot write artifact '" << path << "': " << ErrnoText());
-    }
-    data += w;
-    n -= static_cast<size_t>(w);
   }
 }
 
@@ -99,54 +74,17 @@ struct Mapping {
 }  // namespace
 
 void WriteArtifact(const std::string& path, const ArtifactParts& parts) {
-  uint64_t elf_size = parts.elf.size();
-  uint64_t params_offset =
-      (elf_size + kArtifactPageSize - 1) / kArtifactPageSize * kArtifactPageSize;
-  uint64_t params_size = parts.params.size();
-  uint64_t exec_offset = params_offset + params_size;
-  uint64_t exec_size = parts.executable_json.size();
-  uint64_t total = exec_offset + exec_size + kArtifactTrailerSize;
-  std::string padding(params_offset - elf_size, '\0');
-
-  XXH3_state_t* st = XXH3_createState();
-  if (!st) RELAX_THROW("cannot write artifact '" << path << "': out of memory");
-  XXH3_64bits_reset(st);
-  XXH3_64bits_update(st, parts.elf.data(), parts.elf.size());
-  XXH3_64bits_update(st, padding.data(), padding.size());
-  XXH3_64bits_update(st, parts.params.data(), parts.params.size());
-  XXH3_64bits_update(st, parts.executable_json.data(), parts.executable_json.size());
-  uint64_t checksum = XXH3_64bits_digest(st);
-  XXH3_freeState(st);
-
-  std::string trailer(kMagic, 8);
-  PutU32(&trailer, kArtifactFormatVersion);
-  PutU32(&trailer, 0);
-  for (uint64_t v : {elf_size, params_offset, params_size, exec_offset, exec_size, checksum, total})
-    PutU64(&trailer, v);
-
-  std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
-  if (fd < 0) RELAX_THROW("cannot create artifact '" << path << "': " << ErrnoText());
-  try {
-    WriteAll(fd, parts.elf.data(), parts.elf.size(), path);
-    WriteAll(fd, padding.data(), padding.size(), path);
-    WriteAll(fd, parts.params.data(), parts.params.size(), path);
-    WriteAll(fd, parts.executable_json.data(), parts.executable_json.size(), path);
-    WriteAll(fd, trailer.data(), trailer.size(), path);
-    if (::fsync(fd) != 0 && errno != EINVAL)
-      RELAX_THROW("cannot write artifact '" << path << "': " << ErrnoText());
-    if (::close(fd) != 0) {
-      fd = -1;
-      RELAX_THROW("cannot write artifact '" << path << "': " << ErrnoText());
-    }
-    fd = -1;
-    if (::rename(tmp.c_str(), path.c_str()) != 0)
-      RELAX_THROW("cannot write artifact '" << path << "': rename failed: " << ErrnoText());
-  } catch (...) {
-    if (fd >= 0) ::close(fd);
-    ::unlink(tmp.c_str());
-    throw;
+  std::vector<SectionData> sections;
+  if (!parts.elf.empty()) sections.push_back({"elf", parts.elf, kArtifactPageSize});
+  sections.push_back({"params", parts.params, kArtifactPageSize});
+  sections.push_back({"executable", parts.executable_json, 8});
+  for (const auto& s : parts.extra) {
+    if (s.name == "elf" || s.name == "params" || s.name == "executable")
+      RELAX_THROW("cannot write artifact '" << path << "': section '" << s.name
+                                            << "' is reserved");
+    sections.push_back(s);
   }
+  WriteSections(path, sections);
 }
 
 std::shared_ptr<LoadedArtifact> LoadedArtifact::Load(const std::string& path) {
@@ -161,6 +99,7 @@ std::shared_ptr<LoadedArtifact> LoadedArtifact::Load(const std::string& path) {
   if (file_size < kArtifactTrailerSize)
     RELAX_THROW(where << " is truncated or not an artifact: " << file_size
                       << " bytes, smaller than the " << kArtifactTrailerSize << "-byte trailer");
+  if (file_size > (uint64_t{1} << 40)) RELAX_THROW(where << " is too large (" << file_size << " bytes)");
 
   // Everything below works on a sealed in-memory copy of the file (memfd): the checksum, the
   // params the VM reads and the code dlopen() maps are the same bytes even if the file changes
@@ -179,41 +118,27 @@ std::shared_ptr<LoadedArtifact> LoadedArtifact::Load(const std::string& path) {
   mapping->keep = copy;
   const uint8_t* base = static_cast<const uint8_t*>(mapping->addr);
 
-  const uint8_t* t = base + file_size - kArtifactTrailerSize;
-  if (std::memcmp(t, kMagic, 8) != 0)
-    RELAX_THROW(where << " has a bad magic: trailer 'RELAXART' not found at the end of the file "
-                         "(not a relaxc artifact, or the file is truncated)");
-  uint32_t version = static_cast<uint32_t>(GetLE(t + 8, 4));
-  if (version != kArtifactFormatVersion)
-    RELAX_THROW(where << " was written by format version " << version
-                      << "; this runtime reads version " << kArtifactFormatVersion);
-  uint64_t elf_size = GetLE(t + 16, 8), params_offset = GetLE(t + 24, 8),
-           params_size = GetLE(t + 32, 8), exec_offset = GetLE(t + 40, 8),
-           exec_size = GetLE(t + 48, 8), checksum = GetLE(t + 56, 8), total = GetLE(t + 64, 8);
-  if (total != file_size)
-    RELAX_THROW(where << " is truncated or has trailing data: trailer says " << total
-                      << " bytes, file has " << file_size);
-  const uint64_t body = file_size - kArtifactTrailerSize;
-  auto bad = [&](const std::string& what) {
-    RELAX_THROW(where << " is corrupt or truncated: " << what << " (elf_size=" << elf_size
-                      << ", params_offset=" << params_offset << ", params_size=" << params_size
-                      << ", exec_offset=" << exec_offset << ", exec_size=" << exec_size
-                      << ", file size " << file_size << ")");
+  std::vector<SectionEntry> sections = ParseSections(base, file_size, where);
+  auto find = [&](const char* name) -> const SectionEntry* {
+    for (const auto& e : sections)
+      if (e.name == name) return &e;
+    return nullptr;
   };
-  if (elf_size > body) bad("ELF section exceeds the file");
-  if (params_offset < elf_size || params_offset > body) bad("params section out of range");
-  if (params_offset % kArtifactPageSize != 0) bad("params section is not page aligned");
-  if (params_size > body - params_offset) bad("params section exceeds the file");
-  if (exec_offset != params_offset + params_size) bad("executable does not follow params");
-  if (exec_size != body - exec_offset) bad("executable section size inconsistent");
-
-  uint64_t actual = XXH3_64bits(base, static_cast<size_t>(exec_offset + exec_size));
-  if (actual != checksum)
-    RELAX_THROW("corrupt " << where << ": checksum mismatch (stored " << std::hex << checksum
-                           << ", computed " << actual << ")");
+  const SectionEntry* exec_sec = find("executable");
+  if (!exec_sec) RELAX_THROW(where << " is corrupt: it has no 'executable' section");
+  const SectionEntry* elf_sec = find("elf");
+  if (elf_sec && elf_sec->offset != 0)
+    RELAX_THROW(where << " is corrupt: the 'elf' section must start at offset 0");
+  const SectionEntry* params_sec = find("params");
+  const uint64_t params_offset = params_sec ? params_sec->offset : 0;
+  const uint64_t params_size = params_sec ? params_sec->size : 0;
+  const uint64_t elf_size = elf_sec ? elf_sec->size : 0;
+  const uint64_t exec_offset = exec_sec->offset, exec_size = exec_sec->size;
 
   std::shared_ptr<LoadedArtifact> art(new LoadedArtifact());
   art->path_ = path;
+  art->base_ = base;
+  art->sections_ = sections;
   try {
     art->exec_ = Executable::FromJSON(
         std::string(reinterpret_cast<const char*>(base + exec_offset), exec_size));
@@ -264,6 +189,16 @@ std::shared_ptr<LoadedArtifact> LoadedArtifact::Load(const std::string& path) {
     }
   }
   return art;
+}
+
+const uint8_t* LoadedArtifact::Section(const std::string& name, uint64_t* size) const {
+  for (const auto& e : sections_)
+    if (e.name == name) {
+      *size = e.size;
+      return base_ + e.offset;
+    }
+  *size = 0;
+  return nullptr;
 }
 
 LoadedArtifact::~LoadedArtifact() {

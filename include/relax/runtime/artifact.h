@@ -1,17 +1,5 @@
-// Artifact file format (ELF kernels + params + executable JSON + trailer) writer and loader.
-//
-// Layout of one artifact file:
-//   [ELF shared object bytes]            offset 0, elf_size bytes (the compiled kernels)
-//   [zero padding to a 4096 multiple]
-//   [params blob]                        params_offset (page aligned), params_size bytes;
-//                                        tensors at 64-aligned offsets inside it
-//   [executable JSON]                    exec_offset = params_offset + params_size, exec_size
-//   [trailer, 72 bytes, little-endian]   magic "RELAXART", u32 format_version (1), u32 0,
-//                                        u64 elf_size, params_offset, params_size,
-//                                        exec_offset, exec_size,
-//                                        checksum = XXH3_64bits(bytes [0, exec_offset+exec_size)),
-//                                        total_file_size
-// The ELF is at offset 0, so the artifact itself is still a loadable .so.
+// The artifact: writing one from its parts, and the verifying loader (LoadedArtifact). The file
+// format (ELF at offset 0, named sections, section table, trailer) is in artifact_format.h.
 #ifndef RELAX_RUNTIME_ARTIFACT_H_
 #define RELAX_RUNTIME_ARTIFACT_H_
 
@@ -20,16 +8,12 @@
 #include <string>
 #include <vector>
 
+#include "relax/runtime/artifact_format.h"
 #include "relax/runtime/c_api.h"
 #include "relax/runtime/executable.h"
 #include "relax/runtime/ndarray.h"
 
 namespace relax::runtime {
-
-inline constexpr uint32_t kArtifactFormatVersion = 1;
-inline constexpr size_t kArtifactTrailerSize = 72;
-inline constexpr uint64_t kArtifactPageSize = 4096;
-inline constexpr uint64_t kParamsAlignment = 64;
 
 /// The pieces of an artifact. `params` is the raw params blob; the executable's kTensor
 /// constants address it by (params_offset, nbytes), offsets 64-aligned. `elf` may be empty
@@ -38,10 +22,14 @@ struct ArtifactParts {
   std::string elf;
   std::string params;
   std::string executable_json;
+  /// More named sections (device binaries, launch tables, plugin payloads); names other than
+  /// "elf", "params" and "executable".
+  std::vector<SectionData> extra;
 };
 
-/// Writes `parts` as an artifact at `path`: to a temporary file in the same directory, then
-/// rename()d over `path`, so a failed write never leaves a partial file. Throws relax::Error
+/// Writes `parts` as an artifact at `path` (sections "elf" at offset 0, "params" page aligned,
+/// "executable", then `extra`; see WriteSections): to a temporary file in the same directory,
+/// then rename()d over `path`, so a failed write never leaves a partial file. Throws relax::Error
 /// (naming the path and errno text) on any I/O failure.
 void WriteArtifact(const std::string& path, const ArtifactParts& parts);
 
@@ -51,9 +39,10 @@ class LoadedArtifact {
   /// Loads and verifies `path`. The file is first copied into a sealed in-memory file
   /// (memfd); every later step reads that copy, so what is verified is what runs, and each
   /// load has its own dynamic-linker identity (reloading a recompiled artifact from the same
-  /// path in one process runs the new kernels). Checks, in order: readable, size >= trailer,
-  /// magic, format version, offsets/sizes consistent with the file size, checksum, executable
-  /// JSON (via Executable::FromJSON), tensor constants within the params section; then the
+  /// path in one process runs the new kernels). Checks, in order: readable, the layout
+  /// (ParseSections: trailer, reserved fields, checksum, section table), an "executable"
+  /// section, "elf" (if any) at offset 0, the executable JSON (Executable::FromJSON), tensor
+  /// constants within the "params" section; then the
   /// params are mapped read-only and the copy is dlopen()ed (RTLD_NOW | RTLD_LOCAL). Throws relax::Error with
   /// a message naming the path and the problem ("truncated", "checksum mismatch",
   /// "format version N", dlerror() text, ...).
@@ -72,6 +61,11 @@ class LoadedArtifact {
   /// For each constant index: the NDArray view into the mmapped params section for a kTensor
   /// constant, an undefined NDArray otherwise. Views keep the mapping alive on their own.
   const std::vector<NDArray>& constant_tensors() const { return constant_tensors_; }
+  /// The section named `name` (read-only bytes in the loaded copy), or nullptr with *size = 0
+  /// when the artifact has none.
+  const uint8_t* Section(const std::string& name, uint64_t* size) const;
+  /// Every section of the artifact, in table order.
+  const std::vector<SectionEntry>& sections() const { return sections_; }
   /// The raw params section (read-only; size params_size()).
   const uint8_t* params_data() const { return params_data_; }
   uint64_t params_size() const { return params_size_; }
@@ -80,7 +74,9 @@ class LoadedArtifact {
   LoadedArtifact() = default;
   std::string path_;
   Executable exec_;
-  std::shared_ptr<void> params_mapping_;
+  std::shared_ptr<void> params_mapping_;  // the whole loaded copy
+  const uint8_t* base_ = nullptr;
+  std::vector<SectionEntry> sections_;
   const uint8_t* params_data_ = nullptr;
   uint64_t params_size_ = 0;
   std::vector<NDArray> constant_tensors_;

@@ -2,6 +2,7 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 #include <cstring>
 #include <filesystem>
@@ -310,8 +311,8 @@ TEST_F(ArtifactTest, KernelFailureAndUnknownCallee) {
 TEST_F(ArtifactTest, Truncated) {
   std::string path = WriteGood("trunc_src.so");
   std::string bytes = ReadFile(path);
-  for (size_t cut : {size_t{0}, size_t{10}, size_t{71}, size_t{4096}, bytes.size() / 2,
-                     bytes.size() - 1, bytes.size() - 72, bytes.size() - 100}) {
+  for (size_t cut : {size_t{0}, size_t{10}, size_t{63}, size_t{4096}, bytes.size() / 2,
+                     bytes.size() - 1, bytes.size() - 64, bytes.size() - 100}) {
     std::string p = Path("trunc.so");
     WriteFile(p, bytes.substr(0, cut));
     std::string msg = ErrorOf([&] { LoadedArtifact::Load(p); });
@@ -321,7 +322,7 @@ TEST_F(ArtifactTest, Truncated) {
 
 TEST_F(ArtifactTest, FlippedByteIsChecksumMismatch) {
   std::string bytes = ReadFile(WriteGood("flip_src.so"));
-  for (size_t pos : {size_t{100}, bytes.size() - 72 - 5}) {
+  for (size_t pos : {size_t{100}, bytes.size() - 64 - 5}) {
     std::string b = bytes;
     b[pos] ^= 0x40;
     WriteFile(Path("flip.so"), b);
@@ -334,20 +335,88 @@ TEST_F(ArtifactTest, FlippedByteIsChecksumMismatch) {
 TEST_F(ArtifactTest, WrongVersionBadMagicMissingFile) {
   std::string bytes = ReadFile(WriteGood("v_src.so"));
   std::string b = bytes;
-  b[b.size() - 72 + 8] = 2;
-  WriteFile(Path("v2.so"), b);
+  b[b.size() - 64 + 8] = 1;  // format 1: the three fixed sections of b8ce390
+  WriteFile(Path("v1.so"), b);
   EXPECT_NE(ErrorOf([&] {
-              LoadedArtifact::Load(Path("v2.so"));
-            }).find("was written by format version 2; this runtime reads version 1"),
+              LoadedArtifact::Load(Path("v1.so"));
+            }).find("was written by format version 1; this runtime reads version 2"),
             std::string::npos);
   b = bytes;
-  b[b.size() - 72] = 'X';
+  b[b.size() - 64] = 'X';
   WriteFile(Path("magic.so"), b);
   EXPECT_NE(ErrorOf([&] { LoadedArtifact::Load(Path("magic.so")); }).find("magic"),
             std::string::npos);
   std::string msg = ErrorOf([&] { LoadedArtifact::Load(Path("does_not_exist.so")); });
   EXPECT_NE(msg.find("cannot open"), std::string::npos) << msg;
   EXPECT_NE(msg.find("does_not_exist.so"), std::string::npos) << msg;
+}
+
+// Named sections beyond the standard three round-trip; every reserved field and table entry is
+// checked (edits inside the checksummed range get a recomputed checksum, so the table checks
+// themselves are what must catch them).
+TEST_F(ArtifactTest, SectionTable) {
+  std::string path = Path("sections.so");
+  ArtifactParts parts{*elf_, Params(), AddOneExecutable().ToJSON(), {}};
+  parts.extra.push_back({"launch_table", "kernel0 grid=(n,1,1)", 8});
+  parts.extra.push_back({"cubin.sm_90", std::string(5000, '\x7f'), 256});
+  WriteArtifact(path, parts);
+  auto art = LoadedArtifact::Load(path);
+  uint64_t size = 0;
+  const uint8_t* lt = art->Section("launch_table", &size);
+  ASSERT_NE(lt, nullptr);
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(lt), size), "kernel0 grid=(n,1,1)");
+  const uint8_t* cubin = art->Section("cubin.sm_90", &size);
+  ASSERT_NE(cubin, nullptr);
+  EXPECT_EQ(size, 5000u);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(cubin) % 256, 0u);
+  EXPECT_EQ(art->Section("nope", &size), nullptr);
+  EXPECT_EQ(art->sections().size(), 5u);
+  EXPECT_NE(ErrorOf([&] { WriteArtifact(Path("x.so"), {*elf_, "", "{}", {{"params", "", 8}}}); })
+                .find("reserved"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf([&] { WriteArtifact(Path("x.so"), {*elf_, "", "{}", {{"a b", "", 8}}}); })
+                .find("bad section name"),
+            std::string::npos);
+
+  const std::string bytes = ReadFile(path);
+  const size_t trailer = bytes.size() - 64;
+  auto u64 = [&](const std::string& b, size_t at) {
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; --i) v = (v << 8) | static_cast<uint8_t>(b[at + i]);
+    return v;
+  };
+  auto put = [](std::string* b, size_t at, uint64_t v) {
+    for (int i = 0; i < 8; ++i) (*b)[at + i] = static_cast<char>((v >> (8 * i)) & 0xff);
+  };
+  const size_t table = u64(bytes, trailer + 16);
+  auto reload = [&](std::string b, bool fix_checksum) {
+    if (fix_checksum) put(&b, b.size() - 64 + 40, XXH3_64bits(b.data(), b.size() - 64));
+    WriteFile(Path("edit.so"), b);
+    return ErrorOf([&] { LoadedArtifact::Load(Path("edit.so")); });
+  };
+  for (size_t field : {size_t{12}, size_t{32}, size_t{56}}) {  // reserved trailer fields
+    std::string b = bytes;
+    b[trailer + field] = 1;
+    EXPECT_NE(reload(b, false).find("reserved trailer field"), std::string::npos) << field;
+  }
+  std::string b = bytes;
+  put(&b, table + 56, 1);  // reserved field of entry 0
+  EXPECT_NE(reload(b, true).find("reserved field is not 0"), std::string::npos);
+  b = bytes;
+  put(&b, table + 64 + 48, 3);  // alignment 3
+  EXPECT_NE(reload(b, true).find("bad alignment"), std::string::npos);
+  b = bytes;
+  put(&b, table + 64 + 40, u64(bytes, table + 64 + 40) + 1 * 1000000);  // size past the table
+  EXPECT_NE(reload(b, true).find("out of bounds"), std::string::npos);
+  b = bytes;
+  put(&b, table + 64 + 32, 0);  // second section moved onto the ELF
+  EXPECT_NE(reload(b, true).find("overlap"), std::string::npos);
+  b = bytes;
+  std::memcpy(&b[table + 64], "elf\0\0\0\0", 7);  // "params" renamed to a duplicate "elf"
+  EXPECT_NE(reload(b, true).find("duplicate"), std::string::npos);
+  b = bytes;
+  put(&b, trailer + 24, 1000000);  // section count
+  EXPECT_NE(reload(b, false).find("bad section count"), std::string::npos);
 }
 
 TEST_F(ArtifactTest, BadTensorConstantsAndJson) {

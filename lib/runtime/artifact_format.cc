@@ -1,0 +1,186 @@
+// Artifact layout: section table + trailer writer (atomic temp file + rename) and validator.
+#include "relax/runtime/artifact_format.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <set>
+
+#include "relax/support/error.h"
+
+namespace relax::runtime {
+
+namespace {
+
+constexpr char kMagic[8] = {'R', 'E', 'L', 'A', 'X', 'A', 'R', 'T'};
+constexpr uint64_t kMaxSections = 1024;
+constexpr uint64_t kMaxAlignment = 1 << 20;
+
+void PutU32(std::string* s, uint32_t v) {
+  for (int i = 0; i < 4; ++i) s->push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+void PutU64(std::string* s, uint64_t v) {
+  for (int i = 0; i < 8; ++i) s->push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+uint64_t GetLE(const uint8_t* p, int n) {
+  uint64_t v = 0;
+  for (int i = n - 1; i >= 0; --i) v = (v << 8) | p[i];
+  return v;
+}
+std::string ErrnoText() { return std::strerror(errno); }
+
+bool ValidName(const std::string& n) {
+  if (n.empty() || n.size() > 31) return false;
+  for (char c : n)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-'))
+      return false;
+  return true;
+}
+bool PowerOfTwo(uint64_t a) { return a != 0 && (a & (a - 1)) == 0 && a <= kMaxAlignment; }
+
+void WriteAll(int fd, const char* data, size_t n, const std::string& path) {
+  while (n > 0) {
+    ssize_t w = ::write(fd, data, n);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      RELAX_THROW("cannot write artifact '" << path << "': " << ErrnoText());
+    }
+    data += w;
+    n -= static_cast<size_t>(w);
+  }
+}
+
+}  // namespace
+
+void WriteSections(const std::string& path, const std::vector<SectionData>& in) {
+  // "elf" first (offset 0: the file stays a loadable .so), then the others in order.
+  std::vector<const SectionData*> order;
+  for (const auto& s : in)
+    if (s.name == "elf") order.push_back(&s);
+  for (const auto& s : in)
+    if (s.name != "elf") order.push_back(&s);
+  std::set<std::string> names;
+  for (const SectionData* s : order) {
+    if (!ValidName(s->name))
+      RELAX_THROW("cannot write artifact '" << path << "': bad section name '" << s->name << "'");
+    if (!PowerOfTwo(s->alignment))
+      RELAX_THROW("cannot write artifact '" << path << "': section '" << s->name
+                                            << "' has a bad alignment " << s->alignment);
+    if (!names.insert(s->name).second)
+      RELAX_THROW("cannot write artifact '" << path << "': duplicate section '" << s->name << "'");
+  }
+  std::string body, table;
+  for (const SectionData* s : order) {
+    uint64_t offset = (body.size() + s->alignment - 1) / s->alignment * s->alignment;
+    body.resize(offset, '\0');
+    body += s->bytes;
+    std::string name(32, '\0');
+    std::memcpy(name.data(), s->name.data(), s->name.size());
+    table += name;
+    for (uint64_t v : {offset, static_cast<uint64_t>(s->bytes.size()), s->alignment, uint64_t{0}})
+      PutU64(&table, v);
+  }
+  body.resize((body.size() + 7) / 8 * 8, '\0');
+  const uint64_t table_offset = body.size();
+  body += table;
+  const uint64_t checksum = XXH3_64bits(body.data(), body.size());
+  std::string trailer(kMagic, 8);
+  PutU32(&trailer, kArtifactFormatVersion);
+  PutU32(&trailer, 0);
+  for (uint64_t v : {table_offset, static_cast<uint64_t>(order.size()), uint64_t{0}, checksum,
+                     static_cast<uint64_t>(body.size() + kArtifactTrailerSize), uint64_t{0}})
+    PutU64(&trailer, v);
+
+  std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+  if (fd < 0) RELAX_THROW("cannot create artifact '" << path << "': " << ErrnoText());
+  try {
+    WriteAll(fd, body.data(), body.size(), path);
+    WriteAll(fd, trailer.data(), trailer.size(), path);
+    if (::fsync(fd) != 0 && errno != EINVAL)
+      RELAX_THROW("cannot write artifact '" << path << "': " << ErrnoText());
+    if (::close(fd) != 0) {
+      fd = -1;
+      RELAX_THROW("cannot write artifact '" << path << "': " << ErrnoText());
+    }
+    fd = -1;
+    if (::rename(tmp.c_str(), path.c_str()) != 0)
+      RELAX_THROW("cannot write artifact '" << path << "': rename failed: " << ErrnoText());
+  } catch (...) {
+    if (fd >= 0) ::close(fd);
+    ::unlink(tmp.c_str());
+    throw;
+  }
+}
+
+std::vector<SectionEntry> ParseSections(const uint8_t* base, uint64_t file_size,
+                                        const std::string& where) {
+  if (file_size < kArtifactTrailerSize)
+    RELAX_THROW(where << " is truncated or not an artifact: " << file_size
+                      << " bytes, smaller than the " << kArtifactTrailerSize << "-byte trailer");
+  const uint8_t* t = base + file_size - kArtifactTrailerSize;
+  if (std::memcmp(t, kMagic, 8) != 0)
+    RELAX_THROW(where << " has a bad magic: trailer 'RELAXART' not found at the end of the file "
+                         "(not a relaxc artifact, or the file is truncated)");
+  uint32_t version = static_cast<uint32_t>(GetLE(t + 8, 4));
+  if (version != kArtifactFormatVersion)
+    RELAX_THROW(where << " was written by format version " << version
+                      << "; this runtime reads version " << kArtifactFormatVersion
+                      << " (recompile the model with this relaxc)");
+  const uint64_t reserved0 = GetLE(t + 12, 4), table_offset = GetLE(t + 16, 8),
+                 num = GetLE(t + 24, 8), reserved1 = GetLE(t + 32, 8),
+                 checksum = GetLE(t + 40, 8), total = GetLE(t + 48, 8),
+                 reserved2 = GetLE(t + 56, 8);
+  auto bad = [&](const std::string& what) {
+    RELAX_THROW(where << " is corrupt or truncated: " << what << " (table_offset=" << table_offset
+                      << ", sections=" << num << ", file size " << file_size << ")");
+  };
+  if (total != file_size)
+    RELAX_THROW(where << " is truncated or has trailing data: trailer says " << total
+                      << " bytes, file has " << file_size);
+  if (reserved0 != 0 || reserved1 != 0 || reserved2 != 0) bad("reserved trailer field is not 0");
+  const uint64_t body = file_size - kArtifactTrailerSize;
+  if (num == 0 || num > kMaxSections) bad("bad section count");
+  if (table_offset % 8 != 0 || table_offset > body || num * kSectionEntrySize != body - table_offset)
+    bad("section table out of place");
+  uint64_t actual = XXH3_64bits(base, static_cast<size_t>(body));
+  if (actual != checksum)
+    RELAX_THROW("corrupt " << where << ": checksum mismatch (stored " << std::hex << checksum
+                           << ", computed " << actual << ")");
+  std::vector<SectionEntry> out;
+  std::set<std::string> names;
+  for (uint64_t i = 0; i < num; ++i) {
+    const uint8_t* e = base + table_offset + i * kSectionEntrySize;
+    const char* n = reinterpret_cast<const char*>(e);
+    size_t len = strnlen(n, 32);
+    SectionEntry s;
+    s.name.assign(n, len);
+    for (size_t k = len; k < 32; ++k)
+      if (n[k] != 0) bad("section " + std::to_string(i) + " name is not NUL-padded");
+    s.offset = GetLE(e + 32, 8);
+    s.size = GetLE(e + 40, 8);
+    s.alignment = GetLE(e + 48, 8);
+    const std::string w = "section '" + s.name + "'";
+    if (!ValidName(s.name)) bad("section " + std::to_string(i) + " has a bad name");
+    if (GetLE(e + 56, 8) != 0) bad(w + ": reserved field is not 0");
+    if (!PowerOfTwo(s.alignment)) bad(w + ": bad alignment " + std::to_string(s.alignment));
+    if (s.offset % s.alignment != 0) bad(w + ": offset not aligned");
+    if (s.offset > table_offset || s.size > table_offset - s.offset) bad(w + ": out of bounds");
+    if (!names.insert(s.name).second) bad("duplicate " + w);
+    out.push_back(s);
+  }
+  std::vector<SectionEntry> sorted = out;
+  std::sort(sorted.begin(), sorted.end(),
+            [](const SectionEntry& a, const SectionEntry& b) { return a.offset < b.offset; });
+  for (size_t i = 1; i < sorted.size(); ++i)
+    if (sorted[i - 1].offset + sorted[i - 1].size > sorted[i].offset)
+      bad("sections '" + sorted[i - 1].name + "' and '" + sorted[i].name + "' overlap");
+  return out;
+}
+
+}  // namespace relax::runtime
