@@ -92,7 +92,7 @@ class VMCodegenImpl {
     if (e.kind() == PrimKind::kVar) {
       auto it = slots_.find(e.get());
       if (it == slots_.end())
-        RELAX_THROW(ctx << ": symbolic dim '" << e->name
+        RELAX_THROW(ctx << ": symbolic dim '" << VarName(e)
                         << "' is not bound by any model input (data-dependent shapes are not "
                            "supported yet)");
       toks->insert(toks->end(), {1, it->second});
@@ -124,8 +124,8 @@ class VMCodegenImpl {
       default:
         RELAX_THROW(ctx << ": cannot evaluate shape expression " << ToString(e) << " in the VM");
     }
-    Program(e->operands[0], toks, ctx);
-    Program(e->operands[1], toks, ctx);
+    Program(e.as<tir::BinaryOpNode>()->a, toks, ctx);
+    Program(e.as<tir::BinaryOpNode>()->b, toks, ctx);
     toks->insert(toks->end(), {opcode, 0});
   }
   Arg ShapeProgram(const std::vector<PrimExpr>& dims, const std::string& ctx) {
@@ -159,7 +159,7 @@ class VMCodegenImpl {
         if (e.AsInt(&c)) {
           pattern.insert(pattern.end(), {0, c});
         } else if (e.kind() == PrimKind::kVar) {
-          names += e->name;
+          names += VarName(e);
           pattern.insert(pattern.end(), {bound[e.get()] ? 2 : 1, slots_.at(e.get())});
           bound[e.get()] = true;
         } else {
@@ -179,13 +179,13 @@ class VMCodegenImpl {
                        const std::string& what) {
     for (const auto& d : dims) {
       if (d.kind() != PrimKind::kVar || bound_checked_.count(d.get())) continue;
-      auto it = fn->attrs.find("bound." + d->name);
+      auto it = fn->attrs.find("bound." + VarName(d));
       if (it == fn->attrs.end()) continue;
       const auto* range = std::get_if<std::vector<int64_t>>(&it->second);
       if (!range || range->size() != 2) continue;
       bound_checked_.insert(d.get());
-      std::string msg = what + ": dim '" + d->name + "' is outside the bound " + d->name + "=" +
-                        std::to_string((*range)[0]) + ".." + std::to_string((*range)[1]) +
+      std::string msg = what + ": dim '" + VarName(d) + "' is outside the bound " + VarName(d) +
+                        "=" + std::to_string((*range)[0]) + ".." + std::to_string((*range)[1]) +
                         " the model was compiled with (clamped vs actual value)";
       PrimExpr clamped = Max(Min(d, PrimExpr((*range)[1])), PrimExpr((*range)[0]));
       Call("vm.builtin.check_dims_equal", {Reg(heap_), ShapeProgram({clamped, d}, what), Str(msg)},
