@@ -230,26 +230,27 @@ class Canonicalizer {
   class KeyWriter : public tir::ExprVisitor {
    public:
     explicit KeyWriter(std::ostringstream& os) : os_(os) {}
+    // Every expression's text ends with ',' so children never run together.
     void VisitExpr(const PrimExpr& e) override {
       switch (e.kind()) {
         case PrimKind::kVar:
           os_ << VarName(e) << "#" << static_cast<const void*>(e.get());
-          return;
+          break;
         case PrimKind::kIntImm:
           os_ << e.as<tir::IntImmNode>()->value;
-          return;
+          break;
         case PrimKind::kFloatImm:
           os_ << e.as<tir::FloatImmNode>()->value;
-          return;
-        default:
           break;
+        default:
+          os_ << "~" << static_cast<int>(e.kind());
+          if (const auto* c = e.as<tir::CallNode>()) os_ << c->op;
+          if (const auto* r = e.as<tir::ReduceNode>()) os_ << r->combiner;
+          os_ << "(";
+          tir::ExprVisitor::VisitExpr(e);
+          os_ << ")";
       }
-      os_ << "~" << static_cast<int>(e.kind());
-      if (const auto* c = e.as<tir::CallNode>()) os_ << c->op;
-      if (const auto* r = e.as<tir::ReduceNode>()) os_ << r->combiner;
-      os_ << "(";
-      tir::ExprVisitor::VisitExpr(e);
-      os_ << ")";
+      os_ << ",";
     }
     void VisitBuffer(const Buffer& b) override { os_ << b->name << ":"; }
 
