@@ -328,10 +328,11 @@ void Emitter::EmitParallelFor(const tir::ForNode* op) {
       b_.setInsertionPoint(loop.getBody()->getTerminator());
       Value iv = mlir::arith::IndexCastOp::create(b_, loc_, i64, loop.getInductionVar());
       int64_t mn;
+      if (!op->min.AsInt(&mn) || mn != 0)
+        iv = mlir::arith::AddIOp::create(b_, loc_, Cast64(VisitExpr(op->min)), iv);
+      mlir::Type vt = ScalarType(op->loop_var.dtype());
       vars_[op->loop_var.get()] =
-          op->min.AsInt(&mn) && mn == 0
-              ? iv
-              : Value(mlir::arith::AddIOp::create(b_, loc_, Cast64(VisitExpr(op->min)), iv));
+          vt == i64 ? iv : Value(mlir::arith::TruncIOp::create(b_, loc_, vt, iv));
       VisitStmt(op->body);
     }
     Value st = mlir::LLVM::LoadOp::create(b_, loc_, i32, status_);
@@ -367,8 +368,8 @@ void Emitter::EmitSerialFor(const tir::ForNode* op, const char* hint) {
   if (hint) loop->setAttr("relax.loop_hint", b_.getStringAttr(hint));
   mlir::OpBuilder::InsertionGuard guard(b_);
   b_.setInsertionPoint(loop.getBody()->getTerminator());
-  vars_[op->loop_var.get()] =
-      mlir::arith::IndexCastOp::create(b_, loc_, b_.getI64Type(), loop.getInductionVar());
+  vars_[op->loop_var.get()] = mlir::arith::IndexCastOp::create(
+      b_, loc_, ScalarType(op->loop_var.dtype()), loop.getInductionVar());
   VisitStmt(op->body);
 }
 
