@@ -6,7 +6,7 @@
 //   [params blob]                        params_offset (page aligned), params_size bytes;
 //                                        tensors at 64-aligned offsets inside it
 //   [executable JSON]                    exec_offset = params_offset + params_size, exec_size
-//   [trailer, 72 bytes, little-endian]   magic "RELAXART", u32 format_version (1), u32 0,
+//   [trailer, 72 bytes, little-endian]   magic "RELAXART", u32 format_version (2), u32 0,
 //                                        u64 elf_size, params_offset, params_size,
 //                                        exec_offset, exec_size,
 //                                        checksum = XXH3_64bits(bytes [0, exec_offset+exec_size)),
@@ -26,7 +26,8 @@
 
 namespace relax::runtime {
 
-inline constexpr uint32_t kArtifactFormatVersion = 1;
+/// 2: parallel-loop bodies take a range (ctx, begin, end) (version 1: one index).
+inline constexpr uint32_t kArtifactFormatVersion = 2;
 inline constexpr size_t kArtifactTrailerSize = 72;
 inline constexpr uint64_t kArtifactPageSize = 4096;
 inline constexpr uint64_t kParamsAlignment = 64;

@@ -308,11 +308,17 @@ TEST_F(ArtifactTest, FlippedByteIsChecksumMismatch) {
 TEST_F(ArtifactTest, WrongVersionBadMagicMissingFile) {
   std::string bytes = ReadFile(WriteGood("v_src.so"));
   std::string b = bytes;
-  b[b.size() - 72 + 8] = 2;
+  b[b.size() - 72 + 8] = static_cast<char>(kArtifactFormatVersion + 1);
   WriteFile(Path("v2.so"), b);
+  std::string want = "was written by format version " + std::to_string(kArtifactFormatVersion + 1) +
+                     "; this runtime reads version " + std::to_string(kArtifactFormatVersion);
+  EXPECT_NE(ErrorOf([&] { LoadedArtifact::Load(Path("v2.so")); }).find(want), std::string::npos);
+  // Version 1 artifacts call parallel bodies with one index: refused, never misrun.
+  b[b.size() - 72 + 8] = 1;
+  WriteFile(Path("v1.so"), b);
   EXPECT_NE(ErrorOf([&] {
-              LoadedArtifact::Load(Path("v2.so"));
-            }).find("was written by format version 2; this runtime reads version 1"),
+              LoadedArtifact::Load(Path("v1.so"));
+            }).find("was written by format version 1; this runtime reads version 2"),
             std::string::npos);
   b = bytes;
   b[b.size() - 72] = 'X';
