@@ -358,8 +358,9 @@ void Emitter::VisitStmt_(const tir::SeqStmtNode* op, const tir::Stmt&) {
 }
 
 // An scf.for over [min, min + extent). `hint` ("vectorize" / "unroll") is recorded as the
-// discardable attribute relax.loop_hint: the loop runs serially and LLVM's loop
-// vectorizer / unroller (O3) make the final decision.
+// discardable attribute relax.loop_hint and as a marker call at the start of the body, which
+// ApplyLoopHints turns into LLVM loop metadata (llvm.loop.vectorize.enable /
+// llvm.loop.unroll.enable): LLVM's vectorizer / unroller do the transformation.
 void Emitter::EmitSerialFor(const tir::ForNode* op, const char* hint) {
   Value lo = Index(op->min);
   Value hi = mlir::arith::AddIOp::create(b_, loc_, lo, Index(op->extent));
@@ -368,6 +369,10 @@ void Emitter::EmitSerialFor(const tir::ForNode* op, const char* hint) {
   if (hint) loop->setAttr("relax.loop_hint", b_.getStringAttr(hint));
   mlir::OpBuilder::InsertionGuard guard(b_);
   b_.setInsertionPoint(loop.getBody()->getTerminator());
+  if (hint)
+    mlir::func::CallOp::create(b_, loc_,
+                               RuntimeDecl(kLoopHintPrefix + hint, b_.getFunctionType({}, {})),
+                               mlir::ValueRange{});
   vars_[op->loop_var.get()] = mlir::arith::IndexCastOp::create(
       b_, loc_, ScalarType(op->loop_var.dtype()), loop.getInductionVar());
   VisitStmt(op->body);

@@ -169,14 +169,26 @@ prim_func @kinds(A: Buffer[f32, (n)], B: Buffer[f32, (4)], C: Buffer[f32, (n)]) 
 }
 )";
 
-// Vectorized and long unrolled loops keep their kind as a hint on the scf.for; short
-// constant unrolled loops are unrolled by the bridge. Results are unchanged.
+// Vectorized and long unrolled loops keep their kind as a hint on the scf.for that becomes
+// LLVM loop metadata; short constant unrolled loops are unrolled by the bridge. Results are
+// unchanged.
 TEST(TirCodegenTest, VectorizedAndUnrolledLoopsAreNotSilent) {
   std::string mlir = MlirOf(kLoopKinds);
   EXPECT_EQ(Count(mlir, "relax.loop_hint = \"vectorize\""), 1u) << mlir;
   EXPECT_EQ(Count(mlir, "relax.loop_hint = \"unroll\""), 1u) << mlir;
   EXPECT_EQ(Count(mlir, "scf.for"), 2u) << mlir;       // the vectorized and the long unrolled
   EXPECT_EQ(Count(mlir, "memref.store"), 6u) << mlir;  // 1 + 4 unrolled copies + 1
+
+  // The hints reach LLVM as loop metadata on those two loops (seen before optimization
+  // consumes it, at -O0), and no marker call is left behind.
+  std::ostringstream llvm_ir;
+  CodegenOptions o0;
+  o0.opt_level = 0;
+  o0.dump_llvm = &llvm_ir;
+  BuildSharedObject(Parse(kLoopKinds), Target::Parse("cpu"), o0);
+  EXPECT_EQ(Count(llvm_ir.str(), "!\"llvm.loop.vectorize.enable\", i1 true"), 1u) << llvm_ir.str();
+  EXPECT_EQ(Count(llvm_ir.str(), "!\"llvm.loop.unroll.enable\", i1 true"), 1u) << llvm_ir.str();
+  EXPECT_EQ(Count(llvm_ir.str(), "relax_loop_hint"), 0u) << llvm_ir.str();
 
   Kernels k(kLoopKinds);
   RelaxPackedFunc f = k.Get("kinds");
