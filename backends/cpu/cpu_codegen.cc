@@ -178,9 +178,11 @@ std::string BuildSharedObject(const IRModule& mod, const Target& target,
   }
 
   llvm::LLVMContext llctx;
+  codegen::QuietMissedLoopHints(llctx);
   std::unique_ptr<llvm::Module> llmod =
       mlir::translateModuleToLLVMIR(*module, llctx, "relax_kernels");
   if (!llmod) RELAX_THROW("translating MLIR to LLVM IR failed");
+  codegen::ApplyLoopHints(*llmod);
   auto tm = MakeTargetMachine(target);
   llmod->setDataLayout(tm->createDataLayout());
   llmod->setTargetTriple(tm->getTargetTriple());

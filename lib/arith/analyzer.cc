@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "relax/ir/tir_functor.h"
 #include "relax/support/error.h"
 
 namespace relax::arith {
@@ -37,13 +38,45 @@ Bound MulB(Bound a, Bound b) {
   int64_t c[4] = {SatMul(a.lo, b.lo), SatMul(a.lo, b.hi), SatMul(a.hi, b.lo), SatMul(a.hi, b.hi)};
   return {*std::min_element(c, c + 4), *std::max_element(c, c + 4)};
 }
-int64_t FloorDivI(int64_t a, int64_t b) {
+// Bound ends: +-inf stay infinite (b != 0).
+int64_t FloorDivBound(int64_t a, int64_t b) {
   if (a == kNegInf || a == kPosInf) return (a < 0) == (b < 0) ? kPosInf : kNegInf;
+  if (b == -1) return a == kNegInf ? kPosInf : -a;
   int64_t q = a / b;
   if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
   return q;
 }
-int64_t FloorModI(int64_t a, int64_t b) { return a - FloorDivI(a, b) * b; }
+
+// An int64 overflow in the exact (polynomial) arithmetic; the Analyzer's entry points turn
+// it into a relax::Error naming the expression being simplified.
+struct PolyOverflow {
+  std::string what;
+};
+[[noreturn]] void Overflow(int64_t a, const char* op, int64_t b) {
+  throw PolyOverflow{std::to_string(a) + " " + op + " " + std::to_string(b)};
+}
+int64_t CheckedAdd(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_add_overflow(a, b, &r)) Overflow(a, "+", b);
+  return r;
+}
+int64_t CheckedMul(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_mul_overflow(a, b, &r)) Overflow(a, "*", b);
+  return r;
+}
+// Exact floor division / modulo of constants (b != 0).
+int64_t FloorDivI(int64_t a, int64_t b) {
+  if (b == -1) return CheckedMul(a, -1);
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+  return q;
+}
+int64_t FloorModI(int64_t a, int64_t b) {
+  if (b == -1) return 0;
+  int64_t r = a % b;
+  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
 
 // ---- polynomial over atoms ------------------------------------------------------
 using Mono = std::vector<int>;  // sorted atom ids (with multiplicity); empty = constant
@@ -52,12 +85,12 @@ using Poly = std::map<Mono, int64_t>;
 void AddTerm(Poly* p, const Mono& m, int64_t c) {
   if (c == 0) return;
   int64_t& v = (*p)[m];
-  v += c;
+  v = CheckedAdd(v, c);
   if (v == 0) p->erase(m);
 }
 Poly AddP(const Poly& a, const Poly& b, int64_t sb = 1) {
   Poly r = a;
-  for (const auto& [m, c] : b) AddTerm(&r, m, c * sb);
+  for (const auto& [m, c] : b) AddTerm(&r, m, CheckedMul(c, sb));
   return r;
 }
 Poly MulP(const Poly& a, const Poly& b) {
@@ -67,7 +100,7 @@ Poly MulP(const Poly& a, const Poly& b) {
       Mono m = ma;
       m.insert(m.end(), mb.begin(), mb.end());
       std::sort(m.begin(), m.end());
-      AddTerm(&r, m, ca * cb);
+      AddTerm(&r, m, CheckedMul(ca, cb));
     }
   return r;
 }
@@ -112,28 +145,24 @@ class Canonicalizer {
   }
 
   Poly ToPoly(const PrimExpr& e) {
-    const PrimExprNode* n = e.get();
-    switch (n->kind) {
-      case PrimKind::kIntImm:
-        return ConstP(n->int_value);
-      case PrimKind::kVar:
-        return AtomP(e);
+    if (const auto* n = e.as<tir::IntImmNode>()) return ConstP(n->value);
+    if (e.kind() == PrimKind::kVar) return AtomP(e);
+    const auto* n = e.as<tir::BinaryOpNode>();
+    switch (n ? n->kind : PrimKind::kNot) {
       case PrimKind::kAdd:
-        return AddP(ToPoly(n->operands[0]), ToPoly(n->operands[1]));
+        return AddP(ToPoly(n->a), ToPoly(n->b));
       case PrimKind::kSub:
-        return AddP(ToPoly(n->operands[0]), ToPoly(n->operands[1]), -1);
+        return AddP(ToPoly(n->a), ToPoly(n->b), -1);
       case PrimKind::kMul:
-        return MulP(ToPoly(n->operands[0]), ToPoly(n->operands[1]));
+        return MulP(ToPoly(n->a), ToPoly(n->b));
       case PrimKind::kFloorDiv:
       case PrimKind::kFloorMod:
-        return DivMod(e);
+        return DivMod(n, e.dtype());
       case PrimKind::kMin:
       case PrimKind::kMax:
-        return MinMax(e);
-      default: {
-        PrimExpr s = SimplifyNonInt(e);
-        return AtomP(s);
-      }
+        return MinMax(n, e.dtype());
+      default:
+        return AtomP(SimplifyNonInt(e));
     }
   }
 
@@ -166,14 +195,18 @@ class Canonicalizer {
       if (!out.defined()) {
         out = c == 1 ? prod : MulRaw(prod, IntImm(c, t));
       } else {
+        if (c == kNegInf) {  // -c does not exist in int64: add the negative term
+          out = AddRaw(out, MulRaw(prod, IntImm(c, t)));
+          continue;
+        }
         int64_t mag = c < 0 ? -c : c;
         PrimExpr term = mag == 1 ? prod : MulRaw(prod, IntImm(mag, t));
         out = c < 0 ? SubRaw(out, term) : AddRaw(out, term);
       }
     }
     if (!out.defined()) return IntImm(konst, t);
-    if (konst > 0) out = AddRaw(out, IntImm(konst, t));
-    if (konst < 0) out = SubRaw(out, IntImm(-konst, t));
+    if (konst > 0 || konst == kNegInf) out = AddRaw(out, IntImm(konst, t));
+    if (konst < 0 && konst != kNegInf) out = SubRaw(out, IntImm(-konst, t));
     return out;
   }
 
@@ -192,28 +225,39 @@ class Canonicalizer {
     KeyRec(os, e);
     return os.str();
   }
-  void KeyRec(std::ostringstream& os, const PrimExpr& e) {
-    const PrimExprNode* n = e.get();
-    if (n->kind == PrimKind::kVar) {
-      os << n->name << "#" << static_cast<const void*>(n);
-      return;
+  // A key that is equal for deep-equal expressions: vars by identity, other nodes by
+  // kind, their names (intrinsic, combiner, buffer) and their children in order.
+  class KeyWriter : public tir::ExprVisitor {
+   public:
+    explicit KeyWriter(std::ostringstream& os) : os_(os) {}
+    // Every expression's text ends with ',' so children never run together.
+    void VisitExpr(const PrimExpr& e) override {
+      switch (e.kind()) {
+        case PrimKind::kVar:
+          os_ << VarName(e) << "#" << static_cast<const void*>(e.get());
+          break;
+        case PrimKind::kIntImm:
+          os_ << e.as<tir::IntImmNode>()->value;
+          break;
+        case PrimKind::kFloatImm:
+          os_ << e.as<tir::FloatImmNode>()->value;
+          break;
+        default:
+          os_ << "~" << static_cast<int>(e.kind());
+          if (const auto* c = e.as<tir::CallNode>()) os_ << c->op;
+          if (const auto* r = e.as<tir::ReduceNode>()) os_ << r->combiner;
+          os_ << "(";
+          tir::ExprVisitor::VisitExpr(e);
+          os_ << ")";
+      }
+      os_ << ",";
     }
-    if (n->kind == PrimKind::kIntImm) {
-      os << n->int_value;
-      return;
-    }
-    if (n->kind == PrimKind::kFloatImm) {
-      os << n->float_value;
-      return;
-    }
-    os << "~" << static_cast<int>(n->kind) << n->name
-       << (n->buffer ? n->buffer->name : std::string()) << "(";
-    for (const auto& o : n->operands) {
-      KeyRec(os, o);
-      os << ",";
-    }
-    os << ")";
-  }
+    void VisitBuffer(const Buffer& b) override { os_ << b->name << ":"; }
+
+   private:
+    std::ostringstream& os_;
+  };
+  void KeyRec(std::ostringstream& os, const PrimExpr& e) { KeyWriter(os).VisitExpr(e); }
 
   Poly AtomP(const PrimExpr& e) {
     std::string k = Key(e);
@@ -234,34 +278,33 @@ class Canonicalizer {
   }
 
   Bound AtomBound(const PrimExpr& e) {
-    const PrimExprNode* n = e.get();
-    if (n->kind == PrimKind::kVar) {
-      auto it = an_->var_bounds_.find(n);
+    if (e.kind() == PrimKind::kVar) {
+      auto it = an_->var_bounds_.find(e.get());
       if (it != an_->var_bounds_.end()) return it->second;
       if (e.dtype().is_uint()) return {0, kPosInf};
       return {};
     }
+    const auto* n = e.as<tir::BinaryOpNode>();
+    if (!n) return {};
     int64_t c;
-    if ((n->kind == PrimKind::kFloorDiv || n->kind == PrimKind::kFloorMod) &&
-        n->operands[1].AsInt(&c) && c > 0) {
-      Bound b = PolyBound(ToPoly(n->operands[0]));
+    if ((n->kind == PrimKind::kFloorDiv || n->kind == PrimKind::kFloorMod) && n->b.AsInt(&c) &&
+        c > 0) {
+      Bound b = PolyBound(ToPoly(n->a));
       if (n->kind == PrimKind::kFloorMod) return {0, c - 1};
-      return {b.lo == kNegInf ? kNegInf : FloorDivI(b.lo, c),
-              b.hi == kPosInf ? kPosInf : FloorDivI(b.hi, c)};
+      return {FloorDivBound(b.lo, c), FloorDivBound(b.hi, c)};
     }
     if (n->kind == PrimKind::kMin || n->kind == PrimKind::kMax) {
-      Bound a = PolyBound(ToPoly(n->operands[0])), b = PolyBound(ToPoly(n->operands[1]));
+      Bound a = PolyBound(ToPoly(n->a)), b = PolyBound(ToPoly(n->b));
       if (n->kind == PrimKind::kMin) return {std::min(a.lo, b.lo), std::min(a.hi, b.hi)};
       return {std::max(a.lo, b.lo), std::max(a.hi, b.hi)};
     }
     return {};
   }
 
-  Poly DivMod(const PrimExpr& e) {
-    const PrimExprNode* n = e.get();
+  Poly DivMod(const tir::BinaryOpNode* n, DataType t) {
     bool is_div = n->kind == PrimKind::kFloorDiv;
-    Poly pa = ToPoly(n->operands[0]);
-    Poly pb = ToPoly(n->operands[1]);
+    Poly pa = ToPoly(n->a);
+    Poly pb = ToPoly(n->b);
     int64_t c, a;
     if (IsConst(pb, &c) && c != 0) {
       if (IsConst(pa, &a)) return ConstP(is_div ? FloorDivI(a, c) : FloorModI(a, c));
@@ -280,44 +323,39 @@ class Canonicalizer {
         if (c > 0 && br.lo >= 0 && br.hi < c) {
           rest = is_div ? Poly{} : r;
         } else {
-          DataType t = e.dtype();
           PrimExpr re = FromPoly(r, t);
           rest = AtomP(Raw(n->kind, re, IntImm(c, t)));
         }
       }
       return is_div ? AddP(q, rest) : rest;
     }
-    DataType t = e.dtype();
     return AtomP(Raw(n->kind, FromPoly(pa, t), FromPoly(pb, t)));
   }
 
-  Poly MinMax(const PrimExpr& e) {
-    const PrimExprNode* n = e.get();
+  Poly MinMax(const tir::BinaryOpNode* n, DataType t) {
     bool is_min = n->kind == PrimKind::kMin;
-    Poly pa = ToPoly(n->operands[0]);
-    Poly pb = ToPoly(n->operands[1]);
+    Poly pa = ToPoly(n->a);
+    Poly pb = ToPoly(n->b);
     Bound d = PolyBound(AddP(pb, pa, -1));   // b - a
     if (d.lo >= 0) return is_min ? pa : pb;  // a <= b
     if (d.hi <= 0) return is_min ? pb : pa;  // b <= a
-    DataType t = e.dtype();
     PrimExpr x = FromPoly(pa, t), y = FromPoly(pb, t);
     if (Key(y) < Key(x)) std::swap(x, y);  // commutative: canonical operand order
     return AtomP(Raw(n->kind, x, y));
   }
 
-  PrimExpr SimplifyNonInt(const PrimExpr& e) {
-    if (e->operands.empty()) return e;
-    bool changed = false;
-    std::vector<PrimExpr> ops;
-    for (const auto& o : e->operands) {
-      ops.push_back(Simplify(o));
-      changed |= !ops.back().same_as(o);
-    }
-    if (!changed) return e;
-    auto n = std::make_shared<PrimExprNode>(*e.get());
-    n->operands = std::move(ops);
-    return PrimExpr(std::move(n));
-  }
+  // Rebuilds a non-integer expression with each child simplified (integer children
+  // canonically).
+  class ChildSimplifier : public tir::ExprMutator {
+   public:
+    explicit ChildSimplifier(Canonicalizer* c) : c_(c) {}
+    PrimExpr VisitExpr(const PrimExpr& e) override { return c_->Simplify(e); }
+    PrimExpr Rebuild(const PrimExpr& e) { return tir::ExprMutator::VisitExpr(e); }
+
+   private:
+    Canonicalizer* c_;
+  };
+  PrimExpr SimplifyNonInt(const PrimExpr& e) { return ChildSimplifier(this).Rebuild(e); }
 
   Analyzer* an_;
   std::vector<PrimExpr> atoms_;
@@ -340,50 +378,69 @@ void Analyzer::Bind(const Var& v, int64_t lo, int64_t hi) {
   }
 }
 
+namespace {
+// Runs `f`, turning an int64 overflow of the canonical form into an Error naming the
+// expression(s) being analyzed.
+template <typename F>
+auto Guard(const PrimExpr& e, F&& f, const char* rel = nullptr, const PrimExpr& e2 = PrimExpr())
+    -> decltype(f()) {
+  try {
+    return f();
+  } catch (const PolyOverflow& o) {
+    std::string what = ToString(e);
+    if (rel) what += std::string(" ") + rel + " " + ToString(e2);
+    RELAX_THROW("integer overflow while simplifying " << what << ": " << o.what
+                                                      << " does not fit in int64");
+  }
+}
+}  // namespace
+
 PrimExpr Analyzer::Simplify(const PrimExpr& e) {
-  Canonicalizer c(this);
-  return c.Simplify(e);
+  return Guard(e, [&] { return Canonicalizer(this).Simplify(e); });
 }
 
 Bound Analyzer::ConstBound(const PrimExpr& e) {
   if (!(e.dtype().is_int() || e.dtype().is_uint())) return {};
-  Canonicalizer c(this);
-  return c.PolyBound(c.ToPoly(e));
+  return Guard(e, [&] {
+    Canonicalizer c(this);
+    return c.PolyBound(c.ToPoly(e));
+  });
 }
 
 bool Analyzer::CanProve(const PrimExpr& cond) {
   if (!cond.defined()) return false;
   int64_t v;
   if (cond.AsInt(&v)) return v != 0;
-  const PrimExprNode* n = cond.get();
-  auto diff_bound = [&](const PrimExpr& a, const PrimExpr& b) {  // bound of b - a
-    Canonicalizer c(this);
-    return c.PolyBound(AddP(c.ToPoly(b), c.ToPoly(a), -1));
-  };
+  const auto* n = cond.as<tir::BinaryOpNode>();
+  if (!n) return false;
   switch (n->kind) {
     case PrimKind::kAnd:
-      return CanProve(n->operands[0]) && CanProve(n->operands[1]);
+      return CanProve(n->a) && CanProve(n->b);
     case PrimKind::kOr:
-      return CanProve(n->operands[0]) || CanProve(n->operands[1]);
+      return CanProve(n->a) || CanProve(n->b);
     case PrimKind::kEQ:
-      return CanProveEqual(n->operands[0], n->operands[1]);
+      return CanProveEqual(n->a, n->b);
     case PrimKind::kNE:
-      return CanProveNotEqual(n->operands[0], n->operands[1]);
+      return CanProveNotEqual(n->a, n->b);
     default:
       break;
   }
-  if (!(n->operands.size() == 2 && n->operands[0].dtype().is_integral())) return false;
-  const PrimExpr& a = n->operands[0];
-  const PrimExpr& b = n->operands[1];
+  if (!n->a.dtype().is_integral()) return false;
+  auto diff_bound = [&](const PrimExpr& a, const PrimExpr& b) {  // bound of b - a
+    return Guard(cond, [&] {
+      Canonicalizer c(this);
+      return c.PolyBound(AddP(c.ToPoly(b), c.ToPoly(a), -1));
+    });
+  };
   switch (n->kind) {
     case PrimKind::kLT:
-      return diff_bound(a, b).lo >= 1;
+      return diff_bound(n->a, n->b).lo >= 1;
     case PrimKind::kLE:
-      return diff_bound(a, b).lo >= 0;
+      return diff_bound(n->a, n->b).lo >= 0;
     case PrimKind::kGT:
-      return diff_bound(b, a).lo >= 1;
+      return diff_bound(n->b, n->a).lo >= 1;
     case PrimKind::kGE:
-      return diff_bound(b, a).lo >= 0;
+      return diff_bound(n->b, n->a).lo >= 0;
     default:
       return false;
   }
@@ -391,17 +448,27 @@ bool Analyzer::CanProve(const PrimExpr& cond) {
 
 bool Analyzer::CanProveEqual(const PrimExpr& a, const PrimExpr& b) {
   if (!(a.dtype().is_integral() && b.dtype().is_integral())) return ExprDeepEqual(a, b);
-  Canonicalizer c(this);
-  int64_t v;
-  Poly d = AddP(c.ToPoly(a), c.ToPoly(b), -1);
-  return IsConst(d, &v) && v == 0;
+  return Guard(
+      a,
+      [&] {
+        Canonicalizer c(this);
+        int64_t v;
+        Poly d = AddP(c.ToPoly(a), c.ToPoly(b), -1);
+        return IsConst(d, &v) && v == 0;
+      },
+      "==", b);
 }
 
 bool Analyzer::CanProveNotEqual(const PrimExpr& a, const PrimExpr& b) {
   if (!(a.dtype().is_integral() && b.dtype().is_integral())) return false;
-  Canonicalizer c(this);
-  Bound d = c.PolyBound(AddP(c.ToPoly(a), c.ToPoly(b), -1));
-  return d.lo > 0 || d.hi < 0;
+  return Guard(
+      a,
+      [&] {
+        Canonicalizer c(this);
+        Bound d = c.PolyBound(AddP(c.ToPoly(a), c.ToPoly(b), -1));
+        return d.lo > 0 || d.hi < 0;
+      },
+      "!=", b);
 }
 
 }  // namespace relax::arith

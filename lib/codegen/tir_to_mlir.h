@@ -6,6 +6,8 @@
 #include <mlir/IR/BuiltinOps.h>
 #include <mlir/IR/MLIRContext.h>
 
+#include <string>
+
 #include "relax/ir/module.h"
 
 namespace relax::codegen {
@@ -18,6 +20,31 @@ void LoadBridgeDialects(mlir::MLIRContext* ctx);
 /// unpacks DLTensor* arguments, binds symbolic dims and calls the impl.
 /// Throws relax::Error naming the PrimFunc on unsupported TIR.
 void EmitPrimFunc(mlir::ModuleOp module, const tir::PrimFunc& f);
+
+/// Loops marked `vectorized` / `unrolled` that the bridge emits as an scf.for start their
+/// body with a call of the marker `relax_loop_hint_vectorize` / `relax_loop_hint_unroll`
+/// (no arguments, never defined). ApplyLoopHints (loop_hints.cc) turns each marker into
+/// LLVM loop metadata on the enclosing loop and removes it; run it on the translated LLVM
+/// module before optimization.
+inline const std::string kLoopHintPrefix = "relax_loop_hint_";
+
+}  // namespace relax::codegen
+
+namespace llvm {
+class LLVMContext;
+class Module;
+}  // namespace llvm
+
+namespace relax::codegen {
+
+/// Replaces the loop-hint marker calls of `m` by `llvm.loop` metadata
+/// (llvm.loop.vectorize.enable / llvm.loop.unroll.enable) on the latch of the loop that
+/// contains each marker, and deletes the markers.
+void ApplyLoopHints(llvm::Module& m);
+
+/// Makes `ctx` drop LLVM's warnings about loop hints it could not honour (the loops stay
+/// correct and serial); every other diagnostic is reported as by default.
+void QuietMissedLoopHints(llvm::LLVMContext& ctx);
 
 }  // namespace relax::codegen
 

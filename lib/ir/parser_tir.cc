@@ -204,9 +204,7 @@ PrimExpr Parser::ParsePrimaryPrim() {
       std::vector<PrimExpr> args = ParsePrimArgs();
       ExpectPunct(":");
       DataType dt = ParseDType();
-      PrimExpr e = Node(PrimKind::kCall, dt, std::move(args));
-      const_cast<PrimExprNode*>(e.get())->name = t.text.substr(2);
-      return e;
+      return CallIntrin(t.text.substr(2), std::move(args), dt);
     }
     if (t.text.rfind("reduce_", 0) == 0 && t.text.size() > 7) {
       Next();
@@ -248,15 +246,7 @@ PrimExpr Parser::ParsePrimaryPrim() {
       PrimExpr src = ParsePrimExpr();
       prim_scopes_.pop_back();
       pos_ = end;
-      std::vector<PrimExpr> ops = {src};
-      ops.insert(ops.end(), extents.begin(), extents.end());
-      auto n = std::make_shared<PrimExprNode>();
-      n->kind = PrimKind::kReduce;
-      n->dtype = src.dtype();
-      n->name = t.text.substr(7);
-      n->operands = std::move(ops);
-      n->reduce_axes = std::move(axes);
-      return PrimExpr(std::move(n));
+      return MakeReduce(t.text.substr(7), src, std::move(axes), std::move(extents));
     }
     DataType cast_t;
     if (ParseDataType(t.text, &cast_t)) {
@@ -411,9 +401,7 @@ tir::Stmt Parser::ParseStmt() {
     ExpectPunct(")");
     Var v = MakeVar(vname, vt);
     tir::Stmt body = with_scope(vname, v, nullptr);
-    auto n = std::make_shared<tir::StmtNode>(*tir::For(v, min, extent, kind, body));
-    n->thread_tag = tag;
-    return n;
+    return tir::For(v, min, extent, kind, body, tag);
   }
   if (t.text == "let" && Peek(1).kind == Tok::kIdent) {
     Next();

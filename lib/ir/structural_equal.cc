@@ -69,30 +69,51 @@ class Equal {
 
   bool Prim(const PrimExpr& a, const PrimExpr& b, bool define = false) {
     if (!a.defined() || !b.defined()) return a.defined() == b.defined() || Fail("missing PrimExpr");
-    const PrimExprNode* x = a.get();
-    const PrimExprNode* y = b.get();
-    if (x->kind != y->kind || x->dtype != y->dtype)
+    if (a.kind() != b.kind() || a.dtype() != b.dtype())
       return Fail("PrimExpr " + ToString(a) + " vs " + ToString(b));
-    switch (x->kind) {
+    auto differ = [&] { return Fail("PrimExpr " + ToString(a) + " vs " + ToString(b)); };
+    if (const auto* x = a.as<tir::BinaryOpNode>()) {
+      const auto* y = b.as<tir::BinaryOpNode>();
+      return Prim(x->a, y->a) && Prim(x->b, y->b);
+    }
+    switch (a.kind()) {
       case PrimKind::kIntImm:
-        return x->int_value == y->int_value || Fail("int " + ToString(a) + " vs " + ToString(b));
+        return a.as<tir::IntImmNode>()->value == b.as<tir::IntImmNode>()->value ||
+               Fail("int " + ToString(a) + " vs " + ToString(b));
       case PrimKind::kFloatImm:
-        return SameFloat(x->float_value, y->float_value) ||
+        return SameFloat(a.as<tir::FloatImmNode>()->value, b.as<tir::FloatImmNode>()->value) ||
                Fail("float " + ToString(a) + " vs " + ToString(b));
       case PrimKind::kVar:
-        return Pair(x, y, define) || Fail("var " + x->name + " vs " + y->name);
+        return Pair(a.get(), b.get(), define) || Fail("var " + VarName(a) + " vs " + VarName(b));
+      case PrimKind::kNot:
+        return Prim(a.as<tir::NotNode>()->a, b.as<tir::NotNode>()->a);
+      case PrimKind::kCast:
+        return Prim(a.as<tir::CastNode>()->value, b.as<tir::CastNode>()->value);
+      case PrimKind::kSelect: {
+        const auto *x = a.as<tir::SelectNode>(), *y = b.as<tir::SelectNode>();
+        return Prim(x->condition, y->condition) && Prim(x->true_value, y->true_value) &&
+               Prim(x->false_value, y->false_value);
+      }
+      case PrimKind::kCall: {
+        const auto *x = a.as<tir::CallNode>(), *y = b.as<tir::CallNode>();
+        if (x->op != y->op || x->args.size() != y->args.size()) return differ();
+        return Prims(x->args, y->args);
+      }
+      case PrimKind::kLoad: {
+        const auto *x = a.as<tir::BufferLoadNode>(), *y = b.as<tir::BufferLoadNode>();
+        if (x->indices.size() != y->indices.size()) return differ();
+        return BufferUse(x->buffer, y->buffer) && Prims(x->indices, y->indices);
+      }
+      case PrimKind::kReduce: {
+        const auto *x = a.as<tir::ReduceNode>(), *y = b.as<tir::ReduceNode>();
+        if (x->combiner != y->combiner || x->axes.size() != y->axes.size()) return differ();
+        for (size_t i = 0; i < x->axes.size(); ++i)
+          if (!Prim(x->axes[i], y->axes[i], true)) return false;
+        return Prim(x->source, y->source) && Prims(x->extents, y->extents);
+      }
       default:
-        break;
+        return differ();
     }
-    if (x->name != y->name || x->operands.size() != y->operands.size() ||
-        x->reduce_axes.size() != y->reduce_axes.size())
-      return Fail("PrimExpr " + ToString(a) + " vs " + ToString(b));
-    if (x->kind == PrimKind::kLoad && !BufferUse(x->buffer, y->buffer)) return false;
-    for (size_t i = 0; i < x->reduce_axes.size(); ++i)
-      if (!Prim(x->reduce_axes[i], y->reduce_axes[i], true)) return false;
-    for (size_t i = 0; i < x->operands.size(); ++i)
-      if (!Prim(x->operands[i], y->operands[i])) return false;
-    return true;
   }
   bool Prims(const std::vector<PrimExpr>& a, const std::vector<PrimExpr>& b) {
     if (a.size() != b.size()) return Fail("PrimExpr list lengths differ");
@@ -269,8 +290,8 @@ class Equal {
 
   static void Flatten(const tir::Stmt& s, std::vector<tir::Stmt>* out) {
     if (!s) return;
-    if (s->kind == tir::StmtKind::kSeq) {
-      for (const auto& c : s->body) Flatten(c, out);
+    if (const auto* seq = tir::As<tir::SeqStmtNode>(s)) {
+      for (const auto& c : seq->seq) Flatten(c, out);
     } else {
       out->push_back(s);
     }
@@ -288,29 +309,38 @@ class Equal {
     using tir::StmtKind;
     if (a->kind != b->kind) return Fail("statement kinds differ");
     switch (a->kind) {
-      case StmtKind::kFor:
-        if (a->for_kind != b->for_kind || a->thread_tag != b->thread_tag) return Fail("loop kind");
-        if (!Prim(a->min, b->min) || !Prim(a->extent, b->extent)) return false;
-        if (!Prim(a->var, b->var, true)) return false;
-        return StmtList(a->body[0], b->body[0]);
-      case StmtKind::kStore:
-        return BufferUse(a->buffer, b->buffer) && Prims(a->indices, b->indices) &&
-               Prim(a->value, b->value);
-      case StmtKind::kLet:
-        if (!Prim(a->value, b->value) || !Prim(a->var, b->var, true)) return false;
-        return StmtList(a->body[0], b->body[0]);
-      case StmtKind::kIf:
-        if (a->body.size() != b->body.size()) return Fail("else branch presence");
-        if (!Prim(a->cond, b->cond)) return false;
-        for (size_t i = 0; i < a->body.size(); ++i)
-          if (!StmtList(a->body[i], b->body[i])) return false;
-        return true;
+      case StmtKind::kFor: {
+        const auto *x = tir::As<tir::ForNode>(a), *y = tir::As<tir::ForNode>(b);
+        if (x->for_kind != y->for_kind || x->thread_tag != y->thread_tag) return Fail("loop kind");
+        if (!Prim(x->min, y->min) || !Prim(x->extent, y->extent)) return false;
+        if (!Prim(x->loop_var, y->loop_var, true)) return false;
+        return StmtList(x->body, y->body);
+      }
+      case StmtKind::kStore: {
+        const auto *x = tir::As<tir::BufferStoreNode>(a), *y = tir::As<tir::BufferStoreNode>(b);
+        return BufferUse(x->buffer, y->buffer) && Prims(x->indices, y->indices) &&
+               Prim(x->value, y->value);
+      }
+      case StmtKind::kLet: {
+        const auto *x = tir::As<tir::LetStmtNode>(a), *y = tir::As<tir::LetStmtNode>(b);
+        if (!Prim(x->value, y->value) || !Prim(x->var, y->var, true)) return false;
+        return StmtList(x->body, y->body);
+      }
+      case StmtKind::kIf: {
+        const auto *x = tir::As<tir::IfThenElseNode>(a), *y = tir::As<tir::IfThenElseNode>(b);
+        if (!x->else_case != !y->else_case) return Fail("else branch presence");
+        if (!Prim(x->condition, y->condition) || !StmtList(x->then_case, y->then_case))
+          return false;
+        return !x->else_case || StmtList(x->else_case, y->else_case);
+      }
       case StmtKind::kSeq:
         return StmtList(a, b);
-      case StmtKind::kAllocate:
-        return BufferDef(a->buffer, b->buffer) && StmtList(a->body[0], b->body[0]);
+      case StmtKind::kAllocate: {
+        const auto *x = tir::As<tir::AllocateNode>(a), *y = tir::As<tir::AllocateNode>(b);
+        return BufferDef(x->buffer, y->buffer) && StmtList(x->body, y->body);
+      }
       case StmtKind::kEvaluate:
-        return Prim(a->value, b->value);
+        return Prim(tir::As<tir::EvaluateNode>(a)->value, tir::As<tir::EvaluateNode>(b)->value);
     }
     return Fail("unknown statement");
   }

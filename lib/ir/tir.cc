@@ -8,61 +8,27 @@
 
 namespace relax::tir {
 
-namespace {
-std::shared_ptr<StmtNode> New(StmtKind k) {
-  auto n = std::make_shared<StmtNode>();
-  n->kind = k;
-  return n;
-}
-}  // namespace
-
-Stmt For(Var v, PrimExpr min, PrimExpr extent, ForKind k, Stmt body) {
-  auto n = New(StmtKind::kFor);
-  n->var = std::move(v);
-  n->min = std::move(min);
-  n->extent = std::move(extent);
-  n->for_kind = k;
-  n->body = {std::move(body)};
-  return n;
+Stmt For(Var v, PrimExpr min, PrimExpr extent, ForKind k, Stmt body, std::string thread_tag) {
+  return std::make_shared<ForNode>(std::move(v), std::move(min), std::move(extent), k,
+                                   std::move(thread_tag), std::move(body));
 }
 Stmt Store(Buffer b, std::vector<PrimExpr> indices, PrimExpr value) {
-  auto n = New(StmtKind::kStore);
-  n->buffer = std::move(b);
-  n->indices = std::move(indices);
-  n->value = std::move(value);
-  return n;
+  return std::make_shared<BufferStoreNode>(std::move(b), std::move(indices), std::move(value));
 }
 Stmt Let(Var v, PrimExpr value, Stmt body) {
-  auto n = New(StmtKind::kLet);
-  n->var = std::move(v);
-  n->value = std::move(value);
-  n->body = {std::move(body)};
-  return n;
+  return std::make_shared<LetStmtNode>(std::move(v), std::move(value), std::move(body));
 }
 Stmt IfThenElse(PrimExpr cond, Stmt then_s, Stmt else_s) {
-  auto n = New(StmtKind::kIf);
-  n->cond = std::move(cond);
-  n->body = {std::move(then_s)};
-  if (else_s) n->body.push_back(std::move(else_s));
-  return n;
+  return std::make_shared<IfThenElseNode>(std::move(cond), std::move(then_s), std::move(else_s));
 }
 Stmt Seq(std::vector<Stmt> stmts) {
   if (stmts.size() == 1) return stmts[0];
-  auto n = New(StmtKind::kSeq);
-  n->body = std::move(stmts);
-  return n;
+  return std::make_shared<SeqStmtNode>(std::move(stmts));
 }
 Stmt Allocate(Buffer b, Stmt body) {
-  auto n = New(StmtKind::kAllocate);
-  n->buffer = std::move(b);
-  n->body = {std::move(body)};
-  return n;
+  return std::make_shared<AllocateNode>(std::move(b), std::move(body));
 }
-Stmt Evaluate(PrimExpr value) {
-  auto n = New(StmtKind::kEvaluate);
-  n->value = std::move(value);
-  return n;
-}
+Stmt Evaluate(PrimExpr value) { return std::make_shared<EvaluateNode>(std::move(value)); }
 
 const char* ForKindName(ForKind k) {
   switch (k) {
@@ -85,51 +51,61 @@ void PrintStmt(std::ostream& os, const Stmt& s, int ind) {
   std::string pad(ind, ' ');
   if (!s) return;
   switch (s->kind) {
-    case StmtKind::kFor:
-      os << pad << "for " << s->var->name;
-      if (s->var.dtype() != DataType::Index()) os << ": " << ToString(s->var.dtype());
-      os << " in " << ForKindName(s->for_kind) << "(" << ToString(s->min) << ", "
-         << ToString(s->extent);
-      if (!s->thread_tag.empty()) os << ", " << text::Quote(s->thread_tag);
+    case StmtKind::kFor: {
+      const auto* n = As<ForNode>(s);
+      os << pad << "for " << VarName(n->loop_var);
+      if (n->loop_var.dtype() != DataType::Index()) os << ": " << ToString(n->loop_var.dtype());
+      os << " in " << ForKindName(n->for_kind) << "(" << ToString(n->min) << ", "
+         << ToString(n->extent);
+      if (!n->thread_tag.empty()) os << ", " << text::Quote(n->thread_tag);
       os << ") {\n";
-      PrintStmt(os, s->body[0], ind + 2);
+      PrintStmt(os, n->body, ind + 2);
       os << pad << "}\n";
       break;
-    case StmtKind::kStore:
-      os << pad << s->buffer->name << "[";
-      for (size_t i = 0; i < s->indices.size(); ++i)
-        os << (i ? ", " : "") << ToString(s->indices[i]);
-      os << "] = " << ToString(s->value) << "\n";
+    }
+    case StmtKind::kStore: {
+      const auto* n = As<BufferStoreNode>(s);
+      os << pad << n->buffer->name << "[";
+      for (size_t i = 0; i < n->indices.size(); ++i)
+        os << (i ? ", " : "") << ToString(n->indices[i]);
+      os << "] = " << ToString(n->value) << "\n";
       break;
-    case StmtKind::kLet:
-      os << pad << "let " << s->var->name << ": " << ToString(s->var.dtype()) << " = "
-         << ToString(s->value) << " {\n";
-      PrintStmt(os, s->body[0], ind + 2);
+    }
+    case StmtKind::kLet: {
+      const auto* n = As<LetStmtNode>(s);
+      os << pad << "let " << VarName(n->var) << ": " << ToString(n->var.dtype()) << " = "
+         << ToString(n->value) << " {\n";
+      PrintStmt(os, n->body, ind + 2);
       os << pad << "}\n";
       break;
-    case StmtKind::kIf:
-      os << pad << "if " << ToString(s->cond) << " {\n";
-      PrintStmt(os, s->body[0], ind + 2);
-      if (s->body.size() > 1) {
+    }
+    case StmtKind::kIf: {
+      const auto* n = As<IfThenElseNode>(s);
+      os << pad << "if " << ToString(n->condition) << " {\n";
+      PrintStmt(os, n->then_case, ind + 2);
+      if (n->else_case) {
         os << pad << "} else {\n";
-        PrintStmt(os, s->body[1], ind + 2);
+        PrintStmt(os, n->else_case, ind + 2);
       }
       os << pad << "}\n";
       break;
+    }
     case StmtKind::kSeq:
-      for (const auto& c : s->body) PrintStmt(os, c, ind);
+      for (const auto& c : As<SeqStmtNode>(s)->seq) PrintStmt(os, c, ind);
       break;
-    case StmtKind::kAllocate:
-      os << pad << "alloc " << s->buffer->name << ": Buffer[" << ToString(s->buffer->dtype)
+    case StmtKind::kAllocate: {
+      const auto* n = As<AllocateNode>(s);
+      os << pad << "alloc " << n->buffer->name << ": Buffer[" << ToString(n->buffer->dtype)
          << ", (";
-      for (size_t i = 0; i < s->buffer->shape.size(); ++i)
-        os << (i ? ", " : "") << ToString(s->buffer->shape[i]);
-      os << "), " << text::Quote(s->buffer->scope) << "] {\n";
-      PrintStmt(os, s->body[0], ind + 2);
+      for (size_t i = 0; i < n->buffer->shape.size(); ++i)
+        os << (i ? ", " : "") << ToString(n->buffer->shape[i]);
+      os << "), " << text::Quote(n->buffer->scope) << "] {\n";
+      PrintStmt(os, n->body, ind + 2);
       os << pad << "}\n";
       break;
+    }
     case StmtKind::kEvaluate:
-      os << pad << "evaluate " << ToString(s->value) << "\n";
+      os << pad << "evaluate " << ToString(As<EvaluateNode>(s)->value) << "\n";
       break;
   }
 }
@@ -159,7 +135,7 @@ std::string ToString(const PrimFunc& f) {
     }
     os << "]";
   }
-  for (const auto& v : f->scalar_params) os << ", " << v->name << ": " << ToString(v.dtype());
+  for (const auto& v : f->scalar_params) os << ", " << VarName(v) << ": " << ToString(v.dtype());
   os << ") num_outputs=" << f->num_outputs;
   if (!f->attrs.empty()) {
     os << " attrs {";

@@ -21,7 +21,7 @@ std::vector<te::Tensor> PlaceholdersFor(const std::vector<StructInfo>& tensors) 
     if (d.AsInt()) return d;
     for (const auto& [e, v] : fresh)
       if (ExprDeepEqual(e, d)) return v;
-    std::string name = d.kind() == PrimKind::kVar ? d->name : "d" + std::to_string(fresh.size());
+    std::string name = d.kind() == PrimKind::kVar ? VarName(d) : "d" + std::to_string(fresh.size());
     Var v = MakeVar(name);
     fresh.push_back({d, v});
     return v;

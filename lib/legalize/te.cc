@@ -9,6 +9,7 @@
 #include <set>
 
 #include "relax/arith/analyzer.h"
+#include "relax/ir/tir_functor.h"
 #include "relax/support/error.h"
 
 namespace relax::te {
@@ -17,12 +18,42 @@ namespace {
 // Buffer node -> the tensor computing it (to find a compute's dependencies).
 thread_local std::map<const BufferNode*, std::weak_ptr<const TensorNode>> g_tensor_of;
 
+// Buffers read by an expression, in first-read order.
+class LoadFinder : public tir::ExprVisitor {
+ public:
+  explicit LoadFinder(std::vector<Buffer>* out) : out_(out) {}
+  void VisitBuffer(const Buffer& b) override {
+    if (std::find(out_->begin(), out_->end(), b) == out_->end()) out_->push_back(b);
+  }
+
+ private:
+  std::vector<Buffer>* out_;
+};
 void FindLoads(const PrimExpr& e, std::vector<Buffer>* out) {
-  if (!e.defined()) return;
-  if (e.kind() == PrimKind::kLoad && std::find(out->begin(), out->end(), e->buffer) == out->end())
-    out->push_back(e->buffer);
-  for (const auto& o : e->operands) FindLoads(o, out);
+  if (e.defined()) LoadFinder(out).VisitExpr(e);
 }
+
+// compute_inline: loads of an inlined tensor become its body with the axes substituted
+// by the load's indices (recursively: an inlined body may read other inlined tensors).
+class Inliner : public tir::ExprMutator {
+ public:
+  explicit Inliner(const std::map<const BufferNode*, Tensor>& inlined) : inlined_(inlined) {}
+
+ protected:
+  PrimExpr VisitExpr_(const tir::BufferLoadNode* op, const PrimExpr& e) override {
+    PrimExpr r = tir::ExprMutator::VisitExpr_(op, e);
+    const auto* load = r.as<tir::BufferLoadNode>();
+    auto it = inlined_.find(load->buffer.get());
+    if (it == inlined_.end()) return r;
+    const Tensor& src = it->second;
+    std::vector<std::pair<PrimExpr, PrimExpr>> vmap;
+    for (size_t i = 0; i < src->axes.size(); ++i) vmap.push_back({src->axes[i], load->indices[i]});
+    return VisitExpr(Substitute(src->body, vmap));
+  }
+
+ private:
+  const std::map<const BufferNode*, Tensor>& inlined_;
+};
 
 Tensor Register(std::shared_ptr<TensorNode> t) {
   Tensor r = t;
@@ -54,7 +85,8 @@ Tensor Compute(std::vector<PrimExpr> shape,
       RELAX_THROW("internal error: compute '" << name << "' reads unknown buffer " << b->name);
     n->deps.push_back(it->second.lock());
   }
-  DataType t = n->body.kind() == PrimKind::kReduce ? n->body->operands[0].dtype() : n->body.dtype();
+  const auto* red = n->body.as<tir::ReduceNode>();
+  DataType t = red ? red->source.dtype() : n->body.dtype();
   // Canonical shapes: provably equal extents print (and hash) the same.
   arith::Analyzer an;
   std::vector<Var> vars;
@@ -68,16 +100,12 @@ Tensor Compute(std::vector<PrimExpr> shape,
 ReduceAxis RAxis(PrimExpr extent, const std::string& name) { return {MakeVar(name), extent}; }
 
 PrimExpr Reduce(const std::string& combiner, PrimExpr source, const std::vector<ReduceAxis>& axes) {
-  auto n = std::make_shared<PrimExprNode>();
-  n->kind = PrimKind::kReduce;
-  n->dtype = source.dtype();
-  n->name = combiner;
-  n->operands.push_back(std::move(source));
+  std::vector<PrimExpr> vars, extents;
   for (const auto& a : axes) {
-    n->reduce_axes.push_back(a.var);
-    n->operands.push_back(a.extent);
+    vars.push_back(a.var);
+    extents.push_back(a.extent);
   }
-  return PrimExpr(std::move(n));
+  return MakeReduce(combiner, std::move(source), std::move(vars), std::move(extents));
 }
 PrimExpr Sum(PrimExpr source, const std::vector<ReduceAxis>& axes) {
   return Reduce("sum", std::move(source), axes);
@@ -119,19 +147,18 @@ tir::Stmt StageBody(const Tensor& t) {
     return s;
   };
   tir::Stmt s;
-  if (body.kind() == PrimKind::kReduce) {
-    const std::string& comb = body->name;
+  if (const auto* red = body.as<tir::ReduceNode>()) {
+    const std::string& comb = red->combiner;
     DataType dt = body.dtype();
     PrimExpr init = comb == "sum"   ? (dt.is_float() ? FloatImm(0.0, dt) : IntImm(0, dt))
                     : comb == "max" ? MinValue(dt)
                                     : MaxValue(dt);
     PrimExpr cur = Load(t->buffer, idx);
-    const PrimExpr& src = body->operands[0];
+    const PrimExpr& src = red->source;
     PrimExpr upd = comb == "sum" ? cur + src : comb == "max" ? Max(cur, src) : Min(cur, src);
     auto reduce_loops = [&](tir::Stmt inner) {
-      for (size_t i = body->reduce_axes.size(); i-- > 0;)
-        inner = tir::For(body->reduce_axes[i], IntImm(0), body->operands[i + 1],
-                         tir::ForKind::kSerial, inner);
+      for (size_t i = red->axes.size(); i-- > 0;)
+        inner = tir::For(red->axes[i], IntImm(0), red->extents[i], tir::ForKind::kSerial, inner);
       return inner;
     };
     if (rank > outer) {
@@ -189,33 +216,12 @@ tir::PrimFunc CreatePrimFunc(const std::string& name, const std::vector<Tensor>&
   for (const auto& t : order)
     if (!output_set.count(t.get()) && !t->materialize && t->body.kind() != PrimKind::kReduce)
       inlined[t->buffer.get()] = t;
-  std::function<PrimExpr(const PrimExpr&)> inline_expr = [&](const PrimExpr& e) -> PrimExpr {
-    if (!e.defined() || e->operands.empty()) return e;
-    std::vector<PrimExpr> ops;
-    bool changed = false;
-    for (const auto& o : e->operands) {
-      ops.push_back(inline_expr(o));
-      changed |= !ops.back().same_as(o);
-    }
-    if (e.kind() == PrimKind::kLoad) {
-      auto it = inlined.find(e->buffer.get());
-      if (it != inlined.end()) {
-        const Tensor& src = it->second;
-        std::vector<std::pair<PrimExpr, PrimExpr>> vmap;
-        for (size_t i = 0; i < src->axes.size(); ++i) vmap.push_back({src->axes[i], ops[i]});
-        return inline_expr(Substitute(src->body, vmap));
-      }
-    }
-    if (!changed) return e;
-    auto n = std::make_shared<PrimExprNode>(*e.get());
-    n->operands = std::move(ops);
-    return PrimExpr(std::move(n));
-  };
+  Inliner inliner(inlined);
   std::vector<Tensor> kept;
   for (const auto& t : order) {
     if (inlined.count(t->buffer.get())) continue;
     auto nt = std::make_shared<TensorNode>(*t);
-    nt->body = inline_expr(t->body);
+    nt->body = inliner.VisitExpr(t->body);
     kept.push_back(nt);
   }
   order = std::move(kept);

@@ -4,13 +4,15 @@
 #include <map>
 
 #include "relax/arith/analyzer.h"
+#include "relax/ir/tir_functor.h"
 #include "relax/support/error.h"
 
 namespace relax {
 
 namespace {
 
-class Flattener {
+// Rewrites every buffer access of a PrimFunc body to its 1-D buffer and linear index.
+class Flattener : public tir::StmtMutator {
  public:
   Buffer Flat(const Buffer& b) {
     auto it = map_.find(b.get());
@@ -21,6 +23,10 @@ class Flattener {
     map_[b.get()] = nb;
     return nb;
   }
+  Buffer VisitBuffer(const Buffer& b) override { return Flat(b); }
+  using tir::StmtMutator::VisitStmt;
+
+ protected:
   PrimExpr Linear(const Buffer& b, const std::vector<PrimExpr>& idx) {
     RELAX_ICHECK(idx.size() == b->shape.size());
     if (idx.empty()) return IntImm(0);
@@ -28,32 +34,18 @@ class Flattener {
     for (size_t i = 1; i < idx.size(); ++i) lin = lin * b->shape[i] + idx[i];
     return lin;
   }
-  PrimExpr Expr(const PrimExpr& e) {
-    if (!e.defined() || (e->operands.empty() && e.kind() != PrimKind::kLoad)) return e;
-    std::vector<PrimExpr> ops;
-    for (const auto& o : e->operands) ops.push_back(Expr(o));
-    if (e.kind() == PrimKind::kLoad) return Load(Flat(e->buffer), {Linear(e->buffer, ops)});
-    auto n = std::make_shared<PrimExprNode>(*e.get());
-    n->operands = std::move(ops);
-    return PrimExpr(std::move(n));
+  PrimExpr VisitExpr_(const tir::BufferLoadNode* op, const PrimExpr& e) override {
+    std::vector<PrimExpr> idx;
+    VisitExprs(op->indices, &idx);
+    Buffer nb = Flat(op->buffer);
+    if (nb == op->buffer && idx.size() == 1 && idx[0].same_as(op->indices[0])) return e;
+    return Load(nb, {Linear(op->buffer, idx)});
   }
-  tir::Stmt Stmt(const tir::Stmt& s) {
-    if (!s) return s;
-    auto n = std::make_shared<tir::StmtNode>(*s);
-    n->min = Expr(s->min);
-    n->extent = Expr(s->extent);
-    n->value = Expr(s->value);
-    n->cond = Expr(s->cond);
-    if (s->kind == tir::StmtKind::kStore) {
-      std::vector<PrimExpr> idx;
-      for (const auto& i : s->indices) idx.push_back(Expr(i));
-      n->indices = {Linear(s->buffer, idx)};
-      n->buffer = Flat(s->buffer);
-    } else if (s->kind == tir::StmtKind::kAllocate) {
-      n->buffer = Flat(s->buffer);
-    }
-    for (auto& c : n->body) c = Stmt(c);
-    return n;
+  tir::Stmt VisitStmt_(const tir::BufferStoreNode* op, const tir::Stmt&) override {
+    std::vector<PrimExpr> idx;
+    VisitExprs(op->indices, &idx);
+    PrimExpr v = VisitExpr(op->value);
+    return tir::Store(Flat(op->buffer), {Linear(op->buffer, idx)}, v);
   }
 
  private:
@@ -72,7 +64,7 @@ tir::PrimFunc FlattenBuffers(const tir::PrimFunc& f) {
     n->param_shapes.push_back(b->shape);
     n->buffers.push_back(fl.Flat(b));
   }
-  n->body = fl.Stmt(f->body);
+  n->body = fl.VisitStmt(f->body);
   n->attrs["flattened"] = "1";
   return n;
 }

@@ -174,21 +174,22 @@ class FunctionCodegen {
     if (e.kind() == PrimKind::kVar) {
       auto it = slots_.find(e.get());
       if (it == slots_.end())
-        RELAX_THROW(ctx << ": symbolic var '" << e->name
+        RELAX_THROW(ctx << ": symbolic var '" << VarName(e)
                         << "' is not bound by a parameter or a match_cast");
       toks->insert(toks->end(), {runtime::kShapeLoad, it->second});
       return;
     }
     if (e.kind() == PrimKind::kNot) {
-      Program(e->operands[0], toks, ctx);
+      Program(e.as<tir::NotNode>()->a, toks, ctx);
       toks->insert(toks->end(), {runtime::kShapePush, 0, runtime::kShapeEQ, 0});
       return;
     }
     int64_t opcode = OpcodeOf(e.kind());
     if (opcode < 0)
       RELAX_THROW(ctx << ": cannot evaluate scalar expression " << ToString(e) << " in the VM");
-    Program(e->operands[0], toks, ctx);
-    Program(e->operands[1], toks, ctx);
+    const auto* bin = e.as<tir::BinaryOpNode>();
+    Program(bin->a, toks, ctx);
+    Program(bin->b, toks, ctx);
     toks->insert(toks->end(), {opcode, 0});
   }
   // True if `e` reads only vars matched on entry and divides only by non-zero constants, so it
@@ -199,14 +200,13 @@ class FunctionCodegen {
       auto it = slots_.find(e.get());
       return it != slots_.end() && static_cast<size_t>(it->second) < entry_bound_;
     }
+    const auto* bin = e.as<tir::BinaryOpNode>();
+    if (!bin || OpcodeOf(e.kind()) < 0) return false;
     if (e.kind() == PrimKind::kFloorDiv || e.kind() == PrimKind::kFloorMod) {
       int64_t d;
-      if (!e->operands[1].AsInt(&d) || d == 0) return false;
+      if (!bin->b.AsInt(&d) || d == 0) return false;
     }
-    if (OpcodeOf(e.kind()) < 0) return false;
-    for (const auto& o : e->operands)
-      if (!Hoistable(o)) return false;
-    return true;
+    return Hoistable(bin->a) && Hoistable(bin->b);
   }
   // The heap slot holding compound dim `e` (computed once per call), or -1.
   int64_t HoistedSlot(const PrimExpr& e) {
@@ -270,7 +270,7 @@ class FunctionCodegen {
       if (e.AsInt(&c)) {
         pattern.insert(pattern.end(), {runtime::kMatchConst, c});
       } else if (e.kind() == PrimKind::kVar) {
-        names += e->name;
+        names += VarName(e);
         auto it = slots_.find(e.get());
         if (it != slots_.end()) {
           pattern.insert(pattern.end(), {runtime::kMatchCheck, it->second});
@@ -327,13 +327,13 @@ class FunctionCodegen {
   void EmitBoundChecks(const std::vector<PrimExpr>& dims, const std::string& what) {
     for (const auto& d : dims) {
       if (d.kind() != PrimKind::kVar || bound_checked_.count(d.get())) continue;
-      auto it = fn_->attrs.find("bound." + d->name);
+      auto it = fn_->attrs.find("bound." + VarName(d));
       if (it == fn_->attrs.end()) continue;
       const auto* range = std::get_if<std::vector<int64_t>>(&it->second);
       if (!range || range->size() != 2) continue;
       bound_checked_.insert(d.get());
-      std::string msg = what + ": dim '" + d->name + "' is outside the bound " + d->name + "=" +
-                        std::to_string((*range)[0]) + ".." + std::to_string((*range)[1]) +
+      std::string msg = what + ": dim '" + VarName(d) + "' is outside the bound " + VarName(d) +
+                        "=" + std::to_string((*range)[0]) + ".." + std::to_string((*range)[1]) +
                         " the model was compiled with (clamped vs actual value)";
       PrimExpr clamped = Max(Min(d, PrimExpr((*range)[1])), PrimExpr((*range)[0]));
       Call("vm.builtin.check_dims_equal", {Reg(heap_), ShapeProgram({clamped, d}, what), Str(msg)},

@@ -40,12 +40,16 @@ int NumThreadsFromEnv() {
   return hc == 0 ? 1 : static_cast<int>(hc);
 }
 
+// One ParallelForRange call: chunks are handed out by `next`; the caller waits until every
+// chunk has completed (run, or skipped after a failure), so `fn` outlives every call of it.
 struct ThreadPool::Job {
   const std::function<void(int64_t, int64_t)>* fn;
-  int64_t begin, end, chunk;
+  int64_t begin, end, chunk, num_chunks;
   std::atomic<int64_t> next{0};
+  std::atomic<int64_t> completed{0};
   std::atomic<bool> failed{false};
-  std::mutex err_mu;
+  std::mutex mu;  // error, and the caller's wait for completion
+  std::condition_variable cv_done;
   std::exception_ptr error;
 };
 
@@ -67,26 +71,38 @@ ThreadPool& ThreadPool::Global() {
   return pool;
 }
 
-void ThreadPool::RunChunks() {
-  Job* job = job_;
+void ThreadPool::RunChunks(Job* job) {
   InParallelScope scope;
-  while (!job->failed.load(std::memory_order_relaxed)) {
+  while (true) {
     int64_t idx = job->next.fetch_add(1);
-    int64_t lo = job->begin + idx * job->chunk;
-    if (idx * job->chunk >= job->end - job->begin) break;
-    int64_t hi = std::min(job->end, lo + job->chunk);
-    try {
-      (*job->fn)(lo, hi);
-    } catch (...) {
-      std::lock_guard<std::mutex> lock(job->err_mu);
-      if (!job->error) job->error = std::current_exception();
-      job->failed = true;
+    if (idx >= job->num_chunks) break;
+    if (!job->failed.load(std::memory_order_relaxed)) {
+      int64_t lo = job->begin + idx * job->chunk;
+      int64_t hi = std::min(job->end, lo + job->chunk);
+      try {
+        (*job->fn)(lo, hi);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(job->mu);
+        if (!job->error) job->error = std::current_exception();
+        job->failed = true;
+      }
+    }
+    if (job->completed.fetch_add(1, std::memory_order_acq_rel) + 1 == job->num_chunks) {
+      std::lock_guard<std::mutex> lock(job->mu);
+      job->cv_done.notify_all();
     }
   }
 }
 
+std::shared_ptr<ThreadPool::Job> ThreadPool::TakeJob() {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& j : active_)
+    if (j->next.load(std::memory_order_relaxed) < j->num_chunks) return j;
+  return nullptr;
+}
+
 namespace {
-// Spin iterations before a thread blocks on the condition variable. Each iteration
+// Spin iterations before a thread blocks on a condition variable. Each iteration
 // yields the CPU, so a busy machine (more runnable threads than cores) loses little
 // to spinning, while back-to-back kernels on an idle one skip the futex wake-up.
 constexpr int kSpinIterations = 256;
@@ -94,24 +110,21 @@ inline void CpuRelax() { std::this_thread::yield(); }
 }  // namespace
 
 void ThreadPool::WorkerLoop() {
-  uint64_t seen = 0;
   while (true) {
+    // Read the generation before looking for work: a job added after the look is seen as a
+    // generation change, so the wait below cannot miss it.
+    uint64_t seen = generation_.load(std::memory_order_acquire);
+    if (std::shared_ptr<Job> job = TakeJob()) {
+      RunChunks(job.get());
+      continue;
+    }
     for (int i = 0; i < kSpinIterations && generation_.load(std::memory_order_acquire) == seen &&
                     !stop_.load(std::memory_order_relaxed);
          ++i)
       CpuRelax();
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      cv_start_.wait(lock, [&] { return stop_ || generation_ != seen; });
-      if (stop_) return;
-      seen = generation_;
-    }
-    RunChunks();
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      workers_done_.fetch_add(1, std::memory_order_release);
-    }
-    cv_done_.notify_one();
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_start_.wait(lock, [&] { return stop_ || generation_ != seen; });
+    if (stop_) return;
   }
 }
 
@@ -124,31 +137,34 @@ void ThreadPool::ParallelForRange(int64_t begin, int64_t end,
     fn(begin, end);
     return;
   }
-  std::lock_guard<std::mutex> job_lock(job_mu_);
-  Job job;
-  job.fn = &fn;
-  job.begin = begin;
-  job.end = end;
+  auto job = std::make_shared<Job>();
+  job->fn = &fn;
+  job->begin = begin;
+  job->end = end;
   int64_t target_chunks = static_cast<int64_t>(num_threads_) * 4;
-  job.chunk = std::max<int64_t>(1, (n + target_chunks - 1) / target_chunks);
+  job->chunk = std::max<int64_t>(1, (n + target_chunks - 1) / target_chunks);
+  job->num_chunks = (n + job->chunk - 1) / job->chunk;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    job_ = &job;
-    workers_done_ = 0;
-    ++generation_;
+    active_.push_back(job);
+    generation_.fetch_add(1, std::memory_order_release);
   }
   cv_start_.notify_all();
-  RunChunks();
-  const int nworkers = static_cast<int>(workers_.size());
-  for (int i = 0; i < kSpinIterations && workers_done_.load(std::memory_order_acquire) != nworkers;
+  RunChunks(job.get());
+  {
+    // Every chunk is taken: no worker needs to find this job any more.
+    std::lock_guard<std::mutex> lock(mu_);
+    active_.erase(std::find(active_.begin(), active_.end(), job));
+  }
+  for (int i = 0;
+       i < kSpinIterations && job->completed.load(std::memory_order_acquire) != job->num_chunks;
        ++i)
     CpuRelax();
   {
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_done_.wait(lock, [&] { return workers_done_ == static_cast<int>(workers_.size()); });
-    job_ = nullptr;
+    std::unique_lock<std::mutex> lock(job->mu);
+    job->cv_done.wait(lock, [&] { return job->completed.load() == job->num_chunks; });
   }
-  if (job.error) std::rethrow_exception(job.error);
+  if (job->error) std::rethrow_exception(job->error);
 }
 
 void parallel_for(int64_t begin, int64_t end, const std::function<void(int64_t)>& fn) {
@@ -169,16 +185,13 @@ extern "C" int32_t RelaxParallelFor(int64_t begin, int64_t end, RelaxParallelBod
   std::string msg;
   try {
     relax::runtime::ThreadPool::Global().ParallelForRange(begin, end, [&](int64_t lo, int64_t hi) {
-      for (int64_t i = lo; i < hi; ++i) {
-        if (first_code.load(std::memory_order_relaxed) != 0) return;
-        int32_t rc = body(ctx, i);
-        if (rc != 0) {
-          int32_t expected = 0;
-          if (first_code.compare_exchange_strong(expected, rc)) {
-            std::lock_guard<std::mutex> lock(msg_mu);
-            msg = RelaxGetLastError();
-          }
-          return;
+      if (first_code.load(std::memory_order_relaxed) != 0) return;
+      int32_t rc = body(ctx, lo, hi);
+      if (rc != 0) {
+        int32_t expected = 0;
+        if (first_code.compare_exchange_strong(expected, rc)) {
+          std::lock_guard<std::mutex> lock(msg_mu);
+          msg = RelaxGetLastError();
         }
       }
     });

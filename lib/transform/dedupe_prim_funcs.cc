@@ -6,6 +6,7 @@
 
 #include "relax/ir/expr_functor.h"
 #include "relax/transform/dedupe_prim_funcs.h"
+#include "relax/ir/tir_functor.h"
 #include "relax/transform/pass.h"
 
 namespace relax {
@@ -14,57 +15,45 @@ namespace {
 
 // Rewrites a PrimFunc with every variable renamed v0, v1, ... in order of first
 // appearance, so alpha-equivalent kernels (relu over `n` vs relu over `m`) print alike.
-class Canonicalizer {
+class Canonicalizer : public tir::StmtMutator {
  public:
   tir::PrimFunc Run(const tir::PrimFunc& f) {
     auto n = std::make_shared<tir::PrimFuncNode>(*f);
     n->name = "_";
-    for (auto& b : n->buffers) b = Buf(b);
+    for (auto& b : n->buffers) b = VisitBuffer(b);
     for (auto& shape : n->param_shapes)
-      for (auto& d : shape) d = Expr(d);
-    for (auto& v : n->scalar_params) v = Expr(v);
-    n->body = Stmt(f->body);
+      for (auto& d : shape) d = VisitExpr(d);
+    for (auto& v : n->scalar_params) v = VisitExpr(v);
+    n->body = VisitStmt(f->body);
     return n;
   }
-
- private:
-  PrimExpr Expr(const PrimExpr& e) {
-    if (!e.defined()) return e;
-    if (e.kind() == PrimKind::kVar) {
-      auto it = vars_.find(e.get());
-      if (it != vars_.end()) return it->second;
-      Var v = MakeVar("v" + std::to_string(vars_.size()), e.dtype());
-      vars_[e.get()] = v;
-      return v;
-    }
-    auto n = std::make_shared<PrimExprNode>(*e.get());
-    for (auto& o : n->operands) o = Expr(o);
-    for (auto& a : n->reduce_axes) a = Expr(a);
-    if (n->buffer) n->buffer = Buf(n->buffer);
-    return PrimExpr(std::move(n));
-  }
-  Buffer Buf(const Buffer& b) {
+  Buffer VisitBuffer(const Buffer& b) override {
     auto it = bufs_.find(b.get());
     if (it != bufs_.end()) return it->second;
     std::vector<PrimExpr> shape;
-    for (const auto& d : b->shape) shape.push_back(Expr(d));
+    for (const auto& d : b->shape) shape.push_back(VisitExpr(d));
     Buffer nb = MakeBuffer(b->name, b->dtype, shape, b->scope);
     bufs_[b.get()] = nb;
     return nb;
   }
-  tir::Stmt Stmt(const tir::Stmt& s) {
-    if (!s) return s;
-    auto n = std::make_shared<tir::StmtNode>(*s);
-    n->var = Expr(s->var);
-    n->min = Expr(s->min);
-    n->extent = Expr(s->extent);
-    n->value = Expr(s->value);
-    n->cond = Expr(s->cond);
-    if (s->buffer) n->buffer = Buf(s->buffer);
-    for (auto& i : n->indices) i = Expr(i);
-    for (auto& c : n->body) c = Stmt(c);
-    return n;
+
+ protected:
+  PrimExpr VisitExpr_(const tir::VarNode* op, const PrimExpr& e) override {
+    auto it = vars_.find(op);
+    if (it != vars_.end()) return it->second;
+    Var v = MakeVar("v" + std::to_string(vars_.size()), e.dtype());
+    vars_[op] = v;
+    return v;
   }
+  PrimExpr VisitExpr_(const tir::ReduceNode* op, const PrimExpr& e) override {
+    std::vector<PrimExpr> axes;
+    for (const auto& a : op->axes) axes.push_back(VisitExpr(a));
+    PrimExpr r = tir::StmtMutator::VisitExpr_(op, e);
+    const auto* red = r.as<tir::ReduceNode>();
+    return MakeReduce(red->combiner, red->source, std::move(axes), red->extents);
+  }
+
+ private:
   std::map<const PrimExprNode*, PrimExpr> vars_;
   std::map<const BufferNode*, Buffer> bufs_;
 };

@@ -4,6 +4,7 @@
 
 #include "relax/arith/analyzer.h"
 #include "relax/ir/expr_functor.h"
+#include "relax/ir/tir_functor.h"
 #include "relax/support/error.h"
 #include "relax/transform/pass.h"
 #include "relax/transform/pass_context.h"
@@ -127,7 +128,7 @@ class RelaxChecker : public ExprVisitor {
         for (const auto& v : vars) {
           bool ok = false;
           for (const auto& k : sym_) ok |= k.same_as(v);
-          if (!ok) Fail("symbolic var '" + v->name + "' is used before it is defined");
+          if (!ok) Fail("symbolic var '" + VarName(v) + "' is used before it is defined");
         }
       }
     for (const auto& f : s->fields) CheckSymbolic(f);
@@ -140,21 +141,21 @@ class RelaxChecker : public ExprVisitor {
   bool in_dataflow_ = false;
 };
 
-class TIRChecker {
+// Every var and buffer a PrimFunc body uses is defined: a parameter, a dim of a parameter's
+// shape, or a loop/let var, reduction axis or allocation in scope.
+class TIRChecker : public tir::StmtVisitor {
  public:
   explicit TIRChecker(const tir::PrimFunc& f) : f_(f) {
     for (const auto& b : f->buffers) bufs_.insert(b.get());
-    const auto& shapes =
-        f->param_shapes.empty() ? std::vector<std::vector<PrimExpr>>() : f->param_shapes;
     for (const auto& b : f->buffers)
       for (const auto& d : b->shape) AddVars(d);
-    for (const auto& s : shapes)
+    for (const auto& s : f->param_shapes)
       for (const auto& d : s) AddVars(d);
     for (const auto& v : f->scalar_params) vars_.insert(v.get());
   }
-  void Check() { Stmt(f_->body); }
+  void Check() { VisitStmt(f_->body); }
 
- private:
+ protected:
   void AddVars(const PrimExpr& e) {
     std::vector<Var> vs;
     CollectVars(e, &vs);
@@ -163,50 +164,44 @@ class TIRChecker {
   [[noreturn]] void Fail(const std::string& msg) {
     RELAX_THROW("PrimFunc @" << f_->name << ": " << msg);
   }
-  void Expr(const PrimExpr& e) {
-    if (!e.defined()) return;
-    if (e.kind() == PrimKind::kVar && !vars_.count(e.get()))
-      Fail("variable '" + e->name + "' is used outside its definition");
-    if (e.kind() == PrimKind::kLoad && !bufs_.count(e->buffer.get()))
-      Fail("buffer '" + e->buffer->name + "' is read but not a parameter or allocation");
-    if (e.kind() == PrimKind::kReduce) {
-      for (const auto& a : e->reduce_axes) vars_.insert(a.get());
-    }
-    for (const auto& o : e->operands) Expr(o);
+  void VisitExpr_(const tir::VarNode* op, const PrimExpr&) override {
+    if (!vars_.count(op)) Fail("variable '" + op->name + "' is used outside its definition");
   }
-  void Stmt(const tir::Stmt& s) {
-    if (!s) return;
-    switch (s->kind) {
-      case tir::StmtKind::kFor:
-        Expr(s->min);
-        Expr(s->extent);
-        vars_.insert(s->var.get());
-        Stmt(s->body[0]);
-        vars_.erase(s->var.get());
-        return;
-      case tir::StmtKind::kLet:
-        Expr(s->value);
-        vars_.insert(s->var.get());
-        Stmt(s->body[0]);
-        vars_.erase(s->var.get());
-        return;
-      case tir::StmtKind::kAllocate:
-        bufs_.insert(s->buffer.get());
-        Stmt(s->body[0]);
-        bufs_.erase(s->buffer.get());
-        return;
-      case tir::StmtKind::kStore:
-        if (!bufs_.count(s->buffer.get()))
-          Fail("buffer '" + s->buffer->name + "' is written but not a parameter or allocation");
-        for (const auto& i : s->indices) Expr(i);
-        Expr(s->value);
-        return;
-      default:
-        Expr(s->cond);
-        Expr(s->value);
-        for (const auto& c : s->body) Stmt(c);
-    }
+  void VisitExpr_(const tir::BufferLoadNode* op, const PrimExpr& e) override {
+    if (!bufs_.count(op->buffer.get()))
+      Fail("buffer '" + op->buffer->name + "' is read but not a parameter or allocation");
+    tir::StmtVisitor::VisitExpr_(op, e);
   }
+  void VisitExpr_(const tir::ReduceNode* op, const PrimExpr& e) override {
+    for (const auto& a : op->axes) vars_.insert(a.get());
+    tir::StmtVisitor::VisitExpr_(op, e);
+  }
+  void VisitStmt_(const tir::ForNode* op, const tir::Stmt&) override {
+    VisitExpr(op->min);
+    VisitExpr(op->extent);
+    vars_.insert(op->loop_var.get());
+    VisitStmt(op->body);
+    vars_.erase(op->loop_var.get());
+  }
+  void VisitStmt_(const tir::LetStmtNode* op, const tir::Stmt&) override {
+    VisitExpr(op->value);
+    vars_.insert(op->var.get());
+    VisitStmt(op->body);
+    vars_.erase(op->var.get());
+  }
+  void VisitStmt_(const tir::AllocateNode* op, const tir::Stmt&) override {
+    for (const auto& d : op->buffer->shape) VisitExpr(d);
+    bufs_.insert(op->buffer.get());
+    VisitStmt(op->body);
+    bufs_.erase(op->buffer.get());
+  }
+  void VisitStmt_(const tir::BufferStoreNode* op, const tir::Stmt& s) override {
+    if (!bufs_.count(op->buffer.get()))
+      Fail("buffer '" + op->buffer->name + "' is written but not a parameter or allocation");
+    tir::StmtVisitor::VisitStmt_(op, s);
+  }
+
+ private:
   const tir::PrimFunc& f_;
   std::set<const BufferNode*> bufs_;
   std::set<const PrimExprNode*> vars_;

@@ -100,10 +100,10 @@ TEST(OnnxImportTest, DimParamsThatCleanToOneNameStayDistinct) {
   EXPECT_FALSE(c0.same_as(d0));
   EXPECT_TRUE(a0.same_as(f0)) << "one dim_param is one var across inputs";
   // Names: an identifier dim_param keeps its name; the others are made unique.
-  EXPECT_EQ(b0->name, "batch_size");
-  EXPECT_EQ(d0->name, "c_d0");
-  std::set<std::string> names = {a0->name, b0->name, c0->name, d0->name};
-  EXPECT_EQ(names.size(), 4u) << a0->name << " " << b0->name << " " << c0->name << " " << d0->name;
+  EXPECT_EQ(VarName(b0), "batch_size");
+  EXPECT_EQ(VarName(d0), "c_d0");
+  std::set<std::string> names = {VarName(a0), VarName(b0), VarName(c0), VarName(d0)};
+  EXPECT_EQ(names.size(), 4u) << VarName(a0) << " " << VarName(b0) << " " << VarName(c0) << " " << VarName(d0);
   int64_t zero = -1;
   ASSERT_TRUE(e0.AsInt(&zero)) << "a declared dim 0 is static, not symbolic";
   EXPECT_EQ(zero, 0);

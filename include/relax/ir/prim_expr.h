@@ -13,11 +13,12 @@
 
 namespace relax {
 
+/// Kinds of PrimExpr node; the node type of each is in relax::tir (see below).
 enum class PrimKind : uint8_t {
-  kIntImm,
-  kFloatImm,
-  kVar,
-  kAdd,
+  kIntImm,    // IntImmNode
+  kFloatImm,  // FloatImmNode
+  kVar,       // VarNode
+  kAdd,       // kAdd ... kOr: BinaryOpNode
   kSub,
   kMul,
   kFloorDiv,
@@ -33,21 +34,26 @@ enum class PrimKind : uint8_t {
   kGE,
   kAnd,
   kOr,
-  kNot,
-  kSelect,  // operands: cond, true_value, false_value
-  kCast,    // operands: value; dtype is the target type
-  kCall,    // intrinsic call: name in `name` ("exp", "sqrt", "tanh", "erf", "pow", ...)
-  kLoad,    // buffer load: buffer + operands as indices
-  kReduce,  // TE reduction: name = combiner ("sum" | "max" | "min"); operands[0] = source,
-            // reduce_axes = axis vars with extents in operands[1..]
+  kNot,     // NotNode
+  kSelect,  // SelectNode
+  kCast,    // CastNode; dtype is the target type
+  kCall,    // CallNode: intrinsic call ("exp", "sqrt", "tanh", "erf", "pow", ...)
+  kLoad,    // BufferLoadNode
+  kReduce,  // ReduceNode (TE reductions only)
 };
 
 struct BufferNode;
 using Buffer = std::shared_ptr<const BufferNode>;
 struct PrimExprNode;
 
+/// True for the kinds with two operands (arithmetic, comparison, logic): tir::BinaryOpNode.
+constexpr bool IsBinaryKind(PrimKind k) { return k >= PrimKind::kAdd && k <= PrimKind::kOr; }
+
 /// A reference-counted, immutable scalar expression. Identity of variables is
-/// by node (two vars named "n" are different vars).
+/// by node (two vars named "n" are different vars). The node behind a handle has
+/// one type per kind (relax::tir::IntImmNode, VarNode, BinaryOpNode, ...); reach
+/// its fields with the typed downcast `e.as<tir::BinaryOpNode>()` (null when the
+/// kind does not match).
 class PrimExpr {
  public:
   PrimExpr() = default;
@@ -63,21 +69,122 @@ class PrimExpr {
   PrimKind kind() const;
   /// True if this is an integer immediate; stores it in *v when v is non-null.
   bool AsInt(int64_t* v = nullptr) const;
+  /// The node as `T` (a node type of relax::tir) if its kind is one T holds, else null.
+  template <typename T>
+  const T* as() const {
+    return n_ && T::Matches(kind()) ? static_cast<const T*>(n_.get()) : nullptr;
+  }
 
  private:
   std::shared_ptr<const PrimExprNode> n_;
 };
 
+/// Fields every PrimExpr node has. Concrete nodes are the types in relax::tir below;
+/// the base is not copyable on its own (a copy must keep the concrete type).
 struct PrimExprNode {
   PrimKind kind;
   DataType dtype;
-  int64_t int_value = 0;
-  double float_value = 0;
-  std::string name;  // var name, intrinsic name, or reduce combiner
-  std::vector<PrimExpr> operands;
-  Buffer buffer;                      // kLoad
-  std::vector<PrimExpr> reduce_axes;  // kReduce: axis vars
+
+ protected:
+  PrimExprNode(PrimKind k, DataType t) : kind(k), dtype(t) {}
+  PrimExprNode(const PrimExprNode&) = default;
+  PrimExprNode& operator=(const PrimExprNode&) = default;
 };
+
+namespace tir {
+
+/// Integer (and bool) immediate.
+struct IntImmNode : PrimExprNode {
+  IntImmNode(DataType t, int64_t v) : PrimExprNode(PrimKind::kIntImm, t), value(v) {}
+  static constexpr bool Matches(PrimKind k) { return k == PrimKind::kIntImm; }
+  int64_t value;
+};
+
+/// Floating-point immediate (stored as double; printed exactly for its dtype).
+struct FloatImmNode : PrimExprNode {
+  FloatImmNode(DataType t, double v) : PrimExprNode(PrimKind::kFloatImm, t), value(v) {}
+  static constexpr bool Matches(PrimKind k) { return k == PrimKind::kFloatImm; }
+  double value;
+};
+
+/// A scalar variable (symbolic dim, loop var, let var). Identity is the node.
+struct VarNode : PrimExprNode {
+  VarNode(DataType t, std::string n) : PrimExprNode(PrimKind::kVar, t), name(std::move(n)) {}
+  static constexpr bool Matches(PrimKind k) { return k == PrimKind::kVar; }
+  std::string name;
+};
+
+/// Every two-operand kind (Add ... Or): `kind` says which. One shape for all of
+/// them keeps generic code (printers, folding, the canonical form) one case.
+struct BinaryOpNode : PrimExprNode {
+  BinaryOpNode(PrimKind k, DataType t, PrimExpr x, PrimExpr y)
+      : PrimExprNode(k, t), a(std::move(x)), b(std::move(y)) {}
+  static constexpr bool Matches(PrimKind k) { return IsBinaryKind(k); }
+  PrimExpr a, b;
+};
+
+/// Logical not of a bool expression.
+struct NotNode : PrimExprNode {
+  explicit NotNode(PrimExpr x) : PrimExprNode(PrimKind::kNot, DataType::Bool()), a(std::move(x)) {}
+  static constexpr bool Matches(PrimKind k) { return k == PrimKind::kNot; }
+  PrimExpr a;
+};
+
+/// condition ? true_value : false_value (both sides are evaluated).
+struct SelectNode : PrimExprNode {
+  SelectNode(DataType t, PrimExpr c, PrimExpr tv, PrimExpr fv)
+      : PrimExprNode(PrimKind::kSelect, t),
+        condition(std::move(c)),
+        true_value(std::move(tv)),
+        false_value(std::move(fv)) {}
+  static constexpr bool Matches(PrimKind k) { return k == PrimKind::kSelect; }
+  PrimExpr condition, true_value, false_value;
+};
+
+/// Conversion of `value` to `dtype`.
+struct CastNode : PrimExprNode {
+  CastNode(DataType t, PrimExpr v) : PrimExprNode(PrimKind::kCast, t), value(std::move(v)) {}
+  static constexpr bool Matches(PrimKind k) { return k == PrimKind::kCast; }
+  PrimExpr value;
+};
+
+/// Intrinsic call `T.<op>(args):dtype` ("exp", "sqrt", "tanh", "erf", "pow", "truncdiv", ...).
+struct CallNode : PrimExprNode {
+  CallNode(DataType t, std::string o, std::vector<PrimExpr> as)
+      : PrimExprNode(PrimKind::kCall, t), op(std::move(o)), args(std::move(as)) {}
+  static constexpr bool Matches(PrimKind k) { return k == PrimKind::kCall; }
+  std::string op;
+  std::vector<PrimExpr> args;
+};
+
+/// buffer[indices] (one index per dim; one index after flatten-buffer).
+struct BufferLoadNode : PrimExprNode {
+  BufferLoadNode(DataType t, Buffer buf, std::vector<PrimExpr> idx)
+      : PrimExprNode(PrimKind::kLoad, t), buffer(std::move(buf)), indices(std::move(idx)) {}
+  static constexpr bool Matches(PrimKind k) { return k == PrimKind::kLoad; }
+  Buffer buffer;
+  std::vector<PrimExpr> indices;
+};
+
+/// TE reduction `reduce_<combiner>(source, axes=[axes[i]:extents[i]...])`; combiner is
+/// "sum" | "max" | "min". The axes are defined by the node (they range over [0, extent)).
+/// Only the TE builder's computes hold reductions; PrimFunc bodies never do.
+struct ReduceNode : PrimExprNode {
+  ReduceNode(DataType t, std::string c, PrimExpr src, std::vector<PrimExpr> ax,
+             std::vector<PrimExpr> ext)
+      : PrimExprNode(PrimKind::kReduce, t),
+        combiner(std::move(c)),
+        source(std::move(src)),
+        axes(std::move(ax)),
+        extents(std::move(ext)) {}
+  static constexpr bool Matches(PrimKind k) { return k == PrimKind::kReduce; }
+  std::string combiner;
+  PrimExpr source;
+  std::vector<PrimExpr> axes;  // variables
+  std::vector<PrimExpr> extents;
+};
+
+}  // namespace tir
 
 using Var = PrimExpr;  // a PrimExpr of kind kVar
 
@@ -86,9 +193,13 @@ PrimExpr IntImm(int64_t v, DataType t = DataType::Index());
 PrimExpr FloatImm(double v, DataType t = DataType::Float(32));
 /// A fresh scalar variable (shape dims and loop vars are i64).
 Var MakeVar(const std::string& name, DataType t = DataType::Index());
+/// A binary node, folding integer immediates and a few identities (x + 0, x * 1).
+/// Error (relax::Error naming the expression) when folding overflows int64.
 PrimExpr MakeBinary(PrimKind k, PrimExpr a, PrimExpr b);
 /// A node exactly as given: no folding or dtype adjustment (the parser and the
-/// analyzer's canonical form build structure they have already decided).
+/// analyzer's canonical form build structure they have already decided). For the
+/// binary kinds (two operands), kNot (one), kSelect (cond, true, false) and kCast (one);
+/// other kinds have their own constructors.
 PrimExpr MakePrimNode(PrimKind k, DataType t, std::vector<PrimExpr> operands);
 PrimExpr FloorDiv(PrimExpr a, PrimExpr b);
 PrimExpr FloorMod(PrimExpr a, PrimExpr b);
@@ -100,6 +211,11 @@ PrimExpr Cast(DataType t, PrimExpr v);
 PrimExpr CallIntrin(const std::string& name, std::vector<PrimExpr> args, DataType t);
 PrimExpr Load(Buffer b, std::vector<PrimExpr> indices);
 PrimExpr Not(PrimExpr a);
+/// TE reduction over `axes` (vars) with `extents`; dtype is the source's.
+PrimExpr MakeReduce(const std::string& combiner, PrimExpr source, std::vector<PrimExpr> axes,
+                    std::vector<PrimExpr> extents);
+/// The name of a variable (Error-free: "" when `v` is not a variable).
+const std::string& VarName(const PrimExpr& v);
 
 PrimExpr operator+(PrimExpr a, PrimExpr b);
 PrimExpr operator-(PrimExpr a, PrimExpr b);

@@ -19,26 +19,100 @@ enum class ForKind : uint8_t { kSerial, kParallel, kVectorized, kUnrolled, kThre
 struct StmtNode;
 using Stmt = std::shared_ptr<const StmtNode>;
 
-/// Fields per kind:
-///  - For: var, min, extent, for_kind, thread_tag (kThreadBinding), body[0].
-///  - Store: buffer, indices, value.             buffer[indices] = value
-///  - Let: var, value, body[0].                  let var = value in body
-///  - If: cond, body[0] (then), body[1] (else, optional).
-///  - Seq: body (in order).
-///  - Allocate: buffer (its shape/dtype/scope), body[0] (the buffer's scope).
-///  - Evaluate: value (an intrinsic call for its effect).
+/// What every statement node has; concrete nodes (one per kind) follow. Reach the
+/// fields with `As<ForNode>(s)` (null when the kind does not match).
 struct StmtNode {
   StmtKind kind;
-  Var var;
-  PrimExpr min, extent, value, cond;
-  ForKind for_kind = ForKind::kSerial;
-  std::string thread_tag;
-  Buffer buffer;
-  std::vector<PrimExpr> indices;
-  std::vector<Stmt> body;
+
+ protected:
+  explicit StmtNode(StmtKind k) : kind(k) {}
+  StmtNode(const StmtNode&) = default;
+  StmtNode& operator=(const StmtNode&) = default;
 };
 
-Stmt For(Var v, PrimExpr min, PrimExpr extent, ForKind k, Stmt body);
+/// for loop_var in for_kind(min, extent[, thread_tag]) { body }
+struct ForNode : StmtNode {
+  ForNode(Var v, PrimExpr mn, PrimExpr ext, ForKind k, std::string tag, Stmt b)
+      : StmtNode(StmtKind::kFor),
+        loop_var(std::move(v)),
+        min(std::move(mn)),
+        extent(std::move(ext)),
+        for_kind(k),
+        thread_tag(std::move(tag)),
+        body(std::move(b)) {}
+  static constexpr StmtKind kKind = StmtKind::kFor;
+  Var loop_var;
+  PrimExpr min, extent;
+  ForKind for_kind;
+  std::string thread_tag;  // kThreadBinding only ("threadIdx.x", ...)
+  Stmt body;
+};
+
+/// buffer[indices] = value
+struct BufferStoreNode : StmtNode {
+  BufferStoreNode(Buffer b, std::vector<PrimExpr> idx, PrimExpr v)
+      : StmtNode(StmtKind::kStore),
+        buffer(std::move(b)),
+        indices(std::move(idx)),
+        value(std::move(v)) {}
+  static constexpr StmtKind kKind = StmtKind::kStore;
+  Buffer buffer;
+  std::vector<PrimExpr> indices;
+  PrimExpr value;
+};
+
+/// let var = value in body
+struct LetStmtNode : StmtNode {
+  LetStmtNode(Var v, PrimExpr val, Stmt b)
+      : StmtNode(StmtKind::kLet), var(std::move(v)), value(std::move(val)), body(std::move(b)) {}
+  static constexpr StmtKind kKind = StmtKind::kLet;
+  Var var;
+  PrimExpr value;
+  Stmt body;
+};
+
+/// if condition { then_case } else { else_case (may be null) }
+struct IfThenElseNode : StmtNode {
+  IfThenElseNode(PrimExpr c, Stmt t, Stmt e)
+      : StmtNode(StmtKind::kIf),
+        condition(std::move(c)),
+        then_case(std::move(t)),
+        else_case(std::move(e)) {}
+  static constexpr StmtKind kKind = StmtKind::kIf;
+  PrimExpr condition;
+  Stmt then_case, else_case;
+};
+
+/// Statements in order.
+struct SeqStmtNode : StmtNode {
+  explicit SeqStmtNode(std::vector<Stmt> s) : StmtNode(StmtKind::kSeq), seq(std::move(s)) {}
+  static constexpr StmtKind kKind = StmtKind::kSeq;
+  std::vector<Stmt> seq;
+};
+
+/// A scratch buffer (its shape, dtype, scope) live during body.
+struct AllocateNode : StmtNode {
+  AllocateNode(Buffer b, Stmt bd)
+      : StmtNode(StmtKind::kAllocate), buffer(std::move(b)), body(std::move(bd)) {}
+  static constexpr StmtKind kKind = StmtKind::kAllocate;
+  Buffer buffer;
+  Stmt body;
+};
+
+/// An expression evaluated for its effect (an intrinsic call).
+struct EvaluateNode : StmtNode {
+  explicit EvaluateNode(PrimExpr v) : StmtNode(StmtKind::kEvaluate), value(std::move(v)) {}
+  static constexpr StmtKind kKind = StmtKind::kEvaluate;
+  PrimExpr value;
+};
+
+/// `s` as node type T if its kind is T's, else null.
+template <typename T>
+const T* As(const Stmt& s) {
+  return s && s->kind == T::kKind ? static_cast<const T*>(s.get()) : nullptr;
+}
+
+Stmt For(Var v, PrimExpr min, PrimExpr extent, ForKind k, Stmt body, std::string thread_tag = "");
 Stmt Store(Buffer b, std::vector<PrimExpr> indices, PrimExpr value);
 Stmt Let(Var v, PrimExpr value, Stmt body);
 Stmt IfThenElse(PrimExpr cond, Stmt then_s, Stmt else_s = nullptr);

@@ -27,6 +27,8 @@
 
 namespace relax::runtime {
 
+/// 2: named sections + section table; parallel-loop bodies take a range (ctx, begin, end).
+/// (1, b8ce390: three fixed sections; bodies took one index.) Other versions are refused.
 inline constexpr uint32_t kArtifactFormatVersion = 2;
 inline constexpr size_t kArtifactTrailerSize = 64;
 inline constexpr size_t kSectionEntrySize = 64;

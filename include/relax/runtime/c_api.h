@@ -49,10 +49,13 @@ void RelaxSetLastError(const char* msg);
 /* The calling thread's last error message; "" when none. */
 const char* RelaxGetLastError(void);
 
-/* Runs body(ctx, i) for every i in [begin, end) on the runtime's thread pool.
- * Returns 0, or the first non-zero code a body returned. Used by generated
- * code for parallel loops (see lib/runtime/thread_pool.cc). */
-typedef int32_t (*RelaxParallelBody)(void* ctx, int64_t i);
+/* Runs body(ctx, lo, hi) over disjoint ranges [lo, hi) that together cover
+ * [begin, end) exactly once, on the runtime's thread pool; the body runs every
+ * index of its range. Returns 0, or the first non-zero code a body returned
+ * (ranges not yet started are then skipped). Used by generated code for
+ * parallel loops (see lib/runtime/thread_pool.cc). Safe to call from several
+ * threads at once. */
+typedef int32_t (*RelaxParallelBody)(void* ctx, int64_t begin, int64_t end);
 int32_t RelaxParallelFor(int64_t begin, int64_t end, RelaxParallelBody body, void* ctx);
 
 #ifdef __cplusplus

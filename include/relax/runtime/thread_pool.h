@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -21,9 +22,11 @@ constexpr int kMaxNumThreads = 1024;
 /// "-3", "99999", ""). Tools call it at startup so a bad value is reported before any work.
 int NumThreadsFromEnv();
 
-/// A fixed pool of worker threads running one parallel range at a time. The calling thread
-/// participates. Calls made from inside a running body (nested) execute serially on the
-/// calling thread; concurrent top-level calls from different threads are serialized.
+/// A fixed pool of worker threads. Each top-level ParallelForRange call is a job split into
+/// chunks; the calling thread works on its own job, and idle workers take chunks of any
+/// active job, so calls from several threads (two VMs) run at the same time and share the
+/// workers. Calls made from inside a running body (nested) execute serially on the calling
+/// thread.
 class ThreadPool {
  public:
   /// A pool with `num_threads` total threads including the caller (>= 1).
@@ -45,22 +48,22 @@ class ThreadPool {
                         const std::function<void(int64_t, int64_t)>& fn);
 
  private:
+  struct Job;
   void WorkerLoop();
-  void RunChunks();
+  /// Runs chunks of `job` until none is left to take.
+  static void RunChunks(Job* job);
+  /// An active job with chunks left to take, or null (takes mu_).
+  std::shared_ptr<Job> TakeJob();
 
   int num_threads_;
   std::vector<std::thread> workers_;
-  std::mutex job_mu_;  // serializes top-level jobs
-  std::mutex mu_;
-  std::condition_variable cv_start_, cv_done_;
-  // Atomics so workers and the caller can spin briefly before sleeping: kernels are
-  // launched back to back, and a condition-variable wake-up per kernel costs more than
-  // a small kernel itself.
+  std::mutex mu_;  // guards active_ and the sleeping workers' wake-up
+  std::condition_variable cv_start_;
+  std::vector<std::shared_ptr<Job>> active_;
+  // Bumped when a job is added; workers spin on it briefly before sleeping because kernels
+  // come back to back and a condition-variable wake-up costs more than a small kernel.
   std::atomic<uint64_t> generation_{0};
-  std::atomic<int> workers_done_{0};
   std::atomic<bool> stop_{false};
-  struct Job;
-  Job* job_ = nullptr;
 };
 
 /// Calls fn(i) for every i in [begin, end) on the global pool (see ParallelForRange).

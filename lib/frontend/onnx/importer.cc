@@ -428,14 +428,14 @@ IRModule ImportOnnx(const std::string& path, const OnnxImportOptions& options) {
     Var v;
     if (auto it = param_vars.find(name); it != param_vars.end()) v = it->second;
     for (const Var& s : sym_vars)
-      if (!v.defined() && s->name == name) v = s;
+      if (!v.defined() && VarName(s) == name) v = s;
     if (!v.defined())
       RELAX_THROW("--bound names '" << name << "', which is not a symbolic dim of the model");
-    if (!var_bounds.emplace(v->name, b).second)
+    if (!var_bounds.emplace(VarName(v), b).second)
       RELAX_THROW("--bound: dim '" << name << "' is bounded twice");
   }
   for (const Var& v : sym_vars)
-    if (auto b = var_bounds.find(v->name); b != var_bounds.end())
+    if (auto b = var_bounds.find(VarName(v)); b != var_bounds.end())
       bb.analyzer().Bind(v, b->second.first, b->second.second);
 
   bb.BeginDataflowBlock();

@@ -335,7 +335,13 @@ TEST_F(ArtifactTest, FlippedByteIsChecksumMismatch) {
 TEST_F(ArtifactTest, WrongVersionBadMagicMissingFile) {
   std::string bytes = ReadFile(WriteGood("v_src.so"));
   std::string b = bytes;
-  b[b.size() - 64 + 8] = 1;  // format 1: the three fixed sections of b8ce390
+  b[b.size() - 64 + 8] = static_cast<char>(kArtifactFormatVersion + 1);
+  WriteFile(Path("v2.so"), b);
+  std::string want = "was written by format version " + std::to_string(kArtifactFormatVersion + 1) +
+                     "; this runtime reads version " + std::to_string(kArtifactFormatVersion);
+  EXPECT_NE(ErrorOf([&] { LoadedArtifact::Load(Path("v2.so")); }).find(want), std::string::npos);
+  // Version 1 artifacts call parallel bodies with one index: refused, never misrun.
+  b[b.size() - 64 + 8] = 1;
   WriteFile(Path("v1.so"), b);
   EXPECT_NE(ErrorOf([&] {
               LoadedArtifact::Load(Path("v1.so"));

@@ -3,8 +3,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
 #include "relax/runtime/c_api.h"
@@ -49,12 +52,12 @@ TEST(ThreadPoolTest, ExceptionPropagates) {
   EXPECT_EQ(sum.load(), 45);
 }
 
-int32_t CountBody(void* ctx, int64_t i) {
-  static_cast<std::atomic<int>*>(ctx)[i]++;
+int32_t CountBody(void* ctx, int64_t begin, int64_t end) {
+  for (int64_t i = begin; i < end; ++i) static_cast<std::atomic<int>*>(ctx)[i]++;
   return 0;
 }
-int32_t FailBody(void*, int64_t i) {
-  if (i == 13) {
+int32_t FailBody(void*, int64_t begin, int64_t end) {
+  if (begin <= 13 && 13 < end) {
     RelaxSetLastError("body failed at 13");
     return 7;
   }
@@ -69,6 +72,89 @@ TEST(ThreadPoolTest, CApi) {
   EXPECT_EQ(RelaxParallelFor(0, 100, FailBody, nullptr), 7);
   EXPECT_STREQ(RelaxGetLastError(), "body failed at 13");
   EXPECT_NE(RelaxParallelFor(0, 1, nullptr, nullptr), 0);
+}
+
+// Two threads (as two VMs would) run parallel loops on the global pool at the same time:
+// both make progress concurrently (neither waits for the other's whole loop), every index
+// is covered once, and both finish.
+TEST(ThreadPoolTest, ConcurrentCallersRunAtTheSameTime) {
+  if (ThreadPool::Global().num_threads() < 2) GTEST_SKIP() << "needs a pool with workers";
+  constexpr int kRounds = 200;
+  constexpr int64_t kN = 4096;
+  std::atomic<int> inside{0}, max_inside{0};
+  auto run = [&](std::vector<int64_t>* out) {
+    for (int r = 0; r < kRounds; ++r) {
+      std::vector<std::atomic<int64_t>> acc(kN);
+      parallel_for(0, kN, [&](int64_t i) {
+        int now = ++inside;
+        int seen = max_inside.load();
+        while (now > seen && !max_inside.compare_exchange_weak(seen, now)) {
+        }
+        acc[i] += i * 2 + r;
+        --inside;
+      });
+      for (int64_t i = 0; i < kN; ++i) (*out)[i] += acc[i].load();
+    }
+  };
+  std::vector<int64_t> a(kN, 0), b(kN, 0);
+  std::thread t1(run, &a), t2(run, &b);
+  t1.join();
+  t2.join();
+  for (int64_t i = 0; i < kN; ++i) {
+    int64_t want = kRounds * i * 2 + kRounds * (kRounds - 1) / 2;
+    ASSERT_EQ(a[i], want) << i;
+    ASSERT_EQ(b[i], want) << i;
+  }
+  EXPECT_GE(max_inside.load(), 2);
+}
+
+// A loop whose bodies wait for another thread's loop to start must not block it: with one
+// job at a time (a global lock) the second loop could not start until the first finished.
+TEST(ThreadPoolTest, SecondCallerIsNotSerializedBehindTheFirst) {
+  ThreadPool pool(4);
+  std::atomic<bool> b_started{false};
+  std::atomic<int> timeouts{0};
+  std::thread a([&] {
+    pool.ParallelForRange(0, 64, [&](int64_t, int64_t) {
+      auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+      while (!b_started.load()) {
+        if (std::chrono::steady_clock::now() > deadline) {
+          ++timeouts;
+          return;
+        }
+        std::this_thread::yield();
+      }
+    });
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  std::thread b([&] { pool.ParallelForRange(0, 64, [&](int64_t, int64_t) { b_started = true; }); });
+  a.join();
+  b.join();
+  EXPECT_TRUE(b_started.load());
+  EXPECT_EQ(timeouts.load(), 0);
+}
+
+// The same through the C entry point generated kernels use, with range bodies.
+TEST(ThreadPoolTest, CApiFromTwoThreads) {
+  constexpr int64_t kN = 10000;
+  std::vector<std::atomic<int>> h1(kN), h2(kN);
+  int32_t rc1 = 0, rc2 = 0;
+  std::thread t1([&] {
+    for (int r = 0; r < 50; ++r)
+      if (int32_t rc = RelaxParallelFor(0, kN, CountBody, h1.data())) rc1 = rc;
+  });
+  std::thread t2([&] {
+    for (int r = 0; r < 50; ++r)
+      if (int32_t rc = RelaxParallelFor(0, kN, CountBody, h2.data())) rc2 = rc;
+  });
+  t1.join();
+  t2.join();
+  EXPECT_EQ(rc1, 0);
+  EXPECT_EQ(rc2, 0);
+  for (int64_t i = 0; i < kN; ++i) {
+    ASSERT_EQ(h1[i].load(), 50);
+    ASSERT_EQ(h2[i].load(), 50);
+  }
 }
 
 }  // namespace

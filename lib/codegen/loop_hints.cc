@@ -1,0 +1,73 @@
+// Loop hints of the TIR -> MLIR bridge made real: marker calls left in hinted loops become
+// LLVM loop metadata (vectorize / unroll enable) on the loop that contains them.
+#include <llvm/Analysis/LoopInfo.h>
+#include <llvm/IR/Constants.h>
+#include <llvm/IR/DiagnosticHandler.h>
+#include <llvm/IR/DiagnosticInfo.h>
+#include <llvm/IR/Dominators.h>
+#include <llvm/IR/Instructions.h>
+#include <llvm/IR/Metadata.h>
+#include <llvm/IR/Module.h>
+
+#include <memory>
+#include <vector>
+
+#include "tir_to_mlir.h"
+
+namespace relax::codegen {
+
+namespace {
+
+// A distinct, self-referential loop ID carrying one `name = true` property.
+llvm::MDNode* LoopID(llvm::LLVMContext& ctx, const char* name) {
+  llvm::Metadata* prop[] = {llvm::MDString::get(ctx, name),
+                            llvm::ConstantAsMetadata::get(llvm::ConstantInt::getTrue(ctx))};
+  llvm::TempMDTuple placeholder = llvm::MDTuple::getTemporary(ctx, {});
+  llvm::Metadata* ops[] = {placeholder.get(), llvm::MDNode::get(ctx, prop)};
+  llvm::MDNode* id = llvm::MDNode::getDistinct(ctx, ops);
+  id->replaceOperandWith(0, id);
+  return id;
+}
+
+// Drops "loop not vectorized/unrolled" warnings: a hint LLVM cannot honour leaves a correct
+// serial loop, and a library must not write to stderr for it. Other diagnostics keep
+// LLVM's default reporting.
+struct QuietMissedHints : llvm::DiagnosticHandler {
+  bool handleDiagnostics(const llvm::DiagnosticInfo& di) override {
+    return di.getKind() == llvm::DK_OptimizationFailure;
+  }
+};
+
+}  // namespace
+
+void QuietMissedLoopHints(llvm::LLVMContext& ctx) {
+  ctx.setDiagnosticHandler(std::make_unique<QuietMissedHints>());
+}
+
+void ApplyLoopHints(llvm::Module& m) {
+  struct Hint {
+    const char* suffix;
+    const char* property;
+  };
+  static const Hint kHints[] = {{"vectorize", "llvm.loop.vectorize.enable"},
+                                {"unroll", "llvm.loop.unroll.enable"}};
+  for (const Hint& h : kHints) {
+    llvm::Function* marker = m.getFunction(kLoopHintPrefix + h.suffix);
+    if (!marker) continue;
+    std::vector<llvm::CallInst*> calls;
+    for (llvm::User* u : marker->users())
+      if (auto* c = llvm::dyn_cast<llvm::CallInst>(u)) calls.push_back(c);
+    for (llvm::CallInst* c : calls) {
+      llvm::DominatorTree dt(*c->getFunction());
+      llvm::LoopInfo li(dt);
+      if (llvm::Loop* loop = li.getLoopFor(c->getParent()))
+        if (llvm::BasicBlock* latch = loop->getLoopLatch())
+          latch->getTerminator()->setMetadata(llvm::LLVMContext::MD_loop,
+                                              LoopID(m.getContext(), h.property));
+      c->eraseFromParent();
+    }
+    if (marker->use_empty()) marker->eraseFromParent();
+  }
+}
+
+}  // namespace relax::codegen

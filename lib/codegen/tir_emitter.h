@@ -1,0 +1,97 @@
+// The TIR -> MLIR emitter class (private to lib/codegen): statements, the packed entry
+// stub and parallel-loop outlining in tir_to_mlir.cc; expressions in tir_expr_to_mlir.cc.
+#ifndef RELAX_LIB_CODEGEN_TIR_EMITTER_H_
+#define RELAX_LIB_CODEGEN_TIR_EMITTER_H_
+
+#include <mlir/Dialect/Func/IR/FuncOps.h>
+#include <mlir/IR/Builders.h>
+#include <mlir/IR/BuiltinOps.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "relax/ir/tir_functor.h"
+
+namespace relax::codegen {
+
+/// Emits one flattened PrimFunc: `<f>_impl(memref<?xT>..., i64 dims...) -> i32` (0, or 1
+/// after reporting an error through RelaxSetLastError), outlined parallel bodies
+/// `<f>_par<k>(ctx, begin, end) -> i32`, and the exported packed entry `<f>`.
+class Emitter : public tir::StmtFunctor<void>, public tir::ExprFunctor<mlir::Value> {
+ public:
+  Emitter(mlir::ModuleOp module, const tir::PrimFunc& f);
+  void Run();
+
+ protected:
+  // ---- statements (tir_to_mlir.cc) ----
+  void VisitStmt_(const tir::ForNode* op, const tir::Stmt& s) override;
+  void VisitStmt_(const tir::BufferStoreNode* op, const tir::Stmt& s) override;
+  void VisitStmt_(const tir::LetStmtNode* op, const tir::Stmt& s) override;
+  void VisitStmt_(const tir::IfThenElseNode* op, const tir::Stmt& s) override;
+  void VisitStmt_(const tir::SeqStmtNode* op, const tir::Stmt& s) override;
+  void VisitStmt_(const tir::AllocateNode* op, const tir::Stmt& s) override;
+  void VisitStmt_(const tir::EvaluateNode* op, const tir::Stmt& s) override;
+
+  // ---- expressions (tir_expr_to_mlir.cc) ----
+  mlir::Value VisitExpr_(const tir::IntImmNode* op, const PrimExpr& e) override;
+  mlir::Value VisitExpr_(const tir::FloatImmNode* op, const PrimExpr& e) override;
+  mlir::Value VisitExpr_(const tir::VarNode* op, const PrimExpr& e) override;
+  mlir::Value VisitExpr_(const tir::BinaryOpNode* op, const PrimExpr& e) override;
+  mlir::Value VisitExpr_(const tir::NotNode* op, const PrimExpr& e) override;
+  mlir::Value VisitExpr_(const tir::SelectNode* op, const PrimExpr& e) override;
+  mlir::Value VisitExpr_(const tir::CastNode* op, const PrimExpr& e) override;
+  mlir::Value VisitExpr_(const tir::CallNode* op, const PrimExpr& e) override;
+  mlir::Value VisitExpr_(const tir::BufferLoadNode* op, const PrimExpr& e) override;
+  mlir::Value VisitExpr_(const tir::ReduceNode* op, const PrimExpr& e) override;
+
+ private:
+  struct DimBinding {
+    Var var;
+    int buffer;  // -1: scalar param
+    int axis;
+  };
+  bool HasDim(const PrimExpr& v) const;
+  mlir::Type ScalarType(DataType t);
+  mlir::Type StorageType(DataType t);  // in memory: bool is i8
+  mlir::MemRefType MemRefOf(const Buffer& buf);
+
+  void EmitImpl();
+  void EmitEntry();
+  /// A memref<?xT> view of raw pointer `data` holding `size` (i64) elements.
+  mlir::Value MemRefFromPointer(mlir::Value data, mlir::Value size, const Buffer& buf);
+  mlir::func::FuncOp RuntimeDecl(const std::string& name, mlir::FunctionType type);
+  /// An i32 status slot in the entry block of the function being emitted, initialized to 0.
+  mlir::Value NewStatusSlot(mlir::Block* entry);
+  /// At the insertion point: RelaxSetLastError(msg) and status = 1.
+  void ReportError(const std::string& msg);
+  void EmitParallelFor(const tir::ForNode* op);
+  void EmitSerialFor(const tir::ForNode* op, const char* hint);
+
+  mlir::Value Index(const PrimExpr& e);
+  mlir::Value Cast64(mlir::Value v);
+  mlir::Value Buf(const Buffer& b);
+  mlir::Value Compare(PrimKind k, mlir::Value a, mlir::Value b, bool fl, bool uns);
+  mlir::Value CastTo(mlir::Value v, DataType from, DataType to);
+  /// Integer floordiv/floormod/truncdiv/truncmod that never trap: a zero divisor gives 0,
+  /// and INT_MIN / -1 wraps (remainder 0).
+  mlir::Value SafeIntDivRem(const std::string& op, mlir::Value a, mlir::Value b, bool uns);
+  mlir::Value Intrinsic(const tir::CallNode* n);
+
+  mlir::ModuleOp module_;
+  const tir::PrimFunc& f_;
+  mlir::OpBuilder b_;
+  mlir::Location loc_;
+  mlir::func::FuncOp impl_;
+  std::vector<DimBinding> dims_;
+  std::map<const PrimExprNode*, mlir::Value> vars_;
+  std::map<const BufferNode*, mlir::Value> bufs_;
+  mlir::Value status_;  // i32 slot of the function being emitted (see NewStatusSlot)
+  int num_outlined_ = 0;
+  int num_strings_ = 0;
+  bool parallel_ = true;
+};
+
+}  // namespace relax::codegen
+
+#endif  // RELAX_LIB_CODEGEN_TIR_EMITTER_H_

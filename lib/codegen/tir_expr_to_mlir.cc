@@ -1,0 +1,223 @@
+// TIR -> MLIR bridge, expressions: PrimExpr -> arith/math/memref values.
+#include <mlir/Dialect/Arith/IR/Arith.h>
+#include <mlir/Dialect/Math/IR/Math.h>
+#include <mlir/Dialect/MemRef/IR/MemRef.h>
+
+#include "relax/support/error.h"
+#include "tir_emitter.h"
+
+namespace relax::codegen {
+
+using mlir::Value;
+using namespace mlir::arith;  // NOLINT: the op names read as the dialect's
+
+Value Emitter::VisitExpr_(const tir::IntImmNode* op, const PrimExpr& e) {
+  return ConstantIntOp::create(b_, loc_, ScalarType(e.dtype()), op->value);
+}
+
+Value Emitter::VisitExpr_(const tir::FloatImmNode* op, const PrimExpr& e) {
+  auto ft = mlir::cast<mlir::FloatType>(ScalarType(e.dtype()));
+  llvm::APFloat v(op->value);
+  bool lost;
+  v.convert(ft.getFloatSemantics(), llvm::APFloat::rmNearestTiesToEven, &lost);
+  return ConstantFloatOp::create(b_, loc_, ft, v);
+}
+
+Value Emitter::VisitExpr_(const tir::VarNode* op, const PrimExpr&) {
+  auto it = vars_.find(op);
+  if (it == vars_.end())
+    RELAX_THROW("PrimFunc '" << f_->name << "': variable '" << op->name << "' is unbound");
+  return it->second;
+}
+
+Value Emitter::VisitExpr_(const tir::BinaryOpNode* op, const PrimExpr&) {
+  DataType t = op->a.dtype();
+  bool fl = t.is_float();
+  bool uns = t.is_uint() || t.is_bool();
+  Value a = VisitExpr(op->a);
+  Value b = VisitExpr(op->b);
+  switch (op->kind) {
+    case PrimKind::kAdd:
+      return fl ? Value(AddFOp::create(b_, loc_, a, b)) : Value(AddIOp::create(b_, loc_, a, b));
+    case PrimKind::kSub:
+      return fl ? Value(SubFOp::create(b_, loc_, a, b)) : Value(SubIOp::create(b_, loc_, a, b));
+    case PrimKind::kMul:
+      return fl ? Value(MulFOp::create(b_, loc_, a, b)) : Value(MulIOp::create(b_, loc_, a, b));
+    case PrimKind::kDiv:
+      if (!fl)
+        RELAX_THROW("PrimFunc '" << f_->name << "': '/' on integers (use floordiv or T.truncdiv)");
+      return DivFOp::create(b_, loc_, a, b);
+    case PrimKind::kFloorDiv:
+      return SafeIntDivRem("floordiv", a, b, uns);
+    case PrimKind::kFloorMod:
+      return SafeIntDivRem("floormod", a, b, uns);
+    case PrimKind::kMin:
+      if (fl) return MinimumFOp::create(b_, loc_, a, b);
+      return uns ? Value(MinUIOp::create(b_, loc_, a, b)) : Value(MinSIOp::create(b_, loc_, a, b));
+    case PrimKind::kMax:
+      if (fl) return MaximumFOp::create(b_, loc_, a, b);
+      return uns ? Value(MaxUIOp::create(b_, loc_, a, b)) : Value(MaxSIOp::create(b_, loc_, a, b));
+    case PrimKind::kAnd:
+      return AndIOp::create(b_, loc_, a, b);
+    case PrimKind::kOr:
+      return OrIOp::create(b_, loc_, a, b);
+    default:
+      return Compare(op->kind, a, b, fl, t.is_uint());
+  }
+}
+
+Value Emitter::VisitExpr_(const tir::NotNode* op, const PrimExpr&) {
+  Value one = ConstantIntOp::create(b_, loc_, b_.getI1Type(), 1);
+  return XOrIOp::create(b_, loc_, VisitExpr(op->a), one);
+}
+
+Value Emitter::VisitExpr_(const tir::SelectNode* op, const PrimExpr&) {
+  Value c = VisitExpr(op->condition);
+  Value t = VisitExpr(op->true_value);
+  Value f = VisitExpr(op->false_value);
+  return SelectOp::create(b_, loc_, c, t, f);
+}
+
+Value Emitter::VisitExpr_(const tir::CastNode* op, const PrimExpr& e) {
+  return CastTo(VisitExpr(op->value), op->value.dtype(), e.dtype());
+}
+
+Value Emitter::VisitExpr_(const tir::CallNode* op, const PrimExpr&) { return Intrinsic(op); }
+
+Value Emitter::VisitExpr_(const tir::BufferLoadNode* op, const PrimExpr& e) {
+  RELAX_ICHECK(op->indices.size() == 1);
+  Value v = mlir::memref::LoadOp::create(b_, loc_, Buf(op->buffer),
+                                         mlir::ValueRange{Index(op->indices[0])});
+  if (e.dtype().is_bool()) {
+    Value zero = ConstantIntOp::create(b_, loc_, b_.getI8Type(), 0);
+    v = CmpIOp::create(b_, loc_, CmpIPredicate::ne, v, zero);
+  }
+  return v;
+}
+
+Value Emitter::VisitExpr_(const tir::ReduceNode*, const PrimExpr&) {
+  RELAX_THROW("PrimFunc '" << f_->name << "': unlowered reduction reached codegen");
+}
+
+Value Emitter::Compare(PrimKind k, Value a, Value b, bool fl, bool uns) {
+  if (fl) {
+    CmpFPredicate p = k == PrimKind::kEQ   ? CmpFPredicate::OEQ
+                      : k == PrimKind::kNE ? CmpFPredicate::UNE
+                      : k == PrimKind::kLT ? CmpFPredicate::OLT
+                      : k == PrimKind::kLE ? CmpFPredicate::OLE
+                      : k == PrimKind::kGT ? CmpFPredicate::OGT
+                                           : CmpFPredicate::OGE;
+    return CmpFOp::create(b_, loc_, p, a, b);
+  }
+  CmpIPredicate p = k == PrimKind::kEQ   ? CmpIPredicate::eq
+                    : k == PrimKind::kNE ? CmpIPredicate::ne
+                    : k == PrimKind::kLT ? (uns ? CmpIPredicate::ult : CmpIPredicate::slt)
+                    : k == PrimKind::kLE ? (uns ? CmpIPredicate::ule : CmpIPredicate::sle)
+                    : k == PrimKind::kGT ? (uns ? CmpIPredicate::ugt : CmpIPredicate::sgt)
+                                         : (uns ? CmpIPredicate::uge : CmpIPredicate::sge);
+  return CmpIOp::create(b_, loc_, p, a, b);
+}
+
+Value Emitter::CastTo(Value v, DataType from, DataType to) {
+  mlir::Type tt = ScalarType(to);
+  if (from == to) return v;
+  if (to.is_bool()) {
+    if (from.is_float()) {
+      auto ft = mlir::cast<mlir::FloatType>(v.getType());
+      Value z = ConstantFloatOp::create(b_, loc_, ft, llvm::APFloat(ft.getFloatSemantics(), 0));
+      return CmpFOp::create(b_, loc_, CmpFPredicate::UNE, v, z);
+    }
+    Value z = ConstantIntOp::create(b_, loc_, v.getType(), 0);
+    return CmpIOp::create(b_, loc_, CmpIPredicate::ne, v, z);
+  }
+  if (from.is_float() && to.is_float())
+    return to.bits > from.bits ? Value(ExtFOp::create(b_, loc_, tt, v))
+                               : Value(TruncFOp::create(b_, loc_, tt, v));
+  if (from.is_float())
+    return to.is_uint() ? Value(FPToUIOp::create(b_, loc_, tt, v))
+                        : Value(FPToSIOp::create(b_, loc_, tt, v));
+  if (to.is_float())
+    return (from.is_uint() || from.is_bool()) ? Value(UIToFPOp::create(b_, loc_, tt, v))
+                                              : Value(SIToFPOp::create(b_, loc_, tt, v));
+  unsigned fb = mlir::cast<mlir::IntegerType>(v.getType()).getWidth();
+  if (to.bits > fb)
+    return (from.is_uint() || from.is_bool()) ? Value(ExtUIOp::create(b_, loc_, tt, v))
+                                              : Value(ExtSIOp::create(b_, loc_, tt, v));
+  if (to.bits < fb) return TruncIOp::create(b_, loc_, tt, v);
+  return v;
+}
+
+// Integer division that never traps (docs/design.md): x / 0 and x % 0 are 0 (as numpy
+// defines them; ONNX leaves them undefined and x86 `idiv` raises SIGFPE), and
+// INT_MIN / -1 wraps to INT_MIN with remainder 0 (the divisor is replaced by 1, which gives
+// exactly that). Floor forms round toward -inf, trunc forms toward 0.
+Value Emitter::SafeIntDivRem(const std::string& op, Value a, Value b, bool uns) {
+  mlir::Type t = a.getType();
+  unsigned width = mlir::cast<mlir::IntegerType>(t).getWidth();
+  bool is_div = op == "floordiv" || op == "truncdiv";
+  Value zero = ConstantIntOp::create(b_, loc_, t, 0);
+  Value one = ConstantIntOp::create(b_, loc_, t, 1);
+  Value bz = CmpIOp::create(b_, loc_, CmpIPredicate::eq, b, zero);
+  Value r;
+  if (uns) {
+    Value safe = SelectOp::create(b_, loc_, bz, one, b);
+    r = is_div ? Value(DivUIOp::create(b_, loc_, a, safe))
+               : Value(RemUIOp::create(b_, loc_, a, safe));
+    return SelectOp::create(b_, loc_, bz, zero, r);
+  }
+  Value minus1 = ConstantIntOp::create(b_, loc_, t, -1);
+  Value minv = ConstantIntOp::create(b_, loc_, t, llvm::APInt::getSignedMinValue(width));
+  Value ovf = AndIOp::create(b_, loc_, CmpIOp::create(b_, loc_, CmpIPredicate::eq, a, minv),
+                             CmpIOp::create(b_, loc_, CmpIPredicate::eq, b, minus1));
+  Value safe = SelectOp::create(b_, loc_, OrIOp::create(b_, loc_, bz, ovf), one, b);
+  Value q = DivSIOp::create(b_, loc_, a, safe);
+  Value rem = RemSIOp::create(b_, loc_, a, safe);
+  if (op == "truncdiv") {
+    r = q;
+  } else if (op == "truncmod") {
+    r = rem;
+  } else {
+    // Floor: when the remainder is non-zero and its sign differs from the divisor's,
+    // q - 1 and rem + divisor.
+    Value rneg = CmpIOp::create(b_, loc_, CmpIPredicate::slt, rem, zero);
+    Value dneg = CmpIOp::create(b_, loc_, CmpIPredicate::slt, safe, zero);
+    Value rnz = CmpIOp::create(b_, loc_, CmpIPredicate::ne, rem, zero);
+    Value fix = AndIOp::create(b_, loc_, rnz, XOrIOp::create(b_, loc_, rneg, dneg));
+    r = is_div ? Value(SelectOp::create(b_, loc_, fix, SubIOp::create(b_, loc_, q, one), q))
+               : Value(SelectOp::create(b_, loc_, fix, AddIOp::create(b_, loc_, rem, safe), rem));
+  }
+  return SelectOp::create(b_, loc_, bz, zero, r);
+}
+
+Value Emitter::Intrinsic(const tir::CallNode* n) {
+  const std::string& name = n->op;
+  auto arg = [&](int i) { return VisitExpr(n->args[i]); };
+  auto want = [&](size_t k) {
+    if (n->args.size() != k)
+      RELAX_THROW("PrimFunc '" << f_->name << "': T." << name << " takes " << k
+                               << " arguments, got " << n->args.size());
+  };
+  if (name == "exp" || name == "sqrt" || name == "tanh" || name == "log" || name == "erf") {
+    want(1);
+    Value x = arg(0);
+    if (name == "exp") return mlir::math::ExpOp::create(b_, loc_, x);
+    if (name == "sqrt") return mlir::math::SqrtOp::create(b_, loc_, x);
+    if (name == "tanh") return mlir::math::TanhOp::create(b_, loc_, x);
+    if (name == "log") return mlir::math::LogOp::create(b_, loc_, x);
+    return mlir::math::ErfOp::create(b_, loc_, x);
+  }
+  if (name == "pow") {
+    want(2);
+    Value x = arg(0);
+    return mlir::math::PowFOp::create(b_, loc_, x, arg(1));
+  }
+  if (name == "truncdiv" || name == "truncmod") {
+    want(2);
+    DataType t = n->args[0].dtype();
+    Value x = arg(0);
+    return SafeIntDivRem(name, x, arg(1), t.is_uint() || t.is_bool());
+  }
+  RELAX_THROW("PrimFunc '" << f_->name << "': unsupported intrinsic T." << name);
+}
+
+}  // namespace relax::codegen
