@@ -6,6 +6,7 @@
 #include "relax/arith/analyzer.h"
 #include "relax/ir/tir_functor.h"
 #include "relax/support/error.h"
+#include "relax/transform/pass_context.h"
 
 namespace relax {
 
@@ -14,6 +15,7 @@ namespace {
 // Rewrites every buffer access of a PrimFunc body to its 1-D buffer and linear index.
 class Flattener : public tir::StmtMutator {
  public:
+  explicit Flattener(const tir::PrimFuncNode& f) { AddPrimFuncFacts(f, &an_); }
   Buffer Flat(const Buffer& b) {
     auto it = map_.find(b.get());
     if (it != map_.end()) return it->second;
@@ -56,7 +58,7 @@ class Flattener : public tir::StmtMutator {
 }  // namespace
 
 tir::PrimFunc FlattenBuffers(const tir::PrimFunc& f) {
-  Flattener fl;
+  Flattener fl(*f);
   auto n = std::make_shared<tir::PrimFuncNode>(*f);
   n->param_shapes.clear();
   n->buffers.clear();

@@ -41,4 +41,14 @@ void AddFunctionFacts(const FunctionNode& fn, arith::Analyzer* an) {
   }
 }
 
+void AddPrimFuncFacts(const tir::PrimFuncNode& f, arith::Analyzer* an) {
+  std::vector<Var> vars;
+  for (const auto& b : f.buffers)
+    for (const auto& d : b->shape) CollectVars(d, &vars);
+  for (const auto& shape : f.param_shapes)
+    for (const auto& d : shape) CollectVars(d, &vars);
+  for (const Var& v : vars)
+    if (v.dtype().is_int()) an->Bind(v, 0);
+}
+
 }  // namespace relax

@@ -10,6 +10,7 @@
 
 #include "relax/arith/analyzer.h"
 #include "relax/ir/expr.h"
+#include "relax/ir/tir.h"
 
 namespace relax {
 
@@ -32,6 +33,10 @@ struct PassContext {
 /// Malformed bound attributes (not a 2-element list) are ignored; they are checked where the
 /// attribute is created (importer / parser).
 void AddFunctionFacts(const FunctionNode& fn, arith::Analyzer* an);
+
+/// The same for a PrimFunc: every var of a parameter buffer's shape (and of `param_shapes`
+/// after flattening) is a size, so >= 0. Scalar parameters get no facts.
+void AddPrimFuncFacts(const tir::PrimFuncNode& f, arith::Analyzer* an);
 
 }  // namespace relax
 
