@@ -58,6 +58,8 @@ class Emitter : public tir::StmtFunctor<void>, public tir::ExprFunctor<mlir::Val
 
   void EmitImpl();
   void EmitEntry();
+  /// The int64 signature the entry stub hands to RelaxCheckKernelArgs (c_api.h).
+  std::vector<int64_t> ArgSignature() const;
   /// A memref<?xT> view of raw pointer `data` holding `size` (i64) elements.
   mlir::Value MemRefFromPointer(mlir::Value data, mlir::Value size, const Buffer& buf);
   mlir::func::FuncOp RuntimeDecl(const std::string& name, mlir::FunctionType type);

@@ -11,9 +11,15 @@
 #include <mlir/Dialect/SCF/IR/SCF.h>
 #include <mlir/IR/Builders.h>
 
+#include <mlir/Dialect/ControlFlow/IR/ControlFlowOps.h>
+
 #include <algorithm>
+#include <functional>
 #include <map>
 
+#include <dlpack/dlpack.h>
+
+#include "relax/runtime/executable.h"
 #include "relax/support/error.h"
 #include "tir_emitter.h"
 
@@ -23,7 +29,8 @@ using mlir::Value;
 
 void LoadBridgeDialects(mlir::MLIRContext* ctx) {
   ctx->loadDialect<mlir::func::FuncDialect, mlir::arith::ArithDialect, mlir::math::MathDialect,
-                   mlir::scf::SCFDialect, mlir::memref::MemRefDialect, mlir::LLVM::LLVMDialect>();
+                   mlir::scf::SCFDialect, mlir::memref::MemRefDialect, mlir::LLVM::LLVMDialect,
+                   mlir::cf::ControlFlowDialect>();
 }
 
 namespace {
@@ -179,6 +186,37 @@ void Emitter::EmitEntry() {
         llvm::ArrayRef<mlir::LLVM::GEPArg>{static_cast<int32_t>(byte_off)});
     return mlir::LLVM::LoadOp::create(b_, loc_, t, p);
   };
+  // First the argument check: count, tags, ranks, dtypes and dims against this PrimFunc.
+  {
+    std::vector<int64_t> sig = ArgSignature();
+    auto arr_t = mlir::LLVM::LLVMArrayType::get(i64, sig.size());
+    mlir::LLVM::GlobalOp g;
+    {
+      mlir::OpBuilder::InsertionGuard guard(b_);
+      b_.setInsertionPointToStart(module_.getBody());
+      auto data = mlir::DenseElementsAttr::get(
+          mlir::RankedTensorType::get({static_cast<int64_t>(sig.size())}, i64),
+          llvm::ArrayRef<int64_t>(sig));
+      g = mlir::LLVM::GlobalOp::create(b_, loc_, arr_t, /*isConstant=*/true,
+                                       mlir::LLVM::Linkage::Internal, f_->name + "_argsig", data);
+    }
+    Value sig_ptr = mlir::LLVM::AddressOfOp::create(b_, loc_, g);
+    Value name = mlir::LLVM::createGlobalString(loc_, b_, f_->name + "_name",
+                                                f_->name + std::string(1, '\0'),
+                                                mlir::LLVM::Linkage::Internal);
+    auto check = RuntimeDecl("RelaxCheckKernelArgs", b_.getFunctionType({ptr, ptr, ptr, i32}, {i32}));
+    Value rc = mlir::func::CallOp::create(b_, loc_, check,
+                                          mlir::ValueRange{name, sig_ptr, args, entry->getArgument(1)})
+                   .getResult(0);
+    Value ok = mlir::arith::CmpIOp::create(b_, loc_, mlir::arith::CmpIPredicate::eq, rc,
+                                           mlir::arith::ConstantIntOp::create(b_, loc_, 0, 32));
+    mlir::Block* body = fn.addBlock();
+    mlir::Block* fail = fn.addBlock();
+    mlir::cf::CondBranchOp::create(b_, loc_, ok, body, fail);
+    b_.setInsertionPointToStart(fail);
+    mlir::func::ReturnOp::create(b_, loc_, mlir::ValueRange{rc});
+    b_.setInsertionPointToStart(body);
+  }
   std::vector<Value> tensors;
   for (size_t i = 0; i < f_->buffers.size(); ++i)
     tensors.push_back(
@@ -208,6 +246,74 @@ void Emitter::EmitEntry() {
   }
   auto call = mlir::func::CallOp::create(b_, loc_, impl_, call_args);
   mlir::func::ReturnOp::create(b_, loc_, mlir::ValueRange{call.getResult(0)});
+}
+
+// The signature RelaxCheckKernelArgs checks (c_api.h): per buffer its dtype, rank and dims
+// (constants, vars bound by their first occurrence in dims_, compound dims as shape programs
+// over those vars), then the slot of each scalar parameter.
+std::vector<int64_t> Emitter::ArgSignature() const {
+  std::vector<int64_t> sig{1, static_cast<int64_t>(f_->buffers.size() + f_->scalar_params.size()),
+                           static_cast<int64_t>(f_->buffers.size()),
+                           static_cast<int64_t>(dims_.size())};
+  auto slot_of = [&](const PrimExpr& v) -> int64_t {
+    for (size_t i = 0; i < dims_.size(); ++i)
+      if (dims_[i].var.same_as(v)) return static_cast<int64_t>(i);
+    return -1;
+  };
+  // Postfix program of `e` over the slots; false if it uses something else.
+  std::function<bool(const PrimExpr&, std::vector<int64_t>*)> program =
+      [&](const PrimExpr& e, std::vector<int64_t>* toks) -> bool {
+    int64_t c;
+    if (e.AsInt(&c)) {
+      toks->insert(toks->end(), {runtime::kShapePush, c});
+      return true;
+    }
+    if (e.kind() == PrimKind::kVar) {
+      int64_t s = slot_of(e);
+      if (s < 0) return false;
+      toks->insert(toks->end(), {runtime::kShapeLoad, s});
+      return true;
+    }
+    static const std::map<PrimKind, int64_t> ops = {
+        {PrimKind::kAdd, runtime::kShapeAdd},           {PrimKind::kSub, runtime::kShapeSub},
+        {PrimKind::kMul, runtime::kShapeMul},           {PrimKind::kFloorDiv, runtime::kShapeFloorDiv},
+        {PrimKind::kFloorMod, runtime::kShapeFloorMod}, {PrimKind::kMin, runtime::kShapeMin},
+        {PrimKind::kMax, runtime::kShapeMax}};
+    const auto* bin = e.as<tir::BinaryOpNode>();
+    auto it = ops.find(e.kind());
+    if (!bin || it == ops.end()) return false;
+    if (!program(bin->a, toks) || !program(bin->b, toks)) return false;
+    toks->insert(toks->end(), {it->second, 0});
+    return true;
+  };
+  for (size_t i = 0; i < f_->buffers.size(); ++i) {
+    // DLPack dtype of the runtime tensor (bool is stored as uint1, see ndarray.cc).
+    const DataType t = f_->buffers[i]->dtype;
+    int64_t code = t.is_float() ? kDLFloat : (t.is_uint() || t.is_bool()) ? kDLUInt : kDLInt;
+    int64_t bits = t.is_bool() ? 1 : t.bits;
+    sig.insert(sig.end(), {code, bits, 1, static_cast<int64_t>(f_->param_shapes[i].size())});
+    for (size_t d = 0; d < f_->param_shapes[i].size(); ++d) {
+      const PrimExpr& e = f_->param_shapes[i][d];
+      int64_t c;
+      if (e.AsInt(&c)) {
+        sig.insert(sig.end(), {0, c});
+      } else if (e.kind() == PrimKind::kVar && slot_of(e) >= 0) {
+        const DimBinding& src = dims_[static_cast<size_t>(slot_of(e))];
+        bool first = src.buffer == static_cast<int>(i) && src.axis == static_cast<int>(d);
+        sig.insert(sig.end(), {first ? 1 : 2, slot_of(e)});
+      } else {
+        std::vector<int64_t> toks;
+        if (program(e, &toks)) {
+          sig.insert(sig.end(), {3, static_cast<int64_t>(toks.size() / 2)});
+          sig.insert(sig.end(), toks.begin(), toks.end());
+        } else {
+          sig.push_back(4);
+        }
+      }
+    }
+  }
+  for (const auto& v : f_->scalar_params) sig.push_back(slot_of(v));
+  return sig;
 }
 
 // A memref<?xT> view of raw pointer `data` (offset 0, stride 1, `size` elements).

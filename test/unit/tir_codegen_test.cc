@@ -50,7 +50,8 @@ class Kernels {
   explicit Kernels(const std::string& text) {
     // Keep the runtime's C API linked into the test binary (kernels call it).
     static void* const anchor[] = {reinterpret_cast<void*>(&RelaxParallelFor),
-                                   reinterpret_cast<void*>(&RelaxSetLastError)};
+                                   reinterpret_cast<void*>(&RelaxSetLastError),
+                                   reinterpret_cast<void*>(&RelaxCheckKernelArgs)};
     (void)anchor;
     std::string so = BuildSharedObject(Parse(text), Target::Parse("cpu"), CodegenOptions{});
     path_ = ::testing::TempDir() + "/relax_tir_codegen_" + std::to_string(++counter_) + ".so";
@@ -134,6 +135,45 @@ prim_func @divmod(A: Buffer[i64, (n)], B: Buffer[i64, (n)], Q: Buffer[i64, (n)],
   EXPECT_EQ(r, (std::vector<int64_t>{1, 1, -1, 0, 0, 0, 0, 0}));
   EXPECT_EQ(t, (std::vector<int64_t>{3, -3, -3, 0, kMin, 0, 0, 0}));
   EXPECT_EQ(m, (std::vector<int64_t>{1, -1, 1, 0, 0, 0, 0, 0}));
+}
+
+// The entry stub checks every argument against the PrimFunc before touching memory: count,
+// tags, dtype, rank, and dims bound from one argument against the others (a compound output
+// dim included), so a wrong call is a clean error instead of an out-of-bounds write.
+TEST(TirCodegenTest, EntryStubChecksArguments) {
+  Kernels k(R"(
+prim_func @pad1(A: Buffer[f32, (n)], B: Buffer[f32, (n + 1)]) num_outputs=1 {
+  for i in serial(0, n + 1) {
+    B[i] = select(i < n, A[min(i, n - 1)], 0.0)
+  }
+}
+)");
+  RelaxPackedFunc f = k.Get("pad1");
+  ASSERT_NE(f, nullptr);
+  std::vector<float> a(4, 1.0f), b(5, 9.0f), small(4, 9.0f);
+  std::vector<int64_t> ai(4, 1);
+  Tensor1D ta(a.data(), 4, kF32), tb(b.data(), 5, kF32), tsmall(small.data(), 4, kF32),
+      tint(ai.data(), 4, kI64);
+  RelaxValue ret{};
+  auto call = [&](std::vector<RelaxValue> args) {
+    RelaxSetLastError("");
+    int32_t rc = f(args.data(), static_cast<int32_t>(args.size()), &ret);
+    return rc == 0 ? std::string("ok") : std::string(RelaxGetLastError());
+  };
+  EXPECT_EQ(call({TensorArg(&ta), TensorArg(&tb)}), "ok");
+  EXPECT_EQ(b[4], 0.0f);
+  EXPECT_NE(call({TensorArg(&ta)}).find("expected 2 arguments, got 1"), std::string::npos);
+  EXPECT_NE(call({TensorArg(&ta), IntArg(3)}).find("argument 1 must be a tensor"),
+            std::string::npos);
+  EXPECT_NE(call({TensorArg(&tint), TensorArg(&tb)}).find("dtype int64, expected float32"),
+            std::string::npos);
+  // The output is one element too small: n + 1 = 5 expected.
+  std::string msg = call({TensorArg(&ta), TensorArg(&tsmall)});
+  EXPECT_NE(msg.find("argument 1: dim 0 is 4, expected 5"), std::string::npos) << msg;
+  EXPECT_EQ(small, std::vector<float>(4, 9.0f));  // untouched
+  RelaxValue null_tensor{};
+  null_tensor.type_code = kRelaxTensor;
+  EXPECT_NE(call({null_tensor, TensorArg(&tb)}).find("must be a tensor"), std::string::npos);
 }
 
 TEST(TirCodegenTest, ThreadBoundLoopIsRefusedOnCpu) {

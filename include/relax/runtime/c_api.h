@@ -56,6 +56,21 @@ const char* RelaxGetLastError(void);
  * parallel loops (see lib/runtime/thread_pool.cc). Safe to call from several
  * threads at once. */
 typedef int32_t (*RelaxParallelBody)(void* ctx, int64_t begin, int64_t end);
+
+/* Checks a kernel's packed arguments against its signature `sig` before the kernel touches
+ * them; generated kernel entry stubs call it first. Returns 0, or non-zero after
+ * RelaxSetLastError("kernel 'NAME': argument I ...") when the argument count, a type tag, a
+ * tensor's rank, dtype, device (cpu), byte offset (0), strides (compact) or any dim disagrees
+ * with the signature (dims bound from an earlier argument must agree; compound dims are
+ * evaluated from the bound ones). `sig` is an int64 array emitted by the compiler:
+ *   [1 (version), num_args, num_buffers, num_slots,
+ *    per buffer: dtype code, bits, lanes, ndim, then per dim one of
+ *      0 v: the dim is v;  1 s: slot s = the dim;  2 s: the dim equals slot s;
+ *      3 n t1..t2n: the dim equals the postfix shape program of n (opcode, operand) tokens
+ *        over the slots (opcodes: runtime::ShapeOpcode);  4: not checked,
+ *    per scalar argument: the slot it binds (it must be an int)]. */
+int32_t RelaxCheckKernelArgs(const char* kernel, const int64_t* sig, const RelaxValue* args,
+                             int32_t num_args);
 int32_t RelaxParallelFor(int64_t begin, int64_t end, RelaxParallelBody body, void* ctx);
 
 #ifdef __cplusplus
