@@ -70,6 +70,12 @@ def error_models():
     b = vi("b", TensorProto.INT64, [1, 1 << 31])
     m["add_output_overflow"] = model([helper.make_node("Add", ["a", "b"], ["s"], name="add0")],
                                      [a, b], [vi("s", TensorProto.INT64, [None, None])])
+    # Folding a binary op on shape values of lengths 2 and 3 (not broadcastable).
+    m["fold_bad_broadcast"] = model(
+        [helper.make_node("Constant", [], ["p"], name="cp", value_ints=[1, 2]),
+         helper.make_node("Constant", [], ["q"], name="cq", value_ints=[1, 2, 3]),
+         helper.make_node("Add", ["p", "q"], ["s"], name="add0")], [],
+        [vi("s", TensorProto.INT64, [None])])
     # Models to refuse.
     m["opset99"] = relu_model([2], opset=99, ir_version=10)
     m["ir_version11"] = relu_model([2], ir_version=11)

@@ -145,6 +145,9 @@ relax_cli_error(compile_input_overflow 1
 relax_cli_error(compile_add_output_overflow 1
                 "Add 'add0': output 's' of shape .*2147483648, 2147483648.* has more than 2\\^63-1 bytes"
                 ${RELAXC} compile ${W}/add_output_overflow.onnx -o ${W}/out_fe.so)
+relax_cli_error(compile_fold_bad_broadcast 1
+                "Add 'add0': cannot broadcast shape values of lengths 2 and 3"
+                ${RELAXC} compile ${W}/fold_bad_broadcast.onnx -o ${W}/out_fe.so)
 relax_cli_error(compile_opset99 1 "default-domain opset 99 is not supported \\(this importer implements opsets 1 to"
                 ${RELAXC} compile ${W}/opset99.onnx -o ${W}/out_fe.so)
 relax_cli_error(compile_ir_version11 1 "ONNX IR version 11 is newer than the newest this importer understands \\(10\\)"
@@ -153,6 +156,13 @@ relax_cli_error(compile_two_default_opsets 1 "imports more than one opset for do
                 ${RELAXC} compile ${W}/two_default_opsets.onnx -o ${W}/out_fe.so)
 relax_cli_error(compile_output_undefined_type 1 "graph output 'y' has an undefined element type"
                 ${RELAXC} compile ${W}/output_undefined_type.onnx -o ${W}/out_fe.so)
+# Flag-parse errors of every tool print "error: ..." and exit 2.
+relax_cli_error(usage_bad_repeat 2 "error: Could not convert: --repeat = abc"
+                ${RELAXC} run ${RELAX_CLS_ARTIFACT} --input ${GOOD_X} --repeat abc)
+relax_cli_error(relax_run_usage_missing_value 2 "error: --input: 1 required TEXT missing"
+                ${RELAX_RUN} ${RELAX_CLS_ARTIFACT} --input)
+relax_cli_error(relax_opt_usage_unknown_flag 2 "error: The following argument was not expected: --frob"
+                $<TARGET_FILE:relax-opt> --frob)
 # An invalid RELAX_NUM_THREADS is an error before any work (it used to be ignored).
 foreach(nt abc 0 -3 99999 "")
   set(tag "${nt}")
