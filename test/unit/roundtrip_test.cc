@@ -25,7 +25,15 @@ namespace fs = std::filesystem;
 using testing::CheckRoundTrip;
 using testing::RoundTripCount;
 
-fs::path SourceTestDir() { return fs::path(__FILE__).parent_path().parent_path(); }
+// test/ in the source tree. __FILE__ is relative when ccache rewrites paths (CCACHE_BASEDIR),
+// so the build passes the absolute directory.
+fs::path SourceTestDir() {
+#ifdef RELAX_TEST_SOURCE_DIR
+  return fs::path(RELAX_TEST_SOURCE_DIR);
+#else
+  return fs::path(__FILE__).parent_path().parent_path();
+#endif
+}
 
 std::string FindClsModel() {
   if (const char* p = std::getenv("RELAX_CLS_MODEL"); p && fs::exists(p)) return p;
