@@ -175,6 +175,14 @@ def case_div_trunc_fold(r):
     want = ort(m, {})
     np.testing.assert_array_equal(want[0], [-1, -3, -3, -1, 0, 1])
     same(r.run(r.compile(m, "div_trunc_fold"), {}), want)
+    # The same on int32 values: the folded output keeps its dtype.
+    a32 = helper.make_node("Constant", [], ["a"], name="ca",
+                           value=numpy_helper.from_array(np.array([-3, 7, -7], np.int32), "va"))
+    b32 = helper.make_node("Constant", [], ["b"], name="cb",
+                           value=numpy_helper.from_array(np.array([2, -2, 2], np.int32), "vb"))
+    m = model([a32, b32, helper.make_node("Div", ["a", "b"], ["q"], name="div0")], [],
+              [vi("q", TensorProto.INT32, [3])])
+    same(r.run(r.compile(m, "div_trunc_fold_i32"), {}), ort(m, {}), " int32")
 
 
 def case_div_trunc_symbolic(r):
@@ -197,6 +205,21 @@ def case_div_trunc_symbolic(r):
     for n in (4, 5, 8):
         inputs = {"x": np.arange(n * 6, dtype=np.float32).reshape(n, 6)}
         same(r.run(so, inputs), ort(m, inputs), f" n={n}")
+
+
+def case_known_int_dtypes(r):
+    """Integer values known at compile time keep their dtype when they become outputs: Shape ->
+    Cast(int32), and constants Cast to uint8 / int8 wrap as the cast does."""
+    x = vi("x", TensorProto.FLOAT, [3, 300])
+    nodes = [helper.make_node("Shape", ["x"], ["s"], name="shape0"),
+             helper.make_node("Cast", ["s"], ["s32"], name="cast0", to=TensorProto.INT32),
+             helper.make_node("Constant", [], ["c"], name="c0", value_ints=[300, -1, 127, 128]),
+             helper.make_node("Cast", ["c"], ["u8"], name="cast1", to=TensorProto.UINT8),
+             helper.make_node("Cast", ["c"], ["i8"], name="cast2", to=TensorProto.INT8)]
+    m = model(nodes, [x], [vi("s32", TensorProto.INT32, [2]), vi("u8", TensorProto.UINT8, [4]),
+                           vi("i8", TensorProto.INT8, [4])])
+    inputs = {"x": np.zeros((3, 300), np.float32)}
+    same(r.run(r.compile(m, "known_int_dtypes"), inputs), ort(m, inputs))
 
 
 def case_div_trunc_kernel(r):
