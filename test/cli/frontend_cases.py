@@ -294,6 +294,58 @@ def case_maxpool_ceil(r):
             same(r.run(so, inputs), reference(m, inputs), f" {name} {h}x{w}")
 
 
+def avgpool_numpy(x, k, s, pads, ceil_mode, count_include_pad):
+    """AveragePool by the ONNX spec, written out: a window starting in the trailing pad is
+    dropped (ceil_mode); the divisor counts the taps inside the input, or inside the input and
+    its pads with count_include_pad."""
+    n, c, h, w = x.shape
+    dims = []
+    for ax, size in ((0, h), (1, w)):
+        pb, pe = pads[ax], pads[ax + 2]
+        span = size + pb + pe - k[ax]
+        out = (-(-span // s[ax]) if ceil_mode else span // s[ax]) + 1
+        if ceil_mode and (out - 1) * s[ax] >= size + pb:
+            out -= 1
+        dims.append(out)
+    y = np.zeros((n, c, dims[0], dims[1]), x.dtype)
+    for i in range(dims[0]):
+        for j in range(dims[1]):
+            h0, w0 = i * s[0] - pads[0], j * s[1] - pads[1]
+            hs = [p for p in range(h0, h0 + k[0]) if 0 <= p < h]
+            ws = [p for p in range(w0, w0 + k[1]) if 0 <= p < w]
+            total = x[:, :, hs][:, :, :, ws].sum(axis=(2, 3))
+            if count_include_pad:
+                ch = len([p for p in range(h0, h0 + k[0]) if -pads[0] <= p < h + pads[2]])
+                cw = len([p for p in range(w0, w0 + k[1]) if -pads[1] <= p < w + pads[3]])
+            else:
+                ch, cw = len(hs), len(ws)
+            y[:, :, i, j] = total / (ch * cw)
+    return y
+
+
+def case_avgpool(r):
+    """AveragePool shares the window arithmetic: ceil_mode drops a window starting in the
+    trailing pad; count_include_pad 0/1; static and symbolic dims. Checked against the spec
+    written out in numpy, and against onnxruntime where it agrees with the spec."""
+    rng = np.random.default_rng(3)
+    configs = [dict(kernel_shape=[2, 2], strides=[3, 3], pads=[0, 0, 1, 1], ceil_mode=1),
+               dict(kernel_shape=[3, 2], strides=[2, 3], pads=[1, 0, 1, 2], ceil_mode=1,
+                    count_include_pad=1),
+               dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], count_include_pad=1),
+               dict(kernel_shape=[3, 3], strides=[1, 2], pads=[1, 2, 0, 1])]
+    for idx, attrs in enumerate(configs):
+        m = pool_model("AveragePool", [1, 2, "h", "w"], **attrs)
+        so = r.compile(m, f"avgpool{idx}")
+        for h, w in ((5, 5), (6, 7), (7, 4)):
+            x = rng.standard_normal((1, 2, h, w)).astype(np.float32)
+            want = avgpool_numpy(x, attrs["kernel_shape"], attrs["strides"], attrs["pads"],
+                                 attrs.get("ceil_mode", 0), attrs.get("count_include_pad", 0))
+            got = r.run(so, {"x": x})
+            same(got, [want], f" avgpool{idx} {h}x{w}")
+            if not attrs.get("ceil_mode"):
+                same(got, ort(m, {"x": x}), f" avgpool{idx} {h}x{w} vs onnxruntime")
+
+
 def case_fold_broadcast_empty(r):
     """Folding Add on shape values [5] and [] broadcasts to [] (was SIGSEGV)."""
     nodes = [helper.make_node("Constant", [], ["a"], name="ca", value_ints=[5]),
