@@ -145,7 +145,8 @@ def same(got, want, what=""):
     for i, (g, w) in enumerate(zip(got, want)):
         w = np.asarray(w)
         if g.shape != w.shape or g.dtype != w.dtype or not np.allclose(g, w, rtol=1e-5, atol=1e-6):
-            raise SystemExit(f"FAIL{what}: output {i}: got {g.dtype}{list(g.shape)} {g.ravel()[:16]}"
+            raise SystemExit(f"FAIL{what}: output {i}: got {g.dtype}{list(g.shape)} "
+                             f"{g.ravel()[:16]}"
                              f", expected {w.dtype}{list(w.shape)} {w.ravel()[:16]}")
     if len(got) != len(want):
         raise SystemExit(f"FAIL{what}: {len(got)} outputs, expected {len(want)}")
@@ -228,7 +229,8 @@ def case_div_trunc_kernel(r):
     b = vi("b", TensorProto.INT64, [5])
     m = model([helper.make_node("Div", ["a", "b"], ["q"], name="div0")], [a, b],
               [vi("q", TensorProto.INT64, [5])])
-    inputs = {"a": np.array([-3, 7, -7, 3, -9], np.int64), "b": np.array([2, -2, 2, -2, 4], np.int64)}
+    inputs = {"a": np.array([-3, 7, -7, 3, -9], np.int64),
+              "b": np.array([2, -2, 2, -2, 4], np.int64)}
     same(r.run(r.compile(m, "div_trunc_kernel"), inputs), ort(m, inputs))
 
 
@@ -249,7 +251,8 @@ def case_dim_param_names(r):
     c = vi("c", TensorProto.FLOAT, [None, 2])
     d = vi("d", TensorProto.FLOAT, ["c_d0", 2])
     nodes = [helper.make_node("Relu", [i], [i + "_out"], name="relu_" + i) for i in "abcd"]
-    m = model(nodes, [a, b, c, d], [vi(i + "_out", TensorProto.FLOAT, [None, None]) for i in "abcd"])
+    outs = [vi(i + "_out", TensorProto.FLOAT, [None, None]) for i in "abcd"]
+    m = model(nodes, [a, b, c, d], outs)
     so = r.compile(m, "dim_param_names")
     rng = np.random.default_rng(0)
     inputs = {"a": rng.standard_normal((2, 3)).astype(np.float32),
