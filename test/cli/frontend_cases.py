@@ -76,6 +76,16 @@ def error_models():
          helper.make_node("Constant", [], ["q"], name="cq", value_ints=[1, 2, 3]),
          helper.make_node("Add", ["p", "q"], ["s"], name="add0")], [],
         [vi("s", TensorProto.INT64, [None])])
+    # Opset 7 BatchNormalization with spatial=0 (per-activation statistics) is refused, not
+    # computed per channel.
+    bn_x = vi("x", TensorProto.FLOAT, [1, 2, 2, 2])
+    bn_params = [numpy_helper.from_array(np.ones((2, 2, 2), np.float32), nm)
+                 for nm in ("scale", "bias", "mean", "var")]
+    m["bn_spatial0"] = model(
+        [helper.make_node("BatchNormalization", ["x", "scale", "bias", "mean", "var"], ["y"],
+                          name="bn0", spatial=0)],
+        [bn_x] + [vi(t.name, TensorProto.FLOAT, [2, 2, 2]) for t in bn_params],
+        [vi("y", TensorProto.FLOAT, [1, 2, 2, 2])], bn_params, opset=7, ir_version=3)
     # Models to refuse.
     m["opset99"] = relu_model([2], opset=99, ir_version=10)
     m["ir_version11"] = relu_model([2], ir_version=11)

@@ -148,6 +148,8 @@ relax_cli_error(compile_add_output_overflow 1
 relax_cli_error(compile_fold_bad_broadcast 1
                 "Add 'add0': cannot broadcast shape values of lengths 2 and 3"
                 ${RELAXC} compile ${W}/fold_bad_broadcast.onnx -o ${W}/out_fe.so)
+relax_cli_error(compile_bn_spatial0 1 "BatchNormalization 'bn0': spatial=0 is not supported"
+                ${RELAXC} compile ${W}/bn_spatial0.onnx -o ${W}/out_fe.so)
 relax_cli_error(compile_opset99 1 "default-domain opset 99 is not supported \\(this importer implements opsets 1 to"
                 ${RELAXC} compile ${W}/opset99.onnx -o ${W}/out_fe.so)
 relax_cli_error(compile_ir_version11 1 "ONNX IR version 11 is newer than the newest this importer understands \\(10\\)"

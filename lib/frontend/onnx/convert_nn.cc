@@ -111,6 +111,9 @@ void AddNNConverters(ConverterTable* t) {
                                   const onnx::NodeProto& n) -> std::vector<Value> {
     if (AttrInt(n, "training_mode", 0) != 0)
       RELAX_THROW(ctx.Where(n) << "training_mode=1 is not supported (inference only)");
+    // Before opset 9, spatial=0 normalizes per activation (C x H x W statistics).
+    if (ctx.opset() < 9 && AttrInt(n, "spatial", 1) != 1)
+      RELAX_THROW(ctx.Where(n) << "spatial=0 is not supported (per-channel statistics only)");
     std::vector<Expr> args;
     for (int i = 0; i < 5; ++i) args.push_back(ctx.Tensor(n, i));
     Attrs a{{"epsilon", static_cast<double>(AttrFloat(n, "epsilon", 1e-5f))}};
