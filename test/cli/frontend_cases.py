@@ -62,6 +62,11 @@ def error_models():
         m["init_huge_" + tag] = model(
             [helper.make_node("Identity", ["big"], ["c"], name="id0")], [], [cy],
             [huge_tensor("big", dims)], ir_version=9)
+    # The same with the value in float_data instead of raw_data.
+    floats = helper.make_tensor("big", TensorProto.FLOAT, [1], [1.0])
+    floats.dims[0] = 1 << 40
+    m["init_huge_floats"] = model([helper.make_node("Identity", ["big"], ["c"], name="id0")], [],
+                                  [cy], [floats], ir_version=9)
     # Declared sizes whose byte count overflows int64.
     m["init_overflow"] = model([helper.make_node("Identity", ["big"], ["c"], name="id0")], [], [cy],
                                [huge_tensor("big", [1 << 62, 4])], ir_version=9)

@@ -136,6 +136,9 @@ foreach(kind const init)
                   "${what}: raw data has 4 bytes, but declared shape \\[1048576, 1048576\\] of f32 needs"
                   ${RELAXC} compile ${W}/${kind}_huge_2d.onnx -o ${W}/out_fe.so)
 endforeach()
+relax_cli_error(compile_init_huge_floats 1
+                "initializer 'big': declared shape \\[1099511627776\\] has 1099511627776 elements, but the tensor holds 1 values"
+                ${RELAXC} compile ${W}/init_huge_floats.onnx -o ${W}/out_fe.so)
 relax_cli_error(compile_init_overflow 1
                 "initializer 'big': declared shape \\[4611686018427387904, 4\\] of f32 has more than 2\\^63-1 bytes"
                 ${RELAXC} compile ${W}/init_overflow.onnx -o ${W}/out_fe.so)
