@@ -1,5 +1,5 @@
-// Neural-network ops: conv2d, max_pool2d, batch_norm (inference), matmul.
-// Semantics: ONNX operator spec sections Conv, MaxPool, BatchNormalization
+// Neural-network ops: conv2d, max_pool2d, avg_pool2d, batch_norm (inference), matmul.
+// Semantics: ONNX operator spec sections Conv, MaxPool, AveragePool, BatchNormalization
 // (inference mode, training_mode = 0), MatMul (numpy.matmul).
 #include "op_common.h"
 #include "relax/legalize/legalize.h"
@@ -185,6 +185,62 @@ te::Tensor ComputeMaxPool2d(const CallNode& c, const std::vector<te::Tensor>& in
   return out;
 }
 
+// ---- avg_pool2d --------------------------------------------------------------------------
+// Number of taps r in [0, k) of a window starting at `start` (dilation d) whose position
+// start + r*d lies in [lo, hi).
+PrimExpr TapsInside(const PrimExpr& start, const PrimExpr& lo, const PrimExpr& hi, int64_t k,
+                    int64_t d) {
+  PrimExpr first = Max(PrimExpr(0), FloorDiv(lo - start + PrimExpr(d - 1), PrimExpr(d)));
+  PrimExpr last = Min(PrimExpr(k - 1), FloorDiv(hi - PrimExpr(1) - start, PrimExpr(d)));
+  return Max(PrimExpr(0), last - first + PrimExpr(1));
+}
+
+// ONNX AveragePool: the window's sum over the input divided by the number of taps inside the
+// input (count_include_pad = 0) or inside the input and its pads (1); taps past the end pad,
+// which ceil_mode can add, never count.
+te::Tensor ComputeAvgPool2d(const CallNode& c, const std::vector<te::Tensor>& in) {
+  te::Tensor X = in[0];
+  Window win = GetWindow(c.attrs);
+  const auto& k = GetIntsAttr(c.attrs, "pool_size");
+  bool ceil_mode = GetIntAttr(c.attrs, "ceil_mode") != 0;
+  bool include_pad = GetIntAttr(c.attrs, "count_include_pad") != 0;
+  const auto& xs = X->shape();
+  auto [oh, ow] = WindowOutHW(win, xs, k[0], k[1], ceil_mode);
+  te::ReduceAxis rh = te::RAxis(k[0], "rh"), rw = te::RAxis(k[1], "rw");
+  std::vector<int64_t> pads = win.pads;
+  if (ceil_mode) {  // as in max_pool2d: windows may run past the end pad by less than a stride
+    pads[2] += win.strides[0];
+    pads[3] += win.strides[1];
+  }
+  bool padded = pads[0] || pads[1] || pads[2] || pads[3];
+  DataType t = X->dtype();
+  te::Tensor P = padded ? Pad2d(X, pads, FloatImm(0.0, t)) : X;
+  auto sum = te::Compute(
+      {xs[0], xs[1], oh, ow},
+      [&](const std::vector<Var>& i) {
+        // Padded coordinates: the input starts at (pads[0], pads[1]).
+        PrimExpr ph = i[2] * PrimExpr(win.strides[0]) + rh.var * PrimExpr(win.dilations[0]);
+        PrimExpr pw = i[3] * PrimExpr(win.strides[1]) + rw.var * PrimExpr(win.dilations[1]);
+        return te::Sum((*P)({i[0], i[1], ph, pw}), {rh, rw});
+      },
+      "sum");
+  auto out = te::Compute(
+      {xs[0], xs[1], oh, ow},
+      [&](const std::vector<Var>& i) {
+        PrimExpr sh = i[2] * PrimExpr(win.strides[0]) - PrimExpr(win.pads[0]);
+        PrimExpr sw = i[3] * PrimExpr(win.strides[1]) - PrimExpr(win.pads[1]);
+        PrimExpr lo_h = include_pad ? PrimExpr(-win.pads[0]) : PrimExpr(0);
+        PrimExpr lo_w = include_pad ? PrimExpr(-win.pads[1]) : PrimExpr(0);
+        PrimExpr hi_h = include_pad ? xs[2] + PrimExpr(win.pads[2]) : xs[2];
+        PrimExpr hi_w = include_pad ? xs[3] + PrimExpr(win.pads[3]) : xs[3];
+        PrimExpr count = TapsInside(sh, lo_h, hi_h, k[0], win.dilations[0]) *
+                         TapsInside(sw, lo_w, hi_w, k[1], win.dilations[1]);
+        return (*sum)(Idx(i)) / Cast(t, count);
+      },
+      "avg");
+  return out;
+}
+
 // ---- batch_norm (inference) ------------------------------------------------------------
 StructInfo InferBatchNorm(const CallNode& c, BlockBuilder& bb) {
   CheckArity(c, 5);
@@ -276,6 +332,7 @@ te::Tensor ComputeMatmul(const CallNode& c, const std::vector<te::Tensor>& in) {
 void RegisterNNOps() {
   RegisterOp("relax.nn.conv2d", OpPatternKind::kOutEWiseFusable, InferConv2d, ComputeConv2d);
   RegisterOp("relax.nn.max_pool2d", OpPatternKind::kOutEWiseFusable, InferPool2d, ComputeMaxPool2d);
+  RegisterOp("relax.nn.avg_pool2d", OpPatternKind::kOutEWiseFusable, InferPool2d, ComputeAvgPool2d);
   RegisterOp("relax.nn.batch_norm", OpPatternKind::kBroadcast, InferBatchNorm, ComputeBatchNorm);
   RegisterOp("relax.matmul", OpPatternKind::kOutEWiseFusable, InferMatmul, ComputeMatmul);
 }

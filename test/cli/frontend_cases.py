@@ -62,6 +62,11 @@ def error_models():
         m["init_huge_" + tag] = model(
             [helper.make_node("Identity", ["big"], ["c"], name="id0")], [], [cy],
             [huge_tensor("big", dims)], ir_version=9)
+    # The same with the value in float_data instead of raw_data.
+    floats = helper.make_tensor("big", TensorProto.FLOAT, [1], [1.0])
+    floats.dims[0] = 1 << 40
+    m["init_huge_floats"] = model([helper.make_node("Identity", ["big"], ["c"], name="id0")], [],
+                                  [cy], [floats], ir_version=9)
     # Declared sizes whose byte count overflows int64.
     m["init_overflow"] = model([helper.make_node("Identity", ["big"], ["c"], name="id0")], [], [cy],
                                [huge_tensor("big", [1 << 62, 4])], ir_version=9)
@@ -70,6 +75,22 @@ def error_models():
     b = vi("b", TensorProto.INT64, [1, 1 << 31])
     m["add_output_overflow"] = model([helper.make_node("Add", ["a", "b"], ["s"], name="add0")],
                                      [a, b], [vi("s", TensorProto.INT64, [None, None])])
+    # Folding a binary op on shape values of lengths 2 and 3 (not broadcastable).
+    m["fold_bad_broadcast"] = model(
+        [helper.make_node("Constant", [], ["p"], name="cp", value_ints=[1, 2]),
+         helper.make_node("Constant", [], ["q"], name="cq", value_ints=[1, 2, 3]),
+         helper.make_node("Add", ["p", "q"], ["s"], name="add0")], [],
+        [vi("s", TensorProto.INT64, [None])])
+    # Opset 7 BatchNormalization with spatial=0 (per-activation statistics) is refused, not
+    # computed per channel.
+    bn_x = vi("x", TensorProto.FLOAT, [1, 2, 2, 2])
+    bn_params = [numpy_helper.from_array(np.ones((2, 2, 2), np.float32), nm)
+                 for nm in ("scale", "bias", "mean", "var")]
+    m["bn_spatial0"] = model(
+        [helper.make_node("BatchNormalization", ["x", "scale", "bias", "mean", "var"], ["y"],
+                          name="bn0", spatial=0)],
+        [bn_x] + [vi(t.name, TensorProto.FLOAT, [2, 2, 2]) for t in bn_params],
+        [vi("y", TensorProto.FLOAT, [1, 2, 2, 2])], bn_params, opset=7, ir_version=3)
     # Models to refuse.
     m["opset99"] = relu_model([2], opset=99, ir_version=10)
     m["ir_version11"] = relu_model([2], ir_version=11)
@@ -139,7 +160,8 @@ def same(got, want, what=""):
     for i, (g, w) in enumerate(zip(got, want)):
         w = np.asarray(w)
         if g.shape != w.shape or g.dtype != w.dtype or not np.allclose(g, w, rtol=1e-5, atol=1e-6):
-            raise SystemExit(f"FAIL{what}: output {i}: got {g.dtype}{list(g.shape)} {g.ravel()[:16]}"
+            raise SystemExit(f"FAIL{what}: output {i}: got {g.dtype}{list(g.shape)} "
+                             f"{g.ravel()[:16]}"
                              f", expected {w.dtype}{list(w.shape)} {w.ravel()[:16]}")
     if len(got) != len(want):
         raise SystemExit(f"FAIL{what}: {len(got)} outputs, expected {len(want)}")
@@ -169,6 +191,14 @@ def case_div_trunc_fold(r):
     want = ort(m, {})
     np.testing.assert_array_equal(want[0], [-1, -3, -3, -1, 0, 1])
     same(r.run(r.compile(m, "div_trunc_fold"), {}), want)
+    # The same on int32 values: the folded output keeps its dtype.
+    a32 = helper.make_node("Constant", [], ["a"], name="ca",
+                           value=numpy_helper.from_array(np.array([-3, 7, -7], np.int32), "va"))
+    b32 = helper.make_node("Constant", [], ["b"], name="cb",
+                           value=numpy_helper.from_array(np.array([2, -2, 2], np.int32), "vb"))
+    m = model([a32, b32, helper.make_node("Div", ["a", "b"], ["q"], name="div0")], [],
+              [vi("q", TensorProto.INT32, [3])])
+    same(r.run(r.compile(m, "div_trunc_fold_i32"), {}), ort(m, {}), " int32")
 
 
 def case_div_trunc_symbolic(r):
@@ -193,13 +223,29 @@ def case_div_trunc_symbolic(r):
         same(r.run(so, inputs), ort(m, inputs), f" n={n}")
 
 
+def case_known_int_dtypes(r):
+    """Integer values known at compile time keep their dtype when they become outputs: Shape ->
+    Cast(int32), and constants Cast to uint8 / int8 wrap as the cast does."""
+    x = vi("x", TensorProto.FLOAT, [3, 300])
+    nodes = [helper.make_node("Shape", ["x"], ["s"], name="shape0"),
+             helper.make_node("Cast", ["s"], ["s32"], name="cast0", to=TensorProto.INT32),
+             helper.make_node("Constant", [], ["c"], name="c0", value_ints=[300, -1, 127, 128]),
+             helper.make_node("Cast", ["c"], ["u8"], name="cast1", to=TensorProto.UINT8),
+             helper.make_node("Cast", ["c"], ["i8"], name="cast2", to=TensorProto.INT8)]
+    m = model(nodes, [x], [vi("s32", TensorProto.INT32, [2]), vi("u8", TensorProto.UINT8, [4]),
+                           vi("i8", TensorProto.INT8, [4])])
+    inputs = {"x": np.zeros((3, 300), np.float32)}
+    same(r.run(r.compile(m, "known_int_dtypes"), inputs), ort(m, inputs))
+
+
 def case_div_trunc_kernel(r):
     """Integer Div computed by the kernel at run time truncates toward zero."""
     a = vi("a", TensorProto.INT64, [5])
     b = vi("b", TensorProto.INT64, [5])
     m = model([helper.make_node("Div", ["a", "b"], ["q"], name="div0")], [a, b],
               [vi("q", TensorProto.INT64, [5])])
-    inputs = {"a": np.array([-3, 7, -7, 3, -9], np.int64), "b": np.array([2, -2, 2, -2, 4], np.int64)}
+    inputs = {"a": np.array([-3, 7, -7, 3, -9], np.int64),
+              "b": np.array([2, -2, 2, -2, 4], np.int64)}
     same(r.run(r.compile(m, "div_trunc_kernel"), inputs), ort(m, inputs))
 
 
@@ -220,7 +266,8 @@ def case_dim_param_names(r):
     c = vi("c", TensorProto.FLOAT, [None, 2])
     d = vi("d", TensorProto.FLOAT, ["c_d0", 2])
     nodes = [helper.make_node("Relu", [i], [i + "_out"], name="relu_" + i) for i in "abcd"]
-    m = model(nodes, [a, b, c, d], [vi(i + "_out", TensorProto.FLOAT, [None, None]) for i in "abcd"])
+    outs = [vi(i + "_out", TensorProto.FLOAT, [None, None]) for i in "abcd"]
+    m = model(nodes, [a, b, c, d], outs)
     so = r.compile(m, "dim_param_names")
     rng = np.random.default_rng(0)
     inputs = {"a": rng.standard_normal((2, 3)).astype(np.float32),
@@ -263,6 +310,58 @@ def case_maxpool_ceil(r):
         for h, w in ((5, 5), (6, 7), (7, 4), (4, 9)):
             inputs = {"x": rng.standard_normal((1, 2, h, w)).astype(np.float32)}
             same(r.run(so, inputs), reference(m, inputs), f" {name} {h}x{w}")
+
+
+def avgpool_numpy(x, k, s, pads, ceil_mode, count_include_pad):
+    """AveragePool by the ONNX spec, written out: a window starting in the trailing pad is
+    dropped (ceil_mode); the divisor counts the taps inside the input, or inside the input and
+    its pads with count_include_pad."""
+    n, c, h, w = x.shape
+    dims = []
+    for ax, size in ((0, h), (1, w)):
+        pb, pe = pads[ax], pads[ax + 2]
+        span = size + pb + pe - k[ax]
+        out = (-(-span // s[ax]) if ceil_mode else span // s[ax]) + 1
+        if ceil_mode and (out - 1) * s[ax] >= size + pb:
+            out -= 1
+        dims.append(out)
+    y = np.zeros((n, c, dims[0], dims[1]), x.dtype)
+    for i in range(dims[0]):
+        for j in range(dims[1]):
+            h0, w0 = i * s[0] - pads[0], j * s[1] - pads[1]
+            hs = [p for p in range(h0, h0 + k[0]) if 0 <= p < h]
+            ws = [p for p in range(w0, w0 + k[1]) if 0 <= p < w]
+            total = x[:, :, hs][:, :, :, ws].sum(axis=(2, 3))
+            if count_include_pad:
+                ch = len([p for p in range(h0, h0 + k[0]) if -pads[0] <= p < h + pads[2]])
+                cw = len([p for p in range(w0, w0 + k[1]) if -pads[1] <= p < w + pads[3]])
+            else:
+                ch, cw = len(hs), len(ws)
+            y[:, :, i, j] = total / (ch * cw)
+    return y
+
+
+def case_avgpool(r):
+    """AveragePool shares the window arithmetic: ceil_mode drops a window starting in the
+    trailing pad; count_include_pad 0/1; static and symbolic dims. Checked against the spec
+    written out in numpy, and against onnxruntime where it agrees with the spec."""
+    rng = np.random.default_rng(3)
+    configs = [dict(kernel_shape=[2, 2], strides=[3, 3], pads=[0, 0, 1, 1], ceil_mode=1),
+               dict(kernel_shape=[3, 2], strides=[2, 3], pads=[1, 0, 1, 2], ceil_mode=1,
+                    count_include_pad=1),
+               dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], count_include_pad=1),
+               dict(kernel_shape=[3, 3], strides=[1, 2], pads=[1, 2, 0, 1])]
+    for idx, attrs in enumerate(configs):
+        m = pool_model("AveragePool", [1, 2, "h", "w"], **attrs)
+        so = r.compile(m, f"avgpool{idx}")
+        for h, w in ((5, 5), (6, 7), (7, 4)):
+            x = rng.standard_normal((1, 2, h, w)).astype(np.float32)
+            want = avgpool_numpy(x, attrs["kernel_shape"], attrs["strides"], attrs["pads"],
+                                 attrs.get("ceil_mode", 0), attrs.get("count_include_pad", 0))
+            got = r.run(so, {"x": x})
+            same(got, [want], f" avgpool{idx} {h}x{w}")
+            if not attrs.get("ceil_mode"):
+                same(got, ort(m, {"x": x}), f" avgpool{idx} {h}x{w} vs onnxruntime")
 
 
 def case_fold_broadcast_empty(r):

@@ -136,6 +136,9 @@ foreach(kind const init)
                   "${what}: raw data has 4 bytes, but declared shape \\[1048576, 1048576\\] of f32 needs"
                   ${RELAXC} compile ${W}/${kind}_huge_2d.onnx -o ${W}/out_fe.so)
 endforeach()
+relax_cli_error(compile_init_huge_floats 1
+                "initializer 'big': declared shape \\[1099511627776\\] has 1099511627776 elements, but the tensor holds 1 values"
+                ${RELAXC} compile ${W}/init_huge_floats.onnx -o ${W}/out_fe.so)
 relax_cli_error(compile_init_overflow 1
                 "initializer 'big': declared shape \\[4611686018427387904, 4\\] of f32 has more than 2\\^63-1 bytes"
                 ${RELAXC} compile ${W}/init_overflow.onnx -o ${W}/out_fe.so)
@@ -145,6 +148,11 @@ relax_cli_error(compile_input_overflow 1
 relax_cli_error(compile_add_output_overflow 1
                 "Add 'add0': output 's' of shape .*2147483648, 2147483648.* has more than 2\\^63-1 bytes"
                 ${RELAXC} compile ${W}/add_output_overflow.onnx -o ${W}/out_fe.so)
+relax_cli_error(compile_fold_bad_broadcast 1
+                "Add 'add0': cannot broadcast shape values of lengths 2 and 3"
+                ${RELAXC} compile ${W}/fold_bad_broadcast.onnx -o ${W}/out_fe.so)
+relax_cli_error(compile_bn_spatial0 1 "BatchNormalization 'bn0': spatial=0 is not supported"
+                ${RELAXC} compile ${W}/bn_spatial0.onnx -o ${W}/out_fe.so)
 relax_cli_error(compile_opset99 1 "default-domain opset 99 is not supported \\(this importer implements opsets 1 to"
                 ${RELAXC} compile ${W}/opset99.onnx -o ${W}/out_fe.so)
 relax_cli_error(compile_ir_version11 1 "ONNX IR version 11 is newer than the newest this importer understands \\(10\\)"
@@ -153,6 +161,13 @@ relax_cli_error(compile_two_default_opsets 1 "imports more than one opset for do
                 ${RELAXC} compile ${W}/two_default_opsets.onnx -o ${W}/out_fe.so)
 relax_cli_error(compile_output_undefined_type 1 "graph output 'y' has an undefined element type"
                 ${RELAXC} compile ${W}/output_undefined_type.onnx -o ${W}/out_fe.so)
+# Flag-parse errors of every tool print "error: ..." and exit 2.
+relax_cli_error(usage_bad_repeat 2 "error: Could not convert: --repeat = abc"
+                ${RELAXC} run ${RELAX_CLS_ARTIFACT} --input ${GOOD_X} --repeat abc)
+relax_cli_error(relax_run_usage_missing_value 2 "error: --input: 1 required TEXT missing"
+                ${RELAX_RUN} ${RELAX_CLS_ARTIFACT} --input)
+relax_cli_error(relax_opt_usage_unknown_flag 2 "error: The following argument was not expected: --frob"
+                $<TARGET_FILE:relax-opt> --frob)
 # An invalid RELAX_NUM_THREADS is an error before any work (it used to be ignored).
 foreach(nt abc 0 -3 99999 "")
   set(tag "${nt}")
@@ -168,8 +183,9 @@ relax_cli_error(relax_run_num_threads_abc 1 "RELAX_NUM_THREADS='abc' is not a th
 
 # Models compiled and run, outputs checked against onnxruntime, the ONNX reference
 # implementation or numpy, and tool behaviour (frontend_cases.py run CASE).
-foreach(case const_dedupe_shape div_trunc_fold div_trunc_symbolic div_trunc_kernel input_dim0
-        dim_param_names maxpool_ceil fold_broadcast_empty opset6 output_dir_symlink)
+foreach(case const_dedupe_shape div_trunc_fold div_trunc_symbolic div_trunc_kernel
+        known_int_dtypes input_dim0 dim_param_names maxpool_ceil avgpool fold_broadcast_empty
+        opset6 output_dir_symlink)
   add_test(NAME cli.frontend.${case}
            COMMAND bash ${RELAX_VENV_PYTHON} ${RELAX_CLI_TEST_DIR}/frontend_cases.py run ${case}
                    --relaxc $<TARGET_FILE:relaxc> --work ${RELAX_CLI_WORK}/frontend)

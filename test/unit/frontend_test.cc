@@ -182,6 +182,24 @@ TEST(ConstantTest, DigestCoversShape) {
   EXPECT_EQ(As<ConstantNode>(b)->digest, As<ConstantNode>(c)->digest);
 }
 
+// Large constants print by digest: zeros of (256,) and (16, 16) must stay two constants
+// through the text round trip (one digest used to name both).
+TEST(ConstantTest, SameBytesOtherShapeRoundTrips) {
+  Expr flat = MakeConstant(DataType::Float(32), {256}, std::vector<uint8_t>(1024, 0));
+  Expr square = MakeConstant(DataType::Float(32), {16, 16}, std::vector<uint8_t>(1024, 0));
+  IRModule mod = testing::MakeMain(
+      {{"x", TensorSInfo({16, 16}, DataType::Float(32))}},
+      [&](BlockBuilder& bb, const std::vector<VarRef>& p) {
+        VarRef r = bb.Emit(
+            MakeCall(GetOp("relax.reshape"), {flat, MakeShapeExpr({PrimExpr(16), PrimExpr(16)})}),
+            "r");
+        VarRef y = bb.Emit(MakeCall(GetOp("relax.add"), {p[0], square}), "y");
+        return bb.Emit(MakeCall(GetOp("relax.add"), {y, r}), "z", true);
+      });
+  ASSERT_NE(ToString(mod).find("digest="), std::string::npos) << "constants should print by digest";
+  testing::CheckRoundTrip(mod, "same_bytes_other_shape");
+}
+
 // Two constants whose digests are equal but whose bytes differ (a hash collision, forged here)
 // must not share a params slot in the artifact.
 TEST(ConstantTest, ParamsDedupeComparesBytes) {

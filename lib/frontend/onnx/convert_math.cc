@@ -71,7 +71,7 @@ Converter Binary(const std::string& op, IntFold fold) {
         if (!e.defined()) break;
         r.push_back(an.Simplify(e));
       }
-      if (r.size() == len) return {Value{nullptr, r, a.scalar && b.scalar}};
+      if (r.size() == len) return {Value{nullptr, r, a.scalar && b.scalar, a.dtype}};
     }
     Expr lhs = ctx.Tensor(n, 0);
     Expr rhs = LegacyBroadcastRhs(ctx, n, lhs, ctx.Tensor(n, 1));
@@ -192,7 +192,19 @@ void AddMathConverters(ConverterTable* t) {
     }
     DataType dt = OnnxDType(to_type, ctx.Where(n) + "attribute 'to'");
     const Value& x = ctx.Get(n.input(0));
-    if (x.ints && (dt.is_int() || dt.is_uint())) return {Value{nullptr, x.ints, x.scalar}};
+    if (x.ints && (dt.is_int() || dt.is_uint())) {
+      // Constants wrap to the narrower type as the cast would; symbolic values are dims,
+      // which fit.
+      std::vector<PrimExpr> vals = *x.ints;
+      for (auto& e : vals) {
+        int64_t c;
+        if (!e.AsInt(&c) || dt.bits >= 64) continue;
+        uint64_t mask = (uint64_t{1} << dt.bits) - 1, u = static_cast<uint64_t>(c) & mask;
+        if (dt.is_int() && (u >> (dt.bits - 1)) != 0) u |= ~mask;
+        e = PrimExpr(static_cast<int64_t>(u));
+      }
+      return {Value{nullptr, vals, x.scalar, dt}};
+    }
     return {ctx.Emit(
         MakeCall(GetOp("relax.astype"), {ctx.Tensor(n, 0)}, {{"dtype", ToRuntimeString(dt)}}), n)};
   };

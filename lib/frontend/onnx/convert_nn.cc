@@ -1,4 +1,4 @@
-// ONNX neural-network converters: Conv, BatchNormalization, MaxPool,
+// ONNX neural-network converters: Conv, BatchNormalization, MaxPool, AveragePool,
 // GlobalAveragePool, MatMul, Gemm, Softmax. Semantics: ONNX operator spec.
 #include "import_context.h"
 
@@ -56,6 +56,22 @@ Attrs Window(ImportContext& ctx, const onnx::NodeProto& n, const Expr& x,
 
 int Rank(const Expr& e) { return e->sinfo->ndim; }
 
+// MaxPool / AveragePool (2-D): window attributes, kernel_shape, ceil_mode, plus `extra`.
+Value Pool(ImportContext& ctx, const onnx::NodeProto& n, const std::string& op,
+           const Attrs& extra) {
+  Expr x = ctx.Tensor(n, 0);
+  if (Rank(x) != 4) RELAX_THROW(ctx.Where(n) << "only 2-D pooling (4-D input) is supported");
+  std::vector<PrimExpr> kernel;
+  for (int64_t k : AttrInts(n, "kernel_shape", {})) kernel.push_back(PrimExpr(k));
+  Attrs a = Window(ctx, n, x, kernel);
+  a["pool_size"] = AttrInts(n, "kernel_shape", {});
+  if (std::get<std::vector<int64_t>>(a["pool_size"]).size() != 2)
+    RELAX_THROW(ctx.Where(n) << "kernel_shape must have 2 entries");
+  a["ceil_mode"] = AttrInt(n, "ceil_mode", 0);
+  for (const auto& [k, v] : extra) a[k] = v;
+  return ctx.Emit(MakeCall(GetOp(op), {x}, a), n);
+}
+
 }  // namespace
 
 void AddNNConverters(ConverterTable* t) {
@@ -95,6 +111,9 @@ void AddNNConverters(ConverterTable* t) {
                                   const onnx::NodeProto& n) -> std::vector<Value> {
     if (AttrInt(n, "training_mode", 0) != 0)
       RELAX_THROW(ctx.Where(n) << "training_mode=1 is not supported (inference only)");
+    // Before opset 9, spatial=0 normalizes per activation (C x H x W statistics).
+    if (ctx.opset() < 9 && AttrInt(n, "spatial", 1) != 1)
+      RELAX_THROW(ctx.Where(n) << "spatial=0 is not supported (per-channel statistics only)");
     std::vector<Expr> args;
     for (int i = 0; i < 5; ++i) args.push_back(ctx.Tensor(n, i));
     Attrs a{{"epsilon", static_cast<double>(AttrFloat(n, "epsilon", 1e-5f))}};
@@ -105,16 +124,11 @@ void AddNNConverters(ConverterTable* t) {
       RELAX_THROW(ctx.Where(n) << "the Indices output is not supported");
     if (AttrInt(n, "storage_order", 0) != 0)
       RELAX_THROW(ctx.Where(n) << "storage_order=1 is not supported");
-    Expr x = ctx.Tensor(n, 0);
-    if (Rank(x) != 4) RELAX_THROW(ctx.Where(n) << "only 2-D pooling (4-D input) is supported");
-    std::vector<PrimExpr> kernel;
-    for (int64_t k : AttrInts(n, "kernel_shape", {})) kernel.push_back(PrimExpr(k));
-    Attrs a = Window(ctx, n, x, kernel);
-    a["pool_size"] = AttrInts(n, "kernel_shape", {});
-    if (std::get<std::vector<int64_t>>(a["pool_size"]).size() != 2)
-      RELAX_THROW(ctx.Where(n) << "kernel_shape must have 2 entries");
-    a["ceil_mode"] = AttrInt(n, "ceil_mode", 0);
-    return {ctx.Emit(MakeCall(GetOp("relax.nn.max_pool2d"), {x}, a), n)};
+    return {Pool(ctx, n, "relax.nn.max_pool2d", {})};
+  };
+  (*t)["AveragePool"] = [](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
+    return {Pool(ctx, n, "relax.nn.avg_pool2d",
+                 {{"count_include_pad", AttrInt(n, "count_include_pad", 0)}})};
   };
   (*t)["GlobalAveragePool"] = [](ImportContext& ctx,
                                  const onnx::NodeProto& n) -> std::vector<Value> {

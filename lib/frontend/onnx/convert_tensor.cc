@@ -59,7 +59,8 @@ void AddTensorConverters(ConverterTable* t) {
     } else {
       RELAX_THROW(ctx.Where(n) << "unsupported Constant attribute form");
     }
-    return {Value{c, KnownInts(c), As<ConstantNode>(c)->shape.empty()}};
+    const ConstantNode* cn = As<ConstantNode>(c);
+    return {Value{c, KnownInts(c), cn->shape.empty(), cn->dtype}};
   };
   (*t)["Shape"] = [](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
     Expr x = ctx.Tensor(n, 0);
@@ -94,7 +95,8 @@ void AddTensorConverters(ConverterTable* t) {
     int64_t e = ends[0] < 0 ? ends[0] + len : ends[0];
     s = Clamp(s, 0, len);
     e = Clamp(e, s, len);
-    return {Value{nullptr, std::vector<PrimExpr>(v.begin() + s, v.begin() + e), false}};
+    return {Value{nullptr, std::vector<PrimExpr>(v.begin() + s, v.begin() + e), false,
+                  ctx.Get(n.input(0)).dtype}};
   };
   (*t)["Gather"] = [](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
     const auto& v = KnownShape(ctx, n, 0);
@@ -108,7 +110,7 @@ void AddTensorConverters(ConverterTable* t) {
         RELAX_THROW(ctx.Where(n) << "index " << i << " out of range");
       out.push_back(v[k]);
     }
-    return {Value{nullptr, out, iv.scalar}};
+    return {Value{nullptr, out, iv.scalar, ctx.Get(n.input(0)).dtype}};
   };
   (*t)["Concat"] = [](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
     std::vector<PrimExpr> out;
@@ -116,13 +118,13 @@ void AddTensorConverters(ConverterTable* t) {
       const auto& v = KnownShape(ctx, n, i);
       out.insert(out.end(), v.begin(), v.end());
     }
-    return {Value{nullptr, out, false}};
+    return {Value{nullptr, out, false, ctx.Get(n.input(0)).dtype}};
   };
   (*t)["Unsqueeze"] = [](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
     const Value& x = ctx.Get(n.input(0));
     std::vector<int64_t> axes = AxesInput(ctx, n, 1);
     if (x.ints && x.scalar && axes.size() == 1 && (axes[0] == 0 || axes[0] == -1))
-      return {Value{nullptr, x.ints, false}};
+      return {Value{nullptr, x.ints, false, x.dtype}};
     Expr e = ctx.Tensor(n, 0);
     std::vector<PrimExpr> s = *e->sinfo->values;
     int64_t r = static_cast<int64_t>(s.size() + axes.size());

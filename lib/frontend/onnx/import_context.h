@@ -21,6 +21,7 @@ struct Value {
   Expr expr;                                  // may be null if only `ints` is known
   std::optional<std::vector<PrimExpr>> ints;  // 0-D or 1-D known integer values
   bool scalar = false;                        // `ints` describes a 0-D tensor
+  DataType dtype = DataType::Int(64);         // element type of `ints` (int/uint)
 };
 
 class ImportContext {
@@ -34,7 +35,8 @@ class ImportContext {
   bool Has(const std::string& name) const { return values_.count(name) > 0; }
   /// The value named `name`; Error naming the current node if undefined.
   const Value& Get(const std::string& name) const;
-  /// Input `i` of `node` as a tensor expression (materializing known ints as a constant).
+  /// Input `i` of `node` as a tensor expression (materializing known ints as a constant of
+  /// their dtype).
   Expr Tensor(const onnx::NodeProto& node, int i);
   /// Whether input `i` exists and is non-empty.
   static bool HasInput(const onnx::NodeProto& node, int i) {

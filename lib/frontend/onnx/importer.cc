@@ -44,11 +44,14 @@ Expr ImportContext::Tensor(const onnx::NodeProto& node, int i) {
                                  "tensor yet");
     data.push_back(c);
   }
-  std::vector<uint8_t> bytes(data.size() * 8);
-  if (!data.empty()) std::memcpy(bytes.data(), data.data(), bytes.size());
+  // Each value's low bytes in the value's dtype (little-endian host, as the runtime assumes).
+  const DataType dt = v.dtype.is_int() || v.dtype.is_uint() ? v.dtype : DataType::Int(64);
+  const size_t item = static_cast<size_t>(dt.bytes());
+  std::vector<uint8_t> bytes(data.size() * item);
+  for (size_t k = 0; k < data.size(); ++k) std::memcpy(bytes.data() + k * item, &data[k], item);
   std::vector<int64_t> shape;
   if (!v.scalar) shape.push_back(static_cast<int64_t>(data.size()));
-  return MakeConstant(DataType::Int(64), shape, std::move(bytes));
+  return MakeConstant(dt, shape, std::move(bytes));
 }
 
 std::vector<int64_t> ImportContext::ConstInts(const onnx::NodeProto& node, int i) {
@@ -352,7 +355,8 @@ IRModule ImportOnnx(const std::string& path, const OnnxImportOptions& options) {
   for (const auto& t : g.initializer()) {
     init_names.insert(t.name());
     Expr c = TensorProtoToConstant(t, "initializer '" + t.name() + "'");
-    ctx.Set(t.name(), Value{c, KnownInts(c), As<ConstantNode>(c)->shape.empty()});
+    const ConstantNode* cn = As<ConstantNode>(c);
+    ctx.Set(t.name(), Value{c, KnownInts(c), cn->shape.empty(), cn->dtype});
   }
 
   // Graph inputs -> params with symbolic dims. A dim_value >= 0 is static; each distinct

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include "relax/support/error.h"
 
@@ -166,6 +167,28 @@ TEST_F(NpyTest, UnsupportedVersion) {
 TEST_F(NpyTest, SaveToBadPath) {
   NDArray a = NDArray::Empty({1}, ParseDType("float32"));
   EXPECT_THROW(SaveNpy(Path("no/such/dir/x.npy"), a), Error);
+}
+
+// A symlink at the output path is replaced by the new file; its target is left alone, and no
+// temporary file is left behind.
+TEST_F(NpyTest, SaveReplacesSymlinkInsteadOfFollowingIt) {
+  WriteRaw("target.txt", "precious\n");
+  fs::create_directories(dir_ / "out");
+  fs::create_symlink(dir_ / "target.txt", dir_ / "out" / "y.npy");
+  NDArray a = NDArray::Empty({2}, ParseDType("float32"));
+  float v[2] = {1.5f, -2.0f};
+  std::memcpy(a.data(), v, sizeof(v));
+  SaveNpy(Path("out/y.npy"), a);
+  std::ifstream t(Path("target.txt"), std::ios::binary);
+  std::string kept((std::istreambuf_iterator<char>(t)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(kept, "precious\n");
+  EXPECT_FALSE(fs::is_symlink(dir_ / "out" / "y.npy"));
+  NDArray back = LoadNpy(Path("out/y.npy"));
+  ASSERT_EQ(back.shape(), (std::vector<int64_t>{2}));
+  EXPECT_EQ(std::memcmp(back.data(), v, sizeof(v)), 0);
+  int files = 0;
+  for (const auto& e : fs::directory_iterator(dir_ / "out")) files += e.exists() ? 1 : 0;
+  EXPECT_EQ(files, 1) << "temporary files left behind";
 }
 
 }  // namespace
