@@ -5,43 +5,49 @@
 
 namespace relax {
 
-// ---- dispatch ---------------------------------------------------------------------
+namespace {
+// Calls f(typed node) for e's kind: the one kind switch both traversals share.
+template <typename F>
+auto Dispatch(const Expr& e, F&& f) {
+  switch (e->kind) {
+    case ExprKind::kVar:
+    case ExprKind::kDataflowVar:
+      return f(static_cast<const VarNode*>(e.get()));
+    case ExprKind::kConstant:
+      return f(static_cast<const ConstantNode*>(e.get()));
+    case ExprKind::kTuple:
+      return f(static_cast<const TupleNode*>(e.get()));
+    case ExprKind::kTupleGetItem:
+      return f(static_cast<const TupleGetItemNode*>(e.get()));
+    case ExprKind::kShapeExpr:
+      return f(static_cast<const ShapeExprNode*>(e.get()));
+    case ExprKind::kPrimValue:
+      return f(static_cast<const PrimValueNode*>(e.get()));
+    case ExprKind::kStringImm:
+      return f(static_cast<const StringImmNode*>(e.get()));
+    case ExprKind::kCall:
+      return f(static_cast<const CallNode*>(e.get()));
+    case ExprKind::kIf:
+      return f(static_cast<const IfNode*>(e.get()));
+    case ExprKind::kSeqExpr:
+      return f(static_cast<const SeqExprNode*>(e.get()));
+    case ExprKind::kFunction:
+      return f(static_cast<const FunctionNode*>(e.get()));
+    case ExprKind::kGlobalVar:
+      return f(static_cast<const GlobalVarNode*>(e.get()));
+    case ExprKind::kExternFunc:
+      return f(static_cast<const ExternFuncNode*>(e.get()));
+    case ExprKind::kOp:
+      break;
+  }
+  return f(static_cast<const OpNode*>(e.get()));
+}
+}  // namespace
 
 // ---- ExprVisitor ------------------------------------------------------------------
 
 void ExprVisitor::VisitExpr(const Expr& e) {
-  if (!e) return;
-  switch (e->kind) {
-    case ExprKind::kVar:
-    case ExprKind::kDataflowVar:
-      return VisitExpr_(static_cast<const VarNode*>(e.get()), e);
-    case ExprKind::kConstant:
-      return VisitExpr_(static_cast<const ConstantNode*>(e.get()), e);
-    case ExprKind::kTuple:
-      return VisitExpr_(static_cast<const TupleNode*>(e.get()), e);
-    case ExprKind::kTupleGetItem:
-      return VisitExpr_(static_cast<const TupleGetItemNode*>(e.get()), e);
-    case ExprKind::kShapeExpr:
-      return VisitExpr_(static_cast<const ShapeExprNode*>(e.get()), e);
-    case ExprKind::kPrimValue:
-      return VisitExpr_(static_cast<const PrimValueNode*>(e.get()), e);
-    case ExprKind::kStringImm:
-      return VisitExpr_(static_cast<const StringImmNode*>(e.get()), e);
-    case ExprKind::kCall:
-      return VisitExpr_(static_cast<const CallNode*>(e.get()), e);
-    case ExprKind::kIf:
-      return VisitExpr_(static_cast<const IfNode*>(e.get()), e);
-    case ExprKind::kSeqExpr:
-      return VisitExpr_(static_cast<const SeqExprNode*>(e.get()), e);
-    case ExprKind::kFunction:
-      return VisitExpr_(static_cast<const FunctionNode*>(e.get()), e);
-    case ExprKind::kGlobalVar:
-      return VisitExpr_(static_cast<const GlobalVarNode*>(e.get()), e);
-    case ExprKind::kExternFunc:
-      return VisitExpr_(static_cast<const ExternFuncNode*>(e.get()), e);
-    case ExprKind::kOp:
-      return VisitExpr_(static_cast<const OpNode*>(e.get()), e);
-  }
+  if (e) Dispatch(e, [&](auto* n) { VisitExpr_(n, e); });
 }
 
 void ExprVisitor::VisitExpr_(const VarNode*, const Expr&) {}
@@ -89,39 +95,7 @@ void ExprVisitor::VisitPrimExpr(const PrimExpr&) {}
 
 Expr ExprMutator::VisitExpr(const Expr& e) {
   if (!e) return e;
-  switch (e->kind) {
-    case ExprKind::kVar:
-    case ExprKind::kDataflowVar:
-      return VisitExpr_(static_cast<const VarNode*>(e.get()), e);
-    case ExprKind::kConstant:
-      return VisitExpr_(static_cast<const ConstantNode*>(e.get()), e);
-    case ExprKind::kTuple:
-      return VisitExpr_(static_cast<const TupleNode*>(e.get()), e);
-    case ExprKind::kTupleGetItem:
-      return VisitExpr_(static_cast<const TupleGetItemNode*>(e.get()), e);
-    case ExprKind::kShapeExpr:
-      return VisitExpr_(static_cast<const ShapeExprNode*>(e.get()), e);
-    case ExprKind::kPrimValue:
-      return VisitExpr_(static_cast<const PrimValueNode*>(e.get()), e);
-    case ExprKind::kStringImm:
-      return VisitExpr_(static_cast<const StringImmNode*>(e.get()), e);
-    case ExprKind::kCall:
-      return VisitExpr_(static_cast<const CallNode*>(e.get()), e);
-    case ExprKind::kIf:
-      return VisitExpr_(static_cast<const IfNode*>(e.get()), e);
-    case ExprKind::kSeqExpr:
-      return VisitExpr_(static_cast<const SeqExprNode*>(e.get()), e);
-    case ExprKind::kFunction:
-      return VisitExpr_(static_cast<const FunctionNode*>(e.get()), e);
-    case ExprKind::kGlobalVar:
-      return VisitExpr_(static_cast<const GlobalVarNode*>(e.get()), e);
-    case ExprKind::kExternFunc:
-      return VisitExpr_(static_cast<const ExternFuncNode*>(e.get()), e);
-    case ExprKind::kOp:
-      return VisitExpr_(static_cast<const OpNode*>(e.get()), e);
-  }
-  RELAX_ICHECK(false && "unknown expression kind");
-  return e;
+  return Dispatch(e, [&](auto* n) { return VisitExpr_(n, e); });
 }
 
 Expr ExprMutator::VisitExpr_(const VarNode* op, const Expr& e) {
