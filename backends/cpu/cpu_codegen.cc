@@ -183,6 +183,7 @@ std::string BuildSharedObject(const IRModule& mod, const Target& target,
       mlir::translateModuleToLLVMIR(*module, llctx, "relax_kernels");
   if (!llmod) RELAX_THROW("translating MLIR to LLVM IR failed");
   codegen::ApplyLoopHints(*llmod);
+  codegen::BindRuntimeTable(*llmod);
   auto tm = MakeTargetMachine(target);
   llmod->setDataLayout(tm->createDataLayout());
   llmod->setTargetTriple(tm->getTargetTriple());

@@ -46,6 +46,12 @@ void ApplyLoopHints(llvm::Module& m);
 /// correct and serial); every other diagnostic is reported as by default.
 void QuietMissedLoopHints(llvm::LLVMContext& ctx);
 
+/// Adds the exported `__relax_init(const RelaxRuntimeTable*)` (c_api.h) to `m` and turns each
+/// runtime function the kernels declare (RelaxSetLastError, RelaxParallelFor, ...) into an
+/// internal function calling through that table, so the shared object has no undefined
+/// runtime symbols. Run it on the translated LLVM module before optimization.
+void BindRuntimeTable(llvm::Module& m);
+
 }  // namespace relax::codegen
 
 #endif  // RELAX_LIB_CODEGEN_TIR_TO_MLIR_H_

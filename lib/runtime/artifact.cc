@@ -187,6 +187,15 @@ std::shared_ptr<LoadedArtifact> LoadedArtifact::Load(const std::string& path) {
       const char* msg = dlerror();
       RELAX_THROW("cannot load the kernels of " << where << ": " << (msg ? msg : "dlopen failed"));
     }
+    // The kernels reach the runtime through this table, not through host-program symbols.
+    auto init = reinterpret_cast<RelaxInitFunc>(::dlsym(art->dl_handle_, "__relax_init"));
+    if (!init)
+      RELAX_THROW(where << ": the kernel library has no __relax_init (not built by this relaxc; "
+                           "recompile the model)");
+    if (init(RelaxGetRuntimeTable()) != 0)
+      RELAX_THROW(where << ": the kernel library refused this runtime's function table "
+                           "(version " << RELAX_RUNTIME_TABLE_VERSION
+                        << "; recompile the model with this relaxc)");
   }
   return art;
 }

@@ -10,3 +10,10 @@ thread_local std::string g_last_error;
 extern "C" void RelaxSetLastError(const char* msg) { g_last_error = msg ? msg : ""; }
 
 extern "C" const char* RelaxGetLastError(void) { return g_last_error.c_str(); }
+
+extern "C" const RelaxRuntimeTable* RelaxGetRuntimeTable(void) {
+  static const RelaxRuntimeTable table = {RELAX_RUNTIME_TABLE_VERSION, 4,
+                                          &RelaxSetLastError,          &RelaxGetLastError,
+                                          &RelaxParallelFor,           &RelaxCheckKernelArgs};
+  return &table;
+}

@@ -59,6 +59,11 @@ class Kernels {
         .write(so.data(), static_cast<std::streamsize>(so.size()));
     handle_ = dlopen(path_.c_str(), RTLD_NOW | RTLD_LOCAL);
     EXPECT_NE(handle_, nullptr) << dlerror();
+    if (handle_) {
+      auto init = reinterpret_cast<RelaxInitFunc>(dlsym(handle_, "__relax_init"));
+      EXPECT_NE(init, nullptr);
+      if (init) EXPECT_EQ(init(RelaxGetRuntimeTable()), 0);
+    }
   }
   ~Kernels() {
     if (handle_) dlclose(handle_);

@@ -73,6 +73,28 @@ int32_t RelaxCheckKernelArgs(const char* kernel, const int64_t* sig, const Relax
                              int32_t num_args);
 int32_t RelaxParallelFor(int64_t begin, int64_t end, RelaxParallelBody body, void* ctx);
 
+/* The runtime functions generated code calls, handed to a loaded artifact once through its
+ * exported `__relax_init` (RelaxInitFunc): kernels never look them up in the host program, so
+ * the runtime can live in any dlopen()ed library (a Python extension, a plugin). Fields are
+ * only ever appended; `num_entries` counts the function pointers present. */
+#define RELAX_RUNTIME_TABLE_VERSION 1
+typedef struct {
+  uint32_t version;     /* RELAX_RUNTIME_TABLE_VERSION */
+  uint32_t num_entries; /* function pointers that follow (4 in version 1) */
+  void (*set_last_error)(const char* msg);
+  const char* (*get_last_error)(void);
+  int32_t (*parallel_for)(int64_t begin, int64_t end, RelaxParallelBody body, void* ctx);
+  int32_t (*check_kernel_args)(const char* kernel, const int64_t* sig, const RelaxValue* args,
+                               int32_t num_args);
+} RelaxRuntimeTable;
+
+/* This runtime's table (static storage; valid for the life of the process). */
+const RelaxRuntimeTable* RelaxGetRuntimeTable(void);
+
+/* `__relax_init` of an artifact: stores `table` for its kernels. Returns 0, or non-zero when the
+ * table is null, of another version, or has fewer entries than the artifact needs. */
+typedef int32_t (*RelaxInitFunc)(const RelaxRuntimeTable* table);
+
 #ifdef __cplusplus
 }
 #endif

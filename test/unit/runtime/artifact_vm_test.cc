@@ -18,11 +18,19 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Kernels in the RelaxPackedFunc ABI. RelaxSetLastError is referenced weakly so the .so also
-// loads into a host that does not export the runtime's C API.
+// Kernels in the RelaxPackedFunc ABI. Like generated kernels they reach the runtime only through
+// the table the loader hands to __relax_init (no host-program symbols).
 const char* kKernelSource = R"(
 #include "relax/runtime/c_api.h"
-extern void RelaxSetLastError(const char*) __attribute__((weak));
+static const RelaxRuntimeTable* g_rt;
+#ifndef NO_INIT
+int32_t __relax_init(const RelaxRuntimeTable* t) {
+  if (!t || t->version != RELAX_RUNTIME_TABLE_VERSION) return 1;
+  g_rt = t;
+  return 0;
+}
+#endif
+static void SetError(const char* msg) { g_rt->set_last_error(msg); }
 static int64_t Numel(const DLTensor* t) {
   int64_t n = 1;
   for (int i = 0; i < t->ndim; ++i) n *= t->shape[i];
@@ -30,7 +38,7 @@ static int64_t Numel(const DLTensor* t) {
 }
 int32_t add_one(const RelaxValue* args, int32_t n, RelaxValue* ret) {
   if (n != 2 || args[0].type_code != kRelaxTensor || args[1].type_code != kRelaxTensor) {
-    if (RelaxSetLastError) RelaxSetLastError("add_one: expected 2 tensors");
+    SetError("add_one: expected 2 tensors");
     return 1;
   }
   const DLTensor* x = (const DLTensor*)args[0].v_handle;
@@ -39,7 +47,7 @@ int32_t add_one(const RelaxValue* args, int32_t n, RelaxValue* ret) {
   float* b = (float*)((char*)y->data + y->byte_offset);
   int64_t cnt = Numel(x);
   if (Numel(y) != cnt) {
-    if (RelaxSetLastError) RelaxSetLastError("add_one: size mismatch");
+    SetError("add_one: size mismatch");
     return 2;
   }
 #ifndef ADD_VALUE
@@ -50,7 +58,7 @@ int32_t add_one(const RelaxValue* args, int32_t n, RelaxValue* ret) {
   return 0;
 }
 int32_t always_fail(const RelaxValue* args, int32_t n, RelaxValue* ret) {
-  if (RelaxSetLastError) RelaxSetLastError("deliberate failure");
+  SetError("deliberate failure");
   return 3;
 }
 )";
@@ -175,6 +183,11 @@ class ArtifactTest : public ::testing::Test {
     std::string cmd2 = "cc -shared -fPIC -O1 -DADD_VALUE=2.0f -I'" + include.string() + "' -o '" +
                        so2 + "' '" + src + "'";
     if (std::system(cmd2.c_str()) == 0) elf2_ = new std::string(ReadFile(so2));
+    // Without __relax_init (an ELF not built by relaxc): the loader must refuse it.
+    std::string so3 = (*dir_ / "kernels_noinit.so").string();
+    std::string cmd3 = "cc -shared -fPIC -O1 -DNO_INIT -I'" + include.string() + "' -o '" + so3 +
+                       "' '" + src + "'";
+    if (std::system(cmd3.c_str()) == 0) elf_noinit_ = new std::string(ReadFile(so3));
   }
   static void TearDownTestSuite() {
     fs::remove_all(*dir_);
@@ -183,9 +196,13 @@ class ArtifactTest : public ::testing::Test {
     elf_ = nullptr;
     delete elf2_;
     elf2_ = nullptr;
+    delete elf_noinit_;
+    elf_noinit_ = nullptr;
   }
   void SetUp() override {
-    if (!elf_) GTEST_SKIP() << "no C compiler (cc) available to build the test kernel";
+    if (std::system("cc --version > /dev/null 2>&1") != 0)
+      GTEST_SKIP() << "no C compiler (cc) available to build the test kernel";
+    ASSERT_NE(elf_, nullptr) << "the test kernel did not compile";
   }
   std::string Path(const std::string& name) { return (*dir_ / name).string(); }
   std::string WriteGood(const std::string& name, const Executable& e = AddOneExecutable()) {
@@ -202,10 +219,20 @@ class ArtifactTest : public ::testing::Test {
   static fs::path* dir_;
   static std::string* elf_;
   static std::string* elf2_;
+  static std::string* elf_noinit_;
 };
 fs::path* ArtifactTest::dir_ = nullptr;
 std::string* ArtifactTest::elf_ = nullptr;
 std::string* ArtifactTest::elf2_ = nullptr;
+std::string* ArtifactTest::elf_noinit_ = nullptr;
+
+// Kernels get the runtime's functions only through __relax_init; a library without it is refused.
+TEST_F(ArtifactTest, KernelLibraryWithoutInitIsRefused) {
+  ASSERT_NE(elf_noinit_, nullptr);
+  WriteArtifact(Path("noinit.so"), {*elf_noinit_, Params(), AddOneExecutable().ToJSON(), {}});
+  std::string msg = ErrorOf([&] { LoadedArtifact::Load(Path("noinit.so")); });
+  EXPECT_NE(msg.find("has no __relax_init"), std::string::npos) << msg;
+}
 
 // Recompiling to the same path and loading again in one process must run the new kernels
 // (each load has its own dynamic-linker identity), while the first load keeps running the old.
@@ -300,9 +327,7 @@ TEST_F(ArtifactTest, KernelFailureAndUnknownCallee) {
   VirtualMachine vm(LoadedArtifact::Load(WriteGood("fail.so", AddOneExecutable("always_fail"))));
   std::string msg = ErrorOf([&] { vm.Run({Iota(3)}); });
   EXPECT_NE(msg.find("kernel 'always_fail' failed"), std::string::npos) << msg;
-  if (dlsym(RTLD_DEFAULT, "RelaxSetLastError")) {
-    EXPECT_NE(msg.find("deliberate failure"), std::string::npos) << msg;
-  }
+  EXPECT_NE(msg.find("deliberate failure"), std::string::npos) << msg;
   auto art = LoadedArtifact::Load(WriteGood("missing.so", AddOneExecutable("missing_kernel")));
   msg = ErrorOf([&] { VirtualMachine v(art); });
   EXPECT_NE(msg.find("missing_kernel"), std::string::npos) << msg;
