@@ -217,6 +217,45 @@ std::string Executable::ToJSON() const {
   return j.dump();
 }
 
+std::string Executable::ToText() const {
+  std::string out;
+  for (const Function& f : functions) {
+    out += "func @" + f.name + "(";
+    for (size_t i = 0; i < f.param_names.size(); ++i) out += (i ? ", " : "") + f.param_names[i];
+    out += ") regs=" + std::to_string(f.num_regs) + "\n";
+    for (size_t pc = 0; pc < f.code.size(); ++pc) {
+      const Instruction& in = f.code[pc];
+      out += "  " + std::to_string(pc) + ": ";
+      auto off = [](int64_t o) { return (o >= 0 ? "+" : "") + std::to_string(o); };
+      switch (in.op) {
+        case Instruction::kCall: {
+          if (in.dst >= 0) out += "r" + std::to_string(in.dst) + " = ";
+          out += in.func + "(";
+          for (size_t i = 0; i < in.args.size(); ++i) {
+            const Arg& a = in.args[i];
+            out += i ? ", " : "";
+            out += (a.kind == Arg::kReg ? "r" : a.kind == Arg::kConst ? "c" : "#") +
+                   std::to_string(a.value);
+          }
+          out += ")";
+          break;
+        }
+        case Instruction::kRet:
+          out += "ret r" + std::to_string(in.reg);
+          break;
+        case Instruction::kGoto:
+          out += "goto " + off(in.offset);
+          break;
+        case Instruction::kIf:
+          out += "if r" + std::to_string(in.cond) + " else " + off(in.offset);
+          break;
+      }
+      out += "\n";
+    }
+  }
+  return out;
+}
+
 Executable Executable::FromJSON(const std::string& text) {
   try {
     json j = json::parse(text, nullptr, /*allow_exceptions=*/false);

@@ -6,7 +6,10 @@
 #include <sstream>
 
 #include "../cli_main.h"
+#include "relax/codegen/codegen.h"
 #include "relax/ir/parser.h"
+#include "relax/lower/flatten_buffer.h"
+#include "relax/lower/vm_codegen.h"
 #include "relax/support/error.h"
 #include "relax/support/file.h"
 #include "relax/transform/pass.h"
@@ -60,6 +63,7 @@ int main(int argc, char** argv) {
   app.footer(passes_help);
   std::string passes, input = "-", print_after;
   bool print_after_all = false, time_passes = false, no_verify = false, split = false;
+  std::string emit = "ir";
   app.add_option("--passes", passes, "Comma-separated pass list (run in order)");
   app.add_option("input", input, "Input .rx file ('-' = stdin)");
   app.add_flag("--print-ir-after-all", print_after_all, "Print the IR after every pass (stderr)");
@@ -69,6 +73,11 @@ int main(int argc, char** argv) {
   app.add_flag("--no-verify", no_verify, "Skip the well-formedness check after each pass");
   app.add_flag("--split-input-file", split,
                "Treat '// -----' lines as separators; process each chunk on its own");
+  app.add_option("--emit", emit,
+                 "What to print after the passes: ir (text IR), mlir (the TIR -> MLIR bridge's "
+                 "output for every PrimFunc, after flatten-buffer), llvm (optimized LLVM IR), vm "
+                 "(the VM bytecode listing)")
+      ->check(CLI::IsMember({"ir", "mlir", "llvm", "vm"}));
   if (int rc; !relax::tools::ParseArgs(app, argc, argv, &rc)) return rc;
 
   std::string text;
@@ -124,7 +133,18 @@ int main(int argc, char** argv) {
       if (!no_verify) relax::VerifyWellFormed(mod);
       runner.Run(&mod, SplitCommas(passes));
       runner.Finish();
-      std::cout << relax::ToString(mod);
+      if (emit == "ir") {
+        std::cout << relax::ToString(mod);
+      } else if (emit == "vm") {
+        std::cout << relax::VMCodegen(mod).exec.ToText();
+      } else {
+        relax::FlattenModuleBuffers(&mod);
+        std::ostringstream dump;
+        relax::CodegenOptions copts;
+        (emit == "mlir" ? copts.dump_mlir : copts.dump_llvm) = &dump;
+        relax::BuildSharedObject(mod, relax::Target::Parse("cpu"), copts);
+        std::cout << dump.str();
+      }
     } catch (const relax::Error& e) {
       // Parse errors carry "file:line:col: error: ..."; others get the plain prefix.
       std::string msg = e.what();

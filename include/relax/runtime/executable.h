@@ -110,6 +110,10 @@ struct Executable {
 
   /// Serializes to JSON text.
   std::string ToJSON() const;
+  /// A readable listing, one instruction per line, for tests and debugging:
+  ///   `func @loop(i, n, x) regs=12` then `  3: r5 = vm.builtin.move(r4)`, `  7: if r6 else +9`,
+  ///   `  15: goto -12`, `  16: ret r2`; operands print as `rN`, `cN` (constant), `#N` (imm).
+  std::string ToText() const;
   /// Parses JSON text. Throws relax::Error naming the bad field on malformed or
   /// wrong-version input (never crashes).
   static Executable FromJSON(const std::string& text);
