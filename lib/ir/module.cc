@@ -27,9 +27,15 @@ void IRModule::AddPrimFunc(const std::string& name, tir::PrimFunc fn) {
 std::string IRModule::FreshName(const std::string& hint) const {
   std::string base = hint.empty() ? "f" : hint;
   if (!functions.count(base) && !prim_funcs.count(base)) return base;
-  for (int i = 1;; ++i) {
+  // Resume from the last suffix handed out for this hint: legalizing n ops of one kind is
+  // O(n log n), not O(n^2).
+  int& next = next_suffix[base];
+  for (int i = std::max(next, 1);; ++i) {
     std::string n = base + "_" + std::to_string(i);
-    if (!functions.count(n) && !prim_funcs.count(n)) return n;
+    if (!functions.count(n) && !prim_funcs.count(n)) {
+      next = i + 1;
+      return n;
+    }
   }
 }
 const FunctionNode* IRModule::GetFunction(const std::string& name) const {

@@ -2,6 +2,7 @@
 #include "relax/runtime/artifact_format.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
 
@@ -96,6 +97,13 @@ void WriteSections(const std::string& path, const std::vector<SectionData>& in) 
                      static_cast<uint64_t>(body.size() + kArtifactTrailerSize), uint64_t{0}})
     PutU64(&trailer, v);
 
+  // The artifact replaces `path` by rename: refuse anything there that is not a regular file
+  // (a device such as /dev/null, a FIFO, a directory), which would otherwise be replaced.
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+    RELAX_THROW("cannot write artifact '" << path
+                                          << "': it exists and is not a regular file (a device, "
+                                             "FIFO or directory); choose another output path");
   std::string tmp = path + ".tmp." + std::to_string(::getpid());
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
   if (fd < 0) RELAX_THROW("cannot create artifact '" << path << "': " << ErrnoText());

@@ -19,7 +19,7 @@ namespace {
 // parameter or an earlier match_cast.
 class RelaxChecker : public ExprVisitor {
  public:
-  RelaxChecker(const std::string& fn) : fn_(fn) {}
+  RelaxChecker(const IRModule& mod, const std::string& fn) : mod_(mod), fn_(fn) {}
 
   void Function(const FunctionNode* f) {
     AddFunctionFacts(*f, &analyzer_);
@@ -56,6 +56,43 @@ class RelaxChecker : public ExprVisitor {
       Fail("dataflow var '" + v->name + "' is used outside its dataflow block");
     Fail("var '" + v->name + "' is used before it is defined");
   }
+  // call_tir must match its PrimFunc: one buffer per tensor argument and output, with the same
+  // dtype and rank (a mismatch would make the kernel read or write out of bounds).
+  void VisitExpr_(const CallNode* op, const Expr& e) override {
+    ExprVisitor::VisitExpr_(op, e);
+    const OpNode* o = As<OpNode>(op->op);
+    if (!o || o->name != "relax.call_tir" || op->args.size() < 2 || op->sinfo_args.empty()) return;
+    const GlobalVarNode* gv = As<GlobalVarNode>(op->args[0]);
+    const TupleNode* args = As<TupleNode>(op->args[1]);
+    if (!gv || !args) return;
+    auto it = mod_.prim_funcs.find(gv->name);
+    if (it == mod_.prim_funcs.end()) Fail("call_tir of @" + gv->name + ", which is not a PrimFunc");
+    const tir::PrimFunc& f = it->second;
+    std::vector<StructInfo> operands;
+    for (const auto& a : args->fields) operands.push_back(a->sinfo);
+    const StructInfo& out = op->sinfo_args[0];
+    if (out->kind == SIKind::kTuple)
+      operands.insert(operands.end(), out->fields.begin(), out->fields.end());
+    else
+      operands.push_back(out);
+    if (operands.size() != f->buffers.size())
+      Fail("call_tir of @" + gv->name + " passes " + std::to_string(args->fields.size()) +
+           " inputs and " + std::to_string(operands.size() - args->fields.size()) +
+           " outputs, but the PrimFunc has " + std::to_string(f->buffers.size()) + " buffers");
+    for (size_t i = 0; i < operands.size(); ++i) {
+      const StructInfo& s = operands[i];
+      const Buffer& b = f->buffers[i];
+      size_t rank = f->param_shapes.empty() ? b->shape.size() : f->param_shapes[i].size();
+      std::string which = i < args->fields.size() ? "input " + std::to_string(i)
+                                                  : "output " + std::to_string(i - args->fields.size());
+      if (!s || s->kind != SIKind::kTensor)
+        Fail("call_tir of @" + gv->name + ": " + which + " is not a tensor");
+      if (s->dtype != b->dtype || (s->ndim >= 0 && static_cast<size_t>(s->ndim) != rank))
+        Fail("call_tir of @" + gv->name + ": " + which + " is " + ToString(s) + " but buffer '" +
+             b->name + "' is " + ToString(b->dtype) + " with " + std::to_string(rank) + " dims");
+    }
+  }
+
   void VisitExpr_(const IfNode* op, const Expr&) override {
     VisitExpr(op->cond);
     const StructInfo& c = op->cond->sinfo;
@@ -134,6 +171,7 @@ class RelaxChecker : public ExprVisitor {
     for (const auto& f : s->fields) CheckSymbolic(f);
   }
 
+  const IRModule& mod_;
   std::string fn_, ctx_;
   arith::Analyzer analyzer_;
   std::set<const VarNode*> defined_;
@@ -210,7 +248,7 @@ class TIRChecker : public tir::StmtVisitor {
 }  // namespace
 
 void VerifyWellFormed(const IRModule& mod) {
-  for (const auto& [name, fn] : mod.functions) RelaxChecker(name).Function(As<FunctionNode>(fn));
+  for (const auto& [name, fn] : mod.functions) RelaxChecker(mod, name).Function(As<FunctionNode>(fn));
   for (const auto& [name, f] : mod.prim_funcs) TIRChecker(f).Check();
 }
 

@@ -75,6 +75,13 @@ def main():
         with open(os.path.join(d, name), "wb") as f:
             f.write(blob)
 
+    # Output paths that are not regular files: compiling to them must be refused (renaming the
+    # artifact over a FIFO or a device would replace it).
+    fifo = os.path.join(d, "out_fifo")
+    if not os.path.exists(fifo):
+        os.mkfifo(fifo)
+    os.makedirs(os.path.join(d, "out_dir.so"), exist_ok=True)
+
     put("truncated_half.so", data[: len(data) // 2])
     put("truncated_100.so", data[:100])
     mid = len(data) // 2

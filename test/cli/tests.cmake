@@ -77,6 +77,11 @@ relax_cli_error(run_missing_npy 1 "cannot open \\.npy file.*no_such\\.npy"
                 ${RELAXC} run ${RELAX_CLS_ARTIFACT} --input x=${W}/no_such.npy)
 
 # Robustness found by trying to break the tools (each once crashed, hung or misbehaved).
+# Outputs that are not regular files are refused (never replaced by the artifact).
+relax_cli_error(compile_output_fifo 1 "out_fifo': it exists and is not a regular file"
+                ${RELAXC} compile ${PROJECT_SOURCE_DIR}/test/controlflow/nonzero_consumer.rx -o ${W}/out_fifo)
+relax_cli_error(compile_output_directory 1 "out_dir\\.so': it exists and is not a regular file"
+                ${RELAXC} compile ${PROJECT_SOURCE_DIR}/test/controlflow/nonzero_consumer.rx -o ${W}/out_dir.so)
 relax_cli_error(compile_directory 1 "a_directory\\.onnx' is a directory, not a model file"
                 ${RELAXC} compile ${W}/a_directory.onnx -o ${W}/out_dir.so)
 relax_cli_error(compile_dev_zero 1 "'/dev/zero' is not a regular file"

@@ -124,7 +124,9 @@ int RunCompile(const CompileOptions& o) {
     std::cerr << "error: " << e.what() << "\n";
     return 2;
   } catch (const Error& e) {
-    std::cerr << "error: " << e.what() << "\n";
+    // Text-IR errors already read "file:line:col: error: ...".
+    std::string msg = e.what();
+    std::cerr << (msg.find(": error: ") == std::string::npos ? "error: " : "") << msg << "\n";
     return 1;
   } catch (const std::bad_alloc&) {
     std::cerr << "error: out of memory while compiling '" << o.model << "'\n";

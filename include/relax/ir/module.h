@@ -20,6 +20,8 @@ struct IRModule {
   std::map<std::string, Expr> functions;              // FunctionNode
   std::map<std::string, tir::PrimFunc> prim_funcs;    // PrimFuncNode
   std::map<std::string, std::string> attrs;
+  /// FreshName's next suffix per hint (a cache: names stay unique without rescanning).
+  mutable std::map<std::string, int> next_suffix;
 
   void AddFunction(const std::string& name, Expr fn);
   void AddPrimFunc(const std::string& name, tir::PrimFunc fn);
