@@ -31,8 +31,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "../../lib/codegen/tir_to_mlir.h"
 #include "relax/codegen/codegen.h"
+#include "relax/codegen/tir_to_mlir.h"
 #include "relax/support/error.h"
 
 namespace relax {

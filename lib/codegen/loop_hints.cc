@@ -12,7 +12,7 @@
 #include <memory>
 #include <vector>
 
-#include "tir_to_mlir.h"
+#include "relax/codegen/tir_to_mlir.h"
 
 namespace relax::codegen {
 

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "relax/codegen/tir_to_mlir.h"
 #include "relax/runtime/c_api.h"
 #include "relax/support/error.h"
-#include "tir_to_mlir.h"
 
 namespace relax::codegen {
 

@@ -1,9 +1,11 @@
 // TIR -> MLIR bridge: scheduled, flattened TIR -> func/arith/math/scf/memref
 // (+ an LLVM-dialect entry stub implementing the runtime's packed ABI). Statements,
 // the entry stub and parallel-loop outlining; expressions are in tir_expr_to_mlir.cc.
-#include "tir_to_mlir.h"
+#include "relax/codegen/tir_to_mlir.h"
 
+#include <dlpack/dlpack.h>
 #include <mlir/Dialect/Arith/IR/Arith.h>
+#include <mlir/Dialect/ControlFlow/IR/ControlFlowOps.h>
 #include <mlir/Dialect/Func/IR/FuncOps.h>
 #include <mlir/Dialect/LLVMIR/LLVMDialect.h>
 #include <mlir/Dialect/Math/IR/Math.h>
@@ -11,16 +13,12 @@
 #include <mlir/Dialect/SCF/IR/SCF.h>
 #include <mlir/IR/Builders.h>
 
-#include <mlir/Dialect/ControlFlow/IR/ControlFlowOps.h>
-
 #include <algorithm>
 #include <functional>
 #include <map>
 
-#include <dlpack/dlpack.h>
-
-#include "relax/runtime/executable.h"
 #include "relax/support/error.h"
+#include "relax/vm/executable.h"
 #include "tir_emitter.h"
 
 namespace relax::codegen {
@@ -204,9 +202,10 @@ void Emitter::EmitEntry() {
     Value name = mlir::LLVM::createGlobalString(loc_, b_, f_->name + "_name",
                                                 f_->name + std::string(1, '\0'),
                                                 mlir::LLVM::Linkage::Internal);
-    auto check = RuntimeDecl("RelaxCheckKernelArgs", b_.getFunctionType({ptr, ptr, ptr, i32}, {i32}));
-    Value rc = mlir::func::CallOp::create(b_, loc_, check,
-                                          mlir::ValueRange{name, sig_ptr, args, entry->getArgument(1)})
+    auto check =
+        RuntimeDecl("RelaxCheckKernelArgs", b_.getFunctionType({ptr, ptr, ptr, i32}, {i32}));
+    Value rc = mlir::func::CallOp::create(
+                   b_, loc_, check, mlir::ValueRange{name, sig_ptr, args, entry->getArgument(1)})
                    .getResult(0);
     Value ok = mlir::arith::CmpIOp::create(b_, loc_, mlir::arith::CmpIPredicate::eq, rc,
                                            mlir::arith::ConstantIntOp::create(b_, loc_, 0, 32));
@@ -274,11 +273,13 @@ std::vector<int64_t> Emitter::ArgSignature() const {
       toks->insert(toks->end(), {runtime::kShapeLoad, s});
       return true;
     }
-    static const std::map<PrimKind, int64_t> ops = {
-        {PrimKind::kAdd, runtime::kShapeAdd},           {PrimKind::kSub, runtime::kShapeSub},
-        {PrimKind::kMul, runtime::kShapeMul},           {PrimKind::kFloorDiv, runtime::kShapeFloorDiv},
-        {PrimKind::kFloorMod, runtime::kShapeFloorMod}, {PrimKind::kMin, runtime::kShapeMin},
-        {PrimKind::kMax, runtime::kShapeMax}};
+    static const std::map<PrimKind, int64_t> ops = {{PrimKind::kAdd, runtime::kShapeAdd},
+                                                    {PrimKind::kSub, runtime::kShapeSub},
+                                                    {PrimKind::kMul, runtime::kShapeMul},
+                                                    {PrimKind::kFloorDiv, runtime::kShapeFloorDiv},
+                                                    {PrimKind::kFloorMod, runtime::kShapeFloorMod},
+                                                    {PrimKind::kMin, runtime::kShapeMin},
+                                                    {PrimKind::kMax, runtime::kShapeMax}};
     const auto* bin = e.as<tir::BinaryOpNode>();
     auto it = ops.find(e.kind());
     if (!bin || it == ops.end()) return false;

@@ -1,44 +1,11 @@
-// The legalize pass and the helpers op files use to build call_tir.
+// The legalize pass and the helpers that build call_tir from TE computes.
 #include "relax/legalize/legalize.h"
 
 #include "relax/ir/expr_functor.h"
 #include "relax/op/op.h"
 #include "relax/transform/pass_context.h"
-#include "relax/support/error.h"
 
 namespace relax {
-
-std::vector<te::Tensor> Placeholders(const CallNode& call) {
-  std::vector<StructInfo> tensors;
-  for (const auto& a : call.args)
-    if (a->sinfo->kind == SIKind::kTensor) tensors.push_back(a->sinfo);
-  return PlaceholdersFor(tensors);
-}
-
-std::vector<te::Tensor> PlaceholdersFor(const std::vector<StructInfo>& tensors) {
-  std::vector<std::pair<PrimExpr, Var>> fresh;  // model-level dim expr -> local var
-  auto local = [&](const PrimExpr& d, size_t i) -> PrimExpr {
-    if (d.AsInt()) return d;
-    for (const auto& [e, v] : fresh)
-      if (ExprDeepEqual(e, d)) return v;
-    std::string name = d.kind() == PrimKind::kVar ? VarName(d) : "d" + std::to_string(fresh.size());
-    Var v = MakeVar(name);
-    fresh.push_back({d, v});
-    return v;
-  };
-  std::vector<te::Tensor> out;
-  int k = 0;
-  for (const StructInfo& s : tensors) {
-    if (!s->values) RELAX_THROW("cannot legalize: argument of unknown shape " << ToString(s));
-    std::vector<PrimExpr> shape;
-    for (size_t i = 0; i < s->values->size(); ++i) shape.push_back(local((*s->values)[i], i));
-    std::string name =
-        k < 26 ? std::string(1, static_cast<char>('A' + k)) : "in" + std::to_string(k);
-    ++k;
-    out.push_back(te::Placeholder(shape, s->dtype, name));
-  }
-  return out;
-}
 
 Expr EmitCallTIR(const CallNode& call, BlockBuilder& bb, const std::string& hint,
                  const std::vector<te::Tensor>& inputs, const std::vector<te::Tensor>& outputs) {
@@ -51,17 +18,10 @@ Expr EmitCallTIR(const CallNode& call, BlockBuilder& bb, const std::string& hint
   return c;
 }
 
-std::string KernelNameHint(const std::string& op) {
-  std::string n = op;
-  for (const char* prefix : {"relax.", "nn."})
-    if (n.rfind(prefix, 0) == 0) n = n.substr(std::string(prefix).size());
-  return n;
-}
-
 Expr LegalizeByCompute(const CallNode& call, const OpInfo& info, BlockBuilder& bb) {
-  std::vector<te::Tensor> in = Placeholders(call);
+  std::vector<te::Tensor> in = te::Placeholders(call);
   te::Tensor out = info.compute(call, in);
-  return EmitCallTIR(call, bb, KernelNameHint(info.name), in, {out});
+  return EmitCallTIR(call, bb, te::KernelNameHint(info.name), in, {out});
 }
 
 namespace {
@@ -96,8 +56,6 @@ class Legalizer : public ExprMutator {
 };
 }  // namespace
 
-void LegalizeModule(IRModule* mod, const PassContext&) {
-  Legalizer(mod).MutateModule(mod);
-}
+void LegalizeModule(IRModule* mod, const PassContext&) { Legalizer(mod).MutateModule(mod); }
 
 }  // namespace relax

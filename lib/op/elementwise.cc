@@ -3,7 +3,7 @@
 // Semantics: ONNX operator spec (Relu, Sigmoid, HardSigmoid, Clip, Cast, Add,
 // Sub, Mul, Div, Max, Min, Pow), numpy broadcasting rules.
 #include "op_common.h"
-#include "relax/legalize/legalize.h"
+#include "relax/te/te.h"
 
 namespace relax {
 

@@ -2,7 +2,7 @@
 // Semantics: ONNX operator spec sections Conv, MaxPool, AveragePool, BatchNormalization
 // (inference mode, training_mode = 0), MatMul (numpy.matmul).
 #include "op_common.h"
-#include "relax/legalize/legalize.h"
+#include "relax/te/te.h"
 
 namespace relax {
 

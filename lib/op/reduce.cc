@@ -2,7 +2,7 @@
 // Semantics: ONNX Softmax (opset 13 per-axis form; the importer rewrites the
 // opset < 13 coerce-to-2D form into it) and GlobalAveragePool.
 #include "op_common.h"
-#include "relax/legalize/legalize.h"
+#include "relax/te/te.h"
 
 namespace relax {
 

@@ -3,11 +3,11 @@
 #include <string>
 #include <vector>
 
-#include "relax/runtime/builtins.h"
 #include "relax/runtime/c_api.h"
-#include "relax/runtime/executable.h"
 #include "relax/runtime/ndarray.h"
 #include "relax/support/error.h"
+#include "relax/vm/builtins.h"
+#include "relax/vm/executable.h"
 
 namespace relax::runtime {
 namespace {
@@ -21,8 +21,7 @@ void Check(const char* kernel, const int64_t* sig, const RelaxValue* args, int32
   const std::string k = std::string("kernel '") + (kernel ? kernel : "?") + "'";
   if (!sig || sig[0] != 1) RELAX_THROW(k << ": bad argument signature");
   const int64_t nargs = sig[1], nbuf = sig[2], nslots = sig[3];
-  if (num_args != nargs)
-    RELAX_THROW(k << ": expected " << nargs << " arguments, got " << num_args);
+  if (num_args != nargs) RELAX_THROW(k << ": expected " << nargs << " arguments, got " << num_args);
   if (!args && nargs > 0) RELAX_THROW(k << ": null argument array");
   std::vector<int64_t> slots(static_cast<size_t>(nslots), 0);
   std::vector<DimCheck> later;

@@ -6,13 +6,14 @@
 // an elemwise/broadcast op joins the group whose last value it consumes when that value
 // has no other use. So conv -> batch_norm -> add -> relu becomes one kernel, and the
 // intermediate tensors never reach memory except the anchor's own output.
+#include "relax/transform/fuse_ops.h"
+
 #include <map>
 #include <set>
 
 #include "relax/ir/expr_functor.h"
-#include "relax/legalize/legalize.h"
 #include "relax/op/op.h"
-#include "relax/transform/fuse_ops.h"
+#include "relax/te/te.h"
 #include "relax/transform/pass.h"
 
 namespace relax {
@@ -71,7 +72,7 @@ Expr MakeFusedCall(IRModule* mod, const BindingBlock& block, const Group& group)
     VarRef nv = MakeVar(b.var->name, b.var->sinfo, /*dataflow=*/!is_last);
     remap[b.var.get()] = nv;
     body.bindings.push_back({nv, nc, nullptr});
-    if (k < 3) name += "_" + KernelNameHint(As<OpNode>(c->op)->name);
+    if (k < 3) name += "_" + te::KernelNameHint(As<OpNode>(c->op)->name);
   }
   auto seq = std::make_shared<SeqExprNode>();
   seq->blocks.push_back(std::move(body));
@@ -158,7 +159,8 @@ class Fuser : public ExprMutator {
 }  // namespace
 
 void FuseOps(IRModule* mod, const PassContext&) {
-  Fuser(mod).MutateModule(mod, [](const FunctionNode* f) { return f->attrs.count("Primitive") > 0; });
+  Fuser(mod).MutateModule(mod,
+                          [](const FunctionNode* f) { return f->attrs.count("Primitive") > 0; });
 }
 
 }  // namespace relax

@@ -2,13 +2,14 @@
 // call_tir of ONE PrimFunc built by composing its ops' TE computes; injective
 // intermediates are inlined by the TE builder, so a fused elementwise chain is a
 // single loop nest. The primitive functions are removed afterwards.
+#include "relax/transform/fuse_tir.h"
+
 #include <map>
 
 #include "relax/ir/expr_functor.h"
-#include "relax/legalize/legalize.h"
 #include "relax/op/op.h"
 #include "relax/support/error.h"
-#include "relax/transform/fuse_tir.h"
+#include "relax/te/te.h"
 #include "relax/transform/pass.h"
 
 namespace relax {
@@ -18,7 +19,7 @@ namespace {
 tir::PrimFunc BuildFused(const std::string& name, const FunctionNode* fn) {
   std::vector<StructInfo> param_sinfo;
   for (const auto& p : fn->params) param_sinfo.push_back(p->sinfo);
-  std::vector<te::Tensor> inputs = PlaceholdersFor(param_sinfo);
+  std::vector<te::Tensor> inputs = te::PlaceholdersFor(param_sinfo);
   std::map<const VarNode*, te::Tensor> tensors;
   for (size_t i = 0; i < fn->params.size(); ++i) tensors[fn->params[i].get()] = inputs[i];
   const SeqExprNode* seq = As<SeqExprNode>(fn->body);

@@ -1,13 +1,13 @@
 // The VM builtin registry and the "vm.builtin.*" functions the compiler's bytecode relies on.
-#include "relax/runtime/builtins.h"
+#include "relax/vm/builtins.h"
 
 #include <cstring>
 #include <sstream>
 #include <unordered_map>
 
 #include "relax/runtime/device_api.h"
-#include "relax/runtime/executable.h"
 #include "relax/support/error.h"
+#include "relax/vm/executable.h"
 
 namespace relax::runtime {
 namespace {
@@ -320,7 +320,8 @@ Value NonZero(const Args& a) {
     flat = NonZeroFlat<int64_t>(x);
   else if (dt.code == kDLInt && dt.bits == 32)
     flat = NonZeroFlat<int32_t>(x);
-  else if ((dt.code == kDLUInt && (dt.bits == 1 || dt.bits == 8)) || (dt.code == kDLInt && dt.bits == 8))
+  else if ((dt.code == kDLUInt && (dt.bits == 1 || dt.bits == 8)) ||
+           (dt.code == kDLInt && dt.bits == 8))
     flat = NonZeroFlat<uint8_t>(x);
   else
     RELAX_THROW(fn << ": unsupported dtype " << DTypeToString(dt));

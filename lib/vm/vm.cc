@@ -1,5 +1,5 @@
 // The VM interpreter: callee resolution, register-machine execution and input checking.
-#include "relax/runtime/vm.h"
+#include "relax/vm/vm.h"
 
 #include <algorithm>
 #include <chrono>
@@ -7,9 +7,9 @@
 #include <map>
 #include <unordered_map>
 
-#include "relax/runtime/builtins.h"
 #include "relax/runtime/device_api.h"
 #include "relax/support/error.h"
+#include "relax/vm/builtins.h"
 
 namespace relax::runtime {
 

@@ -11,9 +11,9 @@
 
 #include "relax/codegen/build.h"
 #include "relax/op/op.h"
-#include "relax/runtime/vm.h"
 #include "relax/support/error.h"
 #include "relax/transform/block_builder.h"
+#include "relax/vm/vm.h"
 #include "test_util.h"
 
 namespace relax {

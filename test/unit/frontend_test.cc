@@ -16,9 +16,9 @@
 #include "relax/codegen/build.h"
 #include "relax/frontend/onnx.h"
 #include "relax/op/op.h"
-#include "relax/runtime/vm.h"
 #include "relax/support/error.h"
 #include "relax/transform/block_builder.h"
+#include "relax/vm/vm.h"
 #include "test_util.h"
 
 namespace relax {
@@ -103,7 +103,8 @@ TEST(OnnxImportTest, DimParamsThatCleanToOneNameStayDistinct) {
   EXPECT_EQ(VarName(b0), "batch_size");
   EXPECT_EQ(VarName(d0), "c_d0");
   std::set<std::string> names = {VarName(a0), VarName(b0), VarName(c0), VarName(d0)};
-  EXPECT_EQ(names.size(), 4u) << VarName(a0) << " " << VarName(b0) << " " << VarName(c0) << " " << VarName(d0);
+  EXPECT_EQ(names.size(), 4u) << VarName(a0) << " " << VarName(b0) << " " << VarName(c0) << " "
+                              << VarName(d0);
   int64_t zero = -1;
   ASSERT_TRUE(e0.AsInt(&zero)) << "a declared dim 0 is static, not symbolic";
   EXPECT_EQ(zero, 0);

@@ -15,8 +15,8 @@
 #include "relax/runtime/artifact.h"
 #include "relax/runtime/npy.h"
 #include "relax/runtime/thread_pool.h"
-#include "relax/runtime/vm.h"
 #include "relax/support/error.h"
+#include "relax/vm/vm.h"
 
 namespace relax::tools {
 namespace {
@@ -155,7 +155,8 @@ void RunOrThrow(const RunOptions& opts) {
   }
   if (opts.repeat > 1) {
     char buf[128];
-    std::snprintf(buf, sizeof(buf), "mean latency: %.3f ms over %d runs (median %.3f ms, min %.3f ms)",
+    std::snprintf(buf, sizeof(buf),
+                  "mean latency: %.3f ms over %d runs (median %.3f ms, min %.3f ms)",
                   total_ms / opts.repeat, opts.repeat, times[times.size() / 2], times.front());
     std::cout << buf << "\n";
   }

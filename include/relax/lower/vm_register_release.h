@@ -2,7 +2,7 @@
 #ifndef RELAX_LOWER_VM_REGISTER_RELEASE_H_
 #define RELAX_LOWER_VM_REGISTER_RELEASE_H_
 
-#include "relax/runtime/executable.h"
+#include "relax/vm/executable.h"
 
 namespace relax {
 

@@ -11,7 +11,7 @@
 #include "relax/arith/analyzer.h"
 #include "relax/ir/expr.h"
 #include "relax/ir/module.h"
-#include "relax/legalize/te.h"
+#include "relax/te/te.h"
 
 namespace relax {
 

@@ -10,8 +10,8 @@
 
 #include "relax/runtime/artifact_format.h"
 #include "relax/runtime/c_api.h"
-#include "relax/runtime/executable.h"
 #include "relax/runtime/ndarray.h"
+#include "relax/vm/executable.h"
 
 namespace relax::runtime {
 
@@ -43,8 +43,8 @@ class LoadedArtifact {
   /// (ParseSections: trailer, reserved fields, checksum, section table), an "executable"
   /// section, "elf" (if any) at offset 0, the executable JSON (Executable::FromJSON), tensor
   /// constants within the "params" section; then the
-  /// params are mapped read-only and the copy is dlopen()ed (RTLD_NOW | RTLD_LOCAL). Throws relax::Error with
-  /// a message naming the path and the problem ("truncated", "checksum mismatch",
+  /// params are mapped read-only and the copy is dlopen()ed (RTLD_NOW | RTLD_LOCAL). Throws
+  /// relax::Error with a message naming the path and the problem ("truncated", "checksum mismatch",
   /// "format version N", dlerror() text, ...).
   static std::shared_ptr<LoadedArtifact> Load(const std::string& path);
   ~LoadedArtifact();

@@ -10,8 +10,8 @@
 #include <sstream>
 
 #include "relax/runtime/artifact.h"
-#include "relax/runtime/vm.h"
 #include "relax/support/error.h"
+#include "relax/vm/vm.h"
 
 namespace relax::runtime {
 namespace {
@@ -402,11 +402,13 @@ TEST_F(ArtifactTest, SectionTable) {
   EXPECT_EQ(reinterpret_cast<uintptr_t>(cubin) % 256, 0u);
   EXPECT_EQ(art->Section("nope", &size), nullptr);
   EXPECT_EQ(art->sections().size(), 5u);
-  EXPECT_NE(ErrorOf([&] { WriteArtifact(Path("x.so"), {*elf_, "", "{}", {{"params", "", 8}}}); })
-                .find("reserved"),
+  EXPECT_NE(ErrorOf([&] {
+              WriteArtifact(Path("x.so"), {*elf_, "", "{}", {{"params", "", 8}}});
+            }).find("reserved"),
             std::string::npos);
-  EXPECT_NE(ErrorOf([&] { WriteArtifact(Path("x.so"), {*elf_, "", "{}", {{"a b", "", 8}}}); })
-                .find("bad section name"),
+  EXPECT_NE(ErrorOf([&] {
+              WriteArtifact(Path("x.so"), {*elf_, "", "{}", {{"a b", "", 8}}});
+            }).find("bad section name"),
             std::string::npos);
 
   const std::string bytes = ReadFile(path);

@@ -1,5 +1,5 @@
 // Tests of the VM builtins: shape programs (incl. floor division of negatives) and shape checks.
-#include "relax/runtime/builtins.h"
+#include "relax/vm/builtins.h"
 
 #include <gtest/gtest.h>
 

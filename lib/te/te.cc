@@ -1,5 +1,5 @@
 // TE builder: compute definitions -> PrimFunc loop nests.
-#include "relax/legalize/te.h"
+#include "relax/te/te.h"
 
 #include <algorithm>
 #include <cmath>
@@ -244,6 +244,45 @@ tir::PrimFunc CreatePrimFunc(const std::string& name, const std::vector<Tensor>&
     for (const auto& d : b->shape) CollectVars(d, &shape_vars);
   (void)shape_vars;
   return f;
+}
+
+std::vector<Tensor> Placeholders(const CallNode& call) {
+  std::vector<StructInfo> tensors;
+  for (const auto& a : call.args)
+    if (a->sinfo->kind == SIKind::kTensor) tensors.push_back(a->sinfo);
+  return PlaceholdersFor(tensors);
+}
+
+std::vector<Tensor> PlaceholdersFor(const std::vector<StructInfo>& tensors) {
+  std::vector<std::pair<PrimExpr, Var>> fresh;  // model-level dim expr -> local var
+  auto local = [&](const PrimExpr& d, size_t i) -> PrimExpr {
+    if (d.AsInt()) return d;
+    for (const auto& [e, v] : fresh)
+      if (ExprDeepEqual(e, d)) return v;
+    std::string name = d.kind() == PrimKind::kVar ? VarName(d) : "d" + std::to_string(fresh.size());
+    Var v = MakeVar(name);
+    fresh.push_back({d, v});
+    return v;
+  };
+  std::vector<Tensor> out;
+  int k = 0;
+  for (const StructInfo& s : tensors) {
+    if (!s->values) RELAX_THROW("cannot legalize: argument of unknown shape " << ToString(s));
+    std::vector<PrimExpr> shape;
+    for (size_t i = 0; i < s->values->size(); ++i) shape.push_back(local((*s->values)[i], i));
+    std::string name =
+        k < 26 ? std::string(1, static_cast<char>('A' + k)) : "in" + std::to_string(k);
+    ++k;
+    out.push_back(Placeholder(shape, s->dtype, name));
+  }
+  return out;
+}
+
+std::string KernelNameHint(const std::string& op) {
+  std::string n = op;
+  for (const char* prefix : {"relax.", "nn."})
+    if (n.rfind(prefix, 0) == 0) n = n.substr(std::string(prefix).size());
+  return n;
 }
 
 }  // namespace relax::te

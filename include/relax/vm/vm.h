@@ -1,6 +1,6 @@
 // The relaxc virtual machine: VM values and the register-machine interpreter of an Executable.
-#ifndef RELAX_RUNTIME_VM_H_
-#define RELAX_RUNTIME_VM_H_
+#ifndef RELAX_VM_VM_H_
+#define RELAX_VM_VM_H_
 
 #include <cstdint>
 #include <map>
@@ -81,4 +81,4 @@ class VirtualMachine {
 
 }  // namespace relax::runtime
 
-#endif  // RELAX_RUNTIME_VM_H_
+#endif  // RELAX_VM_VM_H_

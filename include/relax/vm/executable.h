@@ -2,8 +2,8 @@
 // signature with symbolic dims. The compiler (lib/lower/vm_codegen.cc) builds
 // one; it is serialized as JSON into the artifact (see artifact.h) and the VM
 // (lib/vm) loads and runs it. Format version: kExecutableVersion.
-#ifndef RELAX_RUNTIME_EXECUTABLE_H_
-#define RELAX_RUNTIME_EXECUTABLE_H_
+#ifndef RELAX_VM_EXECUTABLE_H_
+#define RELAX_VM_EXECUTABLE_H_
 
 #include <cstdint>
 #include <string>
@@ -121,4 +121,4 @@ struct Executable {
 
 }  // namespace relax::runtime
 
-#endif  // RELAX_RUNTIME_EXECUTABLE_H_
+#endif  // RELAX_VM_EXECUTABLE_H_

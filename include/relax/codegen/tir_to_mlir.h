@@ -1,7 +1,8 @@
-// The TIR -> MLIR bridge (private): emits func/arith/math/scf/memref over 1-D
-// memrefs for each flattened PrimFunc plus its RelaxPackedFunc entry point.
-#ifndef RELAX_LIB_CODEGEN_TIR_TO_MLIR_H_
-#define RELAX_LIB_CODEGEN_TIR_TO_MLIR_H_
+// The TIR -> MLIR bridge (used by lib/codegen and the CPU backend): emits
+// func/arith/math/scf/memref over 1-D memrefs for each flattened PrimFunc plus its RelaxPackedFunc
+// entry point.
+#ifndef RELAX_CODEGEN_TIR_TO_MLIR_H_
+#define RELAX_CODEGEN_TIR_TO_MLIR_H_
 
 #include <mlir/IR/BuiltinOps.h>
 #include <mlir/IR/MLIRContext.h>
@@ -54,4 +55,4 @@ void BindRuntimeTable(llvm::Module& m);
 
 }  // namespace relax::codegen
 
-#endif  // RELAX_LIB_CODEGEN_TIR_TO_MLIR_H_
+#endif  // RELAX_CODEGEN_TIR_TO_MLIR_H_

@@ -3,14 +3,15 @@
 // output element is (`Compute(shape, [](i) { ... })`, reductions with `Reduce`);
 // CreatePrimFunc derives the loop nests, intermediate allocations and the
 // destination-passing signature.
-#ifndef RELAX_LEGALIZE_TE_H_
-#define RELAX_LEGALIZE_TE_H_
+#ifndef RELAX_TE_TE_H_
+#define RELAX_TE_TE_H_
 
 #include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "relax/ir/expr.h"
 #include "relax/ir/tir.h"
 
 namespace relax::te {
@@ -66,6 +67,19 @@ PrimExpr MaxValue(DataType t);
 tir::PrimFunc CreatePrimFunc(const std::string& name, const std::vector<Tensor>& inputs,
                              const std::vector<Tensor>& outputs);
 
+// Bridging Relax StructInfo to TE.
+
+/// TE placeholders for the tensor args of `call`. Symbolic dims are replaced by
+/// fresh PrimFunc-local vars (equal expressions share one var) so that every
+/// var of the PrimFunc is bound from a buffer's shape on entry and the kernel
+/// is reusable for any sizes.
+std::vector<Tensor> Placeholders(const CallNode& call);
+/// The same for a list of tensor StructInfos (e.g. a fused function's params).
+std::vector<Tensor> PlaceholdersFor(const std::vector<StructInfo>& tensors);
+
+/// "relax.nn.conv2d" -> "conv2d": the name hint of kernels made for an op.
+std::string KernelNameHint(const std::string& op);
+
 }  // namespace relax::te
 
-#endif  // RELAX_LEGALIZE_TE_H_
+#endif  // RELAX_TE_TE_H_

@@ -1,13 +1,13 @@
 // Registry of VM builtins ("vm.builtin.*") operating directly on VM values.
-#ifndef RELAX_RUNTIME_BUILTINS_H_
-#define RELAX_RUNTIME_BUILTINS_H_
+#ifndef RELAX_VM_BUILTINS_H_
+#define RELAX_VM_BUILTINS_H_
 
 #include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
 
-#include "relax/runtime/vm.h"
+#include "relax/vm/vm.h"
 
 namespace relax::runtime {
 
@@ -43,11 +43,12 @@ void RegisterBuiltin(const std::string& name, BuiltinFn fn);
 /// Evaluates a shape program against `heap`: [ndim, then per dim: ntokens, then ntokens pairs
 /// (opcode, operand)], postfix with a stack; opcodes are runtime::ShapeOpcode (executable.h):
 /// push operand, push heap[operand], add, sub, mul, floordiv, floormod (sign of divisor), min,
-/// max, comparisons and logic (0/1), truncdiv, truncmod (binary ops pop b then a, push a op b). Throws relax::Error on a malformed program, division by zero,
-/// overflow or (when `require_nonneg`) a negative resulting dim.
+/// max, comparisons and logic (0/1), truncdiv, truncmod (binary ops pop b then a, push a op b).
+/// Throws relax::Error on a malformed program, division by zero, overflow or (when
+/// `require_nonneg`) a negative resulting dim.
 std::vector<int64_t> EvalShapeProgram(const std::vector<int64_t>& heap,
                                       const std::vector<int64_t>& program, bool require_nonneg);
 
 }  // namespace relax::runtime
 
-#endif  // RELAX_RUNTIME_BUILTINS_H_
+#endif  // RELAX_VM_BUILTINS_H_
