@@ -4,6 +4,10 @@
 # Any variable already set in the environment is kept (e.g. RELAX_VENV=/some/venv).
 RELAX_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 RELAX_CACHE="${RELAX_CACHE:-${HOME}/.cache/relaxc}"
+# ccache hashes paths relative to the checkout, so every clone of the repository (a CI run's
+# fresh clone included) reuses the objects another clone compiled. Tests get their source
+# directory from CMake (RELAX_SOURCE_DIR), never from __FILE__, which this makes relative.
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-${RELAX_ROOT}}"
 if [[ -z "${RELAX_VENV:-}" ]]; then
   # LC_ALL=C in a subshell: glob order (requirements-nodeps.txt before requirements.txt) must not
   # depend on the caller's locale, or the hash would change.
