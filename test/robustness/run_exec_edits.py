@@ -46,6 +46,12 @@ def case_source(case):
     sys.exit(f"FAIL: unknown case {case!r}")
 
 
+# An edit can turn a loop bound into one never reached (e.g. swapped operands of the counter's
+# increment): a well-formed program that does not terminate. The VM's instruction limit makes it
+# a clean error; the unedited cases need fewer than 10^4 instructions.
+LIMIT = ["--max-instructions", "10000000"]
+
+
 def run_env():
     env = dict(os.environ)
     env["ASAN_OPTIONS"] = "detect_leaks=0:abort_on_error=0:allocator_may_return_null=1"
@@ -83,7 +89,7 @@ def prepare(case, args):
         np.save(p, v)
         flags += ["--input", f"{name}={p}"]
     # The unedited artifact must run cleanly under the sanitizers.
-    r = subprocess.run([args.relax_run_san, art] + flags, capture_output=True, text=True,
+    r = subprocess.run([args.relax_run_san, art] + flags + LIMIT, capture_output=True, text=True,
                        env=run_env(), timeout=args.timeout)
     if r.returncode != 0 or classify(r.returncode, r.stdout, r.stderr) != "ok":
         sys.exit(f"FAIL: unedited {case} does not run: exit {r.returncode}\n{r.stderr}")
@@ -100,7 +106,7 @@ def one_edit(seed, case, base, flags, args):
     edit = line[len("edit "):line.rfind(" parses ")]
     parses = line.endswith("parses yes")
     try:
-        p = subprocess.run([args.relax_run_san, out] + flags, capture_output=True, text=True,
+        p = subprocess.run([args.relax_run_san, out] + flags + LIMIT, capture_output=True, text=True,
                            env=run_env(), timeout=args.timeout, errors="replace")
         verdict = classify(p.returncode, p.stdout, p.stderr)
         tail = p.stderr[-2000:]

@@ -296,6 +296,26 @@ TEST_F(ArtifactTest, BytecodeChecksAreCleanErrors) {
   EXPECT_EQ(vm.Run({Iota(5)}).size(), 2u);
 }
 
+// A well-formed program that never terminates (an edited loop bound, issue 7) ends with a clean
+// error under an instruction limit; the count restarts with every call.
+TEST_F(ArtifactTest, InstructionLimitStopsEndlessLoop) {
+  Executable e = AddOneExecutable();
+  Function spin;
+  spin.name = "spin";
+  spin.num_regs = 1;
+  Instruction loop;
+  loop.op = Instruction::kGoto;
+  loop.offset = 0;
+  spin.code = {loop};
+  e.functions.push_back(spin);
+  VirtualMachine vm(LoadedArtifact::Load(WriteGood("spin.so", e)));
+  vm.set_max_instructions(1000);
+  EXPECT_EQ(ErrorOf([&] { vm.Invoke("spin", {}); }),
+            "function 'spin': instruction limit 1000 exceeded");
+  EXPECT_EQ(vm.Run({Iota(4)}).size(), 2u);
+  EXPECT_EQ(vm.Run({Iota(4)}).size(), 2u);
+}
+
 TEST_F(ArtifactTest, KernelFailureAndUnknownCallee) {
   VirtualMachine vm(LoadedArtifact::Load(WriteGood("fail.so", AddOneExecutable("always_fail"))));
   std::string msg = ErrorOf([&] { vm.Run({Iota(3)}); });
@@ -377,11 +397,13 @@ TEST_F(ArtifactTest, SectionTable) {
   EXPECT_EQ(reinterpret_cast<uintptr_t>(cubin) % 256, 0u);
   EXPECT_EQ(art->Section("nope", &size), nullptr);
   EXPECT_EQ(art->sections().size(), 5u);
-  EXPECT_NE(ErrorOf([&] { WriteArtifact(Path("x.so"), {*elf_, "", "{}", {{"params", "", 8}}}); })
-                .find("reserved"),
+  EXPECT_NE(ErrorOf([&] {
+              WriteArtifact(Path("x.so"), {*elf_, "", "{}", {{"params", "", 8}}});
+            }).find("reserved"),
             std::string::npos);
-  EXPECT_NE(ErrorOf([&] { WriteArtifact(Path("x.so"), {*elf_, "", "{}", {{"a b", "", 8}}}); })
-                .find("bad section name"),
+  EXPECT_NE(ErrorOf([&] {
+              WriteArtifact(Path("x.so"), {*elf_, "", "{}", {{"a b", "", 8}}});
+            }).find("bad section name"),
             std::string::npos);
 
   const std::string bytes = ReadFile(path);
