@@ -206,7 +206,7 @@ int main(int argc, char** argv) {
     std::string parses = "yes";
     try {
       relax::runtime::Executable::FromJSON(*exec_text);
-    } catch (const relax::Error& e) {
+    } catch (const relax::Error&) {
       parses = "no";
     }
     relax::runtime::WriteSections(out, sections);
