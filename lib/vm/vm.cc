@@ -189,6 +189,9 @@ Value VirtualMachine::Execute(size_t fi, std::vector<Value> args, int depth) {
     if (pc < 0 || pc >= n)
       RELAX_THROW("function '" << f.name << "': control reached pc " << pc
                                << " outside the code (missing ret?)");
+    if (max_instructions_ > 0 && ++executed_ > max_instructions_)
+      RELAX_THROW("function '" << f.name << "': instruction limit " << max_instructions_
+                               << " exceeded");
     const Instruction& in = f.code[pc];
     switch (in.op) {
       case Instruction::kCall: {
@@ -264,7 +267,10 @@ std::string VirtualMachine::ProfileReport() const {
 Value VirtualMachine::Invoke(const std::string& name, std::vector<Value> args) {
   const auto& fs = artifact_->exec().functions;
   for (size_t i = 0; i < fs.size(); ++i)
-    if (fs[i].name == name) return Execute(i, std::move(args), 0);
+    if (fs[i].name == name) {
+      executed_ = 0;
+      return Execute(i, std::move(args), 0);
+    }
   RELAX_THROW("no VM function named '" << name << "'");
 }
 

@@ -116,6 +116,7 @@ void RunOrThrow(const RunOptions& opts) {
 
   runtime::VirtualMachine vm(artifact);
   vm.set_profiling(opts.profile);
+  vm.set_max_instructions(opts.max_instructions);
   std::vector<NDArray> outputs;
   double total_ms = 0;
   std::vector<double> times;
@@ -171,6 +172,8 @@ void AddRunOptions(CLI::App& app, std::shared_ptr<RunOptions> opts) {
   app.add_option("--input,-i", opts->inputs, "Input as NAME=FILE.npy (repeatable)");
   app.add_option("--output-dir,-o", opts->output_dir, "Write each output as DIR/<name>.npy");
   app.add_option("--repeat", opts->repeat, "Run N times and print the mean latency");
+  app.add_option("--max-instructions", opts->max_instructions,
+                 "Fail a run that executes more than N VM instructions (0: no bound)");
   app.add_flag("--profile", opts->profile, "Print time spent per kernel/builtin");
 }
 

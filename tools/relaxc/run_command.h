@@ -3,6 +3,7 @@
 #define RELAX_TOOLS_RELAXC_RUN_COMMAND_H_
 
 #include <CLI/CLI.hpp>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -16,6 +17,7 @@ struct RunOptions {
   std::string output_dir;           // if non-empty, outputs are written as <dir>/<name>.npy
   int repeat = 1;                   // number of runs (>= 1); > 1 also prints mean latency
   bool profile = false;             // print per-callee time after the runs
+  int64_t max_instructions = 0;     // VM instructions per run; 0 = no bound
 };
 
 /// Adds the run options (positional ARTIFACT, --input NAME=FILE.npy repeatable,

@@ -61,6 +61,11 @@ class VirtualMachine {
 
   const LoadedArtifact& artifact() const { return *artifact_; }
 
+  /// Bounds the instructions one Run/Invoke may execute (all functions together); 0, the
+  /// default, is no bound. Past it the call throws relax::Error ("instruction limit N
+  /// exceeded"), so a program that never terminates (e.g. an edited loop bound) ends cleanly.
+  void set_max_instructions(int64_t n) { max_instructions_ = n; }
+
   /// Per-callee wall-clock profiling of kCall instructions (off by default).
   void set_profiling(bool on) { profiling_ = on; }
   /// Table of callees sorted by total time: total ms, calls, share. Empty when off.
@@ -76,6 +81,8 @@ class VirtualMachine {
   std::vector<Value> constants_;
   std::vector<std::vector<std::shared_ptr<Callee>>> callees_;  // [function][pc]
   bool profiling_ = false;
+  int64_t max_instructions_ = 0;
+  int64_t executed_ = 0;  // instructions of the current Run/Invoke
   std::map<std::string, std::pair<double, int64_t>> profile_;  // name -> (ms, calls)
 };
 

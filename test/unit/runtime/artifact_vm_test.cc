@@ -323,6 +323,26 @@ TEST_F(ArtifactTest, BytecodeChecksAreCleanErrors) {
   EXPECT_EQ(vm.Run({Iota(5)}).size(), 2u);
 }
 
+// A well-formed program that never terminates (an edited loop bound, issue 7) ends with a clean
+// error under an instruction limit; the count restarts with every call.
+TEST_F(ArtifactTest, InstructionLimitStopsEndlessLoop) {
+  Executable e = AddOneExecutable();
+  Function spin;
+  spin.name = "spin";
+  spin.num_regs = 1;
+  Instruction loop;
+  loop.op = Instruction::kGoto;
+  loop.offset = 0;
+  spin.code = {loop};
+  e.functions.push_back(spin);
+  VirtualMachine vm(LoadedArtifact::Load(WriteGood("spin.so", e)));
+  vm.set_max_instructions(1000);
+  EXPECT_EQ(ErrorOf([&] { vm.Invoke("spin", {}); }),
+            "function 'spin': instruction limit 1000 exceeded");
+  EXPECT_EQ(vm.Run({Iota(4)}).size(), 2u);
+  EXPECT_EQ(vm.Run({Iota(4)}).size(), 2u);
+}
+
 TEST_F(ArtifactTest, KernelFailureAndUnknownCallee) {
   VirtualMachine vm(LoadedArtifact::Load(WriteGood("fail.so", AddOneExecutable("always_fail"))));
   std::string msg = ErrorOf([&] { vm.Run({Iota(3)}); });
