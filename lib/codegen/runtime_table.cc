@@ -26,14 +26,13 @@ void BindRuntimeTable(llvm::Module& m) {
   llvm::LLVMContext& ctx = m.getContext();
   auto* ptr = llvm::PointerType::getUnqual(ctx);
   auto* i32 = llvm::Type::getInt32Ty(ctx);
-  auto* table = new llvm::GlobalVariable(m, ptr, /*isConstant=*/false,
-                                         llvm::GlobalValue::InternalLinkage,
-                                         llvm::ConstantPointerNull::get(ptr), "__relax_runtime");
+  auto* table =
+      new llvm::GlobalVariable(m, ptr, /*isConstant=*/false, llvm::GlobalValue::InternalLinkage,
+                               llvm::ConstantPointerNull::get(ptr), "__relax_runtime");
   // __relax_init(table): check version and size, keep the pointer.
   {
     auto* fty = llvm::FunctionType::get(i32, {ptr}, false);
-    auto* init =
-        llvm::Function::Create(fty, llvm::GlobalValue::ExternalLinkage, "__relax_init", m);
+    auto* init = llvm::Function::Create(fty, llvm::GlobalValue::ExternalLinkage, "__relax_init", m);
     auto* entry = llvm::BasicBlock::Create(ctx, "entry", init);
     auto* ok = llvm::BasicBlock::Create(ctx, "ok", init);
     auto* bad = llvm::BasicBlock::Create(ctx, "bad", init);
@@ -45,9 +44,9 @@ void BindRuntimeTable(llvm::Module& m) {
     b.SetInsertPoint(check);
     llvm::Value* version = b.CreateLoad(i32, t);
     llvm::Value* count = b.CreateLoad(i32, b.CreateConstGEP1_64(b.getInt8Ty(), t, 4));
-    llvm::Value* good = b.CreateAnd(
-        b.CreateICmpEQ(version, b.getInt32(RELAX_RUNTIME_TABLE_VERSION)),
-        b.CreateICmpUGE(count, b.getInt32(static_cast<uint32_t>(TableOrder().size()))));
+    llvm::Value* good =
+        b.CreateAnd(b.CreateICmpEQ(version, b.getInt32(RELAX_RUNTIME_TABLE_VERSION)),
+                    b.CreateICmpUGE(count, b.getInt32(static_cast<uint32_t>(TableOrder().size()))));
     b.CreateCondBr(good, ok, bad);
     b.SetInsertPoint(ok);
     b.CreateStore(t, table);

@@ -70,7 +70,9 @@ std::string ToString(const StructInfo& s) {
   if (!s) return "?";
   std::ostringstream os;
   switch (s->kind) {
-    case SIKind::kObject: os << "Object"; break;
+    case SIKind::kObject:
+      os << "Object";
+      break;
     case SIKind::kPrim:
       os << "Prim[" << ToString(s->dtype);
       if (s->value.defined()) os << ", value=" << ToString(s->value);
@@ -78,14 +80,18 @@ std::string ToString(const StructInfo& s) {
       break;
     case SIKind::kShape:
       os << "Shape[";
-      if (s->values) PrintDims(os, *s->values);
-      else os << "ndim=" << s->ndim;
+      if (s->values)
+        PrintDims(os, *s->values);
+      else
+        os << "ndim=" << s->ndim;
       os << "]";
       break;
     case SIKind::kTensor:
       os << "Tensor[";
-      if (s->values) PrintDims(os, *s->values);
-      else os << "ndim=" << s->ndim;
+      if (s->values)
+        PrintDims(os, *s->values);
+      else
+        os << "ndim=" << s->ndim;
       os << ", " << ToString(s->dtype);
       if (!s->device.empty()) os << ", device=\"" << s->device << "\"";
       os << "]";

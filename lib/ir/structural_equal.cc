@@ -138,8 +138,8 @@ class Equal {
   bool SInfo(const StructInfo& a, const StructInfo& b) {
     if (!a || !b) return a == b || Fail("missing StructInfo");
     if (a->kind != b->kind || a->dtype != b->dtype || a->ndim != b->ndim || a->pure != b->pure ||
-        a->device != b->device ||
-        a->values.has_value() != b->values.has_value() || a->fields.size() != b->fields.size())
+        a->device != b->device || a->values.has_value() != b->values.has_value() ||
+        a->fields.size() != b->fields.size())
       return Fail("StructInfo " + ToString(a) + " vs " + ToString(b));
     if (a->values && !Prims(*a->values, *b->values)) return false;
     if (a->value.defined() != b->value.defined()) return Fail("Prim value presence");

@@ -3,10 +3,10 @@
 // loop form of docs/ir.md) -> parameter moves + a backward kGoto, so loops use no C++ stack.
 #include "relax/lower/vm_codegen.h"
 
+#include <dlpack/dlpack.h>
+
 #include <map>
 #include <set>
-
-#include <dlpack/dlpack.h>
 
 #include "relax/lower/vm_register_release.h"
 #include "relax/support/error.h"
@@ -257,8 +257,8 @@ class FunctionCodegen {
     if (s->kind != SIKind::kTensor)
       RELAX_THROW(what << ": only tensor values can be matched in the VM, got " << ToString(s));
     if (s->ndim < 0) return;  // Tensor[ndim=?]: nothing to check
-    Call("vm.builtin.check_tensor", {Reg(reg), Imm(s->ndim), Str(ToRuntimeString(s->dtype)), Str(what)},
-         false);
+    Call("vm.builtin.check_tensor",
+         {Reg(reg), Imm(s->ndim), Str(ToRuntimeString(s->dtype)), Str(what)}, false);
     if (!s->values) return;
     std::vector<int64_t> pattern;
     std::string names;
@@ -287,8 +287,8 @@ class FunctionCodegen {
         compound.push_back({d, e});
       }
     }
-    Call("vm.builtin.match_shape", {Reg(reg), Reg(heap_), ShapeConst(pattern), Str(what), Str(names)},
-         false);
+    Call("vm.builtin.match_shape",
+         {Reg(reg), Reg(heap_), ShapeConst(pattern), Str(what), Str(names)}, false);
     size_t first_scratch = scratch_.size() - compound.size();
     for (size_t k = 0; k < compound.size(); ++k)
       Call("vm.builtin.check_dims_equal",
@@ -367,7 +367,8 @@ class FunctionCodegen {
     if (const PrimValueNode* p = As<PrimValueNode>(e)) {
       int64_t v;
       if (p->value.AsInt(&v)) return Imm(v);
-      return Reg(Call("vm.builtin.eval_prim", {Reg(heap_), ShapeProgram({p->value}, "prim value")}));
+      return Reg(
+          Call("vm.builtin.eval_prim", {Reg(heap_), ShapeProgram({p->value}, "prim value")}));
     }
     if (const StringImmNode* s = As<StringImmNode>(e)) return Str(s->value);
     return Reg(RegOf(e));
@@ -479,9 +480,7 @@ class FunctionCodegen {
     return RegOf(v);
   }
 
-  int64_t Cond(const Expr& cond) {
-    return Call("vm.builtin.read_if_cond", {ArgOf(cond)});
-  }
+  int64_t Cond(const Expr& cond) { return Call("vm.builtin.read_if_cond", {ArgOf(cond)}); }
 
   void EmitBinding(const Binding& b) {
     const std::string ctx = "@" + name_ + " binding '" + b.var->name + "'";
@@ -528,8 +527,8 @@ class FunctionCodegen {
     const GlobalVarNode* gv = c ? As<GlobalVarNode>(c->op) : nullptr;
     if (gv && gv->name == name_) {
       if (c->args.size() != fn_->params.size())
-        RELAX_THROW("@" << name_ << " calls itself with " << c->args.size() << " arguments, it takes "
-                        << fn_->params.size());
+        RELAX_THROW("@" << name_ << " calls itself with " << c->args.size()
+                        << " arguments, it takes " << fn_->params.size());
       // Evaluate every argument before overwriting any parameter (they may read them).
       std::vector<int64_t> tmp;
       for (const auto& a : c->args) tmp.push_back(Call("vm.builtin.move", {ArgOf(a)}));
@@ -551,7 +550,7 @@ class FunctionCodegen {
   std::map<const PrimExprNode*, int64_t> slots_;
   std::vector<Var> scratch_;  // vars standing for matched compound dims and hoisted slots
   std::vector<std::pair<PrimExpr, int64_t>> hoisted_;  // compound dim -> its heap slot
-  size_t entry_bound_ = 0;                              // slots bound by parameter matching
+  size_t entry_bound_ = 0;                             // slots bound by parameter matching
   std::set<const PrimExprNode*> bound_checked_;
   int64_t next_reg_ = 0;
   int64_t heap_ = -1;
@@ -572,9 +571,8 @@ void EmitSignature(const IRModule& mod, const FunctionNode* fn, runtime::Executa
   for (size_t i = 0; i < fn->params.size(); ++i) {
     const VarRef& p = fn->params[i];
     auto it = mod.attrs.find("input_name." + std::to_string(i));
-    runtime::TensorSig s{it == mod.attrs.end() ? p->name : it->second,
-                         ToRuntimeString(p->sinfo->dtype),
-                         {}};
+    runtime::TensorSig s{
+        it == mod.attrs.end() ? p->name : it->second, ToRuntimeString(p->sinfo->dtype), {}};
     for (const auto& d : *p->sinfo->values) s.dims.push_back(Dim(d));
     exec->inputs.push_back(s);
   }
@@ -606,7 +604,8 @@ VMCodegenResult VMCodegen(const IRModule& mod) {
     if (name == "main" || !mod.functions.count(name)) continue;
     const FunctionNode* fn = mod.GetFunction(name);
     if (fn->attrs.count("Primitive"))
-      RELAX_THROW("VM codegen: @" << name << " is a primitive function that fuse-tir did not lower");
+      RELAX_THROW("VM codegen: @" << name
+                                  << " is a primitive function that fuse-tir did not lower");
     st.result.exec.functions.push_back(FunctionCodegen(&st, name, fn).Run());
   }
   EmitSignature(mod, main_fn, &st.result.exec);

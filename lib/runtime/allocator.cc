@@ -78,10 +78,9 @@ NDArray TensorFromStorage(const Storage& storage, size_t offset, std::vector<int
   size_t elem = DTypeBytes(dtype), nbytes = 0, end = 0;
   if (__builtin_mul_overflow(static_cast<size_t>(numel), elem, &nbytes) ||
       __builtin_add_overflow(offset, nbytes, &end) || end > storage->nbytes)
-    RELAX_THROW("alloc_tensor: a tensor of shape " << ShapeToString(shape) << " and "
-                                                   << DTypeToString(dtype) << " at offset "
-                                                   << offset << " does not fit in a storage of "
-                                                   << storage->nbytes << " bytes");
+    RELAX_THROW("alloc_tensor: a tensor of shape "
+                << ShapeToString(shape) << " and " << DTypeToString(dtype) << " at offset "
+                << offset << " does not fit in a storage of " << storage->nbytes << " bytes");
   if (elem != 0 && offset % elem != 0)
     RELAX_THROW("alloc_tensor: offset " << offset << " is not a multiple of the element size "
                                         << elem);

@@ -80,8 +80,7 @@ void WriteArtifact(const std::string& path, const ArtifactParts& parts) {
   sections.push_back({"executable", parts.executable_json, 8});
   for (const auto& s : parts.extra) {
     if (s.name == "elf" || s.name == "params" || s.name == "executable")
-      RELAX_THROW("cannot write artifact '" << path << "': section '" << s.name
-                                            << "' is reserved");
+      RELAX_THROW("cannot write artifact '" << path << "': section '" << s.name << "' is reserved");
     sections.push_back(s);
   }
   WriteSections(path, sections);
@@ -99,7 +98,8 @@ std::shared_ptr<LoadedArtifact> LoadedArtifact::Load(const std::string& path) {
   if (file_size < kArtifactTrailerSize)
     RELAX_THROW(where << " is truncated or not an artifact: " << file_size
                       << " bytes, smaller than the " << kArtifactTrailerSize << "-byte trailer");
-  if (file_size > (uint64_t{1} << 40)) RELAX_THROW(where << " is too large (" << file_size << " bytes)");
+  if (file_size > (uint64_t{1} << 40))
+    RELAX_THROW(where << " is too large (" << file_size << " bytes)");
 
   // Everything below works on a sealed in-memory copy of the file (memfd): the checksum, the
   // params the VM reads and the code dlopen() maps are the same bytes even if the file changes
@@ -194,7 +194,8 @@ std::shared_ptr<LoadedArtifact> LoadedArtifact::Load(const std::string& path) {
                            "recompile the model)");
     if (init(RelaxGetRuntimeTable()) != 0)
       RELAX_THROW(where << ": the kernel library refused this runtime's function table "
-                           "(version " << RELAX_RUNTIME_TABLE_VERSION
+                           "(version "
+                        << RELAX_RUNTIME_TABLE_VERSION
                         << "; recompile the model with this relaxc)");
   }
   return art;

@@ -141,9 +141,8 @@ std::vector<SectionEntry> ParseSections(const uint8_t* base, uint64_t file_size,
                       << "; this runtime reads version " << kArtifactFormatVersion
                       << " (recompile the model with this relaxc)");
   const uint64_t reserved0 = GetLE(t + 12, 4), table_offset = GetLE(t + 16, 8),
-                 num = GetLE(t + 24, 8), reserved1 = GetLE(t + 32, 8),
-                 checksum = GetLE(t + 40, 8), total = GetLE(t + 48, 8),
-                 reserved2 = GetLE(t + 56, 8);
+                 num = GetLE(t + 24, 8), reserved1 = GetLE(t + 32, 8), checksum = GetLE(t + 40, 8),
+                 total = GetLE(t + 48, 8), reserved2 = GetLE(t + 56, 8);
   auto bad = [&](const std::string& what) {
     RELAX_THROW(where << " is corrupt or truncated: " << what << " (table_offset=" << table_offset
                       << ", sections=" << num << ", file size " << file_size << ")");
@@ -154,7 +153,8 @@ std::vector<SectionEntry> ParseSections(const uint8_t* base, uint64_t file_size,
   if (reserved0 != 0 || reserved1 != 0 || reserved2 != 0) bad("reserved trailer field is not 0");
   const uint64_t body = file_size - kArtifactTrailerSize;
   if (num == 0 || num > kMaxSections) bad("bad section count");
-  if (table_offset % 8 != 0 || table_offset > body || num * kSectionEntrySize != body - table_offset)
+  if (table_offset % 8 != 0 || table_offset > body ||
+      num * kSectionEntrySize != body - table_offset)
     bad("section table out of place");
   uint64_t actual = XXH3_64bits(base, static_cast<size_t>(body));
   if (actual != checksum)

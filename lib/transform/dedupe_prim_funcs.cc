@@ -2,10 +2,11 @@
 // expressions up to the function's own name and variable names) are merged into one, and every
 // call_tir is pointed at the survivor. Legalization creates one PrimFunc per op call; shape-
 // generic kernels make many of them identical, so this cuts codegen time and code size.
+#include "relax/transform/dedupe_prim_funcs.h"
+
 #include <map>
 
 #include "relax/ir/expr_functor.h"
-#include "relax/transform/dedupe_prim_funcs.h"
 #include "relax/ir/tir_functor.h"
 #include "relax/transform/pass.h"
 

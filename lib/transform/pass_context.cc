@@ -33,7 +33,8 @@ void AddFunctionFacts(const FunctionNode& fn, arith::Analyzer* an) {
   for (const Var& v : c.vars) {
     if (!v.dtype().is_int()) continue;
     auto it = fn.attrs.find("bound." + VarName(v));
-    const auto* range = it == fn.attrs.end() ? nullptr : std::get_if<std::vector<int64_t>>(&it->second);
+    const auto* range =
+        it == fn.attrs.end() ? nullptr : std::get_if<std::vector<int64_t>>(&it->second);
     if (range && range->size() == 2)
       an->Bind(v, std::max<int64_t>(0, (*range)[0]), (*range)[1]);
     else

@@ -83,8 +83,9 @@ class RelaxChecker : public ExprVisitor {
       const StructInfo& s = operands[i];
       const Buffer& b = f->buffers[i];
       size_t rank = f->param_shapes.empty() ? b->shape.size() : f->param_shapes[i].size();
-      std::string which = i < args->fields.size() ? "input " + std::to_string(i)
-                                                  : "output " + std::to_string(i - args->fields.size());
+      std::string which = i < args->fields.size()
+                              ? "input " + std::to_string(i)
+                              : "output " + std::to_string(i - args->fields.size());
       if (!s || s->kind != SIKind::kTensor)
         Fail("call_tir of @" + gv->name + ": " + which + " is not a tensor");
       if (s->dtype != b->dtype || (s->ndim >= 0 && static_cast<size_t>(s->ndim) != rank))
@@ -248,7 +249,8 @@ class TIRChecker : public tir::StmtVisitor {
 }  // namespace
 
 void VerifyWellFormed(const IRModule& mod) {
-  for (const auto& [name, fn] : mod.functions) RelaxChecker(mod, name).Function(As<FunctionNode>(fn));
+  for (const auto& [name, fn] : mod.functions)
+    RelaxChecker(mod, name).Function(As<FunctionNode>(fn));
   for (const auto& [name, f] : mod.prim_funcs) TIRChecker(f).Check();
 }
 

@@ -234,7 +234,9 @@ std::string Executable::ToText() const {
           for (size_t i = 0; i < in.args.size(); ++i) {
             const Arg& a = in.args[i];
             out += i ? ", " : "";
-            out += (a.kind == Arg::kReg ? "r" : a.kind == Arg::kConst ? "c" : "#") +
+            out += (a.kind == Arg::kReg     ? "r"
+                    : a.kind == Arg::kConst ? "c"
+                                            : "#") +
                    std::to_string(a.value);
           }
           out += ")";

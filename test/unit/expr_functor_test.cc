@@ -1,9 +1,10 @@
 // ExprVisitor / ExprMutator and the analyses built on them: copy-on-write identity, If
 // branches visited, branch scoping in the well-formedness checker, and CFG liveness of the VM
 // register release over a loop.
+#include "relax/ir/expr_functor.h"
+
 #include <gtest/gtest.h>
 
-#include "relax/ir/expr_functor.h"
 #include "relax/ir/parser.h"
 #include "relax/lower/vm_register_release.h"
 #include "relax/support/error.h"
@@ -49,8 +50,8 @@ TEST(ExprFunctorTest, MutatorRewritesInsideBranches) {
   EXPECT_NE(after, m.functions.at("main"));
   EXPECT_NE(ToString(after).find("relax.negative(%x)"), std::string::npos) << ToString(after);
   // The then-branch is untouched and shared with the original.
-  const IfNode* old_if = As<IfNode>(
-      As<SeqExprNode>(m.GetFunction("main")->body)->blocks[0].bindings[0].value);
+  const IfNode* old_if =
+      As<IfNode>(As<SeqExprNode>(m.GetFunction("main")->body)->blocks[0].bindings[0].value);
   const IfNode* new_if =
       As<IfNode>(As<SeqExprNode>(As<FunctionNode>(after)->body)->blocks[0].bindings[0].value);
   ASSERT_TRUE(old_if && new_if);
@@ -83,8 +84,7 @@ TEST(ExprFunctorTest, WellFormedRejectsBranchVarUsedAfterIf) {
     VerifyWellFormed(m);
     FAIL() << "expected a well-formedness error";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("var 'a' is used before it is defined"),
-              std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("var 'a' is used before it is defined"), std::string::npos)
         << e.what();
   }
 }

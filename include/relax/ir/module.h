@@ -17,8 +17,8 @@ namespace relax {
 /// Iteration order is insertion order (printing is deterministic).
 struct IRModule {
   std::vector<std::string> order;
-  std::map<std::string, Expr> functions;              // FunctionNode
-  std::map<std::string, tir::PrimFunc> prim_funcs;    // PrimFuncNode
+  std::map<std::string, Expr> functions;            // FunctionNode
+  std::map<std::string, tir::PrimFunc> prim_funcs;  // PrimFuncNode
   std::map<std::string, std::string> attrs;
   /// FreshName's next suffix per hint (a cache: names stay unique without rescanning).
   mutable std::map<std::string, int> next_suffix;

@@ -36,8 +36,8 @@ class NDArray {
   NDArray() = default;
 
   /// Allocates an uninitialized tensor of `shape` (each dim >= 0) and `dtype` on `dev`, data
-  /// 64-byte aligned, from Allocator::Get(dev) (allocator.h). Throws relax::Error on a negative dim, an
-  /// element count overflowing int64, an unknown device or allocation failure.
+  /// 64-byte aligned, from Allocator::Get(dev) (allocator.h). Throws relax::Error on a negative
+  /// dim, an element count overflowing int64, an unknown device or allocation failure.
   static NDArray Empty(std::vector<int64_t> shape, DLDataType dtype, DLDevice dev = kCPUDevice);
   /// A tensor on `dev` viewing `data` owned elsewhere; `keep_alive` is held as long as any view
   /// of the result lives (e.g. the mmapped params section, or a Storage block). Throws

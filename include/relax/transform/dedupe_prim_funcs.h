@@ -7,8 +7,9 @@
 
 namespace relax {
 
-/// Merges structurally identical PrimFuncs (equal up to variable and function names) and points every GlobalVar reference at the survivor.
-/// Mutates `mod` in place; throws relax::Error on malformed input.
+/// Merges structurally identical PrimFuncs (equal up to variable and function names) and points
+/// every GlobalVar reference at the survivor. Mutates `mod` in place; throws relax::Error on
+/// malformed input.
 void DedupePrimFuncs(IRModule* mod, const PassContext& ctx);
 
 }  // namespace relax

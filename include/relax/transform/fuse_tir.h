@@ -7,8 +7,10 @@
 
 namespace relax {
 
-/// Turns every primitive function made by fuse-ops into ONE PrimFunc composed from its ops' TE computes (injective intermediates inlined) and rewrites its calls, wherever they are, into call_tir; the primitive functions are removed.
-/// Mutates `mod` in place; throws relax::Error on malformed input.
+/// Turns every primitive function made by fuse-ops into ONE PrimFunc composed from its ops' TE
+/// computes (injective intermediates inlined) and rewrites its calls, wherever they are, into
+/// call_tir; the primitive functions are removed. Mutates `mod` in place; throws relax::Error on
+/// malformed input.
 void FuseTIR(IRModule* mod, const PassContext& ctx);
 
 }  // namespace relax
