@@ -203,12 +203,19 @@ class TIRChecker : public tir::StmtVisitor {
   [[noreturn]] void Fail(const std::string& msg) {
     RELAX_THROW("PrimFunc @" << f_->name << ": " << msg);
   }
+  // One index per dim of the buffer (flattened buffers are 1-D).
+  void CheckIndices(const Buffer& b, size_t n, const char* what) {
+    if (n != b->shape.size())
+      Fail("buffer '" + b->name + "' has " + std::to_string(b->shape.size()) + " dims but is " +
+           what + " with " + std::to_string(n) + " indices");
+  }
   void VisitExpr_(const tir::VarNode* op, const PrimExpr&) override {
     if (!vars_.count(op)) Fail("variable '" + op->name + "' is used outside its definition");
   }
   void VisitExpr_(const tir::BufferLoadNode* op, const PrimExpr& e) override {
     if (!bufs_.count(op->buffer.get()))
       Fail("buffer '" + op->buffer->name + "' is read but not a parameter or allocation");
+    CheckIndices(op->buffer, op->indices.size(), "read");
     tir::StmtVisitor::VisitExpr_(op, e);
   }
   void VisitExpr_(const tir::ReduceNode* op, const PrimExpr& e) override {
@@ -237,6 +244,7 @@ class TIRChecker : public tir::StmtVisitor {
   void VisitStmt_(const tir::BufferStoreNode* op, const tir::Stmt& s) override {
     if (!bufs_.count(op->buffer.get()))
       Fail("buffer '" + op->buffer->name + "' is written but not a parameter or allocation");
+    CheckIndices(op->buffer, op->indices.size(), "written");
     tir::StmtVisitor::VisitStmt_(op, s);
   }
 
