@@ -185,6 +185,14 @@ std::string BuildSharedObject(const IRModule& mod, const Target& target,
   codegen::ApplyLoopHints(*llmod);
   codegen::BindRuntimeTable(*llmod);
   auto tm = MakeTargetMachine(target);
+  if (options.cpu_features) {
+    // Every feature the subtarget enables (implied ones included).
+    const llvm::MCSubtargetInfo* sti = tm->getMCSubtargetInfo();
+    std::string out;
+    for (const auto& kv : sti->getAllProcessorFeatures())
+      if (sti->getFeatureBits().test(kv.Value)) out += (out.empty() ? "" : ",") + std::string(kv.Key);
+    *options.cpu_features = out;
+  }
   llmod->setDataLayout(tm->createDataLayout());
   llmod->setTargetTriple(tm->getTargetTriple());
   // Only the packed entry points are exported; the loop nests are internal (and get inlined).

@@ -32,6 +32,8 @@ BuildStats Build(IRModule mod, const Target& target, const std::string& out_path
 
   std::ostringstream mlir_text, llvm_text;
   CodegenOptions copts;
+  std::string cpu_features;
+  copts.cpu_features = &cpu_features;
   if (runner.WantsDump("codegen-mlir")) copts.dump_mlir = &mlir_text;
   if (runner.WantsDump("codegen-llvm")) copts.dump_llvm = &llvm_text;
   std::string so = BuildSharedObject(mod, target, copts);
@@ -46,6 +48,8 @@ BuildStats Build(IRModule mod, const Target& target, const std::string& out_path
   runner.Stage("vm-codegen", json);
 
   runtime::ArtifactParts parts{std::move(so), std::move(vm.params), std::move(json), {}};
+  // What the kernels need from the CPU; the loader refuses a host that lacks it (no SIGILL).
+  parts.extra.push_back({"target", "cpu_features=" + cpu_features + "\n", 8});
   runtime::WriteArtifact(out_path, parts);
   return stats;
 }

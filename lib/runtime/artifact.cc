@@ -14,6 +14,7 @@
 #include <cstring>
 #include <vector>
 
+#include "relax/runtime/cpu_features.h"
 #include "relax/support/error.h"
 
 namespace relax::runtime {
@@ -129,6 +130,22 @@ std::shared_ptr<LoadedArtifact> LoadedArtifact::Load(const std::string& path) {
   const SectionEntry* elf_sec = find("elf");
   if (elf_sec && elf_sec->offset != 0)
     RELAX_THROW(where << " is corrupt: the 'elf' section must start at offset 0");
+  if (const SectionEntry* target = find("target")) {
+    // "cpu_features=a,b,c\n": refuse code this CPU cannot run (it would die of SIGILL).
+    std::string text(reinterpret_cast<const char*>(base + target->offset), target->size);
+    const std::string key = "cpu_features=";
+    if (text.rfind(key, 0) == 0) {
+      std::string list = text.substr(key.size(), text.find('\n') - key.size());
+      std::vector<std::string> missing = MissingCpuFeatures(list);
+      if (!missing.empty()) {
+        std::string names;
+        for (const auto& m : missing) names += (names.empty() ? "" : ", ") + m;
+        RELAX_THROW(where << " was compiled for a CPU with " << names
+                          << ", which this CPU lacks; recompile with --target cpu (this host) or "
+                             "a -mcpu this CPU supports");
+      }
+    }
+  }
   const SectionEntry* params_sec = find("params");
   const uint64_t params_offset = params_sec ? params_sec->offset : 0;
   const uint64_t params_size = params_sec ? params_sec->size : 0;

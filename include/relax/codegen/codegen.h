@@ -22,6 +22,9 @@ struct CodegenOptions {
   std::ostream* dump_mlir = nullptr;  // if set: the MLIR of the kernels, before lowering
   std::ostream* dump_llvm = nullptr;  // if set: the optimized LLVM IR
   int opt_level = 3;
+  /// If set: the CPU features the generated code may use (LLVM names, comma-separated, e.g.
+  /// "avx,avx2,fma"), recorded in the artifact so a host without them refuses to load it.
+  std::string* cpu_features = nullptr;
 };
 
 /// Compiles every (flattened) PrimFunc of `mod` into one shared object for

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "relax/runtime/artifact.h"
+#include "relax/runtime/cpu_features.h"
 #include "relax/support/error.h"
 #include "relax/vm/vm.h"
 
@@ -225,6 +226,25 @@ fs::path* ArtifactTest::dir_ = nullptr;
 std::string* ArtifactTest::elf_ = nullptr;
 std::string* ArtifactTest::elf2_ = nullptr;
 std::string* ArtifactTest::elf_noinit_ = nullptr;
+
+// An artifact records the CPU features its code uses; a host without them refuses to load it
+// (instead of dying of SIGILL in the first kernel). Unknown feature names are not checked.
+TEST_F(ArtifactTest, CpuFeaturesAreCheckedAtLoad) {
+  EXPECT_TRUE(MissingCpuFeatures("sse3,not-a-real-feature").empty() ||
+              MissingCpuFeatures("sse3,not-a-real-feature") == std::vector<std::string>{"sse3"});
+  __builtin_cpu_init();
+  const bool has512 = __builtin_cpu_supports("avx512f");
+  EXPECT_EQ(MissingCpuFeatures("avx512f").empty(), has512);
+  ArtifactParts parts{*elf_, Params(), AddOneExecutable().ToJSON(), {}};
+  parts.extra.push_back({"target", "cpu_features=sse3,avx512f\n", 8});
+  WriteArtifact(Path("v4.so"), parts);
+  std::string msg = has512 ? "" : ErrorOf([&] { LoadedArtifact::Load(Path("v4.so")); });
+  if (has512)
+    EXPECT_NO_THROW(LoadedArtifact::Load(Path("v4.so")));
+  else
+    EXPECT_NE(msg.find("compiled for a CPU with avx512f, which this CPU lacks"), std::string::npos)
+        << msg;
+}
 
 // Kernels get the runtime's functions only through __relax_init; a library without it is refused.
 TEST_F(ArtifactTest, KernelLibraryWithoutInitIsRefused) {
