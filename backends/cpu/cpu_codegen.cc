@@ -190,7 +190,8 @@ std::string BuildSharedObject(const IRModule& mod, const Target& target,
     const llvm::MCSubtargetInfo* sti = tm->getMCSubtargetInfo();
     std::string out;
     for (const auto& kv : sti->getAllProcessorFeatures())
-      if (sti->getFeatureBits().test(kv.Value)) out += (out.empty() ? "" : ",") + std::string(kv.Key);
+      if (sti->getFeatureBits().test(kv.Value))
+        out += (out.empty() ? "" : ",") + std::string(kv.Key);
     *options.cpu_features = out;
   }
   llmod->setDataLayout(tm->createDataLayout());
