@@ -218,6 +218,15 @@ class TIRChecker : public tir::StmtVisitor {
     CheckIndices(op->buffer, op->indices.size(), "read");
     tir::StmtVisitor::VisitExpr_(op, e);
   }
+  void VisitExpr_(const tir::BinaryOpNode* op, const PrimExpr& e) override {
+    // Integer widths may mix (the bridge extends them); int, float and bool may not.
+    const DataType a = op->a.dtype(), b = op->b.dtype();
+    if (a.is_float() != b.is_float() || a.is_bool() != b.is_bool() ||
+        (a.is_float() && a.bits != b.bits))
+      Fail("operands of " + ToString(e) + " have different dtypes (" + ToString(op->a.dtype()) +
+           " and " + ToString(op->b.dtype()) + "); cast one of them");
+    tir::StmtVisitor::VisitExpr_(op, e);
+  }
   void VisitExpr_(const tir::ReduceNode* op, const PrimExpr& e) override {
     for (const auto& a : op->axes) vars_.insert(a.get());
     tir::StmtVisitor::VisitExpr_(op, e);
