@@ -75,8 +75,7 @@ TEST(ThreadPoolTest, CApi) {
 }
 
 // Two threads (as two VMs would) run parallel loops on the global pool at the same time:
-// both make progress concurrently (neither waits for the other's whole loop), every index
-// is covered once, and both finish.
+// every index of both is covered exactly once and both finish (no deadlock, no lost chunk).
 TEST(ThreadPoolTest, ConcurrentCallersRunAtTheSameTime) {
   if (ThreadPool::Global().num_threads() < 2) GTEST_SKIP() << "needs a pool with workers";
   constexpr int kRounds = 200;
