@@ -92,6 +92,16 @@ Expr Parser::ParseConstant() {
         uint64_t u = neg ? 0 - num.uval : num.uval;
         if (neg && (dt.is_uint() || dt.is_float() || num.uval > (1ULL << 63)))
           Fail(et, "value out of range for " + ToString(dt));
+        // Narrow types: the value must fit (never silently wrap).
+        if (nb < 8) {
+          const int bits = 8 * nb;
+          const int64_t v = static_cast<int64_t>(u);
+          bool fits = dt.is_int()
+                          ? v >= -(int64_t{1} << (bits - 1)) && v <= (int64_t{1} << (bits - 1)) - 1
+                      : dt.is_bool() ? u <= 1
+                                     : (u >> bits) == 0;
+          if (!fits) Fail(et, "value out of range for " + ToString(dt));
+        }
         std::memcpy(buf, &u, 8);  // little-endian host: low bytes first
       }
       if (count >= numel) Fail(et, "more elements than the shape holds");
