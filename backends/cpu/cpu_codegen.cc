@@ -31,11 +31,11 @@
 #include <fstream>
 #include <sstream>
 
-#include "relax/codegen/codegen.h"
+#include "cpu_backend.h"
 #include "relax/codegen/tir_to_mlir.h"
 #include "relax/support/error.h"
 
-namespace relax {
+namespace relax::backends::cpu {
 
 namespace {
 
@@ -54,32 +54,17 @@ const llvm::Target* HostLLVMTarget(llvm::Triple* triple) {
 
 }  // namespace
 
-Target Target::Parse(const std::string& s) {
-  std::istringstream is(s);
-  Target t;
-  std::string kind;
-  if (!(is >> kind)) RELAX_THROW("empty --target (supported: cpu [-mcpu=NAME])");
-  t.kind = kind;
-  if (t.kind != "cpu")
-    RELAX_THROW("unknown or not yet supported target '" << t.kind << "' (supported: cpu)");
-  std::string attr;
-  while (is >> attr) {
-    if (attr.rfind("-mcpu=", 0) == 0)
-      t.mcpu = attr.substr(6);
-    else
-      RELAX_THROW("unknown target attribute '" << attr << "' for target " << t.kind
-                                               << " (supported: -mcpu=NAME)");
-  }
-  if (t.mcpu.empty()) RELAX_THROW("-mcpu= needs a CPU name (or 'native')");
-  if (t.mcpu != "native") {
+void ValidateCpuTarget(const Target& t) {
+  std::string mcpu = t.Attr("mcpu", "native");
+  if (mcpu.empty()) RELAX_THROW("-mcpu= needs a CPU name (or 'native')");
+  if (mcpu != "native") {
     llvm::Triple triple;
     const llvm::Target* lt = HostLLVMTarget(&triple);
     std::unique_ptr<llvm::MCSubtargetInfo> sti(lt->createMCSubtargetInfo(triple, "", ""));
-    if (!sti || !sti->isCPUStringValid(t.mcpu))
-      RELAX_THROW("-mcpu=" << t.mcpu << " is not a CPU LLVM knows for " << triple.str()
+    if (!sti || !sti->isCPUStringValid(mcpu))
+      RELAX_THROW("-mcpu=" << mcpu << " is not a CPU LLVM knows for " << triple.str()
                            << " (e.g. x86-64, x86-64-v3, skylake, znver3, native)");
   }
-  return t;
 }
 
 namespace {
@@ -87,10 +72,10 @@ namespace {
 std::unique_ptr<llvm::TargetMachine> MakeTargetMachine(const Target& target) {
   llvm::Triple triple;
   const llvm::Target* t = HostLLVMTarget(&triple);
-  std::string cpu =
-      target.mcpu == "native" ? std::string(llvm::sys::getHostCPUName()) : target.mcpu;
+  std::string mcpu = target.Attr("mcpu", "native");
+  std::string cpu = mcpu == "native" ? std::string(llvm::sys::getHostCPUName()) : mcpu;
   std::string features;
-  if (target.mcpu == "native") {
+  if (mcpu == "native") {
     llvm::StringMap<bool> host = llvm::sys::getHostCPUFeatures();
     for (const auto& f : host) features += (f.second ? "+" : "-") + f.first().str() + ",";
   }
@@ -131,8 +116,8 @@ std::string ReadFile(const std::string& path) {
 
 }  // namespace
 
-std::string BuildSharedObject(const IRModule& mod, const Target& target,
-                              const CodegenOptions& options) {
+std::string BuildCpuKernels(const IRModule& mod, const Target& target,
+                            const CodegenOptions& options, std::string* cpu_features) {
   mlir::MLIRContext ctx;
   codegen::LoadBridgeDialects(&ctx);
   mlir::registerBuiltinDialectTranslation(ctx);
@@ -185,14 +170,14 @@ std::string BuildSharedObject(const IRModule& mod, const Target& target,
   codegen::ApplyLoopHints(*llmod);
   codegen::BindRuntimeTable(*llmod);
   auto tm = MakeTargetMachine(target);
-  if (options.cpu_features) {
+  if (cpu_features) {
     // Every feature the subtarget enables (implied ones included).
     const llvm::MCSubtargetInfo* sti = tm->getMCSubtargetInfo();
     std::string out;
     for (const auto& kv : sti->getAllProcessorFeatures())
       if (sti->getFeatureBits().test(kv.Value))
         out += (out.empty() ? "" : ",") + std::string(kv.Key);
-    *options.cpu_features = out;
+    *cpu_features = out;
   }
   llmod->setDataLayout(tm->createDataLayout());
   llmod->setTargetTriple(tm->getTargetTriple());
@@ -245,4 +230,4 @@ std::string BuildSharedObject(const IRModule& mod, const Target& target,
   return so;
 }
 
-}  // namespace relax
+}  // namespace relax::backends::cpu

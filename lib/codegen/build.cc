@@ -2,6 +2,7 @@
 #include "relax/codegen/build.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -12,7 +13,13 @@
 namespace relax {
 
 std::vector<std::string> DefaultPipeline() {
-  return {"fuse-ops", "fuse-tir", "legalize", "dedupe-prim-funcs", "flatten-buffer"};
+  return {"fuse-ops", "fuse-tir", "legalize", "schedule", "dedupe-prim-funcs", "flatten-buffer"};
+}
+
+std::string BuildSharedObject(const IRModule& mod, const Target& target,
+                              const CodegenOptions& options,
+                              std::vector<BackendSection>* sections) {
+  return GetBackend(target.kind).BuildKernels(mod, target, options, sections);
 }
 
 BuildStats Build(IRModule mod, const Target& target, const std::string& out_path,
@@ -29,14 +36,17 @@ BuildStats Build(IRModule mod, const Target& target, const std::string& out_path
   runner.Run(&mod, pipeline);
   BuildStats stats;
   stats.num_prim_funcs = mod.prim_funcs.size();
+  for (const auto& [name, f] : mod.prim_funcs) {
+    auto it = f->attrs.find("schedule");
+    ++stats.schedule_rules[it == f->attrs.end() ? std::string("(unscheduled)") : it->second];
+  }
 
   std::ostringstream mlir_text, llvm_text;
   CodegenOptions copts;
-  std::string cpu_features;
-  copts.cpu_features = &cpu_features;
   if (runner.WantsDump("codegen-mlir")) copts.dump_mlir = &mlir_text;
   if (runner.WantsDump("codegen-llvm")) copts.dump_llvm = &llvm_text;
-  std::string so = BuildSharedObject(mod, target, copts);
+  std::vector<BackendSection> sections;
+  std::string so = BuildSharedObject(mod, target, copts, &sections);
   runner.Stage("codegen-mlir", mlir_text.str());
   runner.Stage("codegen-llvm", llvm_text.str());
   stats.kernel_bytes = so.size();
@@ -48,8 +58,8 @@ BuildStats Build(IRModule mod, const Target& target, const std::string& out_path
   runner.Stage("vm-codegen", json);
 
   runtime::ArtifactParts parts{std::move(so), std::move(vm.params), std::move(json), {}};
-  // What the kernels need from the CPU; the loader refuses a host that lacks it (no SIGILL).
-  parts.extra.push_back({"target", "cpu_features=" + cpu_features + "\n", 8});
+  // The backend's own sections (cpu: "target", the CPU features the loader checks).
+  for (auto& s : sections) parts.extra.push_back({s.name, std::move(s.bytes), s.alignment});
   runtime::WriteArtifact(out_path, parts);
   return stats;
 }

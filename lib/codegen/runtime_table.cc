@@ -16,8 +16,9 @@ namespace relax::codegen {
 namespace {
 // Slot k of RelaxRuntimeTable's function pointers (after the two u32 header fields).
 const std::vector<std::string>& TableOrder() {
-  static const std::vector<std::string> order = {"RelaxSetLastError", "RelaxGetLastError",
-                                                 "RelaxParallelFor", "RelaxCheckKernelArgs"};
+  static const std::vector<std::string> order = {"RelaxSetLastError",   "RelaxGetLastError",
+                                                 "RelaxParallelFor",    "RelaxCheckKernelArgs",
+                                                 "RelaxWorkspaceAlloc", "RelaxWorkspaceFree"};
   return order;
 }
 }  // namespace

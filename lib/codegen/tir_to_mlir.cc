@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <limits>
 #include <map>
 
 #include "relax/support/error.h"
@@ -542,21 +543,30 @@ void Emitter::VisitStmt_(const tir::IfThenElseNode* op, const tir::Stmt&) {
   }
 }
 
-// memref.alloc lowers to malloc, which can fail: a null result (for a non-empty buffer)
-// reports "out of memory" through RelaxSetLastError and the function's status instead of
-// running the body on a null pointer.
+// An intermediate buffer is borrowed from the runtime's per-thread workspace pool
+// (RelaxWorkspaceAlloc through the runtime table), so kernels called again and again do not
+// reach malloc. A null result (out of memory, or a byte size that overflows int64) reports
+// "out of memory" through RelaxSetLastError and the function's status instead of running the
+// body on a null pointer.
 void Emitter::VisitStmt_(const tir::AllocateNode* op, const tir::Stmt&) {
   RELAX_ICHECK(op->buffer->shape.size() == 1);
-  Value size = Index(op->buffer->shape[0]);
-  auto alloc =
-      mlir::memref::AllocOp::create(b_, loc_, MemRefOf(op->buffer), mlir::ValueRange{size});
-  Value p = mlir::memref::ExtractAlignedPointerAsIndexOp::create(b_, loc_, alloc);
-  Value zero = mlir::arith::ConstantIndexOp::create(b_, loc_, 0);
+  auto ptr = mlir::LLVM::LLVMPointerType::get(b_.getContext());
+  auto i64 = b_.getI64Type();
   using mlir::arith::CmpIPredicate;
-  Value null = mlir::arith::AndIOp::create(
-      b_, loc_, mlir::arith::CmpIOp::create(b_, loc_, CmpIPredicate::eq, p, zero),
-      mlir::arith::CmpIOp::create(b_, loc_, CmpIPredicate::ne, size, zero));
-  auto ifop = mlir::scf::IfOp::create(b_, loc_, null, true);
+  Value count = Cast64(VisitExpr(op->buffer->shape[0]));
+  int64_t elem = op->buffer->dtype.is_bool() ? 1 : (op->buffer->dtype.bits + 7) / 8;
+  Value elem_v = mlir::arith::ConstantIntOp::create(b_, loc_, elem, 64);
+  Value limit = mlir::arith::ConstantIntOp::create(
+      b_, loc_, std::numeric_limits<int64_t>::max() / std::max<int64_t>(elem, 1), 64);
+  Value too_big = mlir::arith::CmpIOp::create(b_, loc_, CmpIPredicate::sgt, count, limit);
+  Value nbytes = mlir::arith::SelectOp::create(
+      b_, loc_, too_big, mlir::arith::ConstantIntOp::create(b_, loc_, -1, 64),
+      mlir::arith::MulIOp::create(b_, loc_, count, elem_v));
+  auto alloc_fn = RuntimeDecl("RelaxWorkspaceAlloc", b_.getFunctionType({i64}, {ptr}));
+  Value p = mlir::func::CallOp::create(b_, loc_, alloc_fn, mlir::ValueRange{nbytes}).getResult(0);
+  Value null = mlir::LLVM::ZeroOp::create(b_, loc_, ptr);
+  Value failed = mlir::LLVM::ICmpOp::create(b_, loc_, mlir::LLVM::ICmpPredicate::eq, p, null);
+  auto ifop = mlir::scf::IfOp::create(b_, loc_, failed, true);
   {
     mlir::OpBuilder::InsertionGuard guard(b_);
     b_.setInsertionPoint(ifop.thenBlock()->getTerminator());
@@ -566,9 +576,10 @@ void Emitter::VisitStmt_(const tir::AllocateNode* op, const tir::Stmt&) {
   }
   mlir::OpBuilder::InsertionGuard guard(b_);
   b_.setInsertionPoint(ifop.elseBlock()->getTerminator());
-  bufs_[op->buffer.get()] = alloc;
+  bufs_[op->buffer.get()] = MemRefFromPointer(p, count, op->buffer);
   VisitStmt(op->body);
-  mlir::memref::DeallocOp::create(b_, loc_, alloc);
+  auto free_fn = RuntimeDecl("RelaxWorkspaceFree", b_.getFunctionType({ptr}, {}));
+  mlir::func::CallOp::create(b_, loc_, free_fn, mlir::ValueRange{p});
 }
 
 void Emitter::VisitStmt_(const tir::EvaluateNode* op, const tir::Stmt&) { VisitExpr(op->value); }

@@ -8,7 +8,7 @@
 #include <sstream>
 #include <unordered_map>
 
-#include "lexer.h"
+#include "relax/ir/text_format.h"
 #include "relax/support/error.h"
 
 namespace relax {

@@ -311,7 +311,9 @@ class Equal {
     switch (a->kind) {
       case StmtKind::kFor: {
         const auto *x = tir::As<tir::ForNode>(a), *y = tir::As<tir::ForNode>(b);
-        if (x->for_kind != y->for_kind || x->thread_tag != y->thread_tag) return Fail("loop kind");
+        if (x->for_kind != y->for_kind || x->thread_tag != y->thread_tag ||
+            x->iter_kind != y->iter_kind)
+          return Fail("loop kind");
         if (!Prim(x->min, y->min) || !Prim(x->extent, y->extent)) return false;
         if (!Prim(x->loop_var, y->loop_var, true)) return false;
         return StmtList(x->body, y->body);

@@ -3,14 +3,15 @@
 
 #include <sstream>
 
-#include "lexer.h"
 #include "relax/ir/struct_info.h"
+#include "relax/ir/text_format.h"
 
 namespace relax::tir {
 
-Stmt For(Var v, PrimExpr min, PrimExpr extent, ForKind k, Stmt body, std::string thread_tag) {
+Stmt For(Var v, PrimExpr min, PrimExpr extent, ForKind k, Stmt body, std::string thread_tag,
+         IterKind iter_kind) {
   return std::make_shared<ForNode>(std::move(v), std::move(min), std::move(extent), k,
-                                   std::move(thread_tag), std::move(body));
+                                   std::move(thread_tag), std::move(body), iter_kind);
 }
 Stmt Store(Buffer b, std::vector<PrimExpr> indices, PrimExpr value) {
   return std::make_shared<BufferStoreNode>(std::move(b), std::move(indices), std::move(value));
@@ -58,7 +59,7 @@ void PrintStmt(std::ostream& os, const Stmt& s, int ind) {
       os << " in " << ForKindName(n->for_kind) << "(" << ToString(n->min) << ", "
          << ToString(n->extent);
       if (!n->thread_tag.empty()) os << ", " << text::Quote(n->thread_tag);
-      os << ") {\n";
+      os << ")" << (n->iter_kind == IterKind::kReduction ? " reduce" : "") << " {\n";
       PrintStmt(os, n->body, ind + 2);
       os << pad << "}\n";
       break;

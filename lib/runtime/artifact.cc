@@ -70,7 +70,8 @@ struct Mapping {
 // CMake ENABLE_EXPORTS / -rdynamic).
 [[maybe_unused]] __attribute__((used)) void* const kCApiAnchor[] = {
     reinterpret_cast<void*>(&RelaxSetLastError), reinterpret_cast<void*>(&RelaxGetLastError),
-    reinterpret_cast<void*>(&RelaxParallelFor), reinterpret_cast<void*>(&RelaxCheckKernelArgs)};
+    reinterpret_cast<void*>(&RelaxParallelFor), reinterpret_cast<void*>(&RelaxCheckKernelArgs),
+    reinterpret_cast<void*>(&RelaxWorkspaceAlloc), reinterpret_cast<void*>(&RelaxWorkspaceFree)};
 
 }  // namespace
 

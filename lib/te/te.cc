@@ -128,61 +128,41 @@ PrimExpr MaxValue(DataType t) {
       t.bits >= 64 ? std::numeric_limits<int64_t>::max() : (int64_t{1} << (t.bits - 1)) - 1, t);
 }
 
+PrimExpr ReductionInit(const std::string& combiner, DataType t) {
+  if (combiner == "sum") return t.is_float() ? FloatImm(0.0, t) : IntImm(0, t);
+  if (combiner == "max") return MinValue(t);
+  if (combiner == "min") return MaxValue(t);
+  RELAX_THROW("internal error: unknown reduction combiner '" << combiner << "'");
+}
+
+PrimExpr ReductionCombine(const std::string& combiner, PrimExpr acc, PrimExpr value) {
+  if (combiner == "sum") return acc + value;
+  if (combiner == "max") return Max(std::move(acc), std::move(value));
+  if (combiner == "min") return Min(std::move(acc), std::move(value));
+  RELAX_THROW("internal error: unknown reduction combiner '" << combiner << "'");
+}
+
 namespace {
-// Default CPU schedule of one stage (the rule-based schedule of the architecture, applied
-// at construction until schedule/ exists as its own stage):
-//  - the first two axes are fused into one parallel loop (batch alone is often 1);
-//  - for reductions with a spatial axis beyond those two, the reduction loops move outside
-//    the innermost spatial axis ("reduction-outer"), so the innermost loop walks the
-//    output contiguously and vectorizes. Each element still reduces in the same order, so
-//    results are bitwise identical to the reduction-inner form.
-tir::Stmt StageBody(const Tensor& t) {
+// The unscheduled loop nest of one stage (the schedule stage, lib/schedule, decides loop
+// order, fusion and parallelism later): one serial spatial loop per output axis, and for a
+// reduction the init store followed by one serial reduction loop per reduction axis:
+//   for i.. (spatial) { out[i..] = init; for r.. (reduce) { out[i..] = combine(out[i..], src) } }
+tir::Stmt StageNest(const Tensor& t) {
   std::vector<PrimExpr> idx(t->axes.begin(), t->axes.end());
-  const PrimExpr& body = t->body;
-  size_t rank = t->axes.size();
-  size_t outer = rank >= 2 ? 2 : rank;  // axes covered by the parallel loop
-  auto spatial = [&](size_t from, size_t to, tir::Stmt s) {
-    for (size_t i = to; i-- > from;)
-      s = tir::For(t->axes[i], IntImm(0), t->shape()[i], tir::ForKind::kSerial, s);
-    return s;
-  };
   tir::Stmt s;
-  if (const auto* red = body.as<tir::ReduceNode>()) {
-    const std::string& comb = red->combiner;
-    DataType dt = body.dtype();
-    PrimExpr init = comb == "sum"   ? (dt.is_float() ? FloatImm(0.0, dt) : IntImm(0, dt))
-                    : comb == "max" ? MinValue(dt)
-                                    : MaxValue(dt);
-    PrimExpr cur = Load(t->buffer, idx);
-    const PrimExpr& src = red->source;
-    PrimExpr upd = comb == "sum" ? cur + src : comb == "max" ? Max(cur, src) : Min(cur, src);
-    auto reduce_loops = [&](tir::Stmt inner) {
-      for (size_t i = red->axes.size(); i-- > 0;)
-        inner = tir::For(red->axes[i], IntImm(0), red->extents[i], tir::ForKind::kSerial, inner);
-      return inner;
-    };
-    if (rank > outer) {
-      tir::Stmt init_nest = spatial(outer, rank, tir::Store(t->buffer, idx, init));
-      tir::Stmt upd_nest = spatial(
-          outer, rank - 1, reduce_loops(spatial(rank - 1, rank, tir::Store(t->buffer, idx, upd))));
-      s = tir::Seq({init_nest, upd_nest});
-    } else {
-      s = tir::Seq(
-          {tir::Store(t->buffer, idx, init), reduce_loops(tir::Store(t->buffer, idx, upd))});
-    }
+  if (const auto* red = t->body.as<tir::ReduceNode>()) {
+    DataType dt = t->body.dtype();
+    tir::Stmt upd = tir::Store(t->buffer, idx,
+                               ReductionCombine(red->combiner, Load(t->buffer, idx), red->source));
+    for (size_t i = red->axes.size(); i-- > 0;)
+      upd = tir::For(red->axes[i], IntImm(0), red->extents[i], tir::ForKind::kSerial, upd, "",
+                     tir::IterKind::kReduction);
+    s = tir::Seq({tir::Store(t->buffer, idx, ReductionInit(red->combiner, dt)), upd});
   } else {
-    s = spatial(outer, rank, tir::Store(t->buffer, idx, body));
+    s = tir::Store(t->buffer, idx, t->body);
   }
-  if (rank >= 2) {
-    arith::Analyzer an;
-    Var fused = MakeVar("fused");
-    s = tir::Let(t->axes[1], FloorMod(fused, t->shape()[1]), s);
-    s = tir::Let(t->axes[0], FloorDiv(fused, t->shape()[1]), s);
-    s = tir::For(fused, IntImm(0), an.Simplify(t->shape()[0] * t->shape()[1]),
-                 tir::ForKind::kParallel, s);
-  } else if (rank == 1) {
-    s = tir::For(t->axes[0], IntImm(0), t->shape()[0], tir::ForKind::kParallel, s);
-  }
+  for (size_t i = t->axes.size(); i-- > 0;)
+    s = tir::For(t->axes[i], IntImm(0), t->shape()[i], tir::ForKind::kSerial, s);
   return s;
 }
 }  // namespace
@@ -227,7 +207,7 @@ tir::PrimFunc CreatePrimFunc(const std::string& name, const std::vector<Tensor>&
   order = std::move(kept);
 
   std::vector<tir::Stmt> stages;
-  for (const auto& t : order) stages.push_back(StageBody(t));
+  for (const auto& t : order) stages.push_back(StageNest(t));
   tir::Stmt body = tir::Seq(stages);
   for (auto it = order.rbegin(); it != order.rend(); ++it)
     if (!output_bufs.count((*it)->buffer.get())) body = tir::Allocate((*it)->buffer, body);

@@ -5,22 +5,15 @@
 #include <chrono>
 #include <iostream>
 #include <map>
-#include <mutex>
 
 #include "relax/support/error.h"
 
 namespace relax {
 
-void RegisterBuiltinPasses();  // lib/transform/passes.cc
-
 namespace {
 std::map<std::string, Pass>& Registry() {
   static std::map<std::string, Pass> r;
   return r;
-}
-void Ensure() {
-  static std::once_flag once;
-  std::call_once(once, [] { RegisterBuiltinPasses(); });
 }
 }  // namespace
 
@@ -31,13 +24,11 @@ void RegisterPass(Pass p) {
 }
 
 const Pass* FindPass(const std::string& name) {
-  Ensure();
   auto it = Registry().find(name);
   return it == Registry().end() ? nullptr : &it->second;
 }
 
 std::vector<const Pass*> ListPasses() {
-  Ensure();
   std::vector<const Pass*> out;
   for (const auto& [n, p] : Registry()) out.push_back(&p);
   return out;

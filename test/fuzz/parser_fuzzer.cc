@@ -7,7 +7,7 @@
 #include <string>
 
 #include "relax/ir/module.h"
-#include "relax/ir/parser.h"
+#include "relax/parser/parser.h"
 #include "relax/support/error.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

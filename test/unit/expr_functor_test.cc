@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "relax/ir/parser.h"
+#include "relax/parser/parser.h"
 #include "relax/lower/vm_register_release.h"
 #include "relax/support/error.h"
 #include "relax/transform/pass.h"

@@ -94,9 +94,16 @@ TEST(LegalizeTest, AddBecomesCallTIR) {
   EXPECT_NE(text.find("relax.call_tir(@add, (%x, %y))"), std::string::npos) << text;
   ASSERT_EQ(mod.prim_funcs.size(), 1u);
   std::string prim = tir::ToString(mod.prim_funcs.begin()->second);
-  EXPECT_NE(prim.find("for fused in parallel(0, n * 4)"), std::string::npos) << prim;
+  // Legalize gives the unscheduled stage; the schedule pass then fuses and parallelizes it.
+  EXPECT_NE(prim.find("for i in serial(0, n)"), std::string::npos) << prim;
   EXPECT_NE(prim.find("out[i, j] = A[i, j] + B[i, j]"), std::string::npos) << prim;
   testing::CheckRoundTrip(mod, "add-legalized");
+  runner.Run(&mod, {"schedule"});
+  prim = tir::ToString(mod.prim_funcs.begin()->second);
+  EXPECT_NE(prim.find("schedule = \"cpu.injective\""), std::string::npos) << prim;
+  EXPECT_NE(prim.find("for fused in parallel(0, n * 4)"), std::string::npos) << prim;
+  EXPECT_NE(prim.find("out[i, j] = A[i, j] + B[i, j]"), std::string::npos) << prim;
+  testing::CheckRoundTrip(mod, "add-scheduled");
 }
 
 TEST(OpRegistryTest, PatternKindsAndUnknownOps) {

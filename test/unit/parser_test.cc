@@ -1,6 +1,6 @@
 // Parser unit tests: located error messages, symbolic var identity, constant
 // table resolution, and robustness on truncated or garbage input.
-#include "relax/ir/parser.h"
+#include "relax/parser/parser.h"
 
 #include <gtest/gtest.h>
 

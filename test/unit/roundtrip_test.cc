@@ -12,7 +12,7 @@
 
 #include "relax/codegen/build.h"
 #include "relax/frontend/onnx.h"
-#include "relax/ir/parser.h"
+#include "relax/parser/parser.h"
 #include "relax/ir/structural_equal.h"
 #include "relax/transform/pass.h"
 #include "test_util.h"

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "relax/ir/parser.h"
+#include "relax/parser/parser.h"
 
 namespace relax {
 namespace {

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "relax/ir/parser.h"
+#include "relax/parser/parser.h"
 #include "relax/ir/structural_equal.h"
 #include "relax/op/op.h"
 #include "relax/transform/block_builder.h"

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "relax/codegen/codegen.h"
-#include "relax/ir/parser.h"
+#include "relax/parser/parser.h"
 #include "relax/lower/flatten_buffer.h"
 #include "relax/runtime/c_api.h"
 #include "relax/support/error.h"

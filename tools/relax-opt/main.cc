@@ -7,7 +7,7 @@
 
 #include "../cli_main.h"
 #include "relax/codegen/codegen.h"
-#include "relax/ir/parser.h"
+#include "relax/parser/parser.h"
 #include "relax/lower/flatten_buffer.h"
 #include "relax/lower/vm_codegen.h"
 #include "relax/support/error.h"

@@ -10,7 +10,7 @@
 
 #include "relax/codegen/build.h"
 #include "relax/frontend/onnx.h"
-#include "relax/ir/parser.h"
+#include "relax/parser/parser.h"
 #include "relax/support/file.h"
 
 namespace relax::tools {
@@ -106,7 +106,7 @@ int RunCompile(const CompileOptions& o) {
     popts.verify_each = !o.no_verify;
     popts.out = &std::cout;
     PassContext pctx;
-    pctx.target = o.target;
+    pctx.target = target.ToString();
     pctx.bounds = iopts.bounds;
     PassRunner runner(popts, pctx);
     IRModule mod = IsTextIR(o.model) ? LoadTextIR(o.model, iopts.bounds)
@@ -114,10 +114,14 @@ int RunCompile(const CompileOptions& o) {
     runner.Stage("import", ToString(mod));
     BuildStats st = Build(std::move(mod), target, o.output, runner, o.disabled);
     runner.Finish();
-    if (o.stats)
+    if (o.stats) {
       std::cout << "kernels: " << st.num_prim_funcs << " PrimFuncs, " << st.kernel_bytes
-                << " bytes of code\nvm: " << st.num_instructions
-                << " instructions\nparams: " << st.params_bytes << " bytes\n";
+                << " bytes of code\n";
+      for (const auto& [rule, n] : st.schedule_rules)
+        std::cout << "schedule: " << rule << ": " << n << " PrimFuncs\n";
+      std::cout << "vm: " << st.num_instructions << " instructions\nparams: " << st.params_bytes
+                << " bytes\n";
+    }
     std::cerr << "wrote " << o.output << "\n";
     return 0;
   } catch (const frontend::UnsupportedOpError& e) {
@@ -151,7 +155,7 @@ void AddCompileCommand(CLI::App& app) {
   c->add_option("--print-ir-after", o->print_after, "Print the IR after the named stage")
       ->delimiter(',');
   c->add_flag("--time-passes", o->time_passes, "Print per-pass timing");
-  c->add_flag("--stats", o->stats, "Print kernel/VM/params sizes");
+  c->add_flag("--stats", o->stats, "Print kernel/VM/params sizes and the schedule rule counts");
   c->add_flag("--no-verify", o->no_verify, "Skip the well-formedness check after each pass");
   c->add_option("--bound", o->bounds, "Bound a symbolic dim: NAME=MAX or NAME=MIN..MAX");
   c->add_option("--disable-pass", o->disabled,

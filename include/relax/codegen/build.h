@@ -3,6 +3,7 @@
 #ifndef RELAX_CODEGEN_BUILD_H_
 #define RELAX_CODEGEN_BUILD_H_
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,9 @@ struct BuildStats {
   size_t num_instructions = 0;
   size_t params_bytes = 0;
   size_t kernel_bytes = 0;
+  /// Schedule rule name (the PrimFunc's `schedule` attribute) -> number of kernels it scheduled;
+  /// "(unscheduled)" for hand-written or already scheduled TIR.
+  std::map<std::string, size_t> schedule_rules;
 };
 
 /// Runs DefaultPipeline() on `mod`, generates kernels for `target` and writes

@@ -1,41 +1,26 @@
-// Target code generation for PrimFuncs: TIR -> MLIR -> LLVM IR -> object ->
-// shared object. MLIR/LLVM stay behind this header.
+// Kernel code generation through the target's backend (relax/target/backend.h). MLIR/LLVM stay
+// behind the backends.
 #ifndef RELAX_CODEGEN_CODEGEN_H_
 #define RELAX_CODEGEN_CODEGEN_H_
 
-#include <ostream>
-#include <string>
+#include <vector>
 
 #include "relax/ir/module.h"
+#include "relax/target/backend.h"
+#include "relax/target/target.h"
 
 namespace relax {
 
-/// A compilation target: backend name plus attributes (`cpu -mcpu=native`).
-struct Target {
-  std::string kind = "cpu";
-  std::string mcpu = "native";  // LLVM CPU name; "native" = the host CPU
-  /// Parses "cpu", "cpu -mcpu=skylake"; Error for unknown kinds/attributes.
-  static Target Parse(const std::string& s);
-};
-
-struct CodegenOptions {
-  std::ostream* dump_mlir = nullptr;  // if set: the MLIR of the kernels, before lowering
-  std::ostream* dump_llvm = nullptr;  // if set: the optimized LLVM IR
-  int opt_level = 3;
-  /// If set: the CPU features the generated code may use (LLVM names, comma-separated, e.g.
-  /// "avx,avx2,fma"), recorded in the artifact so a host without them refuses to load it.
-  std::string* cpu_features = nullptr;
-};
-
-/// Compiles every (flattened) PrimFunc of `mod` into one shared object for
-/// `target` and returns its bytes. Each PrimFunc `f` becomes the exported
-/// symbol `f` with the RelaxPackedFunc ABI (runtime/c_api.h): args are the
-/// buffers as DLTensor* (inputs then outputs) followed by scalar params as
-/// ints. Symbolic dims are read from the DLTensors' shapes.
-/// Errors: unsupported TIR constructs (names the PrimFunc), LLVM/MLIR failures,
-/// linker failures (with the linker's output).
+/// Compiles every (scheduled, flattened) PrimFunc of `mod` with the backend of `target.kind`
+/// (GetBackend(kind).BuildKernels) and returns the kernel library's bytes. Each PrimFunc `f`
+/// becomes the exported symbol `f` with the RelaxPackedFunc ABI (runtime/c_api.h): args are
+/// the buffers as DLTensor* (inputs then outputs) followed by scalar params as ints; symbolic
+/// dims are read from the DLTensors' shapes. Sections the backend adds go to `sections` (if
+/// non-null). Errors: an unknown target kind, unsupported TIR constructs (names the PrimFunc),
+/// LLVM/MLIR failures, linker failures (with the linker's output).
 std::string BuildSharedObject(const IRModule& mod, const Target& target,
-                              const CodegenOptions& options);
+                              const CodegenOptions& options,
+                              std::vector<BackendSection>* sections = nullptr);
 
 }  // namespace relax
 

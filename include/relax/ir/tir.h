@@ -15,6 +15,11 @@ namespace relax::tir {
 
 enum class StmtKind : uint8_t { kFor, kStore, kLet, kIf, kSeq, kAllocate, kEvaluate };
 enum class ForKind : uint8_t { kSerial, kParallel, kVectorized, kUnrolled, kThreadBinding };
+/// What a loop iterates over: output elements (spatial: iterations are independent) or a
+/// reduction axis (iterations accumulate into the same elements). The TE builder marks each
+/// loop; schedule rules read it (a reduction loop may not be made parallel or reordered
+/// outside its stage's init).
+enum class IterKind : uint8_t { kSpatial, kReduction };
 
 struct StmtNode;
 using Stmt = std::shared_ptr<const StmtNode>;
@@ -32,18 +37,21 @@ struct StmtNode {
 
 /// for loop_var in for_kind(min, extent[, thread_tag]) { body }
 struct ForNode : StmtNode {
-  ForNode(Var v, PrimExpr mn, PrimExpr ext, ForKind k, std::string tag, Stmt b)
+  ForNode(Var v, PrimExpr mn, PrimExpr ext, ForKind k, std::string tag, Stmt b,
+          IterKind ik = IterKind::kSpatial)
       : StmtNode(StmtKind::kFor),
         loop_var(std::move(v)),
         min(std::move(mn)),
         extent(std::move(ext)),
         for_kind(k),
+        iter_kind(ik),
         thread_tag(std::move(tag)),
         body(std::move(b)) {}
   static constexpr StmtKind kKind = StmtKind::kFor;
   Var loop_var;
   PrimExpr min, extent;
   ForKind for_kind;
+  IterKind iter_kind;      // printed as a trailing `reduce` for kReduction
   std::string thread_tag;  // kThreadBinding only ("threadIdx.x", ...)
   Stmt body;
 };
@@ -112,7 +120,8 @@ const T* As(const Stmt& s) {
   return s && s->kind == T::kKind ? static_cast<const T*>(s.get()) : nullptr;
 }
 
-Stmt For(Var v, PrimExpr min, PrimExpr extent, ForKind k, Stmt body, std::string thread_tag = "");
+Stmt For(Var v, PrimExpr min, PrimExpr extent, ForKind k, Stmt body, std::string thread_tag = "",
+         IterKind iter_kind = IterKind::kSpatial);
 Stmt Store(Buffer b, std::vector<PrimExpr> indices, PrimExpr value);
 Stmt Let(Var v, PrimExpr value, Stmt body);
 Stmt IfThenElse(PrimExpr cond, Stmt then_s, Stmt else_s = nullptr);

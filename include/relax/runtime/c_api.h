@@ -73,6 +73,15 @@ int32_t RelaxCheckKernelArgs(const char* kernel, const int64_t* sig, const Relax
                              int32_t num_args);
 int32_t RelaxParallelFor(int64_t begin, int64_t end, RelaxParallelBody body, void* ctx);
 
+/* Kernel workspace: scratch memory for intermediates that live inside one kernel call (TIR
+ * `alloc`). RelaxWorkspaceAlloc returns `nbytes` (>= 0) bytes aligned to 64 from a per-thread
+ * pool, or null (after RelaxSetLastError) when memory is exhausted; RelaxWorkspaceFree gives
+ * them back. Blocks are reused by later calls on the same thread, so a kernel called in a
+ * loop does not reach malloc per call; blocks over 64 MiB are returned to the system on free.
+ * A pointer must be freed on the thread that allocated it (kernels free before returning). */
+void* RelaxWorkspaceAlloc(int64_t nbytes);
+void RelaxWorkspaceFree(void* ptr);
+
 /* The runtime functions generated code calls, handed to a loaded artifact once through its
  * exported `__relax_init` (RelaxInitFunc): kernels never look them up in the host program, so
  * the runtime can live in any dlopen()ed library (a Python extension, a plugin). Fields are
@@ -80,12 +89,14 @@ int32_t RelaxParallelFor(int64_t begin, int64_t end, RelaxParallelBody body, voi
 #define RELAX_RUNTIME_TABLE_VERSION 1
 typedef struct {
   uint32_t version;     /* RELAX_RUNTIME_TABLE_VERSION */
-  uint32_t num_entries; /* function pointers that follow (4 in version 1) */
+  uint32_t num_entries; /* function pointers that follow (6 in version 1) */
   void (*set_last_error)(const char* msg);
   const char* (*get_last_error)(void);
   int32_t (*parallel_for)(int64_t begin, int64_t end, RelaxParallelBody body, void* ctx);
   int32_t (*check_kernel_args)(const char* kernel, const int64_t* sig, const RelaxValue* args,
                                int32_t num_args);
+  void* (*workspace_alloc)(int64_t nbytes);
+  void (*workspace_free)(void* ptr);
 } RelaxRuntimeTable;
 
 /* This runtime's table (static storage; valid for the life of the process). */

@@ -59,11 +59,19 @@ PrimExpr MaxReduce(PrimExpr source, const std::vector<ReduceAxis>& axes);
 PrimExpr MinValue(DataType t);
 PrimExpr MaxValue(DataType t);
 
+/// The identity of a reduction combiner ("sum": 0, "max": MinValue, "min": MaxValue) and
+/// one accumulation step `combine(acc, value)`. Error for other combiners.
+PrimExpr ReductionInit(const std::string& combiner, DataType t);
+PrimExpr ReductionCombine(const std::string& combiner, PrimExpr acc, PrimExpr value);
+
 /// Builds a PrimFunc computing `outputs` from `inputs`: injective intermediates are
 /// inlined into their consumers (compute_inline); every other computed tensor gets
-/// one loop nest in dependency order (outermost loop parallel), intermediates
-/// allocated inside the function. Buffers appear as parameters in the order
-/// inputs, outputs. Symbolic vars in shapes are bound from the buffers.
+/// one *unscheduled* loop nest (a stage) in dependency order, intermediates allocated
+/// inside the function. A stage is a serial spatial loop per output axis around either
+/// one store, or (reductions) the init store followed by serial loops marked
+/// IterKind::kReduction around the update store `out = combine(out, source)`. Loop
+/// order, fusion and parallelism are the schedule stage's (lib/schedule). Buffers appear as
+/// parameters in the order inputs, outputs. Symbolic vars in shapes are bound from the buffers.
 tir::PrimFunc CreatePrimFunc(const std::string& name, const std::vector<Tensor>& inputs,
                              const std::vector<Tensor>& outputs);
 

@@ -5,7 +5,7 @@
 #include <cstring>
 
 #include "parser_internal.h"
-#include "relax/ir/parser.h"
+#include "relax/parser/parser.h"
 #include "relax/support/error.h"
 
 namespace relax {

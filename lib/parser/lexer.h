@@ -1,11 +1,13 @@
 // Tokenizer for the textual IR (see docs/ir.md): identifiers (dotted), %vars,
 // @globals, numbers, strings and punctuation, each with its line and column.
-#ifndef RELAX_IR_LEXER_H_
-#define RELAX_IR_LEXER_H_
+#ifndef RELAX_PARSER_LEXER_H_
+#define RELAX_PARSER_LEXER_H_
 
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include "relax/ir/text_format.h"
 
 namespace relax::text {
 
@@ -37,14 +39,6 @@ std::vector<Token> Lex(const std::string& src);
 /// Human-readable description of a token for "found X" messages.
 std::string Describe(const Token& t);
 
-/// Quotes `s` as a string literal the lexer reads back (escapes " \ and
-/// non-printable bytes).
-std::string Quote(const std::string& s);
-
-/// An attribute key as printed: bare when it lexes as one identifier (`global_symbol`,
-/// `bound.n`), else quoted.
-std::string FormatKey(const std::string& key);
-
 }  // namespace relax::text
 
-#endif  // RELAX_IR_LEXER_H_
+#endif  // RELAX_PARSER_LEXER_H_

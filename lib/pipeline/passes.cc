@@ -1,23 +1,33 @@
-// Registration of the built-in passes (one place; each pass lives in its own file and is
-// declared in the public header mirroring it).
+// Registration of the built-in passes: the one place that names every pass library, so that
+// the pass registry (lib/transform) depends on none of them. Each pass lives in its own file
+// and is declared in the public header mirroring it. This file is compiled into each program
+// that links relax_compiler (an INTERFACE source of that target), and registers at start-up.
 #include "relax/legalize/legalize.h"
 #include "relax/lower/flatten_buffer.h"
+#include "relax/schedule/schedule.h"
 #include "relax/transform/dedupe_prim_funcs.h"
 #include "relax/transform/fuse_ops.h"
 #include "relax/transform/fuse_tir.h"
 #include "relax/transform/pass.h"
 
 namespace relax {
+namespace {
 
-void RegisterBuiltinPasses() {
+const bool kRegistered = [] {
   RegisterPass({"fuse-ops", "group op chains by pattern kind into primitive functions", FuseOps});
   RegisterPass({"fuse-tir", "turn each primitive function into one PrimFunc (composed TE computes)",
                 FuseTIR});
   RegisterPass(
       {"legalize", "lower every high-level op to call_tir of a TE-built PrimFunc", LegalizeModule});
+  RegisterPass({"schedule",
+                "give each unscheduled PrimFunc its loops by the target's first matching "
+                "schedule rule",
+                ScheduleModule});
   RegisterPass({"flatten-buffer", "linearize N-D buffer accesses in PrimFuncs to 1-D",
                 [](IRModule* mod, const PassContext&) { FlattenModuleBuffers(mod); }});
   RegisterPass({"dedupe-prim-funcs", "merge structurally identical PrimFuncs", DedupePrimFuncs});
-}
+  return true;
+}();
 
+}  // namespace
 }  // namespace relax

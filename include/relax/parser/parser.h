@@ -1,8 +1,8 @@
 // Parser for the textual IR written by ToString(IRModule): Relax functions with
 // StructInfo and symbolic shapes, TIR PrimFuncs, module attributes, and
 // constants (inline, or by content digest resolved against a ConstantTable).
-#ifndef RELAX_IR_PARSER_H_
-#define RELAX_IR_PARSER_H_
+#ifndef RELAX_PARSER_PARSER_H_
+#define RELAX_PARSER_PARSER_H_
 
 #include <cstdint>
 #include <map>
@@ -38,4 +38,4 @@ IRModule ParseModule(const std::string& text, const std::string& filename = "<in
 
 }  // namespace relax
 
-#endif  // RELAX_IR_PARSER_H_
+#endif  // RELAX_PARSER_PARSER_H_

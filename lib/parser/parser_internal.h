@@ -1,7 +1,7 @@
 // Shared state and helpers of the text IR parser (parser.cc: module and Relax
 // level; parser_tir.cc: PrimExpr and TIR level).
-#ifndef RELAX_IR_PARSER_INTERNAL_H_
-#define RELAX_IR_PARSER_INTERNAL_H_
+#ifndef RELAX_PARSER_PARSER_INTERNAL_H_
+#define RELAX_PARSER_PARSER_INTERNAL_H_
 
 #include <map>
 #include <set>
@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "lexer.h"
-#include "relax/ir/parser.h"
+#include "relax/parser/parser.h"
 #include "relax/transform/block_builder.h"
 
 namespace relax::text {
@@ -105,4 +105,4 @@ class Parser {
 
 }  // namespace relax::text
 
-#endif  // RELAX_IR_PARSER_INTERNAL_H_
+#endif  // RELAX_PARSER_PARSER_INTERNAL_H_

@@ -399,9 +399,14 @@ tir::Stmt Parser::ParseStmt() {
       tag = Next().text;
     }
     ExpectPunct(")");
+    tir::IterKind iter = tir::IterKind::kSpatial;
+    if (Peek().kind == Tok::kIdent && Peek().text == "reduce") {
+      Next();
+      iter = tir::IterKind::kReduction;
+    }
     Var v = MakeVar(vname, vt);
     tir::Stmt body = with_scope(vname, v, nullptr);
-    return tir::For(v, min, extent, kind, body, tag);
+    return tir::For(v, min, extent, kind, body, tag, iter);
   }
   if (t.text == "let" && Peek(1).kind == Tok::kIdent) {
     Next();

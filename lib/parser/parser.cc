@@ -1,7 +1,7 @@
 // Text IR parser, module and Relax level: module attributes, functions,
 // binding blocks, expressions; op calls are checked against the op registry's
 // StructInfo inference. (Constants and StructInfo: parser_types.cc.)
-#include "relax/ir/parser.h"
+#include "relax/parser/parser.h"
 
 #include <cmath>
 #include <cstdlib>

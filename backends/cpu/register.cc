@@ -1,0 +1,32 @@
+// The CPU backend as one relax::Backend: kind "cpu", attribute -mcpu, schedule rules, codegen
+// to an x86-64 shared object, kernels on the host (kDLCPU), and a "target" artifact section
+// listing the CPU features the code uses (the loader refuses a host that lacks one).
+#include <dlpack/dlpack.h>
+
+#include "cpu_backend.h"
+
+namespace relax::backends::cpu {
+
+namespace {
+class CpuBackend : public Backend {
+ public:
+  std::string Kind() const override { return "cpu"; }
+  std::vector<TargetAttrInfo> Attributes() const override {
+    return {{"mcpu", "LLVM CPU name (x86-64, x86-64-v3, skylake, ...) or 'native' (default)"}};
+  }
+  void ValidateTarget(const Target& t) const override { ValidateCpuTarget(t); }
+  const std::vector<ScheduleRule>& ScheduleRules() const override { return CpuScheduleRules(); }
+  int DeviceType() const override { return kDLCPU; }
+  std::string BuildKernels(const IRModule& mod, const Target& t, const CodegenOptions& options,
+                           std::vector<BackendSection>* sections) const override {
+    std::string features;
+    std::string so = BuildCpuKernels(mod, t, options, &features);
+    if (sections) sections->push_back({"target", "cpu_features=" + features + "\n", 8});
+    return so;
+  }
+};
+}  // namespace
+
+void RegisterCpuBackend() { RegisterBackend(std::make_shared<CpuBackend>()); }
+
+}  // namespace relax::backends::cpu

@@ -1,0 +1,134 @@
+// The CPU default schedule rules (backend "cpu"), most specific first. Each is a recipe of
+// schedule primitives (relax/schedule/loop_nest.h) on the TE builder's unscheduled stages:
+//  - cpu.anchor-epilogue: a reduction (conv, matmul, pooling) into an intermediate followed by
+//    one injective epilogue (batch-norm, activation, residual add) that reads the intermediate
+//    only at its own element: the reduction writes the output buffer directly and the epilogue
+//    runs in place inside the reduction's parallel iteration (compute_at), so the
+//    intermediate is never allocated and the epilogue reads data still in cache.
+//  - cpu.reduction / cpu.injective: one stage (below).
+//  - cpu.multi-stage: every stage scheduled as below, in order, intermediates allocated.
+// The per-stage recipe: the first two spatial axes fused into one parallel loop (the batch
+// alone is often 1); for a reduction with a spatial axis beyond those two, the init gets its
+// own nest (decompose_reduction) and the reduction loops move outside the innermost spatial
+// axis, so the innermost loop walks the output contiguously and vectorizes. Each element
+// still accumulates in the same order, so results are bitwise those of the unscheduled nest.
+#include <algorithm>
+
+#include "cpu_backend.h"
+#include "relax/arith/analyzer.h"
+#include "relax/schedule/loop_nest.h"
+#include "relax/schedule/stage.h"
+
+namespace relax::backends::cpu {
+
+namespace {
+
+schedule::LoopNest StageNest(const schedule::Stage& s) {
+  schedule::LoopNest n(s);
+  size_t rank = s.axes.size();
+  if (rank >= 2) n.Fuse(0);
+  if (rank >= 1) n.Parallel(0);
+  if (s.is_reduction() && rank > 2) {
+    // Loops now: fused, axes 2 .. rank-1, then the reduction axes.
+    size_t spatial = rank - 1, nred = s.reduce_axes.size();
+    n.DecomposeReduction(1);
+    std::vector<size_t> order;
+    for (size_t i = 0; i + 1 < spatial; ++i) order.push_back(i);
+    for (size_t r = 0; r < nred; ++r) order.push_back(spatial + r);
+    order.push_back(spatial - 1);
+    n.Reorder(order);
+  }
+  return n;
+}
+
+tir::PrimFunc WithBody(const tir::PrimFunc& f, tir::Stmt body) {
+  auto n = std::make_shared<tir::PrimFuncNode>(*f);
+  n->body = std::move(body);
+  return n;
+}
+
+tir::Stmt Sequence(const schedule::StageProgram& p) {
+  std::vector<tir::Stmt> parts;
+  for (const auto& s : p.stages) parts.push_back(StageNest(s).Build());
+  tir::Stmt body = tir::Seq(parts);
+  for (size_t i = p.allocs.size(); i-- > 0;) body = tir::Allocate(p.allocs[i], body);
+  return body;
+}
+
+// The anchor-epilogue program can run in place: the epilogue reads the intermediate only at
+// its own element, and both have the same shape and dtype.
+bool InPlaceEpilogue(const schedule::StageProgram& p) {
+  const schedule::Stage& a = p.stages[p.stages.size() - 2];
+  const schedule::Stage& e = p.stages.back();
+  if (a.buffer->dtype != e.buffer->dtype || a.axes.size() != e.axes.size()) return false;
+  arith::Analyzer an;
+  std::vector<Var> vars;
+  for (const auto& d : a.extents) CollectVars(d, &vars);
+  for (const auto& d : e.extents) CollectVars(d, &vars);
+  for (const auto& v : vars) an.Bind(v, 0);
+  for (size_t i = 0; i < a.extents.size(); ++i)
+    if (!an.CanProveEqual(a.extents[i], e.extents[i])) return false;
+  return schedule::ReadsOnlyAt(e.value, a.buffer, e.axes);
+}
+
+std::optional<schedule::StageProgram> Program(const tir::PrimFunc& f) {
+  return schedule::ParseStages(*f);
+}
+
+std::vector<ScheduleRule> MakeRules() {
+  std::vector<ScheduleRule> rules;
+  rules.push_back(
+      {"cpu.anchor-epilogue",
+       "reduction + in-place epilogue: the epilogue runs inside the reduction's parallel "
+       "iteration on the output buffer; no intermediate",
+       [](const tir::PrimFunc& f, const std::string& pattern, const Target&) {
+         return pattern == "anchor-epilogue" && InPlaceEpilogue(*Program(f));
+       },
+       [](const tir::PrimFunc& f, const Target&) {
+         schedule::StageProgram p = *Program(f);
+         schedule::Stage epi = p.stages.back();
+         p.stages.pop_back();
+         schedule::Stage anchor = p.stages.back();
+         p.stages.pop_back();
+         Buffer tmp = anchor.buffer;
+         anchor.buffer = epi.buffer;
+         epi.value = schedule::ReplaceBuffer(epi.value, tmp, epi.buffer);
+         schedule::LoopNest n = StageNest(anchor);
+         n.ComputeAt(epi, anchor.axes.empty() ? 0 : 1);
+         // Prologue stages (pads) keep their own nests; the intermediate is gone.
+         p.allocs.erase(std::find(p.allocs.begin(), p.allocs.end(), tmp));
+         std::vector<tir::Stmt> parts;
+         for (const auto& s : p.stages) parts.push_back(StageNest(s).Build());
+         parts.push_back(n.Build());
+         tir::Stmt body = parts.size() == 1 ? parts[0] : tir::Seq(parts);
+         for (size_t i = p.allocs.size(); i-- > 0;) body = tir::Allocate(p.allocs[i], body);
+         return WithBody(f, body);
+       }});
+  auto single = [](const char* pattern) {
+    return [pattern](const tir::PrimFunc&, const std::string& p, const Target&) {
+      return p == pattern;
+    };
+  };
+  auto stagewise = [](const tir::PrimFunc& f, const Target&) {
+    return WithBody(f, Sequence(*Program(f)));
+  };
+  rules.push_back({"cpu.reduction",
+                   "one reduction: outer two axes fused and parallel, reduction loops outside the "
+                   "innermost spatial axis",
+                   single("reduction"), stagewise});
+  rules.push_back({"cpu.injective", "one injective stage: outer two axes fused and parallel",
+                   single("injective"), stagewise});
+  rules.push_back({"cpu.multi-stage", "each stage by its kind's recipe, in order",
+                   [](const tir::PrimFunc&, const std::string&, const Target&) { return true; },
+                   stagewise});
+  return rules;
+}
+
+}  // namespace
+
+const std::vector<ScheduleRule>& CpuScheduleRules() {
+  static const std::vector<ScheduleRule> rules = MakeRules();
+  return rules;
+}
+
+}  // namespace relax::backends::cpu

@@ -1,0 +1,15 @@
+// Registers every built-in backend when the program starts. Each backend folder exports exactly
+// one entry point, `relax::backends::<name>::Register<Name>Backend()` (its register.cc); this
+// file is the one place that names them. It is compiled into each program that links
+// relax_compiler (an INTERFACE source of that target), so the registration is never dropped
+// by the static linker.
+namespace relax::backends::cpu {
+void RegisterCpuBackend();
+}  // namespace relax::backends::cpu
+
+namespace {
+const bool kRegistered = [] {
+  relax::backends::cpu::RegisterCpuBackend();
+  return true;
+}();
+}  // namespace

@@ -1,0 +1,92 @@
+// Backend: what one code generator (backends/<name>/) provides to the compiler. A backend
+// registers itself once (its `register.cc`, called from backends/registry.cc); the compiler
+// reaches it only through this interface, by the target's kind:
+//  - the target attributes it accepts and their validation;
+//  - its default schedule rules (lib/schedule applies them in the `schedule` pass);
+//  - its codegen hook (scheduled, flattened PrimFuncs -> a loadable kernel library);
+//  - the runtime device API its kernels run on (a DLPack device type);
+//  - the artifact sections it adds beside "elf", "params" and "executable".
+#ifndef RELAX_TARGET_BACKEND_H_
+#define RELAX_TARGET_BACKEND_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "relax/ir/module.h"
+#include "relax/ir/tir.h"
+#include "relax/target/target.h"
+
+namespace relax {
+
+/// One schedule rule: (target, op pattern kind, predicate on shapes/dtypes) -> a TIR
+/// transformation. `match` sees an unscheduled PrimFunc (the TE builder's stage form) and its
+/// pattern kind (derived from its stages: "injective", "reduction", "anchor-epilogue" or
+/// "multi-stage"); `apply` returns the scheduled PrimFunc. The schedule pass tries a backend's
+/// rules in order and applies the first that matches; its name is recorded in the PrimFunc's
+/// `schedule` attribute (shown by --print-ir-after=schedule and counted by --stats).
+struct ScheduleRule {
+  std::string name;         // "<target kind>.<what>", e.g. "cpu.anchor-epilogue"
+  std::string description;  // one line, for docs and `relax-opt --help`
+  std::function<bool(const tir::PrimFunc& f, const std::string& pattern, const Target& t)> match;
+  std::function<tir::PrimFunc(const tir::PrimFunc& f, const Target& t)> apply;
+};
+
+/// Options of the codegen hook.
+struct CodegenOptions {
+  std::ostream* dump_mlir = nullptr;  // if set: the MLIR of the kernels, before lowering
+  std::ostream* dump_llvm = nullptr;  // if set: the optimized LLVM IR
+  int opt_level = 3;
+};
+
+/// A named artifact section a backend adds (runtime/artifact_format.h: name, bytes, alignment).
+struct BackendSection {
+  std::string name;
+  std::string bytes;
+  uint64_t alignment = 8;
+};
+
+/// A target attribute a backend accepts: `-name=VALUE`.
+struct TargetAttrInfo {
+  std::string name;
+  std::string help;  // e.g. "LLVM CPU name or 'native' (default)"
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  /// The target kind this backend implements ("cpu").
+  virtual std::string Kind() const = 0;
+  /// The `-key=value` attributes Target::Parse accepts for this kind.
+  virtual std::vector<TargetAttrInfo> Attributes() const = 0;
+  /// Checks attribute values; throws relax::Error naming the attribute. Default: accepts all.
+  virtual void ValidateTarget(const Target& t) const { (void)t; }
+  /// Default schedule rules, most specific first.
+  virtual const std::vector<ScheduleRule>& ScheduleRules() const = 0;
+  /// The DLPack device type (DLDeviceType) the kernels run on (kDLCPU = 1).
+  virtual int DeviceType() const = 0;
+  /// Codegen hook: compiles every (scheduled, flattened) PrimFunc of `mod` into one loadable
+  /// library (returned bytes; the artifact's "elf" section) with the RelaxPackedFunc ABI
+  /// (runtime/c_api.h), and appends the other sections the loader needs to `sections`
+  /// (cpu: "target", the CPU features the code uses). Errors: relax::Error naming the PrimFunc
+  /// for unsupported TIR, and LLVM/MLIR/linker failures with their messages.
+  virtual std::string BuildKernels(const IRModule& mod, const Target& t,
+                                   const CodegenOptions& options,
+                                   std::vector<BackendSection>* sections) const = 0;
+};
+
+/// Adds `b` to the registry; Error if its kind is already registered.
+void RegisterBackend(std::shared_ptr<const Backend> b);
+/// The backend of `kind`; Error listing the registered kinds when there is none.
+const Backend& GetBackend(const std::string& kind);
+/// The backend of `kind`, or null.
+const Backend* FindBackend(const std::string& kind);
+/// Registered kinds, sorted.
+std::vector<std::string> BackendKinds();
+
+}  // namespace relax
+
+#endif  // RELAX_TARGET_BACKEND_H_
