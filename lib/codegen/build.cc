@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "relax/lower/outline_parallel.h"
 #include "relax/lower/vm_codegen.h"
 #include "relax/runtime/artifact.h"
 #include "relax/support/error.h"
@@ -13,13 +14,17 @@
 namespace relax {
 
 std::vector<std::string> DefaultPipeline() {
-  return {"fuse-ops", "fuse-tir", "legalize", "schedule", "dedupe-prim-funcs", "flatten-buffer"};
+  return {"fuse-ops",          "fuse-tir",       "legalize",        "schedule",
+          "dedupe-prim-funcs", "flatten-buffer", "outline-parallel"};
 }
 
 std::string BuildSharedObject(const IRModule& mod, const Target& target,
                               const CodegenOptions& options,
                               std::vector<BackendSection>* sections) {
-  return GetBackend(target.kind).BuildKernels(mod, target, options, sections);
+  // Parallel loops need their captures (idempotent; the default pipeline already ran it).
+  IRModule annotated = mod;
+  OutlineParallelLoops(&annotated);
+  return GetBackend(target.kind).BuildKernels(annotated, target, options, sections);
 }
 
 BuildStats Build(IRModule mod, const Target& target, const std::string& out_path,

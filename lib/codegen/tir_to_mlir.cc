@@ -43,36 +43,6 @@ constexpr int64_t kRelaxValuePayload = 8;
 // longer ones become an scf.for carrying the hint (docs/design.md).
 constexpr int64_t kMaxBridgeUnroll = 16;
 
-// Variables and buffers a parallel loop body uses that are bound outside it (its captures),
-// in first-use order. Vars or buffers defined inside the body are not in `bound_*`.
-class CaptureCollector : public tir::StmtVisitor {
- public:
-  CaptureCollector(const std::map<const PrimExprNode*, Value>& bound_vars,
-                   const std::map<const BufferNode*, Value>& bound_bufs)
-      : bound_vars_(bound_vars), bound_bufs_(bound_bufs) {}
-  std::vector<const PrimExprNode*> vars;
-  std::vector<Buffer> bufs;
-  using tir::StmtVisitor::VisitExpr;
-  using tir::StmtVisitor::VisitStmt;
-
-  void VisitBuffer(const Buffer& b) override {
-    if (!bound_bufs_.count(b.get())) return;
-    for (const auto& x : bufs)
-      if (x == b) return;
-    bufs.push_back(b);
-  }
-
- protected:
-  void VisitExpr_(const tir::VarNode* op, const PrimExpr&) override {
-    if (bound_vars_.count(op) && std::find(vars.begin(), vars.end(), op) == vars.end())
-      vars.push_back(op);
-  }
-
- private:
-  const std::map<const PrimExprNode*, Value>& bound_vars_;
-  const std::map<const BufferNode*, Value>& bound_bufs_;
-};
-
 }  // namespace
 
 Emitter::Emitter(mlir::ModuleOp module, const tir::PrimFunc& f)
@@ -347,9 +317,27 @@ void Emitter::EmitParallelFor(const tir::ForNode* op) {
   auto i64 = b_.getI64Type();
   auto i32 = b_.getI32Type();
   auto i8 = b_.getI8Type();
-  CaptureCollector cap(vars_, bufs_);
-  cap.VisitStmt(op->body);
-  cap.VisitExpr(op->min);
+  // The captures come from the outline-parallel pass (lower/outline_parallel.h).
+  if (!op->has_captures)
+    RELAX_THROW("internal error: PrimFunc '" << f_->name << "': parallel loop '"
+                                             << VarName(op->loop_var)
+                                             << "' has no captures (run outline-parallel first)");
+  struct {
+    std::vector<const PrimExprNode*> vars;
+    std::vector<Buffer> bufs;
+  } cap;
+  for (const auto& v : op->captured_vars) {
+    if (!vars_.count(v.get()))
+      RELAX_THROW("PrimFunc '" << f_->name << "': parallel loop '" << VarName(op->loop_var)
+                               << "' captures '" << VarName(v) << "', which is not defined");
+    cap.vars.push_back(v.get());
+  }
+  for (const auto& buf : op->captured_buffers) {
+    if (!bufs_.count(buf.get()))
+      RELAX_THROW("PrimFunc '" << f_->name << "': parallel loop '" << VarName(op->loop_var)
+                               << "' captures buffer '" << buf->name << "', which is not defined");
+    cap.bufs.push_back(buf);
+  }
 
   // Parent side: pack captures, call the runtime.
   int64_t nslots = static_cast<int64_t>(cap.vars.size() + 2 * cap.bufs.size());

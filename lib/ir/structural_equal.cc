@@ -316,6 +316,14 @@ class Equal {
           return Fail("loop kind");
         if (!Prim(x->min, y->min) || !Prim(x->extent, y->extent)) return false;
         if (!Prim(x->loop_var, y->loop_var, true)) return false;
+        if (x->has_captures != y->has_captures ||
+            x->captured_vars.size() != y->captured_vars.size() ||
+            x->captured_buffers.size() != y->captured_buffers.size())
+          return Fail("loop captures");
+        for (size_t i = 0; i < x->captured_vars.size(); ++i)
+          if (!Prim(x->captured_vars[i], y->captured_vars[i])) return false;
+        for (size_t i = 0; i < x->captured_buffers.size(); ++i)
+          if (!BufferUse(x->captured_buffers[i], y->captured_buffers[i])) return false;
         return StmtList(x->body, y->body);
       }
       case StmtKind::kStore: {

@@ -59,7 +59,17 @@ void PrintStmt(std::ostream& os, const Stmt& s, int ind) {
       os << " in " << ForKindName(n->for_kind) << "(" << ToString(n->min) << ", "
          << ToString(n->extent);
       if (!n->thread_tag.empty()) os << ", " << text::Quote(n->thread_tag);
-      os << ")" << (n->iter_kind == IterKind::kReduction ? " reduce" : "") << " {\n";
+      os << ")" << (n->iter_kind == IterKind::kReduction ? " reduce" : "");
+      if (n->has_captures) {
+        os << " captures(vars(";
+        for (size_t i = 0; i < n->captured_vars.size(); ++i)
+          os << (i ? ", " : "") << VarName(n->captured_vars[i]);
+        os << "), buffers(";
+        for (size_t i = 0; i < n->captured_buffers.size(); ++i)
+          os << (i ? ", " : "") << n->captured_buffers[i]->name;
+        os << "))";
+      }
+      os << " {\n";
       PrintStmt(os, n->body, ind + 2);
       os << pad << "}\n";
       break;

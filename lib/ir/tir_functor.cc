@@ -144,13 +144,23 @@ Stmt StmtMutator::VisitStmt_(const ForNode* op, const Stmt& s) {
   PrimExpr mn = VisitExpr(op->min);
   PrimExpr ext = VisitExpr(op->extent);
   Stmt body = VisitStmt(op->body);
-  if (v.same_as(op->loop_var) && mn.same_as(op->min) && ext.same_as(op->extent) && body == op->body)
+  std::vector<PrimExpr> cvars;
+  bool changed = VisitExprs(op->captured_vars, &cvars);
+  std::vector<Buffer> cbufs;
+  for (const auto& b : op->captured_buffers) {
+    cbufs.push_back(VisitBuffer(b));
+    changed = changed || cbufs.back() != b;
+  }
+  if (!changed && v.same_as(op->loop_var) && mn.same_as(op->min) && ext.same_as(op->extent) &&
+      body == op->body)
     return s;
   auto n = std::make_shared<ForNode>(*op);
   n->loop_var = std::move(v);
   n->min = std::move(mn);
   n->extent = std::move(ext);
   n->body = std::move(body);
+  n->captured_vars = std::move(cvars);
+  n->captured_buffers = std::move(cbufs);
   return n;
 }
 Stmt StmtMutator::VisitStmt_(const BufferStoreNode* op, const Stmt& s) {

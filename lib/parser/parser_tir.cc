@@ -404,9 +404,45 @@ tir::Stmt Parser::ParseStmt() {
       Next();
       iter = tir::IterKind::kReduction;
     }
+    bool has_captures = false;
+    std::vector<Var> cvars;
+    std::vector<Buffer> cbufs;
+    if (Peek().kind == Tok::kIdent && Peek().text == "captures") {
+      Next();
+      has_captures = true;
+      ExpectPunct("(");
+      ExpectIdent("vars");
+      ExpectPunct("(");
+      if (!IsPunct(")")) {
+        do {
+          if (Peek().kind != Tok::kIdent) Expected("a captured var");
+          cvars.push_back(ResolvePrimVar(Next()));
+        } while (AcceptPunct(","));
+      }
+      ExpectPunct(")");
+      ExpectPunct(",");
+      ExpectIdent("buffers");
+      ExpectPunct("(");
+      if (!IsPunct(")")) {
+        do {
+          if (Peek().kind != Tok::kIdent) Expected("a captured buffer");
+          cbufs.push_back(LookupBuffer(Next()));
+        } while (AcceptPunct(","));
+      }
+      ExpectPunct(")");
+      ExpectPunct(")");
+    }
     Var v = MakeVar(vname, vt);
     tir::Stmt body = with_scope(vname, v, nullptr);
-    return tir::For(v, min, extent, kind, body, tag, iter);
+    tir::Stmt loop = tir::For(v, min, extent, kind, body, tag, iter);
+    if (has_captures) {
+      auto n = std::make_shared<tir::ForNode>(*tir::As<tir::ForNode>(loop));
+      n->has_captures = true;
+      n->captured_vars = std::move(cvars);
+      n->captured_buffers = std::move(cbufs);
+      loop = n;
+    }
+    return loop;
   }
   if (t.text == "let" && Peek(1).kind == Tok::kIdent) {
     Next();

@@ -4,6 +4,7 @@
 // that links relax_compiler (an INTERFACE source of that target), and registers at start-up.
 #include "relax/legalize/legalize.h"
 #include "relax/lower/flatten_buffer.h"
+#include "relax/lower/outline_parallel.h"
 #include "relax/schedule/schedule.h"
 #include "relax/transform/dedupe_prim_funcs.h"
 #include "relax/transform/fuse_ops.h"
@@ -25,6 +26,10 @@ const bool kRegistered = [] {
                 ScheduleModule});
   RegisterPass({"flatten-buffer", "linearize N-D buffer accesses in PrimFuncs to 1-D",
                 [](IRModule* mod, const PassContext&) { FlattenModuleBuffers(mod); }});
+  RegisterPass({"outline-parallel",
+                "give each parallel loop its captures (the vars and buffers its body uses from "
+                "outside), which codegen outlines",
+                [](IRModule* mod, const PassContext&) { OutlineParallelLoops(mod); }});
   RegisterPass({"dedupe-prim-funcs", "merge structurally identical PrimFuncs", DedupePrimFuncs});
   return true;
 }();

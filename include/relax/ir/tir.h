@@ -54,6 +54,13 @@ struct ForNode : StmtNode {
   IterKind iter_kind;      // printed as a trailing `reduce` for kReduction
   std::string thread_tag;  // kThreadBinding only ("threadIdx.x", ...)
   Stmt body;
+  /// Set by the outline-parallel pass on kParallel loops (printed `captures(vars(..),
+  /// buffers(..))`): the closure of the body, i.e. the vars and buffers the body (and `min`) use
+  /// that are defined outside it, in first-use order. Codegen outlines the body into a function
+  /// that receives exactly these.
+  bool has_captures = false;
+  std::vector<Var> captured_vars;
+  std::vector<Buffer> captured_buffers;
 };
 
 /// buffer[indices] = value
