@@ -19,7 +19,11 @@ StructInfo InferReshape(const CallNode& c, BlockBuilder& bb) {
 }
 }  // namespace
 
+// lib/op/data_movement.cc
+void RegisterDataMovementOps();
+
 void RegisterTensorOps() {
+  RegisterDataMovementOps();
   RegisterOp("relax.reshape", OpPatternKind::kInjective, InferReshape, nullptr);
 }
 

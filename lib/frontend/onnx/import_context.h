@@ -85,6 +85,17 @@ std::optional<std::vector<PrimExpr>> KnownInts(const Expr& constant);
 void AddMathConverters(ConverterTable* t);
 void AddNNConverters(ConverterTable* t);
 void AddTensorConverters(ConverterTable* t);
+void AddMovementConverters(ConverterTable* t);
+
+// Data-tensor paths of the shape-value converters (convert_movement.cc).
+std::vector<Value> SliceData(ImportContext& ctx, const onnx::NodeProto& n);
+std::vector<Value> GatherData(ImportContext& ctx, const onnx::NodeProto& n);
+std::vector<Value> ConcatData(ImportContext& ctx, const onnx::NodeProto& n);
+std::vector<Value> ReshapeData(ImportContext& ctx, const onnx::NodeProto& n);
+/// Fresh symbolic vars bound at run time to the values of `dims`, a 1-D integer tensor of
+/// static length computed by the graph (each value must be in [0, 2^62]; a negative one reads
+/// as 2^62, which later shape checks or the allocator refuse).
+std::vector<PrimExpr> RuntimeDims(ImportContext& ctx, const onnx::NodeProto& n, const Expr& dims);
 
 }  // namespace relax::frontend::onnx_import
 

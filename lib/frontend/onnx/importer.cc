@@ -271,6 +271,7 @@ const ConverterTable& Converters() {
     AddMathConverters(&t);
     AddNNConverters(&t);
     AddTensorConverters(&t);
+    AddMovementConverters(&t);
     return t;
   }();
   return table;
