@@ -225,12 +225,19 @@ std::vector<std::pair<SliceAxis, PrimExpr>> SliceAll(const std::vector<PrimExpr>
   std::vector<std::pair<SliceAxis, PrimExpr>> out;
   for (int64_t d = 0; d < r; ++d) {
     PrimExpr st = 0, en = dims[d], sp = 1;
+    bool sliced = false;  // some entry may name this axis
     for (size_t k = 0; k < starts.size(); ++k) {
       PrimExpr a = axes[k];
       PrimExpr hit = Eq(Sel(a < PrimExpr(0), a + PrimExpr(r), a), PrimExpr(d));
+      if (auto h = ConstCond(hit); h && !*h) continue;
+      sliced = true;
       st = Sel(hit, starts[k], st);
       en = Sel(hit, ends[k], en);
       sp = Sel(hit, steps[k], sp);
+    }
+    if (!sliced) {
+      out.push_back({{PrimExpr(0), dims[d]}, PrimExpr(1)});
+      continue;
     }
     out.push_back({SliceOne(dims[d], st, en, sp), sp});
   }
@@ -739,6 +746,8 @@ te::Tensor ComputeArange(const CallNode& c, const std::vector<te::Tensor>& in) {
 //  - "pad"       (x, pads): R = rank(x)
 //  - "range"     (start, limit, delta): R = 1
 //  - "values"    (v): R = len(v) (the values themselves, e.g. ConstantOfShape, Split)
+//  - "squeeze"   (x, axes): R = rank(x) - len(axes)
+//  - "unsqueeze" (x, axes): R = rank(x) + len(axes)
 int64_t RuntimeShapeRank(const CallNode& c) {
   const std::string& fn = GetStrAttr(c.attrs, "fn");
   auto len = [&](size_t i) {
@@ -754,6 +763,8 @@ int64_t RuntimeShapeRank(const CallNode& c) {
   if (fn == "expand") return std::max<int64_t>(TensorArg(c, 0).ndim, len(1));
   if (fn == "range") return 1;
   if (fn == "values") return len(0);
+  if (fn == "squeeze") return TensorArg(c, 0).ndim - len(1);
+  if (fn == "unsqueeze") return TensorArg(c, 0).ndim + len(1);
   RELAX_THROW("op 'relax.runtime_shape': unknown fn '" << fn << "'");
 }
 StructInfo InferRuntimeShape(const CallNode& c, BlockBuilder&) {
@@ -808,6 +819,39 @@ te::Tensor ComputeRuntimeShape(const CallNode& c, const std::vector<te::Tensor>&
     PrimExpr inferred =
         Select(Eq(known, PrimExpr(0)), PrimExpr(0), FloorDiv(numel, Max(known, PrimExpr(1))));
     for (int64_t k = 0; k < r; ++k) dims.push_back(Select(Eq(t[k], PrimExpr(-1)), inferred, t[k]));
+  } else if (fn == "squeeze" || fn == "unsqueeze") {
+    const auto& xs = in[0]->shape();
+    int64_t rx = static_cast<int64_t>(xs.size());
+    int64_t k = fn == "squeeze" ? rx - r : r - rx;
+    int64_t span = fn == "squeeze" ? rx : r;  // the rank the axes index
+    auto is_axis = [&](int64_t p) {
+      PrimExpr hit = IntImm(0, DataType::Bool());
+      for (int64_t j = 0; j < k; ++j) {
+        PrimExpr a = at(1, j);
+        hit = hit || Eq(Select(a < PrimExpr(0), a + PrimExpr(span), a), PrimExpr(p));
+      }
+      return hit;
+    };
+    // Position among the non-axis positions of each position p < span.
+    std::vector<PrimExpr> rank_of(span);
+    PrimExpr before = 0;
+    for (int64_t p = 0; p < span; ++p) {
+      rank_of[p] = PrimExpr(p) - before;
+      before = before + Select(is_axis(p), PrimExpr(1), PrimExpr(0));
+    }
+    for (int64_t q = 0; q < r; ++q) {
+      PrimExpr v = 0;
+      if (fn == "unsqueeze") {
+        for (int64_t i = 0; i < rx; ++i) v = Select(Eq(rank_of[q], PrimExpr(i)), xs[i], v);
+        v = Select(is_axis(q), PrimExpr(1), v);
+      } else {
+        // A bad axis list (a squeezed dim that is not 1, repeats) changes the element
+        // count, which the reshape's run-time check refuses.
+        for (int64_t i = 0; i < rx; ++i)
+          v = Select(Not(is_axis(i)) && Eq(rank_of[i], PrimExpr(q)), xs[i], v);
+      }
+      dims.push_back(v);
+    }
   } else if (fn == "range") {
     DataType t = in[0]->dtype();
     PrimExpr a = (*in[0])({}), l = (*in[1])({}), d = (*in[2])({});

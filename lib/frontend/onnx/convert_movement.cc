@@ -190,6 +190,19 @@ std::vector<Value> ReshapeData(ImportContext& ctx, const onnx::NodeProto& n) {
       ctx.Emit(MakeCall(Op("relax.reshape"), {x, MakeShapeExpr(RuntimeDims(ctx, n, dims))}), n)};
 }
 
+std::vector<Value> SqueezeData(ImportContext& ctx, const onnx::NodeProto& n, bool squeeze) {
+  Expr x = ctx.Tensor(n, 0);
+  Expr axes = Vector(ctx, n, 1);
+  int64_t k = 0, r = static_cast<int64_t>(Dims(x).size());
+  (*axes->sinfo->values)[0].AsInt(&k);
+  if (squeeze && k > r) RELAX_THROW(ctx.Where(n) << k << " axes to squeeze from rank " << r);
+  std::string fn = squeeze ? "squeeze" : "unsqueeze";
+  Expr dims =
+      ctx.bb().Emit(MakeCall(Op("relax.runtime_shape"), {x, axes}, {{"fn", fn}}), fn + "_dims");
+  return {
+      ctx.Emit(MakeCall(Op("relax.reshape"), {x, MakeShapeExpr(RuntimeDims(ctx, n, dims))}), n)};
+}
+
 void AddMovementConverters(ConverterTable* t) {
   (*t)["Identity"] = [](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
     return {ctx.Get(n.input(0))};

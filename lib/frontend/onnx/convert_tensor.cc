@@ -60,6 +60,11 @@ bool ShapeValueSlice(ImportContext& ctx, const onnx::NodeProto& n) {
          (sp.empty() || sp[0] == 1);
 }
 
+// Whether the axes of a Squeeze/Unsqueeze are an input that is tensor data.
+bool RuntimeAxes(ImportContext& ctx, const onnx::NodeProto& n) {
+  return ctx.opset() >= 13 && ImportContext::HasInput(n, 1) && !ctx.Get(n.input(1)).ints;
+}
+
 }  // namespace
 
 void AddTensorConverters(ConverterTable* t) {
@@ -152,6 +157,7 @@ void AddTensorConverters(ConverterTable* t) {
     return {Value{nullptr, out, false, ctx.Get(n.input(0)).dtype}};
   };
   (*t)["Unsqueeze"] = [](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
+    if (RuntimeAxes(ctx, n)) return SqueezeData(ctx, n, /*squeeze=*/false);
     const Value& x = ctx.Get(n.input(0));
     std::vector<int64_t> axes = AxesInput(ctx, n, 1);
     if (x.ints && x.scalar && axes.size() == 1 && (axes[0] == 0 || axes[0] == -1))
@@ -171,6 +177,7 @@ void AddTensorConverters(ConverterTable* t) {
     return {ctx.Emit(MakeCall(GetOp("relax.reshape"), {e, MakeShapeExpr(s)}), n)};
   };
   (*t)["Squeeze"] = [](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
+    if (RuntimeAxes(ctx, n)) return SqueezeData(ctx, n, /*squeeze=*/true);
     Expr e = ctx.Tensor(n, 0);
     std::vector<PrimExpr> s = *e->sinfo->values;
     std::vector<int64_t> axes = AxesInput(ctx, n, 1);

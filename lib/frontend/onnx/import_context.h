@@ -92,6 +92,7 @@ std::vector<Value> SliceData(ImportContext& ctx, const onnx::NodeProto& n);
 std::vector<Value> GatherData(ImportContext& ctx, const onnx::NodeProto& n);
 std::vector<Value> ConcatData(ImportContext& ctx, const onnx::NodeProto& n);
 std::vector<Value> ReshapeData(ImportContext& ctx, const onnx::NodeProto& n);
+std::vector<Value> SqueezeData(ImportContext& ctx, const onnx::NodeProto& n, bool squeeze);
 /// Fresh symbolic vars bound at run time to the values of `dims`, a 1-D integer tensor of
 /// static length computed by the graph (each value must be in [0, 2^62]; a negative one reads
 /// as 2^62, which later shape checks or the allocator refuse).
