@@ -274,7 +274,7 @@ void AddMovementConverters(ConverterTable* t) {
       PrimExpr total = 0;
       for (const auto& v : sizes) total = total + v;
       ctx.bb().UnifyDim(ctx.bb().analyzer().Simplify(total), s[axis],
-                        ctx.Where(n) + "sum of split sizes vs axis " + std::to_string(axis));
+                        "sum of split sizes vs axis " + std::to_string(axis));
       std::vector<Value> out;
       for (int64_t j = 0; j < parts; ++j) {
         std::vector<PrimExpr> os = s;
@@ -310,7 +310,7 @@ void AddMovementConverters(ConverterTable* t) {
       if (v < 0) RELAX_THROW(ctx.Where(n) << "negative split size " << v);
       total += v;
     }
-    ctx.bb().UnifyDim(PrimExpr(total), s[axis], ctx.Where(n) + "sum of split sizes");
+    ctx.bb().UnifyDim(PrimExpr(total), s[axis], "sum of split sizes");
     std::vector<Value> out;
     int64_t off = 0;
     for (int64_t j = 0; j < parts; ++j) {
@@ -350,7 +350,7 @@ void AddMovementConverters(ConverterTable* t) {
       if (to_space) {
         std::string mode = AttrString(n, "mode", "DCR");
         PrimExpr cc = an.Simplify(FloorDiv(c, B * B));
-        ctx.bb().UnifyDim(an.Simplify(cc * B * B), c, ctx.Where(n) + "channels vs blocksize^2");
+        ctx.bb().UnifyDim(an.Simplify(cc * B * B), c, "channels vs blocksize^2");
         Expr r;
         std::vector<int64_t> perm;
         if (mode == "DCR") {
@@ -368,8 +368,8 @@ void AddMovementConverters(ConverterTable* t) {
                          n)};
       }
       PrimExpr hh = an.Simplify(FloorDiv(h, B)), ww = an.Simplify(FloorDiv(w, B));
-      ctx.bb().UnifyDim(an.Simplify(hh * B), h, ctx.Where(n) + "height vs blocksize");
-      ctx.bb().UnifyDim(an.Simplify(ww * B), w, ctx.Where(n) + "width vs blocksize");
+      ctx.bb().UnifyDim(an.Simplify(hh * B), h, "height vs blocksize");
+      ctx.bb().UnifyDim(an.Simplify(ww * B), w, "width vs blocksize");
       Expr r = Reshape(ctx, x, {b, c, hh, B, ww, B}, "s2d");
       Expr p = ctx.bb().Emit(MakeCall(Op("relax.permute_dims"), {r},
                                       {{"axes", std::vector<int64_t>{0, 3, 5, 1, 2, 4}}}),
