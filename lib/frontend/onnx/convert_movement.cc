@@ -1,7 +1,8 @@
 // ONNX shape and data-movement converters on data tensors: Transpose, Split, GatherElements,
 // GatherND, DepthToSpace, SpaceToDepth, Tile, Expand, Pad, Trilu, EyeLike, OneHot, Range,
-// ConstantOfShape, Size, Identity, Dropout, and the data-tensor paths of Slice, Gather,
-// Concat and Reshape (convert_tensor.cc handles their compile-time shape values).
+// ConstantOfShape, Size, Identity, Dropout, ScatterElements (and Scatter), ScatterND, and the
+// data-tensor paths of Slice, Gather, Concat and Reshape (convert_tensor.cc handles their
+// compile-time shape values).
 //
 // Shape operands (Reshape shape, Expand shape, Slice starts, Tile repeats, Pad pads, ...)
 // that are constants or known shape values give exact, possibly symbolic, output shapes.
@@ -476,6 +477,19 @@ void AddMovementConverters(ConverterTable* t) {
                           {{"mode", mode}}),
                  n)};
   };
+  auto scatter = [](const char* op) {
+    return [op](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
+      Expr x = ctx.Tensor(n, 0);
+      Attrs a{{"reduction", AttrString(n, "reduction", "none")}};
+      if (std::string(op) == "relax.scatter_elements")
+        a["axis"] =
+            int64_t{Axis(ctx, n, AttrInt(n, "axis", 0), static_cast<int64_t>(Dims(x).size()))};
+      return {ctx.Emit(MakeCall(Op(op), {x, ctx.Tensor(n, 1), ctx.Tensor(n, 2)}, a), n)};
+    };
+  };
+  (*t)["ScatterElements"] = scatter("relax.scatter_elements");
+  (*t)["Scatter"] = scatter("relax.scatter_elements");
+  (*t)["ScatterND"] = scatter("relax.scatter_nd");
   (*t)["Trilu"] = [](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
     Expr x = ctx.Tensor(n, 0);
     Expr k = ImportContext::HasInput(n, 1) ? ctx.Tensor(n, 1) : I64Const({0}, true);
