@@ -320,7 +320,7 @@ te::Tensor ComputeDynSlice(const CallNode& c, const std::vector<te::Tensor>& in)
 }
 
 // ---- digit_mask(values (K,), sel (2,) = [k, 256^j]) -> (255,) bool ------------------------
-// mask[i] = i < digit j (base 256) of min(values[k], 2^62) (a negative value reads as 2^62):
+// mask[i] = i < digit j (base 256) of min(values[k], 2^62) (a negative value reads as 65 * 2^56):
 // vm.builtin.nonzero of the mask counts the digit into a shape, so the importer can bind a
 // value read from tensor data to a symbolic var with match_cast.
 StructInfo InferDigitMask(const CallNode& c, BlockBuilder&) {
@@ -338,7 +338,8 @@ te::Tensor ComputeDigitMask(const CallNode&, const std::vector<te::Tensor>& in) 
         PrimExpr k = ClampIndex(I64((*sel)({PrimExpr(0)})), vals->shape()[0]);
         PrimExpr v = I64((*vals)({k}));
         PrimExpr big = IntImm(int64_t{1} << 62);
-        v = Select(v < PrimExpr(0), big, Min(v, big));
+        // A negative value reads as 65 * 2^56: its top digit, 65, is above any valid one.
+        v = Select(v < PrimExpr(0), IntImm(int64_t{65} << 56), Min(v, big));
         PrimExpr div = Max(I64((*sel)({PrimExpr(1)})), PrimExpr(1));
         return I64(i[0]) < FloorMod(FloorDiv(v, div), PrimExpr(256));
       },

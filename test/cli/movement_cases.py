@@ -107,6 +107,12 @@ def case_runtime_shapes(r):
         pd=[0] * 6, cs=[1, 1], ua=[0, 1]).items()}
     bad["x"] = xv
     r.run(so, bad, expect_error="Reshape 'y_reshape'")
+    # Expand to a shape that does not broadcast: its output dim is invalid.
+    bad["rs"] = np.array([0, -1, 2], np.int64)
+    bad["es"] = np.array([1, 1, 1, 5], np.int64)
+    r.run(so, bad, expect_error="Expand 'y_expand': output dim 3 computed from tensor data is "
+                                "invalid (negative)")
+    print("PASS: bad run-time shapes refused")
 
 
 def case_movement_errors(r):

@@ -94,9 +94,15 @@ std::vector<PrimExpr> RuntimeDims(ImportContext& ctx, const onnx::NodeProto& n, 
                                  {TensorSInfoNDim(2, DataType::Int(64))}),
                         base + "_nz");
       Var d = MakeVar(base + "_d" + std::to_string(k) + "_" + std::to_string(j));
-      bb.analyzer().Bind(d, 0, j == 7 ? 64 : 255);  // values are at most 2^62
+      bb.analyzer().Bind(d, 0, j == 7 ? 65 : 255);  // values are at most 2^62; 65: negative
       bb.EmitMatchCast(nz, TensorSInfo({PrimExpr(1), d}, DataType::Int(64)), base + "_digit");
       sum = sum + PrimExpr(d) * PrimExpr(scale);
+      if (j == 7)
+        bb.Emit(MakeCall(Op("relax.check_dims_equal"),
+                         {MakeShapeExpr({Min(PrimExpr(d), PrimExpr(64)), d}),
+                          MakeStringImm(ctx.Where(n) + "output dim " + std::to_string(k) +
+                                        " computed from tensor data is invalid (negative)")}),
+                "check");
     }
     sums.push_back(sum);
   }
