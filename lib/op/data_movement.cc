@@ -73,12 +73,12 @@ const ShapeExprNode* OutShapeArg(const CallNode& c) {
   return c.args.empty() ? nullptr : As<ShapeExprNode>(c.args.back());
 }
 
-// Output dims of a run-time-shaped op inside its kernel: constants stay, every other dim is a
-// fresh kernel-local var (equal dims share one), bound from the output buffer on entry.
-std::vector<PrimExpr> KernelOutShape(const CallNode& c) {
+// Output dims of a call inside its kernel: constants stay, every symbolic dim of the call's
+// StructInfo becomes a kernel-local var (equal dims share one) bound from the output buffer.
+std::vector<PrimExpr> KernelDims(const std::vector<PrimExpr>& dims) {
   std::vector<PrimExpr> out;
   std::vector<std::pair<PrimExpr, Var>> fresh;
-  for (const PrimExpr& d : OutShapeArg(c)->values) {
+  for (const PrimExpr& d : dims) {
     if (d.AsInt()) {
       out.push_back(d);
       continue;
@@ -95,6 +95,7 @@ std::vector<PrimExpr> KernelOutShape(const CallNode& c) {
   }
   return out;
 }
+std::vector<PrimExpr> CallOutDims(const CallNode& c) { return KernelDims(*c.sinfo->values); }
 
 void CheckIntTensor(const CallNode& c, size_t i, const char* what) {
   const auto& t = TensorArg(c, i);
@@ -289,7 +290,6 @@ te::Tensor SliceCompute(const te::Tensor& x, const std::vector<PrimExpr>& shape,
 }
 te::Tensor ComputeStridedSlice(const CallNode& c, const std::vector<te::Tensor>& in) {
   auto sl = StaticSlices(c, in[0]->shape());
-  arith::Analyzer an;
   std::vector<PrimExpr> s;
   for (const auto& [ax, step] : sl) s.push_back(ax.len);
   return SliceCompute(in[0], s, sl);
@@ -316,7 +316,7 @@ StructInfo InferDynSlice(const CallNode& c, BlockBuilder&) {
   return TensorSInfo(s->values, x.dtype);
 }
 te::Tensor ComputeDynSlice(const CallNode& c, const std::vector<te::Tensor>& in) {
-  return SliceCompute(in[0], KernelOutShape(c), DynSlices(in));
+  return SliceCompute(in[0], CallOutDims(c), DynSlices(in));
 }
 
 // ---- digit_mask(values (K,), sel (2,) = [k, 256^j]) -> (255,) bool ------------------------
@@ -345,30 +345,6 @@ te::Tensor ComputeDigitMask(const CallNode&, const std::vector<te::Tensor>& in) 
       },
       "digit_mask");
 }
-
-// Output dims of a call inside its kernel: constants stay, every symbolic dim of the call's
-// StructInfo becomes a kernel-local var (equal dims share one) bound from the output buffer.
-std::vector<PrimExpr> KernelDims(const std::vector<PrimExpr>& dims) {
-  std::vector<PrimExpr> out;
-  std::vector<std::pair<PrimExpr, Var>> fresh;
-  for (const PrimExpr& d : dims) {
-    if (d.AsInt()) {
-      out.push_back(d);
-      continue;
-    }
-    PrimExpr v;
-    for (const auto& [e, var] : fresh)
-      if (ExprDeepEqual(e, d)) v = var;
-    if (!v.defined()) {
-      Var nv = MakeVar("o" + std::to_string(fresh.size()));
-      fresh.push_back({d, nv});
-      v = nv;
-    }
-    out.push_back(v);
-  }
-  return out;
-}
-std::vector<PrimExpr> CallOutDims(const CallNode& c) { return KernelDims(*c.sinfo->values); }
 
 // Normalizes a possibly negative index into [0, extent - 1] (ONNX: index < 0 counts from the
 // end; out-of-range indices are clamped, never read out of bounds).
@@ -502,7 +478,7 @@ te::Tensor ComputeTile(const CallNode& c, const std::vector<te::Tensor>& in) {
   const auto& xs = in[0]->shape();
   std::vector<PrimExpr> s;
   if (OutShapeArg(c)) {
-    s = KernelOutShape(c);
+    s = CallOutDims(c);
   } else {
     const auto& r = GetIntsAttr(c.attrs, "repeats");
     for (size_t d = 0; d < xs.size(); ++d) s.push_back(xs[d] * PrimExpr(r[d]));
@@ -594,7 +570,7 @@ te::Tensor ComputePad(const CallNode& c, const std::vector<te::Tensor>& in) {
   std::string mode = GetStrAttr(c.attrs, "mode");
   std::vector<PrimExpr> begin, s;
   if (OutShapeArg(c)) {
-    s = KernelOutShape(c);
+    s = CallOutDims(c);
     for (size_t d = 0; d < r; ++d)
       begin.push_back(I64((*in[2])({PrimExpr(static_cast<int64_t>(d))})));
   } else {
@@ -686,7 +662,7 @@ StructInfo InferOneHot(const CallNode& c, BlockBuilder&) {
   return TensorSInfo(s->values, v.dtype);
 }
 te::Tensor ComputeOneHot(const CallNode& c, const std::vector<te::Tensor>& in) {
-  std::vector<PrimExpr> s = KernelOutShape(c);
+  std::vector<PrimExpr> s = CallOutDims(c);
   int axis =
       NormalizeAxis(GetIntAttr(c.attrs, "axis"), static_cast<int>(s.size()), "relax.one_hot");
   return te::Compute(
@@ -793,7 +769,7 @@ te::Tensor ComputeRuntimeShape(const CallNode& c, const std::vector<te::Tensor>&
     }
   } else if (fn == "expand") {
     const auto& xs = in[0]->shape();
-    int64_t rx = static_cast<int64_t>(xs.size()), rs = r - 0;
+    int64_t rx = static_cast<int64_t>(xs.size());
     int64_t ls = 0;
     in[1]->shape()[0].AsInt(&ls);
     for (int64_t k = 0; k < r; ++k) {
@@ -802,7 +778,6 @@ te::Tensor ComputeRuntimeShape(const CallNode& c, const std::vector<te::Tensor>&
       PrimExpr ok = Eq(a, b) || Eq(a, PrimExpr(1)) || Eq(b, PrimExpr(1));
       dims.push_back(Select(ok, Select(Eq(a, PrimExpr(1)), b, a), PrimExpr(-1)));
     }
-    (void)rs;
   } else if (fn == "reshape") {
     const auto& xs = in[0]->shape();
     bool allowzero = GetIntAttr(c.attrs, "allowzero") != 0;
@@ -898,7 +873,7 @@ te::Tensor ComputeSplitPart(const CallNode& c, const std::vector<te::Tensor>& in
       NormalizeAxis(GetIntAttr(c.attrs, "axis"), static_cast<int>(xs.size()), "relax.split_part");
   int64_t index = GetIntAttr(c.attrs, "index");
   return te::Compute(
-      KernelOutShape(c),
+      CallOutDims(c),
       [&](const std::vector<Var>& i) {
         PrimExpr off = 0;
         for (int64_t k = 0; k < index; ++k) off = off + I64((*in[1])({PrimExpr(k)}));
