@@ -300,23 +300,31 @@ te::Tensor ComputeStridedSlice(const CallNode& c, const std::vector<te::Tensor>&
 std::vector<std::pair<SliceAxis, PrimExpr>> DynSlices(const std::vector<te::Tensor>& in) {
   int64_t k;
   if (!in[1]->shape()[0].AsInt(&k))
-    RELAX_THROW("op 'relax.dyn_slice': the number of sliced axes must be static");
+    RELAX_THROW("op 'relax.runtime_shape': the number of sliced axes must be static");
   std::vector<PrimExpr> p[4];
   for (int j = 0; j < 4; ++j)
     for (int64_t e = 0; e < k; ++e) p[j].push_back(I64((*in[j + 1])({PrimExpr(e)})));
   for (auto& s : p[3]) s = Sel(Eq(s, PrimExpr(0)), PrimExpr(1), s);  // step 0: refused earlier
   return SliceAll(in[0]->shape(), p[0], p[1], p[2], p[3]);
 }
+// dyn_slice(x, params (2 * rank,), shape): params = per-axis first index, then per-axis step
+// (runtime_shape fn "slice_params"), so each element costs one multiply-add per axis.
 StructInfo InferDynSlice(const CallNode& c, BlockBuilder&) {
-  CheckArity(c, 6);
+  CheckArity(c, 3);
   const auto& x = TensorArg(c, 0);
+  CheckIntTensor(c, 1, "slice parameters");
   const ShapeExprNode* s = OutShapeArg(c);
   if (!s || static_cast<int64_t>(s->values.size()) != x.ndim)
     RELAX_THROW("op 'relax.dyn_slice': needs an output shape of the input's rank");
   return TensorSInfo(s->values, x.dtype);
 }
 te::Tensor ComputeDynSlice(const CallNode& c, const std::vector<te::Tensor>& in) {
-  return SliceCompute(in[0], CallOutDims(c), DynSlices(in));
+  const auto& xs = in[0]->shape();
+  int64_t r = static_cast<int64_t>(xs.size());
+  std::vector<std::pair<SliceAxis, PrimExpr>> sl;
+  for (int64_t d = 0; d < r; ++d)
+    sl.push_back({{I64((*in[1])({PrimExpr(d)})), PrimExpr()}, I64((*in[1])({PrimExpr(d + r)}))});
+  return SliceCompute(in[0], CallOutDims(c), sl);
 }
 
 // ---- digit_mask(values (K,), sel (2,) = [k, 256^j]) -> (255,) bool ------------------------
@@ -717,6 +725,8 @@ te::Tensor ComputeArange(const CallNode& c, const std::vector<te::Tensor>& in) {
 // The output dims of an op whose shape operand is tensor data, computed in a kernel from the
 // data (x supplies the input dims). fn:
 //  - "slice"     (x, starts, ends, axes, steps): R = rank(x)
+//  - "slice_params" (x, starts, ends, axes, steps): R = 2 * rank(x), the first index read on
+//                each axis, then each axis's step (dyn_slice's parameters)
 //  - "reshape"   (x, shape) {allowzero}: R = len(shape)
 //  - "tile"      (x, repeats): R = rank(x)
 //  - "expand"    (x, shape): R = max(rank(x), len(shape)); an incompatible dim reads -1
@@ -736,6 +746,7 @@ int64_t RuntimeShapeRank(const CallNode& c) {
     return k;
   };
   if (fn == "slice" || fn == "tile" || fn == "pad") return TensorArg(c, 0).ndim;
+  if (fn == "slice_params") return 2 * TensorArg(c, 0).ndim;
   if (fn == "reshape") return len(1);
   if (fn == "expand") return std::max<int64_t>(TensorArg(c, 0).ndim, len(1));
   if (fn == "range") return 1;
@@ -755,6 +766,10 @@ te::Tensor ComputeRuntimeShape(const CallNode& c, const std::vector<te::Tensor>&
   std::vector<PrimExpr> dims;
   if (fn == "slice") {
     for (const auto& [ax, step] : DynSlices(in)) dims.push_back(ax.len);
+  } else if (fn == "slice_params") {
+    auto sl = DynSlices(in);
+    for (const auto& [ax, step] : sl) dims.push_back(ax.start);
+    for (const auto& [ax, step] : sl) dims.push_back(step);
   } else if (fn == "values") {
     for (int64_t k = 0; k < r; ++k) dims.push_back(at(0, k));
   } else if (fn == "tile") {

@@ -168,7 +168,10 @@ std::vector<Value> SliceData(ImportContext& ctx, const onnx::NodeProto& n) {
       MakeCall(Op("relax.runtime_shape"), {x, st, en, ax, sp}, {{"fn", std::string("slice")}}),
       "slice_dims");
   std::vector<PrimExpr> out = RuntimeDims(ctx, n, dims);
-  return {ctx.Emit(MakeCall(Op("relax.dyn_slice"), {x, st, en, ax, sp, MakeShapeExpr(out)}), n)};
+  Expr params = ctx.bb().Emit(MakeCall(Op("relax.runtime_shape"), {x, st, en, ax, sp},
+                                       {{"fn", std::string("slice_params")}}),
+                              "slice_params");
+  return {ctx.Emit(MakeCall(Op("relax.dyn_slice"), {x, params, MakeShapeExpr(out)}), n)};
 }
 
 std::vector<Value> GatherData(ImportContext& ctx, const onnx::NodeProto& n) {
