@@ -899,6 +899,48 @@ te::Tensor ComputeSplitPart(const CallNode& c, const std::vector<te::Tensor>& in
       "split_part");
 }
 
+// ---- tensor_of_dims(carrier) {dtype, scalar, values, symbolic} --------------------------------
+// A tensor of integer values known at compile time as expressions of symbolic dims (ONNX shape
+// values such as Shape(x)[0] * 3) when the graph needs them as data. `carrier` is a zero-element
+// tensor whose first dims are the symbolic values (a reshape view of an empty constant), so the
+// kernel binds them from its shape; entry k is values[k] when symbolic[k] == 0, else carrier dim
+// values[k]. Output shape (K,), or () when scalar.
+StructInfo InferTensorOfDims(const CallNode& c, BlockBuilder&) {
+  CheckArity(c, 1);
+  const auto& carrier = TensorArg(c, 0);
+  const auto& v = GetIntsAttr(c.attrs, "values");
+  const auto& sym = GetIntsAttr(c.attrs, "symbolic");
+  if (v.size() != sym.size()) RELAX_THROW("op 'relax.tensor_of_dims': values vs symbolic");
+  for (size_t k = 0; k < v.size(); ++k)
+    if (sym[k] && (v[k] < 0 || v[k] + 1 >= carrier.ndim))
+      RELAX_THROW("op 'relax.tensor_of_dims': carrier dim " << v[k] << " out of range");
+  bool scalar = GetIntAttr(c.attrs, "scalar") != 0;
+  if (scalar && v.size() != 1) RELAX_THROW("op 'relax.tensor_of_dims': a scalar holds one value");
+  std::vector<PrimExpr> s;
+  if (!scalar) s.push_back(PrimExpr(static_cast<int64_t>(v.size())));
+  return TensorSInfo(s, AttrDType(c));
+}
+te::Tensor ComputeTensorOfDims(const CallNode& c, const std::vector<te::Tensor>& in) {
+  const auto& v = GetIntsAttr(c.attrs, "values");
+  const auto& sym = GetIntsAttr(c.attrs, "symbolic");
+  bool scalar = GetIntAttr(c.attrs, "scalar") != 0;
+  DataType t = AttrDType(c);
+  const auto& cs = in[0]->shape();
+  auto value = [&](size_t k) { return sym[k] ? cs[v[k]] : PrimExpr(v[k]); };
+  std::vector<PrimExpr> s;
+  if (!scalar) s.push_back(PrimExpr(static_cast<int64_t>(v.size())));
+  return te::Compute(
+      s,
+      [&](const std::vector<Var>& i) {
+        if (scalar) return Cast(t, value(0));
+        PrimExpr e = value(v.size() - 1);
+        for (size_t k = v.size() - 1; k-- > 0;)
+          e = Select(Eq(i[0], PrimExpr(static_cast<int64_t>(k))), value(k), e);
+        return Cast(t, e);
+      },
+      "dims");
+}
+
 }  // namespace
 
 void RegisterDataMovementOps() {
@@ -921,6 +963,8 @@ void RegisterDataMovementOps() {
   RegisterOp("relax.arange", OpPatternKind::kOpaque, InferArange, ComputeArange);
   RegisterOp("relax.runtime_shape", OpPatternKind::kOpaque, InferRuntimeShape, ComputeRuntimeShape);
   RegisterOp("relax.split_part", OpPatternKind::kOpaque, InferSplitPart, ComputeSplitPart);
+  RegisterOp("relax.tensor_of_dims", OpPatternKind::kOpaque, InferTensorOfDims,
+             ComputeTensorOfDims);
   RegisterOp("relax.digit_mask", OpPatternKind::kOpaque, InferDigitMask, ComputeDigitMask);
 }
 

@@ -134,8 +134,41 @@ def case_movement_errors(r):
                   "slice_step0", "Slice 'slice0': a step is 0")
 
 
+def case_shape_value_operands(r):
+    """Shape operands computed from symbolic dims (Shape -> Gather/Sub/Concat): Range and Tile
+    get exact symbolic shapes; a Slice end and a Concat with data use them as run-time tensors."""
+    x = vi("x", TensorProto.FLOAT, ["n", 3, "h", "w"])
+    m = model([
+        helper.make_node("Shape", ["x"], ["s"]),
+        helper.make_node("Gather", ["s", "two"], ["h"]),
+        helper.make_node("Range", ["zero", "h", "one"], ["r"]),
+        helper.make_node("Slice", ["s", "zero1", "one1"], ["n1"]),
+        helper.make_node("Concat", ["ones3", "n1"], ["reps"], axis=0),
+        helper.make_node("Tile", ["x", "reps"], ["t"]),
+        helper.make_node("Slice", ["s", "three1", "four1"], ["w1"]),
+        helper.make_node("Sub", ["w1", "one1"], ["wm1"]),
+        helper.make_node("Slice", ["x", "zero1", "wm1", "three1"], ["sl"]),
+        helper.make_node("Cast", ["x"], ["xi"], to=TensorProto.INT64),
+        helper.make_node("Reshape", ["xi", "minus1"], ["flat"]),
+        helper.make_node("Concat", ["s", "flat"], ["c"], axis=0),
+    ], [x], [vi("r", TensorProto.INT64, ["r0"]), vi("t", TensorProto.FLOAT, ["a", "b", "c", "d"]),
+             vi("sl", TensorProto.FLOAT, ["e", "f", "g", "i"]), vi("c", TensorProto.INT64, ["j"])],
+        [i64("two", 2), i64("zero", 0), i64("one", 1), i64("zero1", [0]), i64("one1", [1]),
+         i64("three1", [3]), i64("four1", [4]), i64("ones3", [1, 1, 1]), i64("minus1", [-1])])
+    so = r.compile(m, "shape_values")
+    ir = r.check_call([r.relaxc, "compile", r.path("shape_values.onnx"), "-o", r.path("sv2.so"),
+                       "--print-ir-after=import"]).stdout
+    for want in ("Tensor[(h,), i64] = %r", "Tensor[(n, 3, h, n * w), f32] = %t",
+                 "Tensor[(n, 3, h, sl_n3), f32] = %sl"):
+        if want not in ir:
+            raise SystemExit(f"FAIL: '{want}' not in the imported IR")
+    for shape in ((2, 3, 4, 5), (3, 3, 2, 2)):
+        xv = np.random.default_rng(1).random(shape, dtype=np.float32) * 10
+        same(r.run(so, {"x": xv}), ort(m, {"x": xv}), f" x{list(shape)}")
+
+
 CASES = {f.__name__[5:]: f for f in (case_symbolic_shapes, case_runtime_shapes,
-                                     case_movement_errors)}
+                                     case_shape_value_operands, case_movement_errors)}
 
 
 def main():

@@ -73,7 +73,8 @@ Expr Reshape(ImportContext& ctx, const Expr& x, const std::vector<PrimExpr>& s,
 
 }  // namespace
 
-std::vector<PrimExpr> RuntimeDims(ImportContext& ctx, const onnx::NodeProto& n, const Expr& dims) {
+std::vector<PrimExpr> RuntimeDims(ImportContext& ctx, const onnx::NodeProto& n, const Expr& dims,
+                                  const std::vector<PrimExpr>& known) {
   auto& bb = ctx.bb();
   int64_t r = 0;
   if (!dims->sinfo->values || dims->sinfo->values->size() != 1 ||
@@ -85,6 +86,10 @@ std::vector<PrimExpr> RuntimeDims(ImportContext& ctx, const onnx::NodeProto& n, 
   if (base.empty() || std::isdigit(static_cast<unsigned char>(base[0]))) base = "v" + base;
   std::vector<PrimExpr> sums;
   for (int64_t k = 0; k < r; ++k) {
+    if (k < static_cast<int64_t>(known.size()) && known[k].defined()) {
+      sums.push_back(known[k]);
+      continue;
+    }
     PrimExpr sum = 0;
     int64_t scale = 1;
     for (int j = 0; j < 8; ++j, scale *= 256) {
@@ -109,6 +114,10 @@ std::vector<PrimExpr> RuntimeDims(ImportContext& ctx, const onnx::NodeProto& n, 
   // One var per dim: a zero-element view of shape (sum, 0), matched to (var, 0).
   std::vector<PrimExpr> vars;
   for (int64_t k = 0; k < r; ++k) {
+    if (k < static_cast<int64_t>(known.size()) && known[k].defined()) {
+      vars.push_back(known[k]);
+      continue;
+    }
     Expr view = Reshape(ctx, MakeConstant(DataType::Int(64), {0}, {}), {sums[k], PrimExpr(0)},
                         base + "_dim");
     Var v = MakeVar(base + "_n" + std::to_string(k));
@@ -167,7 +176,16 @@ std::vector<Value> SliceData(ImportContext& ctx, const onnx::NodeProto& n) {
   Expr dims = ctx.bb().Emit(
       MakeCall(Op("relax.runtime_shape"), {x, st, en, ax, sp}, {{"fn", std::string("slice")}}),
       "slice_dims");
-  std::vector<PrimExpr> out = RuntimeDims(ctx, n, dims);
+  // With constant axes, the axes not sliced keep their dims.
+  std::vector<PrimExpr> known;
+  if (!ImportContext::HasInput(n, 3) || axes) {
+    known = Dims(x);
+    for (int64_t i = 0; i < k; ++i) {
+      int64_t a = axes ? (*axes)[i] : i;
+      known[Axis(ctx, n, a, r)] = PrimExpr();
+    }
+  }
+  std::vector<PrimExpr> out = RuntimeDims(ctx, n, dims, known);
   Expr params = ctx.bb().Emit(MakeCall(Op("relax.runtime_shape"), {x, st, en, ax, sp},
                                        {{"fn", std::string("slice_params")}}),
                               "slice_params");
@@ -398,6 +416,14 @@ void AddMovementConverters(ConverterTable* t) {
         if (v < 0) RELAX_THROW(ctx.Where(n) << "negative repeat " << v);
       return {ctx.Emit(MakeCall(Op("relax.tile"), {x}, {{"repeats", *reps}}), n)};
     }
+    const Value& rv = ctx.Get(n.input(1));
+    if (rv.ints && static_cast<int64_t>(rv.ints->size()) == static_cast<int64_t>(Dims(x).size())) {
+      // Shape-value repeats (symbolic): exact output dims.
+      std::vector<PrimExpr> s;
+      for (size_t k = 0; k < rv.ints->size(); ++k)
+        s.push_back(ctx.bb().analyzer().Simplify(Dims(x)[k] * (*rv.ints)[k]));
+      return {ctx.Emit(MakeCall(Op("relax.tile"), {x, MakeShapeExpr(s)}), n)};
+    }
     Expr reps = Vector(ctx, n, 1);
     Expr dims = ctx.bb().Emit(
         MakeCall(Op("relax.runtime_shape"), {x, reps}, {{"fn", std::string("tile")}}), "tile_dims");
@@ -553,6 +579,14 @@ void AddMovementConverters(ConverterTable* t) {
       if (dist != 0 && (dist > 0) == (dl > 0))
         cnt = dl > 0 ? (dist + dl - 1) / dl : (-dist - dl - 1) / -dl;
       len = std::max<int64_t>(cnt, 0);
+    } else if (ctx.Get(n.input(1)).ints && sa && sd && (*sd)[0] != 0) {
+      // Constant start and delta, shape-value limit: an exact symbolic length.
+      PrimExpr lim = (*ctx.Get(n.input(1)).ints)[0];
+      int64_t st = (*sa)[0], dl = (*sd)[0];
+      PrimExpr dist = dl > 0 ? lim - PrimExpr(st) : PrimExpr(st) - lim;
+      int64_t ad = dl > 0 ? dl : -dl;
+      len = ctx.bb().analyzer().Simplify(
+          Max(PrimExpr(0), FloorDiv(dist + PrimExpr(ad - 1), PrimExpr(ad))));
     } else {
       Expr dims = ctx.bb().Emit(
           MakeCall(Op("relax.runtime_shape"), {a, l, d}, {{"fn", std::string("range")}}),

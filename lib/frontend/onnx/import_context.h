@@ -94,9 +94,11 @@ std::vector<Value> ConcatData(ImportContext& ctx, const onnx::NodeProto& n);
 std::vector<Value> ReshapeData(ImportContext& ctx, const onnx::NodeProto& n);
 std::vector<Value> SqueezeData(ImportContext& ctx, const onnx::NodeProto& n, bool squeeze);
 /// Fresh symbolic vars bound at run time to the values of `dims`, a 1-D integer tensor of
-/// static length computed by the graph (each value must be in [0, 2^62]; a negative one reads
-/// as 2^62, which later shape checks or the allocator refuse).
-std::vector<PrimExpr> RuntimeDims(ImportContext& ctx, const onnx::NodeProto& n, const Expr& dims);
+/// static length computed by the graph (values above 2^62 read as 2^62; a negative one is a
+/// run-time error naming the node). Entries of `known` that are defined are taken as they are
+/// (not read from the data).
+std::vector<PrimExpr> RuntimeDims(ImportContext& ctx, const onnx::NodeProto& n, const Expr& dims,
+                                  const std::vector<PrimExpr>& known = {});
 
 }  // namespace relax::frontend::onnx_import
 
