@@ -29,7 +29,11 @@ Expr I64Const(const std::vector<int64_t>& v, bool scalar = false) {
   return MakeConstant(DataType::Int(64), shape, std::move(b));
 }
 
-const std::vector<PrimExpr>& Dims(const Expr& e) { return *e->sinfo->values; }
+const std::vector<PrimExpr>& Dims(const Expr& e) {
+  if (e->sinfo->kind != SIKind::kTensor || !e->sinfo->values)
+    RELAX_THROW("input of unknown shape " << ToString(e->sinfo));
+  return *e->sinfo->values;
+}
 
 // Known values of input i when every one is a compile-time constant.
 std::optional<std::vector<int64_t>> StaticInts(ImportContext& ctx, const onnx::NodeProto& n,
