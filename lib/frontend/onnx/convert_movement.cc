@@ -1,6 +1,6 @@
 // ONNX shape and data-movement converters on data tensors: Transpose, Split, GatherElements,
 // GatherND, DepthToSpace, SpaceToDepth, Tile, Expand, Pad, Trilu, EyeLike, OneHot, Range,
-// ConstantOfShape, Size, Identity, Dropout, ScatterElements (and Scatter), ScatterND, and the
+// ConstantOfShape, Size, Dropout, ScatterElements (and Scatter), ScatterND, and the
 // data-tensor paths of Slice, Gather, Concat and Reshape (convert_tensor.cc handles their
 // compile-time shape values).
 //
@@ -236,9 +236,6 @@ std::vector<Value> SqueezeData(ImportContext& ctx, const onnx::NodeProto& n, boo
 }
 
 void AddMovementConverters(ConverterTable* t) {
-  (*t)["Identity"] = [](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
-    return {ctx.Get(n.input(0))};
-  };
   (*t)["Dropout"] = [](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
     if (ImportContext::HasInput(n, 2)) {
       auto tm = StaticInts(ctx, n, 2);
