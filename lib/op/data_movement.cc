@@ -872,10 +872,15 @@ te::Tensor ComputeRuntimeShape(const CallNode& c, const std::vector<te::Tensor>&
 
 // ---- split_part(x, split (K,), shape) {axis, index}: part `index` of ONNX Split along `axis`
 // with run-time split sizes (its offset is the sum of the sizes before it).
+// split_part(x, shape) {axis, index, num}: part `index` of an equal split into `num` parts of
+// ceil(dim / num) (the last ones shorter), for a symbolic axis.
 StructInfo InferSplitPart(const CallNode& c, BlockBuilder&) {
-  CheckArity(c, 3);
+  bool equal = c.attrs.count("num") > 0;
+  CheckArity(c, equal ? 2 : 3);
   const auto& x = TensorArg(c, 0);
-  CheckIntTensor(c, 1, "split");
+  if (!equal) CheckIntTensor(c, 1, "split");
+  if (equal && GetIntAttr(c.attrs, "num") < 1)
+    RELAX_THROW("op 'relax.split_part': num must be >= 1");
   const ShapeExprNode* s = OutShapeArg(c);
   if (!s || static_cast<int64_t>(s->values.size()) != x.ndim)
     RELAX_THROW("op 'relax.split_part': needs an output shape of the input's rank");
@@ -891,7 +896,12 @@ te::Tensor ComputeSplitPart(const CallNode& c, const std::vector<te::Tensor>& in
       CallOutDims(c),
       [&](const std::vector<Var>& i) {
         PrimExpr off = 0;
-        for (int64_t k = 0; k < index; ++k) off = off + I64((*in[1])({PrimExpr(k)}));
+        if (c.attrs.count("num")) {
+          PrimExpr num = GetIntAttr(c.attrs, "num");
+          off = PrimExpr(index) * FloorDiv(xs[axis] + num - PrimExpr(1), num);
+        }
+        for (int64_t k = 0; k < index && !c.attrs.count("num"); ++k)
+          off = off + I64((*in[1])({PrimExpr(k)}));
         std::vector<PrimExpr> idx = Idx(i);
         idx[axis] = ClampIndex(off + i[axis], xs[axis]);
         return (*in[0])(idx);

@@ -316,11 +316,26 @@ void AddMovementConverters(ConverterTable* t) {
     }
     if (!split) {
       int64_t d;
-      if (!s[axis].AsInt(&d))
-        RELAX_THROW(ctx.Where(n) << "equal split of a symbolic axis is not supported");
       int64_t num = ctx.opset() >= 18 ? AttrInt(n, "num_outputs", parts) : parts;
       if (num != parts || num < 1)
         RELAX_THROW(ctx.Where(n) << "num_outputs " << num << " but " << parts << " outputs");
+      if (!s[axis].AsInt(&d)) {
+        // A symbolic axis: parts of ceil(d / num) (opset < 18: d must divide evenly).
+        auto& an = ctx.bb().analyzer();
+        PrimExpr chunk = an.Simplify(FloorDiv(s[axis] + PrimExpr(num - 1), PrimExpr(num)));
+        if (ctx.opset() < 18)
+          ctx.bb().UnifyDim(an.Simplify(chunk * PrimExpr(num)), s[axis],
+                            "equal split into " + std::to_string(num) + " parts");
+        std::vector<Value> out;
+        for (int64_t j = 0; j < parts; ++j) {
+          std::vector<PrimExpr> os = s;
+          os[axis] = an.Simplify(Max(PrimExpr(0), Min(chunk, s[axis] - PrimExpr(j) * chunk)));
+          out.push_back(ctx.Emit(MakeCall(Op("relax.split_part"), {x, MakeShapeExpr(os)},
+                                          {{"axis", int64_t{axis}}, {"index", j}, {"num", num}}),
+                                 n, static_cast<int>(j)));
+        }
+        return out;
+      }
       int64_t chunk = (d + num - 1) / num;
       if (ctx.opset() < 18 && d % num != 0)
         RELAX_THROW(ctx.Where(n) << "axis of size " << d << " does not split into " << num
