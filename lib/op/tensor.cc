@@ -19,7 +19,13 @@ StructInfo InferReshape(const CallNode& c, BlockBuilder& bb) {
 }
 }  // namespace
 
+// lib/op/data_movement.cc, lib/op/scatter.cc
+void RegisterDataMovementOps();
+void RegisterScatterOps();
+
 void RegisterTensorOps() {
+  RegisterDataMovementOps();
+  RegisterScatterOps();
   RegisterOp("relax.reshape", OpPatternKind::kInjective, InferReshape, nullptr);
 }
 

@@ -196,3 +196,12 @@ foreach(case const_dedupe_shape div_trunc_fold div_trunc_symbolic div_trunc_kern
                    --relaxc $<TARGET_FILE:relaxc> --work ${RELAX_CLI_WORK}/frontend)
   set_tests_properties(cli.frontend.${case} PROPERTIES TIMEOUT 300 LABELS cli)
 endforeach()
+
+# Shape and data-movement ops (issue 8): symbolic and run-time shapes, errors naming the node
+# (movement_cases.py run CASE, outputs checked against onnxruntime).
+foreach(case symbolic_shapes runtime_shapes shape_value_operands movement_errors)
+  add_test(NAME cli.movement.${case}
+           COMMAND bash ${RELAX_VENV_PYTHON} ${RELAX_CLI_TEST_DIR}/movement_cases.py ${case}
+                   --relaxc $<TARGET_FILE:relaxc> --work ${RELAX_CLI_WORK}/movement)
+  set_tests_properties(cli.movement.${case} PROPERTIES TIMEOUT 300 LABELS cli)
+endforeach()

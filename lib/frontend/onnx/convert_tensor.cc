@@ -34,6 +34,37 @@ std::vector<int64_t> AxesInput(ImportContext& ctx, const onnx::NodeProto& n, int
   return AttrInts(n, "axes", {});
 }
 
+// Whether a Slice is one of the shape-value form evaluated at import: a 1-D known integer
+// input, constant parameters, one axis (0 or -1) and unit step.
+bool ShapeValueSlice(ImportContext& ctx, const onnx::NodeProto& n) {
+  if (!ctx.Get(n.input(0)).ints || ctx.Get(n.input(0)).scalar) return false;
+  if (ctx.opset() < 10) {
+    auto axes = AttrInts(n, "axes", {});
+    return AttrInts(n, "starts", {}).size() == 1 && (axes.empty() || axes[0] == 0 || axes[0] == -1);
+  }
+  auto const_ints = [&](int i, std::vector<int64_t>* out) {
+    if (!ImportContext::HasInput(n, i)) return true;
+    const Value& v = ctx.Get(n.input(i));
+    if (!v.ints) return false;
+    for (const auto& e : *v.ints) {
+      int64_t c;
+      if (!e.AsInt(&c)) return false;
+      out->push_back(c);
+    }
+    return true;
+  };
+  std::vector<int64_t> st, en, ax, sp;
+  if (!const_ints(1, &st) || !const_ints(2, &en) || !const_ints(3, &ax) || !const_ints(4, &sp))
+    return false;
+  return st.size() == 1 && en.size() == 1 && (ax.empty() || ax[0] == 0 || ax[0] == -1) &&
+         (sp.empty() || sp[0] == 1);
+}
+
+// Whether the axes of a Squeeze/Unsqueeze are an input that is tensor data.
+bool RuntimeAxes(ImportContext& ctx, const onnx::NodeProto& n) {
+  return ctx.opset() >= 13 && ImportContext::HasInput(n, 1) && !ctx.Get(n.input(1)).ints;
+}
+
 }  // namespace
 
 void AddTensorConverters(ConverterTable* t) {
@@ -75,6 +106,7 @@ void AddTensorConverters(ConverterTable* t) {
     return {Value{nullptr, std::vector<PrimExpr>(dims.begin() + start, dims.begin() + end), false}};
   };
   (*t)["Slice"] = [](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
+    if (!ShapeValueSlice(ctx, n)) return SliceData(ctx, n);
     const auto& v = KnownShape(ctx, n, 0);
     std::vector<int64_t> starts, ends, axes, steps;
     if (ctx.opset() < 10) {
@@ -99,6 +131,8 @@ void AddTensorConverters(ConverterTable* t) {
                   ctx.Get(n.input(0)).dtype}};
   };
   (*t)["Gather"] = [](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
+    if (!ctx.Get(n.input(0)).ints || !ctx.Get(n.input(1)).ints || AttrInt(n, "axis", 0) != 0)
+      return GatherData(ctx, n);
     const auto& v = KnownShape(ctx, n, 0);
     if (AttrInt(n, "axis", 0) != 0) RELAX_THROW(ctx.Where(n) << "only axis 0 on shape values");
     const Value& iv = ctx.Get(n.input(1));
@@ -113,6 +147,8 @@ void AddTensorConverters(ConverterTable* t) {
     return {Value{nullptr, out, iv.scalar, ctx.Get(n.input(0)).dtype}};
   };
   (*t)["Concat"] = [](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
+    for (int i = 0; i < n.input_size(); ++i)
+      if (!ctx.Get(n.input(i)).ints || ctx.Get(n.input(i)).scalar) return ConcatData(ctx, n);
     std::vector<PrimExpr> out;
     for (int i = 0; i < n.input_size(); ++i) {
       const auto& v = KnownShape(ctx, n, i);
@@ -121,6 +157,7 @@ void AddTensorConverters(ConverterTable* t) {
     return {Value{nullptr, out, false, ctx.Get(n.input(0)).dtype}};
   };
   (*t)["Unsqueeze"] = [](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
+    if (RuntimeAxes(ctx, n)) return SqueezeData(ctx, n, /*squeeze=*/false);
     const Value& x = ctx.Get(n.input(0));
     std::vector<int64_t> axes = AxesInput(ctx, n, 1);
     if (x.ints && x.scalar && axes.size() == 1 && (axes[0] == 0 || axes[0] == -1))
@@ -140,6 +177,7 @@ void AddTensorConverters(ConverterTable* t) {
     return {ctx.Emit(MakeCall(GetOp("relax.reshape"), {e, MakeShapeExpr(s)}), n)};
   };
   (*t)["Squeeze"] = [](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
+    if (RuntimeAxes(ctx, n)) return SqueezeData(ctx, n, /*squeeze=*/true);
     Expr e = ctx.Tensor(n, 0);
     std::vector<PrimExpr> s = *e->sinfo->values;
     std::vector<int64_t> axes = AxesInput(ctx, n, 1);
@@ -161,6 +199,7 @@ void AddTensorConverters(ConverterTable* t) {
     return {ctx.Emit(MakeCall(GetOp("relax.reshape"), {e, MakeShapeExpr(out)}), n)};
   };
   (*t)["Reshape"] = [](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
+    if (ctx.opset() >= 5 && !ctx.Get(n.input(1)).ints) return ReshapeData(ctx, n);
     Expr x = ctx.Tensor(n, 0);
     std::vector<PrimExpr> target = KnownShape(ctx, n, 1);
     const auto& in = *x->sinfo->values;

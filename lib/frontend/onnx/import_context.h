@@ -85,6 +85,20 @@ std::optional<std::vector<PrimExpr>> KnownInts(const Expr& constant);
 void AddMathConverters(ConverterTable* t);
 void AddNNConverters(ConverterTable* t);
 void AddTensorConverters(ConverterTable* t);
+void AddMovementConverters(ConverterTable* t);
+
+// Data-tensor paths of the shape-value converters (convert_movement.cc).
+std::vector<Value> SliceData(ImportContext& ctx, const onnx::NodeProto& n);
+std::vector<Value> GatherData(ImportContext& ctx, const onnx::NodeProto& n);
+std::vector<Value> ConcatData(ImportContext& ctx, const onnx::NodeProto& n);
+std::vector<Value> ReshapeData(ImportContext& ctx, const onnx::NodeProto& n);
+std::vector<Value> SqueezeData(ImportContext& ctx, const onnx::NodeProto& n, bool squeeze);
+/// Fresh symbolic vars bound at run time to the values of `dims`, a 1-D integer tensor of
+/// static length computed by the graph (values above 2^62 read as 2^62; a negative one is a
+/// run-time error naming the node). Entries of `known` that are defined are taken as they are
+/// (not read from the data).
+std::vector<PrimExpr> RuntimeDims(ImportContext& ctx, const onnx::NodeProto& n, const Expr& dims,
+                                  const std::vector<PrimExpr>& known = {});
 
 }  // namespace relax::frontend::onnx_import
 

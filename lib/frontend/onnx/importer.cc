@@ -34,18 +34,43 @@ Expr ImportContext::Tensor(const onnx::NodeProto& node, int i) {
   if (!HasInput(node, i)) RELAX_THROW(Where(node) << "missing input " << i);
   const Value& v = Get(node.input(i));
   if (v.expr) return v.expr;
-  // Known integer values only: materialize when all are constants.
+  // Known integer values only: a constant when all are constants.
   std::vector<int64_t> data;
+  const DataType dt = v.dtype.is_int() || v.dtype.is_uint() ? v.dtype : DataType::Int(64);
+  bool symbolic = false;
   for (const auto& e : *v.ints) {
-    int64_t c;
-    if (!e.AsInt(&c))
-      RELAX_THROW(Where(node) << "input '" << node.input(i)
-                              << "' is a data-dependent shape value, which cannot be used as a "
-                                 "tensor yet");
+    int64_t c = 0;
+    symbolic |= !e.AsInt(&c);
     data.push_back(c);
   }
+  if (symbolic) {
+    // Values over symbolic dims: computed at run time from a zero-element view whose dims are
+    // the symbolic values (a negative one is a run-time shape error).
+    std::vector<PrimExpr> carrier;
+    std::vector<int64_t> values, is_sym;
+    for (const auto& e : *v.ints) {
+      int64_t c = 0;
+      bool s = !e.AsInt(&c);
+      if (s) {
+        c = static_cast<int64_t>(carrier.size());
+        carrier.push_back(e);
+      }
+      values.push_back(c);
+      is_sym.push_back(s);
+    }
+    carrier.push_back(0);
+    Expr view =
+        bb_->Emit(MakeCall(GetOp("relax.reshape"),
+                           {MakeConstant(DataType::Int(64), {0}, {}), MakeShapeExpr(carrier)}),
+                  "dims_view");
+    return bb_->Emit(MakeCall(GetOp("relax.tensor_of_dims"), {view},
+                              {{"dtype", ToRuntimeString(dt)},
+                               {"scalar", int64_t{v.scalar}},
+                               {"values", values},
+                               {"symbolic", is_sym}}),
+                     "dims");
+  }
   // Each value's low bytes in the value's dtype (little-endian host, as the runtime assumes).
-  const DataType dt = v.dtype.is_int() || v.dtype.is_uint() ? v.dtype : DataType::Int(64);
   const size_t item = static_cast<size_t>(dt.bytes());
   std::vector<uint8_t> bytes(data.size() * item);
   for (size_t k = 0; k < data.size(); ++k) std::memcpy(bytes.data() + k * item, &data[k], item);
@@ -271,6 +296,7 @@ const ConverterTable& Converters() {
     AddMathConverters(&t);
     AddNNConverters(&t);
     AddTensorConverters(&t);
+    AddMovementConverters(&t);
     return t;
   }();
   return table;

@@ -1,0 +1,643 @@
+// ONNX shape and data-movement converters on data tensors: Transpose, Split, GatherElements,
+// GatherND, DepthToSpace, SpaceToDepth, Tile, Expand, Pad, Trilu, EyeLike, OneHot, Range,
+// ConstantOfShape, Size, Dropout, ScatterElements (and Scatter), ScatterND, and the
+// data-tensor paths of Slice, Gather, Concat and Reshape (convert_tensor.cc handles their
+// compile-time shape values).
+//
+// Shape operands (Reshape shape, Expand shape, Slice starts, Tile repeats, Pad pads, ...)
+// that are constants or known shape values give exact, possibly symbolic, output shapes.
+// When one is tensor data, a kernel computes the output dims (relax.runtime_shape) and
+// RuntimeDims binds them to fresh symbolic vars at run time: each dim is read digit by digit
+// (base 256) through vm.builtin.nonzero of a mask (relax.digit_mask) and match_cast, then the
+// digits are summed into one var by a match_cast of a zero-element view. Later kernels are the
+// ordinary shape-generic ones. Semantics: ONNX operator spec, sections of the same names.
+#include <cstring>
+
+#include "import_context.h"
+
+namespace relax::frontend::onnx_import {
+
+namespace {
+
+Expr Op(const char* name) { return GetOp(name); }
+
+Expr I64Const(const std::vector<int64_t>& v, bool scalar = false) {
+  std::vector<uint8_t> b(v.size() * 8);
+  if (!v.empty()) std::memcpy(b.data(), v.data(), b.size());
+  std::vector<int64_t> shape;
+  if (!scalar) shape.push_back(static_cast<int64_t>(v.size()));
+  return MakeConstant(DataType::Int(64), shape, std::move(b));
+}
+
+const std::vector<PrimExpr>& Dims(const Expr& e) {
+  if (e->sinfo->kind != SIKind::kTensor || !e->sinfo->values)
+    RELAX_THROW("input of unknown shape " << ToString(e->sinfo));
+  return *e->sinfo->values;
+}
+
+// Known values of input i when every one is a compile-time constant.
+std::optional<std::vector<int64_t>> StaticInts(ImportContext& ctx, const onnx::NodeProto& n,
+                                               int i) {
+  if (!ImportContext::HasInput(n, i)) return std::nullopt;
+  const Value& v = ctx.Get(n.input(i));
+  if (!v.ints) return std::nullopt;
+  std::vector<int64_t> out;
+  for (const auto& e : *v.ints) {
+    int64_t c;
+    if (!e.AsInt(&c)) return std::nullopt;
+    out.push_back(c);
+  }
+  return out;
+}
+
+// Input i as a 1-D tensor of static length (a 0-D tensor is reshaped to (1,)).
+Expr Vector(ImportContext& ctx, const onnx::NodeProto& n, int i) {
+  Expr t = ctx.Tensor(n, i);
+  if (!t->sinfo->values) RELAX_THROW(ctx.Where(n) << "input " << i << " has unknown rank");
+  if (t->sinfo->values->empty())
+    t = ctx.bb().Emit(MakeCall(Op("relax.reshape"), {t, MakeShapeExpr({PrimExpr(1)})}), "vec");
+  if (t->sinfo->values->size() != 1 || !(*t->sinfo->values)[0].AsInt())
+    RELAX_THROW(ctx.Where(n) << "input '" << n.input(i)
+                             << "' must be a 1-D tensor of static length");
+  if (!(t->sinfo->dtype.is_int() || t->sinfo->dtype.is_uint()))
+    RELAX_THROW(ctx.Where(n) << "input '" << n.input(i) << "' must be an integer tensor");
+  return t;
+}
+
+int Axis(ImportContext& ctx, const onnx::NodeProto& n, int64_t axis, int64_t rank) {
+  if (axis < -rank || axis >= rank)
+    RELAX_THROW(ctx.Where(n) << "axis " << axis << " out of range for rank " << rank);
+  return static_cast<int>(axis < 0 ? axis + rank : axis);
+}
+
+Expr Reshape(ImportContext& ctx, const Expr& x, const std::vector<PrimExpr>& s,
+             const std::string& hint) {
+  return ctx.bb().Emit(MakeCall(Op("relax.reshape"), {x, MakeShapeExpr(s)}), hint);
+}
+
+}  // namespace
+
+std::vector<PrimExpr> RuntimeDims(ImportContext& ctx, const onnx::NodeProto& n, const Expr& dims,
+                                  const std::vector<PrimExpr>& known) {
+  auto& bb = ctx.bb();
+  int64_t r = 0;
+  if (!dims->sinfo->values || dims->sinfo->values->size() != 1 ||
+      !(*dims->sinfo->values)[0].AsInt(&r))
+    RELAX_THROW(ctx.Where(n) << "the number of run-time dims must be static");
+  std::string base = n.output(0);
+  for (char& ch : base)
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  if (base.empty() || std::isdigit(static_cast<unsigned char>(base[0]))) base = "v" + base;
+  std::vector<PrimExpr> sums;
+  for (int64_t k = 0; k < r; ++k) {
+    if (k < static_cast<int64_t>(known.size()) && known[k].defined()) {
+      sums.push_back(known[k]);
+      continue;
+    }
+    PrimExpr sum = 0;
+    int64_t scale = 1;
+    for (int j = 0; j < 8; ++j, scale *= 256) {
+      Expr mask =
+          bb.Emit(MakeCall(Op("relax.digit_mask"), {dims, I64Const({k, scale})}), base + "_mask");
+      Expr nz = bb.Emit(MakeCall(MakeExternFunc("vm.builtin.nonzero"), {mask}, {},
+                                 {TensorSInfoNDim(2, DataType::Int(64))}),
+                        base + "_nz");
+      Var d = MakeVar(base + "_d" + std::to_string(k) + "_" + std::to_string(j));
+      bb.analyzer().Bind(d, 0, j == 7 ? 65 : 255);  // values are at most 2^62; 65: negative
+      bb.EmitMatchCast(nz, TensorSInfo({PrimExpr(1), d}, DataType::Int(64)), base + "_digit");
+      sum = sum + PrimExpr(d) * PrimExpr(scale);
+      if (j == 7)
+        bb.Emit(MakeCall(Op("relax.check_dims_equal"),
+                         {MakeShapeExpr({Min(PrimExpr(d), PrimExpr(64)), d}),
+                          MakeStringImm(ctx.Where(n) + "output dim " + std::to_string(k) +
+                                        " computed from tensor data is invalid (negative)")}),
+                "check");
+    }
+    sums.push_back(sum);
+  }
+  // One var per dim: a zero-element view of shape (sum, 0), matched to (var, 0).
+  std::vector<PrimExpr> vars;
+  for (int64_t k = 0; k < r; ++k) {
+    if (k < static_cast<int64_t>(known.size()) && known[k].defined()) {
+      vars.push_back(known[k]);
+      continue;
+    }
+    Expr view = Reshape(ctx, MakeConstant(DataType::Int(64), {0}, {}), {sums[k], PrimExpr(0)},
+                        base + "_dim");
+    Var v = MakeVar(base + "_n" + std::to_string(k));
+    bb.analyzer().Bind(v, 0);
+    vars.push_back(v);
+    bb.EmitMatchCast(view, TensorSInfo({v, PrimExpr(0)}, DataType::Int(64)), base + "_dim");
+  }
+  return vars;
+}
+
+std::vector<Value> SliceData(ImportContext& ctx, const onnx::NodeProto& n) {
+  Expr x = ctx.Tensor(n, 0);
+  int64_t r = static_cast<int64_t>(Dims(x).size());
+  std::optional<std::vector<int64_t>> starts, ends, axes, steps;
+  if (ctx.opset() < 10) {
+    starts = AttrInts(n, "starts", {});
+    ends = AttrInts(n, "ends", {});
+    axes = AttrInts(n, "axes", {});
+    steps = std::vector<int64_t>(starts->size(), 1);
+  } else {
+    starts = StaticInts(ctx, n, 1);
+    ends = StaticInts(ctx, n, 2);
+    axes = ImportContext::HasInput(n, 3) ? StaticInts(ctx, n, 3) : std::nullopt;
+    steps = ImportContext::HasInput(n, 4) ? StaticInts(ctx, n, 4) : std::nullopt;
+  }
+  bool all_static = starts && ends && (axes || !ImportContext::HasInput(n, 3)) &&
+                    (steps || !ImportContext::HasInput(n, 4));
+  if (all_static) {
+    size_t k = starts->size();
+    if (!axes || axes->empty()) {
+      axes = std::vector<int64_t>();
+      for (size_t i = 0; i < k; ++i) axes->push_back(static_cast<int64_t>(i));
+    }
+    if (!steps || steps->empty()) steps = std::vector<int64_t>(k, 1);
+    if (ends->size() != k || axes->size() != k || steps->size() != k)
+      RELAX_THROW(ctx.Where(n) << "starts, ends, axes and steps differ in length");
+    for (int64_t s : *steps)
+      if (s == 0) RELAX_THROW(ctx.Where(n) << "a step is 0");
+    for (int64_t a : *axes) Axis(ctx, n, a, r);
+    return {ctx.Emit(
+        MakeCall(Op("relax.strided_slice"), {x},
+                 {{"begin", *starts}, {"end", *ends}, {"axes", *axes}, {"strides", *steps}}),
+        n)};
+  }
+  // Run-time parameters.
+  Expr st = Vector(ctx, n, 1), en = Vector(ctx, n, 2);
+  int64_t k = 0;
+  (*st->sinfo->values)[0].AsInt(&k);
+  std::vector<int64_t> iota, ones(k, 1);
+  for (int64_t i = 0; i < k; ++i) iota.push_back(i);
+  Expr ax = ImportContext::HasInput(n, 3) ? Vector(ctx, n, 3) : I64Const(iota);
+  Expr sp = ImportContext::HasInput(n, 4) ? Vector(ctx, n, 4) : I64Const(ones);
+  if (steps)
+    for (int64_t s : *steps)
+      if (s == 0) RELAX_THROW(ctx.Where(n) << "a step is 0");
+  Expr dims = ctx.bb().Emit(
+      MakeCall(Op("relax.runtime_shape"), {x, st, en, ax, sp}, {{"fn", std::string("slice")}}),
+      "slice_dims");
+  // With constant axes, the axes not sliced keep their dims.
+  std::vector<PrimExpr> known;
+  if (!ImportContext::HasInput(n, 3) || axes) {
+    known = Dims(x);
+    for (int64_t i = 0; i < k; ++i) {
+      int64_t a = axes ? (*axes)[i] : i;
+      known[Axis(ctx, n, a, r)] = PrimExpr();
+    }
+  }
+  std::vector<PrimExpr> out = RuntimeDims(ctx, n, dims, known);
+  Expr params = ctx.bb().Emit(MakeCall(Op("relax.runtime_shape"), {x, st, en, ax, sp},
+                                       {{"fn", std::string("slice_params")}}),
+                              "slice_params");
+  return {ctx.Emit(MakeCall(Op("relax.dyn_slice"), {x, params, MakeShapeExpr(out)}), n)};
+}
+
+std::vector<Value> GatherData(ImportContext& ctx, const onnx::NodeProto& n) {
+  Expr x = ctx.Tensor(n, 0);
+  int axis = Axis(ctx, n, AttrInt(n, "axis", 0), static_cast<int64_t>(Dims(x).size()));
+  return {
+      ctx.Emit(MakeCall(Op("relax.take"), {x, ctx.Tensor(n, 1)}, {{"axis", int64_t{axis}}}), n)};
+}
+
+std::vector<Value> ConcatData(ImportContext& ctx, const onnx::NodeProto& n) {
+  std::vector<Expr> xs;
+  for (int i = 0; i < n.input_size(); ++i) xs.push_back(ctx.Tensor(n, i));
+  if (xs.empty()) RELAX_THROW(ctx.Where(n) << "no inputs");
+  int axis = Axis(ctx, n, AttrInt(n, "axis", 0), static_cast<int64_t>(Dims(xs[0]).size()));
+  return {ctx.Emit(MakeCall(Op("relax.concat"), xs, {{"axis", int64_t{axis}}}), n)};
+}
+
+std::vector<Value> ReshapeData(ImportContext& ctx, const onnx::NodeProto& n) {
+  Expr x = ctx.Tensor(n, 0);
+  Expr s = Vector(ctx, n, 1);
+  Expr dims = ctx.bb().Emit(
+      MakeCall(Op("relax.runtime_shape"), {x, s},
+               {{"fn", std::string("reshape")}, {"allowzero", AttrInt(n, "allowzero", 0)}}),
+      "reshape_dims");
+  return {
+      ctx.Emit(MakeCall(Op("relax.reshape"), {x, MakeShapeExpr(RuntimeDims(ctx, n, dims))}), n)};
+}
+
+std::vector<Value> SqueezeData(ImportContext& ctx, const onnx::NodeProto& n, bool squeeze) {
+  Expr x = ctx.Tensor(n, 0);
+  Expr axes = Vector(ctx, n, 1);
+  int64_t k = 0, r = static_cast<int64_t>(Dims(x).size());
+  (*axes->sinfo->values)[0].AsInt(&k);
+  if (squeeze && k > r) RELAX_THROW(ctx.Where(n) << k << " axes to squeeze from rank " << r);
+  std::string fn = squeeze ? "squeeze" : "unsqueeze";
+  Expr dims =
+      ctx.bb().Emit(MakeCall(Op("relax.runtime_shape"), {x, axes}, {{"fn", fn}}), fn + "_dims");
+  return {
+      ctx.Emit(MakeCall(Op("relax.reshape"), {x, MakeShapeExpr(RuntimeDims(ctx, n, dims))}), n)};
+}
+
+void AddMovementConverters(ConverterTable* t) {
+  (*t)["Dropout"] = [](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
+    if (ImportContext::HasInput(n, 2)) {
+      auto tm = StaticInts(ctx, n, 2);
+      const Value& v = ctx.Get(n.input(2));
+      const ConstantNode* c = As<ConstantNode>(v.expr);
+      bool on = tm ? (*tm)[0] != 0 : !(c && c->numel() == 1 && c->data->data()[0] == 0);
+      if (on)
+        RELAX_THROW(ctx.Where(n) << "training_mode must be a constant false (inference only)");
+    }
+    if (AttrInt(n, "is_test", 1) == 0 && ctx.opset() < 7)
+      RELAX_THROW(ctx.Where(n) << "is_test=0 (training) is not supported");
+    std::vector<Value> out{ctx.Get(n.input(0))};
+    if (n.output_size() > 1 && !n.output(1).empty()) {
+      Expr x = ctx.Tensor(n, 0);
+      Expr one = MakeConstant(DataType::Bool(), {}, {1});
+      out.push_back(ctx.Emit(MakeCall(Op("relax.full"), {one, MakeShapeExpr(Dims(x))}), n, 1));
+    }
+    return out;
+  };
+  (*t)["Size"] = [](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
+    Expr x = ctx.Tensor(n, 0);
+    if (!x->sinfo->values) RELAX_THROW(ctx.Where(n) << "input has unknown rank");
+    PrimExpr p = ctx.bb().analyzer().Simplify(ShapeProduct(Dims(x)));
+    return {Value{nullptr, std::vector<PrimExpr>{p}, true}};
+  };
+  (*t)["Transpose"] = [](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
+    Expr x = ctx.Tensor(n, 0);
+    int64_t r = static_cast<int64_t>(Dims(x).size());
+    std::vector<int64_t> def;
+    for (int64_t i = r - 1; i >= 0; --i) def.push_back(i);
+    std::vector<int64_t> perm = AttrInts(n, "perm", def);
+    if (static_cast<int64_t>(perm.size()) != r)
+      RELAX_THROW(ctx.Where(n) << "perm has " << perm.size() << " entries for rank " << r);
+    std::vector<bool> seen(r, false);
+    for (int64_t& p : perm) {
+      p = Axis(ctx, n, p, r);
+      if (seen[p]) RELAX_THROW(ctx.Where(n) << "perm repeats axis " << p);
+      seen[p] = true;
+    }
+    return {ctx.Emit(MakeCall(Op("relax.permute_dims"), {x}, {{"axes", perm}}), n)};
+  };
+  (*t)["Split"] = [](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
+    Expr x = ctx.Tensor(n, 0);
+    const auto& s = Dims(x);
+    int64_t r = static_cast<int64_t>(s.size());
+    int axis = Axis(ctx, n, AttrInt(n, "axis", 0), r);
+    int64_t parts = n.output_size();
+    std::optional<std::vector<int64_t>> split;
+    bool runtime = false;
+    if (ctx.opset() < 13 && FindAttr(n, "split")) {
+      split = AttrInts(n, "split", {});
+    } else if (ctx.opset() >= 13 && ImportContext::HasInput(n, 1)) {
+      split = StaticInts(ctx, n, 1);
+      runtime = !split;
+    }
+    if (runtime) {
+      Expr sv = Vector(ctx, n, 1);
+      int64_t k = 0;
+      (*sv->sinfo->values)[0].AsInt(&k);
+      if (k != parts)
+        RELAX_THROW(ctx.Where(n) << "split has " << k << " entries for " << parts << " outputs");
+      Expr vals = ctx.bb().Emit(
+          MakeCall(Op("relax.runtime_shape"), {sv}, {{"fn", std::string("values")}}), "split");
+      std::vector<PrimExpr> sizes = RuntimeDims(ctx, n, vals);
+      PrimExpr total = 0;
+      for (const auto& v : sizes) total = total + v;
+      ctx.bb().UnifyDim(ctx.bb().analyzer().Simplify(total), s[axis],
+                        "sum of split sizes vs axis " + std::to_string(axis));
+      std::vector<Value> out;
+      for (int64_t j = 0; j < parts; ++j) {
+        std::vector<PrimExpr> os = s;
+        os[axis] = sizes[j];
+        out.push_back(ctx.Emit(MakeCall(Op("relax.split_part"), {x, sv, MakeShapeExpr(os)},
+                                        {{"axis", int64_t{axis}}, {"index", j}}),
+                               n, static_cast<int>(j)));
+      }
+      return out;
+    }
+    if (!split) {
+      int64_t d;
+      int64_t num = ctx.opset() >= 18 ? AttrInt(n, "num_outputs", parts) : parts;
+      if (num != parts || num < 1)
+        RELAX_THROW(ctx.Where(n) << "num_outputs " << num << " but " << parts << " outputs");
+      if (!s[axis].AsInt(&d)) {
+        // A symbolic axis: parts of ceil(d / num) (opset < 18: d must divide evenly).
+        auto& an = ctx.bb().analyzer();
+        PrimExpr chunk = an.Simplify(FloorDiv(s[axis] + PrimExpr(num - 1), PrimExpr(num)));
+        if (ctx.opset() < 18)
+          ctx.bb().UnifyDim(an.Simplify(chunk * PrimExpr(num)), s[axis],
+                            "equal split into " + std::to_string(num) + " parts");
+        std::vector<Value> out;
+        for (int64_t j = 0; j < parts; ++j) {
+          std::vector<PrimExpr> os = s;
+          os[axis] = an.Simplify(Max(PrimExpr(0), Min(chunk, s[axis] - PrimExpr(j) * chunk)));
+          out.push_back(ctx.Emit(MakeCall(Op("relax.split_part"), {x, MakeShapeExpr(os)},
+                                          {{"axis", int64_t{axis}}, {"index", j}, {"num", num}}),
+                                 n, static_cast<int>(j)));
+        }
+        return out;
+      }
+      int64_t chunk = (d + num - 1) / num;
+      if (ctx.opset() < 18 && d % num != 0)
+        RELAX_THROW(ctx.Where(n) << "axis of size " << d << " does not split into " << num
+                                 << " equal parts");
+      split = std::vector<int64_t>();
+      for (int64_t j = 0, left = d; j < num; ++j) {
+        split->push_back(std::min(chunk, left));
+        left -= split->back();
+      }
+    }
+    if (static_cast<int64_t>(split->size()) != parts)
+      RELAX_THROW(ctx.Where(n) << "split has " << split->size() << " entries for " << parts
+                               << " outputs");
+    int64_t total = 0;
+    for (int64_t v : *split) {
+      if (v < 0) RELAX_THROW(ctx.Where(n) << "negative split size " << v);
+      total += v;
+    }
+    ctx.bb().UnifyDim(PrimExpr(total), s[axis], "sum of split sizes");
+    std::vector<Value> out;
+    int64_t off = 0;
+    for (int64_t j = 0; j < parts; ++j) {
+      int64_t e = off + (*split)[j];
+      out.push_back(ctx.Emit(MakeCall(Op("relax.strided_slice"), {x},
+                                      {{"begin", std::vector<int64_t>{off}},
+                                       {"end", std::vector<int64_t>{e}},
+                                       {"axes", std::vector<int64_t>{axis}},
+                                       {"strides", std::vector<int64_t>{1}}}),
+                             n, static_cast<int>(j)));
+      off = e;
+    }
+    return out;
+  };
+  (*t)["GatherElements"] = [](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
+    Expr x = ctx.Tensor(n, 0);
+    int axis = Axis(ctx, n, AttrInt(n, "axis", 0), static_cast<int64_t>(Dims(x).size()));
+    return {ctx.Emit(
+        MakeCall(Op("relax.gather_elements"), {x, ctx.Tensor(n, 1)}, {{"axis", int64_t{axis}}}),
+        n)};
+  };
+  (*t)["GatherND"] = [](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
+    return {ctx.Emit(MakeCall(Op("relax.gather_nd"), {ctx.Tensor(n, 0), ctx.Tensor(n, 1)},
+                              {{"batch_dims", AttrInt(n, "batch_dims", 0)}}),
+                     n)};
+  };
+  auto depth_space = [](bool to_space) {
+    return [to_space](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
+      Expr x = ctx.Tensor(n, 0);
+      const auto& s = Dims(x);
+      if (s.size() != 4) RELAX_THROW(ctx.Where(n) << "expects a 4-D NCHW input");
+      int64_t bs = AttrInt(n, "blocksize", 0);
+      if (bs < 1) RELAX_THROW(ctx.Where(n) << "blocksize must be >= 1, got " << bs);
+      auto& an = ctx.bb().analyzer();
+      PrimExpr b = s[0], c = s[1], h = s[2], w = s[3], B = bs;
+      Expr y;
+      if (to_space) {
+        std::string mode = AttrString(n, "mode", "DCR");
+        PrimExpr cc = an.Simplify(FloorDiv(c, B * B));
+        ctx.bb().UnifyDim(an.Simplify(cc * B * B), c, "channels vs blocksize^2");
+        Expr r;
+        std::vector<int64_t> perm;
+        if (mode == "DCR") {
+          r = Reshape(ctx, x, {b, B, B, cc, h, w}, "d2s");
+          perm = {0, 3, 4, 1, 5, 2};
+        } else if (mode == "CRD") {
+          r = Reshape(ctx, x, {b, cc, B, B, h, w}, "d2s");
+          perm = {0, 1, 4, 2, 5, 3};
+        } else {
+          RELAX_THROW(ctx.Where(n) << "unknown mode '" << mode << "'");
+        }
+        Expr p = ctx.bb().Emit(MakeCall(Op("relax.permute_dims"), {r}, {{"axes", perm}}), "d2s");
+        return {ctx.Emit(MakeCall(Op("relax.reshape"), {p, MakeShapeExpr({b, cc, an.Simplify(h * B),
+                                                                          an.Simplify(w * B)})}),
+                         n)};
+      }
+      PrimExpr hh = an.Simplify(FloorDiv(h, B)), ww = an.Simplify(FloorDiv(w, B));
+      ctx.bb().UnifyDim(an.Simplify(hh * B), h, "height vs blocksize");
+      ctx.bb().UnifyDim(an.Simplify(ww * B), w, "width vs blocksize");
+      Expr r = Reshape(ctx, x, {b, c, hh, B, ww, B}, "s2d");
+      Expr p = ctx.bb().Emit(MakeCall(Op("relax.permute_dims"), {r},
+                                      {{"axes", std::vector<int64_t>{0, 3, 5, 1, 2, 4}}}),
+                             "s2d");
+      return {ctx.Emit(
+          MakeCall(Op("relax.reshape"), {p, MakeShapeExpr({b, an.Simplify(c * B * B), hh, ww})}),
+          n)};
+    };
+  };
+  (*t)["DepthToSpace"] = depth_space(true);
+  (*t)["SpaceToDepth"] = depth_space(false);
+  (*t)["Tile"] = [](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
+    Expr x = ctx.Tensor(n, 0);
+    if (auto reps = StaticInts(ctx, n, 1)) {
+      for (int64_t v : *reps)
+        if (v < 0) RELAX_THROW(ctx.Where(n) << "negative repeat " << v);
+      return {ctx.Emit(MakeCall(Op("relax.tile"), {x}, {{"repeats", *reps}}), n)};
+    }
+    const Value& rv = ctx.Get(n.input(1));
+    if (rv.ints && static_cast<int64_t>(rv.ints->size()) == static_cast<int64_t>(Dims(x).size())) {
+      // Shape-value repeats (symbolic): exact output dims.
+      std::vector<PrimExpr> s;
+      for (size_t k = 0; k < rv.ints->size(); ++k)
+        s.push_back(ctx.bb().analyzer().Simplify(Dims(x)[k] * (*rv.ints)[k]));
+      return {ctx.Emit(MakeCall(Op("relax.tile"), {x, MakeShapeExpr(s)}), n)};
+    }
+    Expr reps = Vector(ctx, n, 1);
+    Expr dims = ctx.bb().Emit(
+        MakeCall(Op("relax.runtime_shape"), {x, reps}, {{"fn", std::string("tile")}}), "tile_dims");
+    return {ctx.Emit(MakeCall(Op("relax.tile"), {x, MakeShapeExpr(RuntimeDims(ctx, n, dims))}), n)};
+  };
+  (*t)["Expand"] = [](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
+    Expr x = ctx.Tensor(n, 0);
+    const Value& sv = ctx.Get(n.input(1));
+    if (sv.ints) {
+      for (const auto& d : *sv.ints) {
+        int64_t c;
+        if (d.AsInt(&c) && c < 0) RELAX_THROW(ctx.Where(n) << "negative dim " << c);
+      }
+      return {ctx.Emit(MakeCall(Op("relax.broadcast_to"), {x, MakeShapeExpr(*sv.ints)}), n)};
+    }
+    Expr s = Vector(ctx, n, 1);
+    Expr dims =
+        ctx.bb().Emit(MakeCall(Op("relax.runtime_shape"), {x, s}, {{"fn", std::string("expand")}}),
+                      "expand_dims");
+    return {ctx.Emit(
+        MakeCall(Op("relax.broadcast_to"), {x, MakeShapeExpr(RuntimeDims(ctx, n, dims))}), n)};
+  };
+  (*t)["Pad"] = [](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
+    Expr x = ctx.Tensor(n, 0);
+    DataType dt = x->sinfo->dtype;
+    int64_t r = static_cast<int64_t>(Dims(x).size());
+    std::string mode = AttrString(n, "mode", "constant");
+    if (mode != "constant" && mode != "reflect" && mode != "edge" && mode != "wrap")
+      RELAX_THROW(ctx.Where(n) << "unknown mode '" << mode << "'");
+    Expr value;
+    std::optional<std::vector<int64_t>> pads;
+    if (ctx.opset() < 11) {
+      pads = AttrInts(n, "pads", {});
+      double v = AttrFloat(n, "value", 0.0f);
+      if (dt != DataType::Float(32))
+        RELAX_THROW(ctx.Where(n) << "only f32 data with the 'value' attribute");
+      float f = static_cast<float>(v);
+      std::vector<uint8_t> b(4);
+      std::memcpy(b.data(), &f, 4);
+      value = MakeConstant(dt, {}, b);
+    } else {
+      pads = StaticInts(ctx, n, 1);
+      if (ImportContext::HasInput(n, 2)) {
+        value = ctx.Tensor(n, 2);
+        if (value->sinfo->dtype != dt)
+          RELAX_THROW(ctx.Where(n) << "constant_value dtype differs from the data's");
+        if (!value->sinfo->values || value->sinfo->values->size() > 1)
+          RELAX_THROW(ctx.Where(n) << "constant_value must be a scalar");
+        if (value->sinfo->values->size() == 1) value = Reshape(ctx, value, {}, "pad_value");
+      } else {
+        std::vector<uint8_t> zero(dt.bytes(), 0);
+        value = MakeConstant(dt, {}, zero);
+      }
+    }
+    std::optional<std::vector<int64_t>> axes;
+    if (ImportContext::HasInput(n, 3)) {
+      axes = StaticInts(ctx, n, 3);
+      if (!axes) RELAX_THROW(ctx.Where(n) << "axes must be constant");
+      for (auto& a : *axes) a = Axis(ctx, n, a, r);
+    }
+    if (pads) {
+      std::vector<int64_t> full(2 * r, 0);
+      if (axes) {
+        if (pads->size() != 2 * axes->size())
+          RELAX_THROW(ctx.Where(n) << pads->size() << " pads for " << axes->size() << " axes");
+        for (size_t i = 0; i < axes->size(); ++i) {
+          full[(*axes)[i]] = (*pads)[i];
+          full[(*axes)[i] + r] = (*pads)[i + axes->size()];
+        }
+      } else {
+        if (static_cast<int64_t>(pads->size()) != 2 * r)
+          RELAX_THROW(ctx.Where(n) << pads->size() << " pads for rank " << r);
+        full = *pads;
+      }
+      return {ctx.Emit(MakeCall(Op("relax.pad"), {x, value}, {{"pads", full}, {"mode", mode}}), n)};
+    }
+    if (axes) RELAX_THROW(ctx.Where(n) << "run-time pads with an axes input are not supported");
+    Expr p = Vector(ctx, n, 1);
+    int64_t k = 0;
+    (*p->sinfo->values)[0].AsInt(&k);
+    if (k != 2 * r) RELAX_THROW(ctx.Where(n) << k << " pads for rank " << r);
+    Expr dims = ctx.bb().Emit(
+        MakeCall(Op("relax.runtime_shape"), {x, p}, {{"fn", std::string("pad")}}), "pad_dims");
+    return {
+        ctx.Emit(MakeCall(Op("relax.pad"), {x, value, p, MakeShapeExpr(RuntimeDims(ctx, n, dims))},
+                          {{"mode", mode}}),
+                 n)};
+  };
+  auto scatter = [](const char* op) {
+    return [op](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
+      Expr x = ctx.Tensor(n, 0);
+      Attrs a{{"reduction", AttrString(n, "reduction", "none")}};
+      if (std::string(op) == "relax.scatter_elements")
+        a["axis"] =
+            int64_t{Axis(ctx, n, AttrInt(n, "axis", 0), static_cast<int64_t>(Dims(x).size()))};
+      return {ctx.Emit(MakeCall(Op(op), {x, ctx.Tensor(n, 1), ctx.Tensor(n, 2)}, a), n)};
+    };
+  };
+  (*t)["ScatterElements"] = scatter("relax.scatter_elements");
+  (*t)["Scatter"] = scatter("relax.scatter_elements");
+  (*t)["ScatterND"] = scatter("relax.scatter_nd");
+  (*t)["Trilu"] = [](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
+    Expr x = ctx.Tensor(n, 0);
+    Expr k = ImportContext::HasInput(n, 1) ? ctx.Tensor(n, 1) : I64Const({0}, true);
+    if (k->sinfo->values && k->sinfo->values->size() == 1) k = Reshape(ctx, k, {}, "k");
+    return {ctx.Emit(MakeCall(Op("relax.trilu"), {x, k}, {{"upper", AttrInt(n, "upper", 1)}}), n)};
+  };
+  (*t)["EyeLike"] = [](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
+    Expr x = ctx.Tensor(n, 0);
+    DataType dt = x->sinfo->dtype;
+    if (FindAttr(n, "dtype"))
+      dt = OnnxDType(static_cast<int>(AttrInt(n, "dtype", 1)), ctx.Where(n) + "dtype");
+    return {ctx.Emit(MakeCall(Op("relax.eye_like"), {x},
+                              {{"k", AttrInt(n, "k", 0)}, {"dtype", ToRuntimeString(dt)}}),
+                     n)};
+  };
+  (*t)["ConstantOfShape"] = [](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
+    Expr value;
+    if (const auto* a = FindAttr(n, "value")) {
+      value = TensorProtoToConstant(a->t(), ctx.Where(n) + "value");
+      if (As<ConstantNode>(value)->numel() != 1)
+        RELAX_THROW(ctx.Where(n) << "value must hold one element");
+      if (!As<ConstantNode>(value)->shape.empty()) value = Reshape(ctx, value, {}, "value");
+    } else {
+      value = MakeConstant(DataType::Float(32), {}, std::vector<uint8_t>(4, 0));
+    }
+    const Value& sv = ctx.Get(n.input(0));
+    std::vector<PrimExpr> shape;
+    if (sv.ints) {
+      shape = *sv.ints;
+      for (const auto& d : shape) {
+        int64_t c;
+        if (d.AsInt(&c) && c < 0) RELAX_THROW(ctx.Where(n) << "negative dim " << c);
+      }
+    } else {
+      Expr s = Vector(ctx, n, 0);
+      Expr dims = ctx.bb().Emit(
+          MakeCall(Op("relax.runtime_shape"), {s}, {{"fn", std::string("values")}}), "dims");
+      shape = RuntimeDims(ctx, n, dims);
+    }
+    return {ctx.Emit(MakeCall(Op("relax.full"), {value, MakeShapeExpr(shape)}), n)};
+  };
+  (*t)["Range"] = [](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
+    Expr a = ctx.Tensor(n, 0), l = ctx.Tensor(n, 1), d = ctx.Tensor(n, 2);
+    for (Expr* e : {&a, &l, &d})
+      if ((*e)->sinfo->values && (*e)->sinfo->values->size() == 1) *e = Reshape(ctx, *e, {}, "s");
+    auto sa = StaticInts(ctx, n, 0), sl = StaticInts(ctx, n, 1), sd = StaticInts(ctx, n, 2);
+    PrimExpr len;
+    if (sa && sl && sd) {
+      int64_t st = (*sa)[0], lim = (*sl)[0], dl = (*sd)[0];
+      if (dl == 0) RELAX_THROW(ctx.Where(n) << "delta is 0");
+      int64_t dist = lim - st, cnt = 0;
+      if (dist != 0 && (dist > 0) == (dl > 0))
+        cnt = dl > 0 ? (dist + dl - 1) / dl : (-dist - dl - 1) / -dl;
+      len = std::max<int64_t>(cnt, 0);
+    } else if (ctx.Get(n.input(1)).ints && sa && sd && (*sd)[0] != 0) {
+      // Constant start and delta, shape-value limit: an exact symbolic length.
+      PrimExpr lim = (*ctx.Get(n.input(1)).ints)[0];
+      int64_t st = (*sa)[0], dl = (*sd)[0];
+      PrimExpr dist = dl > 0 ? lim - PrimExpr(st) : PrimExpr(st) - lim;
+      int64_t ad = dl > 0 ? dl : -dl;
+      len = ctx.bb().analyzer().Simplify(
+          Max(PrimExpr(0), FloorDiv(dist + PrimExpr(ad - 1), PrimExpr(ad))));
+    } else {
+      Expr dims = ctx.bb().Emit(
+          MakeCall(Op("relax.runtime_shape"), {a, l, d}, {{"fn", std::string("range")}}),
+          "range_len");
+      len = RuntimeDims(ctx, n, dims)[0];
+    }
+    return {ctx.Emit(MakeCall(Op("relax.arange"), {a, d, MakeShapeExpr({len})}), n)};
+  };
+  (*t)["OneHot"] = [](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
+    Expr idx = ctx.Tensor(n, 0);
+    Expr vals = ctx.Tensor(n, 2);
+    int64_t r = static_cast<int64_t>(Dims(idx).size());
+    int axis = Axis(ctx, n, AttrInt(n, "axis", -1), r + 1);
+    PrimExpr depth;
+    auto sd = StaticInts(ctx, n, 1);
+    if (sd) {
+      depth = (*sd)[0];
+    } else {
+      Expr d = ctx.Tensor(n, 1);
+      if (!d->sinfo->dtype.is_int())
+        d = ctx.bb().Emit(
+            MakeCall(Op("relax.astype"), {d}, {{"dtype", ToRuntimeString(DataType::Int(64))}}),
+            "depth");
+      if (d->sinfo->values && d->sinfo->values->empty())
+        d = Reshape(ctx, d, {PrimExpr(1)}, "depth");
+      Expr dims = ctx.bb().Emit(
+          MakeCall(Op("relax.runtime_shape"), {d}, {{"fn", std::string("values")}}), "depth");
+      depth = RuntimeDims(ctx, n, dims)[0];
+    }
+    std::vector<PrimExpr> s = Dims(idx);
+    s.insert(s.begin() + axis, depth);
+    return {ctx.Emit(
+        MakeCall(Op("relax.one_hot"), {idx, vals, MakeShapeExpr(s)}, {{"axis", int64_t{axis}}}),
+        n)};
+  };
+}
+
+}  // namespace relax::frontend::onnx_import

@@ -1,0 +1,190 @@
+#!/usr/bin/env python3
+# Shape and data-movement ops (issue 8): symbolic shapes from constant or shape-value operands,
+# run-time shapes from tensor-data operands (one artifact, several operand values), and the
+# errors for bad attributes and bad run-time shapes. Outputs are checked against onnxruntime.
+import argparse
+import os
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from frontend_cases import Runner, model, ort, same, vi  # noqa: E402
+
+
+def i64(name, v):
+    return numpy_helper.from_array(np.array(v, dtype=np.int64), name)
+
+
+def outs(names, rank):
+    return [vi(n, TensorProto.FLOAT, [f"{n}{i}" for i in range(rank.get(n, 4))]) for n in names]
+
+
+def compile_error(r, m, name, message):
+    """Compiles `m`, which must fail with exit 1 and `message` in its error."""
+    path = r.path(name + ".onnx")
+    onnx.save(m, path)
+    p = subprocess.run([r.relaxc, "compile", path, "-o", r.path(name + ".so")], capture_output=True,
+                       text=True)
+    sys.stdout.write(p.stdout + p.stderr)
+    if p.returncode != 1 or message not in p.stderr:
+        raise SystemExit(f"FAIL: {name}: expected exit 1 with '{message}', got {p.returncode}")
+    print(f"PASS: {name} refused: {message}")
+
+
+def case_symbolic_shapes(r):
+    """Constant and shape-value operands on symbolic input dims give exact symbolic shapes;
+    the kernels are shape-generic (two input sizes, one artifact)."""
+    x = vi("x", TensorProto.FLOAT, ["n", 3, "h", "w"])
+    names = ["e", "t", "p", "tr", "c", "g", "s1", "s2", "sl"]
+    m = model([
+        helper.make_node("Shape", ["x"], ["s"]),
+        helper.make_node("Expand", ["b", "s"], ["e"]),
+        helper.make_node("Tile", ["x", "rep"], ["t"]),
+        helper.make_node("Pad", ["x", "pads"], ["p"], mode="reflect"),
+        helper.make_node("Transpose", ["x"], ["tr"], perm=[0, 2, 3, 1]),
+        helper.make_node("Concat", ["x", "x"], ["c"], axis=2),
+        helper.make_node("Gather", ["x", "gi"], ["g"], axis=3),
+        helper.make_node("Split", ["x", "spl"], ["s1", "s2"], axis=1),
+        helper.make_node("Slice", ["x", "st", "en", "ax", "sp"], ["sl"]),
+    ], [x], outs(names, {"g": 5}), [
+        numpy_helper.from_array(np.ones((1, 1, 1, 1), np.float32), "b"),
+        i64("rep", [1, 2, 1, 2]), i64("pads", [0, 0, 1, 2, 0, 0, 2, 1]),
+        i64("gi", [[0, -1], [2, 1]]), i64("spl", [1, 2]),
+        i64("st", [1, -1]), i64("en", [-1, -1000]), i64("ax", [2, 3]), i64("sp", [1, -2]),
+    ])
+    so = r.compile(m, "symbolic")
+    ir = r.check_call([r.relaxc, "compile", r.path("symbolic.onnx"), "-o", r.path("sym2.so"),
+                       "--print-ir-after=import"]).stdout
+    for want in ("Tensor[(n, 3, h, w), f32] = %e", "Tensor[(n, 6, h, w * 2), f32] = %t",
+                 "Tensor[(n, 3, h + 3, w + 3), f32] = %p", "Tensor[(n, h, w, 3), f32] = %tr",
+                 "Tensor[(n, 3, h * 2, w), f32] = %c"):
+        if want not in ir:
+            raise SystemExit(f"FAIL: '{want}' not in the imported IR")
+    for shape in ((2, 3, 5, 6), (1, 3, 4, 3)):
+        xv = np.random.default_rng(0).random(shape, dtype=np.float32)
+        same(r.run(so, {"x": xv}), ort(m, {"x": xv}), f" x{list(shape)}")
+
+
+def case_runtime_shapes(r):
+    """Shape operands that are graph inputs: the output dims are bound at run time, so one
+    artifact serves different operand values (and different output shapes)."""
+    x = vi("x", TensorProto.FLOAT, [2, 3, 4])
+    ins = [x, vi("rs", TensorProto.INT64, [3]), vi("es", TensorProto.INT64, [4]),
+           vi("tr", TensorProto.INT64, [3]), vi("st", TensorProto.INT64, [2]),
+           vi("en", TensorProto.INT64, [2]), vi("ax", TensorProto.INT64, [2]),
+           vi("sp", TensorProto.INT64, [2]), vi("pd", TensorProto.INT64, [6]),
+           vi("cs", TensorProto.INT64, [2]), vi("ua", TensorProto.INT64, [2])]
+    m = model([
+        helper.make_node("Reshape", ["x", "rs"], ["y_reshape"]),
+        helper.make_node("Expand", ["x", "es"], ["y_expand"]),
+        helper.make_node("Tile", ["x", "tr"], ["y_tile"]),
+        helper.make_node("Slice", ["x", "st", "en", "ax", "sp"], ["y_slice"]),
+        helper.make_node("Pad", ["x", "pd"], ["y_pad"], mode="edge"),
+        helper.make_node("ConstantOfShape", ["cs"], ["y_cos"],
+                         value=helper.make_tensor("v", TensorProto.FLOAT, [1], [2.5])),
+        helper.make_node("Unsqueeze", ["x", "ua"], ["y_unsq"]),
+    ], ins, outs(["y_reshape", "y_expand", "y_tile", "y_slice", "y_pad", "y_cos", "y_unsq"],
+                 {"y_reshape": 3, "y_slice": 3, "y_tile": 3, "y_pad": 3, "y_cos": 2,
+                  "y_unsq": 5}))
+    so = r.compile(m, "runtime")
+    xv = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    for k, feeds in enumerate([
+        dict(rs=[0, -1, 2], es=[2, 1, 1, 4], tr=[1, 2, 3], st=[0, -1], en=[2, -1000],
+             ax=[1, 2], sp=[1, -2], pd=[0, 1, 2, 1, 0, 0], cs=[2, 3], ua=[0, -1]),
+        dict(rs=[4, 6, 1], es=[3, 1, 1, 1], tr=[2, 1, 1], st=[1, 9], en=[2, 0], ax=[0, -1],
+             sp=[1, -1], pd=[1, -1, 0, 0, 0, 2], cs=[0, 7], ua=[4, 1]),
+    ]):
+        feeds = {name: np.array(v, np.int64) for name, v in feeds.items()}
+        feeds["x"] = xv
+        same(r.run(so, feeds), ort(m, feeds), f" set {k}")
+    # A target shape that does not hold the input's elements is a run-time error.
+    bad = {name: np.array(v, np.int64) for name, v in dict(
+        rs=[5, -1, 7], es=[1, 1, 1, 1], tr=[1, 1, 1], st=[0, 0], en=[1, 1], ax=[0, 1], sp=[1, 1],
+        pd=[0] * 6, cs=[1, 1], ua=[0, 1]).items()}
+    bad["x"] = xv
+    r.run(so, bad, expect_error="Reshape 'y_reshape'")
+    # Expand to a shape that does not broadcast: its output dim is invalid.
+    bad["rs"] = np.array([0, -1, 2], np.int64)
+    bad["es"] = np.array([1, 1, 1, 5], np.int64)
+    r.run(so, bad, expect_error="Expand 'y_expand': output dim 3 computed from tensor data is "
+                                "invalid (negative)")
+    print("PASS: bad run-time shapes refused")
+
+
+def case_movement_errors(r):
+    """Bad attributes and operands are compile errors naming the node."""
+    x = vi("x", TensorProto.FLOAT, [2, 3])
+    y = vi("y", TensorProto.FLOAT, [None, None])
+    compile_error(r, model([helper.make_node("Transpose", ["x"], ["y"], name="tr0", perm=[0, 0])],
+                           [x], [y]), "perm_repeat", "Transpose 'tr0': perm repeats axis 0")
+    compile_error(r, model([helper.make_node("Pad", ["x", "p"], ["y"], name="pad0", mode="mirror")],
+                           [x], [y], [i64("p", [0, 0, 0, 0])]),
+                  "pad_mode", "Pad 'pad0': unknown mode 'mirror'")
+    ys = [vi("a", TensorProto.FLOAT, [None, None]), vi("b", TensorProto.FLOAT, [None, None])]
+    compile_error(r, model([helper.make_node("Split", ["x", "s"], ["a", "b"], name="split0",
+                                             axis=1)], [x], ys, [i64("s", [1, 1])]),
+                  "split_sum", "Split 'split0': sum of split sizes")
+    compile_error(r, model([helper.make_node("Slice", ["x", "s", "e", "a", "k"], ["y"],
+                                             name="slice0")], [x], [y],
+                           [i64("s", [0]), i64("e", [1]), i64("a", [1]), i64("k", [0])]),
+                  "slice_step0", "Slice 'slice0': a step is 0")
+
+
+def case_shape_value_operands(r):
+    """Shape operands computed from symbolic dims (Shape -> Gather/Sub/Concat): Range and Tile
+    get exact symbolic shapes; a Slice end and a Concat with data use them as run-time tensors."""
+    x = vi("x", TensorProto.FLOAT, ["n", 3, "h", "w"])
+    m = model([
+        helper.make_node("Shape", ["x"], ["s"]),
+        helper.make_node("Gather", ["s", "two"], ["h"]),
+        helper.make_node("Range", ["zero", "h", "one"], ["r"]),
+        helper.make_node("Slice", ["s", "zero1", "one1"], ["n1"]),
+        helper.make_node("Concat", ["ones3", "n1"], ["reps"], axis=0),
+        helper.make_node("Tile", ["x", "reps"], ["t"]),
+        helper.make_node("Slice", ["s", "three1", "four1"], ["w1"]),
+        helper.make_node("Sub", ["w1", "one1"], ["wm1"]),
+        helper.make_node("Slice", ["x", "zero1", "wm1", "three1"], ["sl"]),
+        helper.make_node("Cast", ["x"], ["xi"], to=TensorProto.INT64),
+        helper.make_node("Reshape", ["xi", "minus1"], ["flat"]),
+        helper.make_node("Concat", ["s", "flat"], ["c"], axis=0),
+        helper.make_node("Split", ["x"], ["p0", "p1"], axis=0),
+    ], [x], [vi("r", TensorProto.INT64, ["r0"]), vi("t", TensorProto.FLOAT, ["a", "b", "c", "d"]),
+             vi("sl", TensorProto.FLOAT, ["e", "f", "g", "i"]), vi("c", TensorProto.INT64, ["j"]),
+             vi("p0", TensorProto.FLOAT, ["k", 3, "l", "m"]),
+             vi("p1", TensorProto.FLOAT, ["o", 3, "q", "u"])],
+        [i64("two", 2), i64("zero", 0), i64("one", 1), i64("zero1", [0]), i64("one1", [1]),
+         i64("three1", [3]), i64("four1", [4]), i64("ones3", [1, 1, 1]), i64("minus1", [-1])])
+    so = r.compile(m, "shape_values")
+    ir = r.check_call([r.relaxc, "compile", r.path("shape_values.onnx"), "-o", r.path("sv2.so"),
+                       "--print-ir-after=import"]).stdout
+    for want in ("Tensor[(h,), i64] = %r", "Tensor[(n, 3, h, n * w), f32] = %t",
+                 "Tensor[(n, 3, h, sl_n3), f32] = %sl"):
+        if want not in ir:
+            raise SystemExit(f"FAIL: '{want}' not in the imported IR")
+    for shape in ((2, 3, 4, 5), (4, 3, 2, 2)):
+        xv = np.random.default_rng(1).random(shape, dtype=np.float32) * 10
+        same(r.run(so, {"x": xv}), ort(m, {"x": xv}), f" x{list(shape)}")
+
+
+CASES = {f.__name__[5:]: f for f in (case_symbolic_shapes, case_runtime_shapes,
+                                     case_shape_value_operands, case_movement_errors)}
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("case", choices=sorted(CASES))
+    p.add_argument("--relaxc", required=True)
+    p.add_argument("--work", required=True)
+    args = p.parse_args()
+    work = os.path.join(args.work, args.case)
+    os.makedirs(work, exist_ok=True)
+    CASES[args.case](Runner(args.relaxc, work))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
