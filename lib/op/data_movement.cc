@@ -1,6 +1,6 @@
 // Data-movement ops: permute_dims, concat, strided_slice, take, gather_elements, gather_nd,
 // tile, broadcast_to, pad, trilu, eye_like, one_hot, full, arange, and the run-time shape
-// helpers (runtime_shape, digit_mask) used when a shape operand is tensor data.
+// helper (runtime_shape) used when a shape operand is tensor data.
 // Semantics: ONNX operator spec sections Transpose, Concat, Slice, Split, Gather,
 // GatherElements, GatherND, Tile, Expand, Pad, Trilu, EyeLike, OneHot, ConstantOfShape, Range.
 //
@@ -325,33 +325,6 @@ te::Tensor ComputeDynSlice(const CallNode& c, const std::vector<te::Tensor>& in)
   for (int64_t d = 0; d < r; ++d)
     sl.push_back({{I64((*in[1])({PrimExpr(d)})), PrimExpr()}, I64((*in[1])({PrimExpr(d + r)}))});
   return SliceCompute(in[0], CallOutDims(c), sl);
-}
-
-// ---- digit_mask(values (K,), sel (2,) = [k, 256^j]) -> (255,) bool ------------------------
-// mask[i] = i < digit j (base 256) of min(values[k], 2^62) (a negative value reads as 65 * 2^56):
-// vm.builtin.nonzero of the mask counts the digit into a shape, so the importer can bind a
-// value read from tensor data to a symbolic var with match_cast.
-StructInfo InferDigitMask(const CallNode& c, BlockBuilder&) {
-  CheckArity(c, 2);
-  CheckIntTensor(c, 0, "digit_mask values");
-  CheckIntTensor(c, 1, "digit_mask selector");
-  return TensorSInfo({PrimExpr(255)}, DataType::Bool());
-}
-te::Tensor ComputeDigitMask(const CallNode&, const std::vector<te::Tensor>& in) {
-  const te::Tensor& vals = in[0];
-  const te::Tensor& sel = in[1];
-  return te::Compute(
-      {PrimExpr(255)},
-      [&](const std::vector<Var>& i) {
-        PrimExpr k = ClampIndex(I64((*sel)({PrimExpr(0)})), vals->shape()[0]);
-        PrimExpr v = I64((*vals)({k}));
-        PrimExpr big = IntImm(int64_t{1} << 62);
-        // A negative value reads as 65 * 2^56: its top digit, 65, is above any valid one.
-        v = Select(v < PrimExpr(0), IntImm(int64_t{65} << 56), Min(v, big));
-        PrimExpr div = Max(I64((*sel)({PrimExpr(1)})), PrimExpr(1));
-        return I64(i[0]) < FloorMod(FloorDiv(v, div), PrimExpr(256));
-      },
-      "digit_mask");
 }
 
 // Normalizes a possibly negative index into [0, extent - 1] (ONNX: index < 0 counts from the
@@ -975,7 +948,6 @@ void RegisterDataMovementOps() {
   RegisterOp("relax.split_part", OpPatternKind::kOpaque, InferSplitPart, ComputeSplitPart);
   RegisterOp("relax.tensor_of_dims", OpPatternKind::kOpaque, InferTensorOfDims,
              ComputeTensorOfDims);
-  RegisterOp("relax.digit_mask", OpPatternKind::kOpaque, InferDigitMask, ComputeDigitMask);
 }
 
 }  // namespace relax

@@ -339,6 +339,32 @@ Value NonZero(const Args& a) {
   return out;
 }
 
+// vm.builtin.tensor_to_shape(tensor dims, string what) -> an int64 tensor of shape
+// (dims[0], ..., dims[r-1], 0): zero elements, so nothing is allocated, and one match_cast
+// binds every dim to a symbolic var. `dims` is a 1-D int64/int32 tensor computed at run time
+// (an ONNX shape operand that is tensor data). A negative value is an error naming `what`.
+Value TensorToShape(const Args& a) {
+  const char* fn = "vm.builtin.tensor_to_shape";
+  CheckArgc(fn, a, 2);
+  const NDArray& x = AsTensor(fn, a, 0);
+  const std::string what = AsStr(fn, a, 1);
+  if (x.device().device_type != kDLCPU) RELAX_THROW(fn << ": only cpu tensors are supported");
+  const DLDataType dt = x.dtype();
+  if (x.ndim() != 1 || dt.code != kDLInt || (dt.bits != 64 && dt.bits != 32) || dt.lanes != 1)
+    RELAX_THROW(fn << ": " << what << ": dims must be a 1-D int64 or int32 tensor");
+  std::vector<int64_t> shape;
+  for (int64_t i = 0; i < x.shape()[0]; ++i) {
+    int64_t v = dt.bits == 64 ? static_cast<const int64_t*>(x.data())[i]
+                              : static_cast<const int32_t*>(x.data())[i];
+    if (v < 0)
+      RELAX_THROW(what << " dim " << i << " computed from tensor data is invalid (negative: " << v
+                       << ")");
+    shape.push_back(v);
+  }
+  shape.push_back(0);
+  return NDArray::Empty(shape, DLDataType{kDLInt, 64, 1});
+}
+
 std::unordered_map<std::string, BuiltinFn>& Registry() {
   static std::unordered_map<std::string, BuiltinFn> r = {
       {"vm.builtin.alloc_shape_heap", AllocShapeHeap},
@@ -358,6 +384,7 @@ std::unordered_map<std::string, BuiltinFn>& Registry() {
       {"vm.builtin.eval_prim", EvalPrim},
       {"vm.builtin.read_if_cond", ReadIfCond},
       {"vm.builtin.nonzero", NonZero},
+      {"vm.builtin.tensor_to_shape", TensorToShape},
   };
   return r;
 }

@@ -111,7 +111,7 @@ def case_runtime_shapes(r):
     bad["rs"] = np.array([0, -1, 2], np.int64)
     bad["es"] = np.array([1, 1, 1, 5], np.int64)
     r.run(so, bad, expect_error="Expand 'y_expand': output dim 3 computed from tensor data is "
-                                "invalid (negative)")
+                                "invalid (negative: -1)")
     print("PASS: bad run-time shapes refused")
 
 

@@ -7,10 +7,10 @@
 // Shape operands (Reshape shape, Expand shape, Slice starts, Tile repeats, Pad pads, ...)
 // that are constants or known shape values give exact, possibly symbolic, output shapes.
 // When one is tensor data, a kernel computes the output dims (relax.runtime_shape) and
-// RuntimeDims binds them to fresh symbolic vars at run time: each dim is read digit by digit
-// (base 256) through vm.builtin.nonzero of a mask (relax.digit_mask) and match_cast, then the
-// digits are summed into one var by a match_cast of a zero-element view. Later kernels are the
-// ordinary shape-generic ones. Semantics: ONNX operator spec, sections of the same names.
+// RuntimeDims binds them to fresh symbolic vars at run time: vm.builtin.tensor_to_shape makes
+// them the shape of a zero-element tensor and one match_cast binds a var per dim. Later
+// kernels are the ordinary shape-generic ones. Semantics: ONNX operator spec, sections of the same
+// names.
 #include <cstring>
 
 #include "import_context.h"
@@ -88,47 +88,26 @@ std::vector<PrimExpr> RuntimeDims(ImportContext& ctx, const onnx::NodeProto& n, 
   for (char& ch : base)
     if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
   if (base.empty() || std::isdigit(static_cast<unsigned char>(base[0]))) base = "v" + base;
-  std::vector<PrimExpr> sums;
-  for (int64_t k = 0; k < r; ++k) {
-    if (k < static_cast<int64_t>(known.size()) && known[k].defined()) {
-      sums.push_back(known[k]);
-      continue;
-    }
-    PrimExpr sum = 0;
-    int64_t scale = 1;
-    for (int j = 0; j < 8; ++j, scale *= 256) {
-      Expr mask =
-          bb.Emit(MakeCall(Op("relax.digit_mask"), {dims, I64Const({k, scale})}), base + "_mask");
-      Expr nz = bb.Emit(MakeCall(MakeExternFunc("vm.builtin.nonzero"), {mask}, {},
-                                 {TensorSInfoNDim(2, DataType::Int(64))}),
-                        base + "_nz");
-      Var d = MakeVar(base + "_d" + std::to_string(k) + "_" + std::to_string(j));
-      bb.analyzer().Bind(d, 0, j == 7 ? 65 : 255);  // values are at most 2^62; 65: negative
-      bb.EmitMatchCast(nz, TensorSInfo({PrimExpr(1), d}, DataType::Int(64)), base + "_digit");
-      sum = sum + PrimExpr(d) * PrimExpr(scale);
-      if (j == 7)
-        bb.Emit(MakeCall(Op("relax.check_dims_equal"),
-                         {MakeShapeExpr({Min(PrimExpr(d), PrimExpr(64)), d}),
-                          MakeStringImm(ctx.Where(n) + "output dim " + std::to_string(k) +
-                                        " computed from tensor data is invalid (negative)")}),
-                "check");
-    }
-    sums.push_back(sum);
-  }
-  // One var per dim: a zero-element view of shape (sum, 0), matched to (var, 0).
-  std::vector<PrimExpr> vars;
+  // One builtin call turns the dims into the shape of a zero-element tensor, and one
+  // match_cast binds a fresh var per dim (dims known at import stay what they are and are
+  // checked by the same match_cast).
+  std::vector<PrimExpr> vars, pattern;
   for (int64_t k = 0; k < r; ++k) {
     if (k < static_cast<int64_t>(known.size()) && known[k].defined()) {
       vars.push_back(known[k]);
-      continue;
+    } else {
+      Var v = MakeVar(base + "_n" + std::to_string(k));
+      bb.analyzer().Bind(v, 0);
+      vars.push_back(v);
     }
-    Expr view = Reshape(ctx, MakeConstant(DataType::Int(64), {0}, {}), {sums[k], PrimExpr(0)},
-                        base + "_dim");
-    Var v = MakeVar(base + "_n" + std::to_string(k));
-    bb.analyzer().Bind(v, 0);
-    vars.push_back(v);
-    bb.EmitMatchCast(view, TensorSInfo({v, PrimExpr(0)}, DataType::Int(64)), base + "_dim");
+    pattern.push_back(vars.back());
   }
+  pattern.push_back(PrimExpr(0));
+  Expr shaped = bb.Emit(MakeCall(MakeExternFunc("vm.builtin.tensor_to_shape"),
+                                 {dims, MakeStringImm(ctx.Where(n) + "output")}, {},
+                                 {TensorSInfoNDim(static_cast<int>(r) + 1, DataType::Int(64))}),
+                        base + "_shape");
+  bb.EmitMatchCast(shaped, TensorSInfo(pattern, DataType::Int(64)), base + "_dims");
   return vars;
 }
 

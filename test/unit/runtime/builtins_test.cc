@@ -212,3 +212,35 @@ TEST(NDArrayTest, BasicsAndErrors) {
 
 }  // namespace
 }  // namespace relax::runtime
+
+namespace relax::runtime {
+namespace {
+
+TEST(BuiltinsTest, TensorToShapeIsAZeroElementTensorOfThoseDims) {
+  NDArray dims = NDArray::Empty({3}, DLDataType{kDLInt, 64, 1});
+  int64_t* d = static_cast<int64_t*>(dims.data());
+  d[0] = 4;
+  d[1] = 0;
+  d[2] = 7;
+  Value v = Call("vm.builtin.tensor_to_shape", {dims, std::string("Reshape 'r': output")});
+  const NDArray& t = std::get<NDArray>(v);
+  ASSERT_EQ(t.ndim(), 4);
+  EXPECT_EQ(t.shape()[0], 4);
+  EXPECT_EQ(t.shape()[1], 0);
+  EXPECT_EQ(t.shape()[2], 7);
+  EXPECT_EQ(t.shape()[3], 0);
+  EXPECT_EQ(t.numel(), 0);
+  d[1] = -2;
+  EXPECT_EQ(ErrorOf([&] {
+              Call("vm.builtin.tensor_to_shape", {dims, std::string("Reshape 'r': output")});
+            }),
+            "Reshape 'r': output dim 1 computed from tensor data is invalid (negative: -2)");
+  NDArray f = NDArray::Empty({2}, DLDataType{kDLFloat, 32, 1});
+  EXPECT_NE(ErrorOf([&] {
+              Call("vm.builtin.tensor_to_shape", {f, std::string("x")});
+            }).find("1-D int64 or int32"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace relax::runtime
