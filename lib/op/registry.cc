@@ -21,6 +21,9 @@ void EnsureRegistered() {
     RegisterTensorOps();
     RegisterReduceOps();
     RegisterBuiltinOps();
+    RegisterMathOps();
+    RegisterLogicOps();
+    RegisterActivationOps();
   });
 }
 }  // namespace

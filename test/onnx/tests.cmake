@@ -1,4 +1,5 @@
-# ONNX backend node-test conformance tier (Debian libonnx-testdata) checked against test/onnx/expected.txt.
+# ONNX backend node-test conformance tier: every node test of Debian's libonnx-testdata (932),
+# checked against test/onnx/expected.txt (which lists every test that does not pass).
 # Fails when any test's status differs from the expectations, and always on a crash; see
 # test/onnx/run_node_tests.py. Results land in ${CMAKE_CURRENT_BINARY_DIR}/onnx/results.json.
 set(RELAX_VENV_PYTHON ${PROJECT_SOURCE_DIR}/scripts/venv-python.sh)

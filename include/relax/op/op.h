@@ -68,6 +68,9 @@ void RegisterNNOps();
 void RegisterTensorOps();
 void RegisterReduceOps();
 void RegisterBuiltinOps();
+void RegisterMathOps();
+void RegisterLogicOps();
+void RegisterActivationOps();
 
 }  // namespace relax
 

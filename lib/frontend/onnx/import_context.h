@@ -85,6 +85,8 @@ std::optional<std::vector<PrimExpr>> KnownInts(const Expr& constant);
 void AddMathConverters(ConverterTable* t);
 void AddNNConverters(ConverterTable* t);
 void AddTensorConverters(ConverterTable* t);
+void AddLogicConverters(ConverterTable* t);
+void AddActivationConverters(ConverterTable* t);
 
 }  // namespace relax::frontend::onnx_import
 
