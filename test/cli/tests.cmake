@@ -196,3 +196,12 @@ foreach(case const_dedupe_shape div_trunc_fold div_trunc_symbolic div_trunc_kern
                    --relaxc $<TARGET_FILE:relaxc> --work ${RELAX_CLI_WORK}/frontend)
   set_tests_properties(cli.frontend.${case} PROPERTIES TIMEOUT 300 LABELS cli)
 endforeach()
+
+# Elementwise math, logic, activation and softmax-family ops beyond the node tests, and their
+# import errors (elementwise_cases.py run CASE).
+foreach(case bitwise math_ranges softmax_opset11 errors)
+  add_test(NAME cli.elementwise.${case}
+           COMMAND bash ${RELAX_VENV_PYTHON} ${RELAX_CLI_TEST_DIR}/elementwise_cases.py run ${case}
+                   --relaxc $<TARGET_FILE:relaxc> --work ${RELAX_CLI_WORK}/elementwise)
+  set_tests_properties(cli.elementwise.${case} PROPERTIES TIMEOUT 600 LABELS cli)
+endforeach()
