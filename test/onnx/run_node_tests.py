@@ -51,7 +51,15 @@ STATUSES = ("pass", "unsupported", "out-of-scope", "compile-error", "run-error",
 RTOL, ATOL = 1e-3, 1e-7
 # The stricter tolerance also reported (relaxc's own bar for the trained models).
 STRICT_RTOL, STRICT_ATOL = 1e-4, 1e-5
-SUITE = "debian"
+# Suites: Debian's libonnx-testdata (opsets <= 17) and the node tests shipped in the onnx wheel
+# pinned in scripts/requirements.txt (opsets <= 21), each with its own expectations file.
+SUITE_EXPECTED = {"debian": "expected.txt", "pypi": "expected_pypi.txt"}
+
+
+def suite_data(suite):
+    if suite == "pypi":
+        return os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "node")
+    return DEFAULT_DATA
 # Op types whose outputs are random: not comparable with fixed expected outputs.
 RANDOM_OPS = {"Bernoulli", "Multinomial", "RandomNormal", "RandomNormalLike", "RandomUniform",
               "RandomUniformLike"}
@@ -209,6 +217,7 @@ def classify_failure(p, clean_class):
     if rc in (1, 2) and re.search(r"(^|\s)error:", out):
         msg = first_error_line(out)
         msg = re.sub(r"^.*?error:\s*", "", msg)
+        msg = re.sub(r"'[^']*/model\.onnx'", "model.onnx", msg)  # no machine-specific paths
         return clean_class, short(msg)
     return "crash", (f"unclean failure ({describe_rc(rc)}, no `error:` line): {short(first_error_line(out))};"
                      f" repro: {repro}")
@@ -368,9 +377,13 @@ EXPECTED_HEADER = """\
 """
 
 
-def write_expected(path, results, old):
+def write_expected(path, results, old, suite):
     with open(path, "w") as f:
-        f.write(EXPECTED_HEADER)
+        header = EXPECTED_HEADER
+        if suite != "debian":
+            header = header.replace("(Debian libonnx-testdata)", "(the pinned onnx wheel's node tests)")
+            header = header.replace("--update-expected --docs", f"--update-expected --suite {suite}")
+        f.write(header)
         for name in sorted(results):
             st, reason = results[name]["status"], results[name]["reason"]
             if name in old and old[name][0] == st and old[name][1]:
@@ -384,9 +397,11 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--relaxc", required=True)
     ap.add_argument("--work", required=True, help="work directory (under the build tree)")
-    ap.add_argument("--data", default=DEFAULT_DATA, help="directory of node test dirs")
+    ap.add_argument("--suite", choices=sorted(SUITE_EXPECTED), default="debian",
+                    help="debian: libonnx-testdata; pypi: the node tests of the pinned onnx wheel")
+    ap.add_argument("--data", default=None, help="directory of node test dirs (default: the suite's)")
     ap.add_argument("--src", default=os.path.dirname(os.path.dirname(here)), help="relaxc source root")
-    ap.add_argument("--expected", default=os.path.join(here, "expected.txt"))
+    ap.add_argument("--expected", default=None, help="expectations file (default: the suite's)")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--timeout", type=float, default=60.0, help="per-test seconds")
     ap.add_argument("--filter", default=None, help="only tests whose name matches this regex (no stale check)")
@@ -396,6 +411,9 @@ def main():
                     help="also regenerate docs/supported_ops.md (or the given path) from this run")
     ap.add_argument("-v", "--verbose", action="store_true", help="print every test")
     args = ap.parse_args()
+    args.data = args.data or suite_data(args.suite)
+    args.expected = args.expected or os.path.join(here, SUITE_EXPECTED[args.suite])
+    SUITE = args.suite
 
     if not os.path.isdir(args.data):
         print(f"error: ONNX node test data not found: {args.data}\n"
@@ -467,7 +485,7 @@ def main():
             problems.append(f"STALE {d}: listed in {os.path.basename(args.expected)} but not in the suite")
 
     if args.update_expected:
-        write_expected(args.expected, results, expected)
+        write_expected(args.expected, results, expected, SUITE)
         print(f"wrote {args.expected}")
 
     counts = {s: 0 for s in STATUSES}
