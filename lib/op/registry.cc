@@ -24,6 +24,7 @@ void EnsureRegistered() {
     RegisterMathOps();
     RegisterLogicOps();
     RegisterActivationOps();
+    RegisterLossOps();
   });
 }
 }  // namespace

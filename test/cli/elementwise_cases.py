@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# Checks of the elementwise-math, logic, activation and softmax-family ops beyond the ONNX node
+# Checks of the elementwise-math, logic, activation, softmax-family and loss ops beyond the ONNX node
 # tests (value ranges, dtypes, opset < 13 coercion, bitwise ops of opset 18) and their import
 # errors. `run CASE` compiles and runs models with relaxc and compares with numpy or onnxruntime.
 import argparse
@@ -133,6 +133,15 @@ def case_errors(r):
         (model([helper.make_node("Softmax", ["x"], ["y"], name="sm0", axis=3)], [f],
                [vi("y", TensorProto.FLOAT, [3])]),
          "Softmax 'sm0': attribute 'axis' 3 out of range for rank 1"),
+        (model([helper.make_node("NegativeLogLikelihoodLoss", ["p", "t"], ["y"], name="nll0",
+                                 reduction="avg")],
+               [vi("p", TensorProto.FLOAT, [2, 3]), vi("t", TensorProto.INT64, [2])],
+               [vi("y", TensorProto.FLOAT, [])]),
+         "NegativeLogLikelihoodLoss 'nll0': attribute 'reduction' must be \"none\", \"sum\" or \"mean\""),
+        (model([helper.make_node("NegativeLogLikelihoodLoss", ["p", "t"], ["y"], name="nll1")],
+               [vi("p", TensorProto.FLOAT, [2, 3]), vi("t", TensorProto.INT64, [3])],
+               [vi("y", TensorProto.FLOAT, [])]),
+         "target dim 0"),
     ]
     import onnx
     for i, (m, msg) in enumerate(cases):

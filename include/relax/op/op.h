@@ -71,6 +71,7 @@ void RegisterBuiltinOps();
 void RegisterMathOps();
 void RegisterLogicOps();
 void RegisterActivationOps();
+void RegisterLossOps();
 
 }  // namespace relax
 

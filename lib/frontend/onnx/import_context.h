@@ -87,6 +87,7 @@ void AddNNConverters(ConverterTable* t);
 void AddTensorConverters(ConverterTable* t);
 void AddLogicConverters(ConverterTable* t);
 void AddActivationConverters(ConverterTable* t);
+void AddLossConverters(ConverterTable* t);
 
 }  // namespace relax::frontend::onnx_import
 

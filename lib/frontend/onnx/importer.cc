@@ -285,6 +285,7 @@ const ConverterTable& Converters() {
     AddTensorConverters(&t);
     AddLogicConverters(&t);
     AddActivationConverters(&t);
+    AddLossConverters(&t);
     return t;
   }();
   return table;
