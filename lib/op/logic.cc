@@ -1,10 +1,9 @@
 // Comparison, logic and selection ops: equal, less, less_equal, greater, greater_equal (any
 // numeric or bool operands, bool result), logical_and/or/xor/not (bool), where (bool condition,
-// three-way broadcasting), true_like (an all-true mask). Semantics: ONNX operator spec, sections
-// Equal, Less, LessOrEqual, Greater, GreaterOrEqual, And, Or, Xor, Not, Where; NumPy broadcasting.
-// Float comparisons are ordered (any comparison with NaN is false).
+// three-way broadcasting). Semantics: ONNX operator spec, sections Equal, Less, LessOrEqual,
+// Greater, GreaterOrEqual, And, Or, Xor, Not, Where; NumPy broadcasting. Float comparisons are
+// ordered (any comparison with NaN is false).
 #include "elementwise_map.h"
-#include "relax/te/te.h"
 
 namespace relax {
 
@@ -46,10 +45,6 @@ void RegisterLogicOps() {
         return in[1];
       },
       [](const std::vector<PrimExpr>& x, const Attrs&) { return Select(x[0], x[1], x[2]); });
-  // true_like(x): a bool tensor of x's shape, all true (Dropout's mask in inference).
-  RegisterMapOp(
-      "true_like", 1, SameDTypeToBool(IsAnyDT, "any"),
-      [](const std::vector<PrimExpr>&, const Attrs&) { return te::MaxValue(DataType::Bool()); });
 }
 
 }  // namespace relax

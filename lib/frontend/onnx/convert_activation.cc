@@ -1,8 +1,8 @@
 // ONNX activation and softmax-family converters: LeakyRelu, PRelu, Elu, Selu, Celu,
 // ThresholdedRelu, Softplus, Softsign, HardSwish, Mish, Gelu, Shrink, Softmax, LogSoftmax,
-// Hardmax, Dropout (inference). Semantics: ONNX operator spec, sections of the same names; before
-// opset 13 the softmax family coerces the input to 2-D at `axis` (default 1), from opset 13 on it
-// works along one axis (default -1).
+// Hardmax. Semantics: ONNX operator spec, sections of the same names; before opset 13 the
+// softmax family coerces the input to 2-D at `axis` (default 1), from opset 13 on it works along
+// one axis (default -1).
 #include "import_context.h"
 
 namespace relax::frontend::onnx_import {
@@ -69,29 +69,6 @@ void AddActivationConverters(ConverterTable* t) {
     if (n.input_size() != 2)
       RELAX_THROW(ctx.Where(n) << "expects 2 inputs, got " << n.input_size());
     return {ctx.Emit(MakeCall(GetOp("relax.nn.prelu"), {ctx.Tensor(n, 0), ctx.Tensor(n, 1)}), n)};
-  };
-  // Dropout in inference: y = x and an all-true mask. Training mode (input 2) with a ratio > 0
-  // draws a random mask; a constant true training_mode with a constant ratio > 0 is refused. A
-  // training_mode given at run time is treated as inference (exact when it is false or the
-  // ratio is 0).
-  (*t)["Dropout"] = [](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
-    if (ImportContext::HasInput(n, 2)) {
-      const ConstantNode* mode = As<ConstantNode>(ctx.Get(n.input(2)).expr);
-      bool train =
-          mode && mode->numel() == 1 && mode->dtype.is_bool() && mode->data->data()[0] != 0;
-      double ratio = 0.5;
-      if (ImportContext::HasInput(n, 1)) {
-        const ConstantNode* r = As<ConstantNode>(ctx.Get(n.input(1)).expr);
-        ratio = r && r->numel() == 1 ? ctx.ConstFloat(n, 1) : 0;
-      }
-      if (train && ratio > 0)
-        RELAX_THROW(ctx.Where(n) << "training_mode=true with ratio " << ratio
-                                 << " draws a random mask; only inference is supported");
-    }
-    std::vector<Value> out = {ctx.Get(n.input(0))};
-    if (n.output_size() > 1 && !n.output(1).empty())
-      out.push_back(ctx.Emit(MakeCall(GetOp("relax.true_like"), {ctx.Tensor(n, 0)}), n, 1));
-    return out;
   };
   (*t)["Softmax"] = SoftmaxFamily("relax.nn.softmax");
   (*t)["LogSoftmax"] = SoftmaxFamily("relax.nn.log_softmax");
