@@ -1,8 +1,8 @@
 // ONNX activation and softmax-family converters: LeakyRelu, PRelu, Elu, Selu, Celu,
-// ThresholdedRelu, Softplus, Softsign, HardSwish, Mish, Gelu, Shrink, Softmax, LogSoftmax,
-// Hardmax. Semantics: ONNX operator spec, sections of the same names; before opset 13 the
-// softmax family coerces the input to 2-D at `axis` (default 1), from opset 13 on it works along
-// one axis (default -1).
+// ThresholdedRelu, Softplus, Softsign, HardSwish, Mish, Gelu, Shrink, LogSoftmax, Hardmax.
+// Semantics: ONNX operator spec, sections of the same names; before opset 13 the softmax family
+// coerces the input to 2-D at `axis` (default 1), from opset 13 on it works along one axis (default
+// -1).
 #include "import_context.h"
 
 namespace relax::frontend::onnx_import {
@@ -70,7 +70,7 @@ void AddActivationConverters(ConverterTable* t) {
       RELAX_THROW(ctx.Where(n) << "expects 2 inputs, got " << n.input_size());
     return {ctx.Emit(MakeCall(GetOp("relax.nn.prelu"), {ctx.Tensor(n, 0), ctx.Tensor(n, 1)}), n)};
   };
-  (*t)["Softmax"] = SoftmaxFamily("relax.nn.softmax");
+  // Softmax itself is converted in convert_nn.cc (same coercion rules).
   (*t)["LogSoftmax"] = SoftmaxFamily("relax.nn.log_softmax");
   (*t)["Hardmax"] = SoftmaxFamily("relax.nn.hardmax");
 }

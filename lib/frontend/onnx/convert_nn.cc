@@ -1,5 +1,5 @@
 // ONNX neural-network converters: Conv, BatchNormalization, MaxPool, AveragePool,
-// GlobalAveragePool, MatMul, Gemm (Softmax: convert_activation.cc). Semantics: ONNX operator spec.
+// GlobalAveragePool, MatMul, Gemm, Softmax. Semantics: ONNX operator spec.
 #include "import_context.h"
 
 namespace relax::frontend::onnx_import {
@@ -136,6 +136,23 @@ void AddNNConverters(ConverterTable* t) {
   };
   (*t)["MatMul"] = [](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
     return {ctx.Emit(MakeCall(GetOp("relax.matmul"), {ctx.Tensor(n, 0), ctx.Tensor(n, 1)}), n)};
+  };
+  (*t)["Softmax"] = [](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
+    Expr x = ctx.Tensor(n, 0);
+    int r = Rank(x);
+    int64_t axis = AttrInt(n, "axis", ctx.opset() < 13 ? 1 : -1);
+    if (axis < 0) axis += r;
+    if (axis < 0 || axis >= r) RELAX_THROW(ctx.Where(n) << "axis out of range for rank " << r);
+    if (ctx.opset() >= 13 || axis == r - 1)
+      return {ctx.Emit(MakeCall(GetOp("relax.nn.softmax"), {x}, {{"axis", axis}}), n)};
+    // opset < 13: softmax over the flattened trailing dims [axis, r).
+    const auto& s = *x->sinfo->values;
+    PrimExpr outer = 1, inner = 1;
+    for (int i = 0; i < r; ++i) (i < axis ? outer : inner) = (i < axis ? outer : inner) * s[i];
+    Value flat = ctx.Emit(MakeCall(GetOp("relax.reshape"), {x, MakeShapeExpr({outer, inner})}), n);
+    Value sm =
+        ctx.Emit(MakeCall(GetOp("relax.nn.softmax"), {flat.expr}, {{"axis", int64_t{1}}}), n);
+    return {ctx.Emit(MakeCall(GetOp("relax.reshape"), {sm.expr, MakeShapeExpr(s)}), n)};
   };
 }
 
