@@ -114,6 +114,35 @@ def case_softmax_opset11(r):
             check(f"{op} opset 11 axis {axis}", got, sess.run(None, {"x": x})[0], rtol=1e-5)
 
 
+def case_symbolic(r):
+    """Symbolic dims (dim_params) through the new ops: one artifact run at two sizes, compared
+    with onnxruntime. Broadcasting of a symbolic dim against 1 included."""
+    import onnxruntime as ort
+    F = TensorProto.FLOAT
+    nodes = [
+        helper.make_node("Less", ["a", "b"], ["lt"]),
+        helper.make_node("Where", ["lt", "a", "b"], ["w"]),
+        helper.make_node("LeakyRelu", ["w"], ["lr"], alpha=0.1),
+        helper.make_node("Sin", ["lr"], ["s"]),
+        helper.make_node("Mod", ["s", "b"], ["m"], fmod=1),
+        helper.make_node("Mean", ["m", "a", "b"], ["mean"]),
+        helper.make_node("Hardmax", ["mean"], ["hm"], axis=1),
+        helper.make_node("SoftmaxCrossEntropyLoss", ["mean", "t"], ["loss", "lp"], reduction="mean"),
+    ]
+    m = model(nodes, [vi("a", F, ["n", 5]), vi("b", F, [1, 5]), vi("t", TensorProto.INT64, ["n"])],
+              [vi("hm", F, ["n", 5]), vi("loss", F, []), vi("lp", F, ["n", 5])])
+    so = r.compile(m, "symbolic")
+    sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    rng = np.random.default_rng(3)
+    for n in (1, 7):
+        feeds = {"a": rng.normal(size=(n, 5)).astype(np.float32),
+                 "b": (rng.normal(size=(1, 5)) + 2).astype(np.float32),
+                 "t": rng.integers(0, 5, n).astype(np.int64)}
+        got = r.run(so, feeds)
+        for name, g, w in zip(("hm", "loss", "lp"), got, sess.run(None, feeds)):
+            check(f"symbolic n={n} {name}", g, w, rtol=1e-5, atol=1e-6)
+
+
 def case_errors(r):
     """Bad attributes and dtypes are clean `error:` lines naming the node, not crashes."""
     f = vi("x", TensorProto.FLOAT, [3])

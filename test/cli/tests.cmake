@@ -199,7 +199,7 @@ endforeach()
 
 # Elementwise math, logic, activation and softmax-family ops beyond the node tests, and their
 # import errors (elementwise_cases.py run CASE).
-foreach(case bitwise math_ranges softmax_opset11 errors)
+foreach(case bitwise math_ranges softmax_opset11 symbolic errors)
   add_test(NAME cli.elementwise.${case}
            COMMAND bash ${RELAX_VENV_PYTHON} ${RELAX_CLI_TEST_DIR}/elementwise_cases.py run ${case}
                    --relaxc $<TARGET_FILE:relaxc> --work ${RELAX_CLI_WORK}/elementwise)
