@@ -32,6 +32,7 @@ unsupported included).
 import argparse
 import concurrent.futures
 import glob
+import hashlib
 import json
 import os
 import re
@@ -39,6 +40,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import numpy as np
@@ -65,6 +67,9 @@ RANDOM_OPS = {"Bernoulli", "Multinomial", "RandomNormal", "RandomNormalLike", "R
               "RandomUniformLike"}
 OUT_OF_SCOPE_DOMAINS = {"ai.onnx.preview.training"}
 STRING_ELEM = onnx.TensorProto.STRING
+# Artifacts of compiled models by the model's sha256, for this relaxc binary (set by main): the
+# suites share many identical models, and a rerun with an unchanged relaxc compiles nothing.
+CACHE_DIR = None
 DEFAULT_DATA = "/usr/share/libonnx-testdata/data/node"
 
 
@@ -287,13 +292,25 @@ def run_compiled(test_dir, model, relaxc, work, timeout):
         return subprocess.run(cmd, capture_output=True, text=True, timeout=left(), errors="replace")
 
     artifact = os.path.join(tdir, "model.so")
+    model_path = os.path.join(test_dir, "model.onnx")
+    cached = None
+    if CACHE_DIR:
+        with open(model_path, "rb") as f:
+            cached = os.path.join(CACHE_DIR, hashlib.sha256(f.read()).hexdigest() + ".so")
     try:
-        p = call([relaxc, "compile", os.path.join(test_dir, "model.onnx"), "-o", artifact])
-        if p.returncode != 0:
-            status, reason = classify_failure(p, "compile-error")
-            if status == "unsupported":
-                shutil.rmtree(tdir, ignore_errors=True)
-            return status, reason, False
+        if cached and os.path.isfile(cached):
+            artifact = cached
+        else:
+            p = call([relaxc, "compile", model_path, "-o", artifact])
+            if p.returncode != 0:
+                status, reason = classify_failure(p, "compile-error")
+                if status == "unsupported":
+                    shutil.rmtree(tdir, ignore_errors=True)
+                return status, reason, False
+            if cached:
+                tmp = f"{cached}.{os.getpid()}.{threading.get_ident()}.tmp"
+                shutil.copyfile(artifact, tmp)
+                os.replace(tmp, cached)
         in_names = graph_input_names(model)
         out_names = [o.name for o in model.graph.output]
         sets = sorted(glob.glob(os.path.join(test_dir, "test_data_set_*")))
@@ -409,6 +426,9 @@ def main():
     ap.add_argument("--docs", nargs="?", const=os.path.join(os.path.dirname(os.path.dirname(here)), "docs",
                                                           "supported_ops.md"), default=None,
                     help="also regenerate docs/supported_ops.md (or the given path) from this run")
+    ap.add_argument("--cache", default=None,
+                    help="artifact cache directory (default: onnx_artifact_cache beside --work)")
+    ap.add_argument("--no-cache", action="store_true", help="compile every model")
     ap.add_argument("-v", "--verbose", action="store_true", help="print every test")
     args = ap.parse_args()
     args.data = args.data or suite_data(args.suite)
@@ -428,6 +448,16 @@ def main():
         return 1
     os.makedirs(args.work, exist_ok=True)
     t0 = time.monotonic()
+    if not args.no_cache:
+        global CACHE_DIR
+        root = args.cache or os.path.join(os.path.dirname(os.path.abspath(args.work)), "onnx_artifact_cache")
+        with open(args.relaxc, "rb") as f:
+            key = hashlib.sha256(f.read()).hexdigest()[:16]
+        os.makedirs(os.path.join(root, key), exist_ok=True)
+        for other in os.listdir(root):  # artifacts of older relaxc builds
+            if other != key:
+                shutil.rmtree(os.path.join(root, other), ignore_errors=True)
+        CACHE_DIR = os.path.join(root, key)
 
     chosen = []
     for d in sorted(os.listdir(args.data)):
