@@ -21,6 +21,10 @@ void EnsureRegistered() {
     RegisterTensorOps();
     RegisterReduceOps();
     RegisterBuiltinOps();
+    RegisterMathOps();
+    RegisterLogicOps();
+    RegisterActivationOps();
+    RegisterLossOps();
   });
 }
 }  // namespace

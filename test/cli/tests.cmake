@@ -205,3 +205,12 @@ foreach(case symbolic_shapes runtime_shapes shape_value_operands movement_errors
                    --relaxc $<TARGET_FILE:relaxc> --work ${RELAX_CLI_WORK}/movement)
   set_tests_properties(cli.movement.${case} PROPERTIES TIMEOUT 300 LABELS cli)
 endforeach()
+
+# Elementwise math, logic, activation and softmax-family ops beyond the node tests, and their
+# import errors (elementwise_cases.py run CASE).
+foreach(case bitwise math_ranges softmax_opset11 symbolic errors)
+  add_test(NAME cli.elementwise.${case}
+           COMMAND bash ${RELAX_VENV_PYTHON} ${RELAX_CLI_TEST_DIR}/elementwise_cases.py run ${case}
+                   --relaxc $<TARGET_FILE:relaxc> --work ${RELAX_CLI_WORK}/elementwise)
+  set_tests_properties(cli.elementwise.${case} PROPERTIES TIMEOUT 600 LABELS cli)
+endforeach()

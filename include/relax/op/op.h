@@ -68,6 +68,10 @@ void RegisterNNOps();
 void RegisterTensorOps();
 void RegisterReduceOps();
 void RegisterBuiltinOps();
+void RegisterMathOps();
+void RegisterLogicOps();
+void RegisterActivationOps();
+void RegisterLossOps();
 
 }  // namespace relax
 

@@ -1,6 +1,9 @@
 // ONNX math/activation converters: Add Sub Mul Div Pow Max Min (with symbolic
-// folding of known shape values; Max/Min variadic, Pow with mixed dtypes), unary math, Relu Sigmoid
-// HardSigmoid Clip, Cast, Identity. Semantics: ONNX operator spec, sections of the same names.
+// folding of known shape values; Max/Min variadic, Pow with mixed dtypes), unary math (Exp Log
+// Sqrt Tanh Erf Abs Neg Floor Ceil Round Sign Reciprocal Sin Cos Tan Asin Acos Atan Sinh Cosh Asinh
+// Acosh Atanh IsNaN IsInf), Mod, BitShift, BitwiseAnd/Or/Xor/Not, Sum, Mean, Relu Sigmoid
+// HardSigmoid Clip, Cast, CastLike, Identity. Semantics: ONNX operator spec, sections of the same
+// names.
 #include <cmath>
 
 #include "import_context.h"
@@ -127,6 +130,37 @@ Converter Unary(const std::string& op) {
   };
 }
 
+// Attribute-free op over exactly `arity` inputs.
+Converter Fixed(const std::string& op, int arity) {
+  return [op, arity](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
+    if (n.input_size() != arity)
+      RELAX_THROW(ctx.Where(n) << "expects " << arity << " input" << (arity > 1 ? "s" : "")
+                               << ", got " << n.input_size());
+    std::vector<Expr> args;
+    for (int i = 0; i < arity; ++i) args.push_back(ctx.Tensor(n, i));
+    return {ctx.Emit(MakeCall(GetOp(op), args), n)};
+  };
+}
+
+std::vector<Value> CastTo(ImportContext& ctx, const onnx::NodeProto& n, DataType dt) {
+  const Value& x = ctx.Get(n.input(0));
+  if (x.ints && (dt.is_int() || dt.is_uint())) {
+    // Constants wrap to the narrower type as the cast would; symbolic values are dims,
+    // which fit.
+    std::vector<PrimExpr> vals = *x.ints;
+    for (auto& e : vals) {
+      int64_t c;
+      if (!e.AsInt(&c) || dt.bits >= 64) continue;
+      uint64_t mask = (uint64_t{1} << dt.bits) - 1, u = static_cast<uint64_t>(c) & mask;
+      if (dt.is_int() && (u >> (dt.bits - 1)) != 0) u |= ~mask;
+      e = PrimExpr(static_cast<int64_t>(u));
+    }
+    return {Value{nullptr, vals, x.scalar, dt}};
+  }
+  return {ctx.Emit(
+      MakeCall(GetOp("relax.astype"), {ctx.Tensor(n, 0)}, {{"dtype", ToRuntimeString(dt)}}), n)};
+}
+
 }  // namespace
 
 void AddMathConverters(ConverterTable* t) {
@@ -191,22 +225,74 @@ void AddMathConverters(ConverterTable* t) {
       to_type = named;
     }
     DataType dt = OnnxDType(to_type, ctx.Where(n) + "attribute 'to'");
-    const Value& x = ctx.Get(n.input(0));
-    if (x.ints && (dt.is_int() || dt.is_uint())) {
-      // Constants wrap to the narrower type as the cast would; symbolic values are dims,
-      // which fit.
-      std::vector<PrimExpr> vals = *x.ints;
-      for (auto& e : vals) {
-        int64_t c;
-        if (!e.AsInt(&c) || dt.bits >= 64) continue;
-        uint64_t mask = (uint64_t{1} << dt.bits) - 1, u = static_cast<uint64_t>(c) & mask;
-        if (dt.is_int() && (u >> (dt.bits - 1)) != 0) u |= ~mask;
-        e = PrimExpr(static_cast<int64_t>(u));
-      }
-      return {Value{nullptr, vals, x.scalar, dt}};
-    }
-    return {ctx.Emit(
-        MakeCall(GetOp("relax.astype"), {ctx.Tensor(n, 0)}, {{"dtype", ToRuntimeString(dt)}}), n)};
+    return CastTo(ctx, n, dt);
+  };
+  // CastLike(x, target): x cast to target's dtype.
+  (*t)["CastLike"] = [](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
+    if (n.input_size() != 2)
+      RELAX_THROW(ctx.Where(n) << "expects 2 inputs, got " << n.input_size());
+    const Value& like = ctx.Get(n.input(1));
+    DataType dt = like.expr ? like.expr->sinfo->dtype : like.dtype;
+    return CastTo(ctx, n, dt);
+  };
+  const std::pair<const char*, const char*> unary[] = {{"Floor", "relax.floor"},
+                                                       {"Ceil", "relax.ceil"},
+                                                       {"Round", "relax.round"},
+                                                       {"Sign", "relax.sign"},
+                                                       {"Sin", "relax.sin"},
+                                                       {"Cos", "relax.cos"},
+                                                       {"Tan", "relax.tan"},
+                                                       {"Asin", "relax.asin"},
+                                                       {"Acos", "relax.acos"},
+                                                       {"Atan", "relax.atan"},
+                                                       {"Sinh", "relax.sinh"},
+                                                       {"Cosh", "relax.cosh"},
+                                                       {"Asinh", "relax.asinh"},
+                                                       {"Acosh", "relax.acosh"},
+                                                       {"Atanh", "relax.atanh"},
+                                                       {"IsNaN", "relax.isnan"},
+                                                       {"BitwiseNot", "relax.bitwise_not"},
+                                                       {"Reciprocal", "relax.reciprocal"}};
+  for (const auto& [onnx_op, op] : unary) (*t)[onnx_op] = Fixed(op, 1);
+  (*t)["BitwiseAnd"] = Fixed("relax.bitwise_and", 2);
+  (*t)["BitwiseOr"] = Fixed("relax.bitwise_or", 2);
+  (*t)["BitwiseXor"] = Fixed("relax.bitwise_xor", 2);
+  (*t)["IsInf"] = [](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
+    Attrs a{{"detect_positive", AttrInt(n, "detect_positive", 1)},
+            {"detect_negative", AttrInt(n, "detect_negative", 1)}};
+    return {ctx.Emit(MakeCall(GetOp("relax.isinf"), {ctx.Tensor(n, 0)}, a), n)};
+  };
+  (*t)["Mod"] = [](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
+    if (n.input_size() != 2)
+      RELAX_THROW(ctx.Where(n) << "expects 2 inputs, got " << n.input_size());
+    int64_t fmod = AttrInt(n, "fmod", 0);
+    if (fmod != 0 && fmod != 1)
+      RELAX_THROW(ctx.Where(n) << "attribute 'fmod' must be 0 or 1, got " << fmod);
+    Expr a = ctx.Tensor(n, 0);
+    if (a->sinfo->dtype.is_float() && fmod == 0)
+      RELAX_THROW(ctx.Where(n) << "attribute 'fmod' must be 1 for float inputs");
+    return {ctx.Emit(MakeCall(GetOp("relax.mod"), {a, ctx.Tensor(n, 1)}, {{"fmod", fmod}}), n)};
+  };
+  (*t)["BitShift"] = [](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
+    if (n.input_size() != 2)
+      RELAX_THROW(ctx.Where(n) << "expects 2 inputs, got " << n.input_size());
+    std::string dir = AttrString(n, "direction", "");
+    if (dir != "LEFT" && dir != "RIGHT")
+      RELAX_THROW(ctx.Where(n) << "attribute 'direction' must be \"LEFT\" or \"RIGHT\", got \""
+                               << dir << "\"");
+    return {ctx.Emit(MakeCall(GetOp("relax.bitshift"), {ctx.Tensor(n, 0), ctx.Tensor(n, 1)},
+                              {{"direction", int64_t{dir == "LEFT"}}}),
+                     n)};
+  };
+  // Sum: a chain of adds; Mean: one n-ary op. One input passes through.
+  (*t)["Sum"] =
+      Variadic("relax.add", [](arith::Analyzer&, PrimExpr a, PrimExpr b) { return a + b; });
+  (*t)["Mean"] = [](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
+    if (n.input_size() < 1) RELAX_THROW(ctx.Where(n) << "expects at least 1 input");
+    if (n.input_size() == 1) return {ctx.Get(n.input(0))};
+    std::vector<Expr> args;
+    for (int i = 0; i < n.input_size(); ++i) args.push_back(ctx.Tensor(n, i));
+    return {ctx.Emit(MakeCall(GetOp("relax.mean"), args), n)};
   };
 }
 

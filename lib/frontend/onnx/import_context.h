@@ -99,6 +99,9 @@ std::vector<Value> SqueezeData(ImportContext& ctx, const onnx::NodeProto& n, boo
 /// (not read from the data).
 std::vector<PrimExpr> RuntimeDims(ImportContext& ctx, const onnx::NodeProto& n, const Expr& dims,
                                   const std::vector<PrimExpr>& known = {});
+void AddLogicConverters(ConverterTable* t);
+void AddActivationConverters(ConverterTable* t);
+void AddLossConverters(ConverterTable* t);
 
 }  // namespace relax::frontend::onnx_import
 

@@ -179,6 +179,12 @@ DataType OnnxDType(int elem_type, const std::string& what) {
       return DataType::Int(64);
     case onnx::TensorProto::UINT8:
       return DataType::UInt(8);
+    case onnx::TensorProto::UINT16:
+      return DataType::UInt(16);
+    case onnx::TensorProto::UINT32:
+      return DataType::UInt(32);
+    case onnx::TensorProto::UINT64:
+      return DataType::UInt(64);
     case onnx::TensorProto::BOOL:
       return DataType::Bool();
     default:
@@ -242,6 +248,12 @@ Expr TensorProtoToConstant(const onnx::TensorProto& t, const std::string& what) 
     fill(t.int32_data(), [](int32_t v) { return v; });
   } else if (dt == DataType::Int(8) || dt == DataType::UInt(8) || dt == DataType::Bool()) {
     fill(t.int32_data(), [](int32_t v) { return static_cast<uint8_t>(v); });
+  } else if (dt == DataType::Int(16) || dt == DataType::UInt(16)) {
+    fill(t.int32_data(), [](int32_t v) { return static_cast<uint16_t>(v); });
+  } else if (dt == DataType::UInt(32)) {
+    fill(t.uint64_data(), [](uint64_t v) { return static_cast<uint32_t>(v); });
+  } else if (dt == DataType::UInt(64)) {
+    fill(t.uint64_data(), [](uint64_t v) { return v; });
   } else if (numel > 0) {
     RELAX_THROW(what << ": unsupported data encoding for " << ToString(dt));
   }
@@ -297,6 +309,9 @@ const ConverterTable& Converters() {
     AddNNConverters(&t);
     AddTensorConverters(&t);
     AddMovementConverters(&t);
+    AddLogicConverters(&t);
+    AddActivationConverters(&t);
+    AddLossConverters(&t);
     return t;
   }();
   return table;

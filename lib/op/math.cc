@@ -1,0 +1,358 @@
+// Elementwise math beyond elementwise.cc: rounding (floor, ceil, round half to even), sign,
+// reciprocal, trigonometric and hyperbolic functions and their inverses, isnan/isinf, mod
+// (integer floor/trunc forms and float fmod), bit shifts, bitwise and/or/xor/not, and the
+// n-ary mean. Semantics: ONNX operator spec, sections Floor, Ceil, Round, Sign, Reciprocal,
+// Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh, IsNaN, IsInf, Mod,
+// BitShift, BitwiseAnd, BitwiseOr, BitwiseXor, BitwiseNot, Mean.
+//
+// The CPU codegen lowers only arithmetic, comparison, select, cast and a few intrinsics
+// (exp, log, sqrt, tanh, erf, pow), so the other functions are computed here in float64 from
+// those: trigonometric functions by quadrant reduction and Taylor polynomials (error far below
+// float32 rounding), rounding through a guarded int64 conversion.
+#include <cmath>
+#include <limits>
+
+#include "elementwise_map.h"
+#include "relax/te/te.h"
+
+namespace relax {
+
+// ---- map ops -------------------------------------------------------------------------------
+
+MapDType SameDType(std::function<bool(DataType)> ok, const char* what) {
+  return [ok, what](const CallNode& c, const std::vector<DataType>& in) {
+    for (size_t i = 1; i < in.size(); ++i)
+      if (in[i] != in[0])
+        RELAX_THROW("op '" << OpName(c) << "': operand dtypes differ (" << ToString(in[0]) << " vs "
+                           << ToString(in[i]) << ")");
+    if (!ok(in[0]))
+      RELAX_THROW("op '" << OpName(c) << "' needs " << what << " operands, got "
+                         << ToString(in[0]));
+    return in[0];
+  };
+}
+
+MapDType SameDTypeToBool(std::function<bool(DataType)> ok, const char* what) {
+  MapDType same = SameDType(std::move(ok), what);
+  return [same](const CallNode& c, const std::vector<DataType>& in) {
+    same(c, in);
+    return DataType::Bool();
+  };
+}
+
+void RegisterMapOp(const std::string& name, int arity, MapDType dtype, MapFn fn) {
+  OpInfo info;
+  info.name = "relax." + name;
+  info.pattern = arity == 1 ? OpPatternKind::kElemWise : OpPatternKind::kBroadcast;
+  info.infer = [arity, dtype](const CallNode& c, BlockBuilder& bb) {
+    if (arity >= 0) CheckArity(c, static_cast<size_t>(arity));
+    if (c.args.empty()) RELAX_THROW("op '" << OpName(c) << "' expects at least 1 argument");
+    std::vector<DataType> dts;
+    std::vector<PrimExpr> shape = *TensorArg(c, 0).values;
+    for (size_t i = 0; i < c.args.size(); ++i) {
+      const StructInfoNode& a = TensorArg(c, i);
+      dts.push_back(a.dtype);
+      if (i) shape = BroadcastShapes(shape, *a.values, DescribeCall(c), bb);
+    }
+    return TensorSInfo(shape, dtype(c, dts));
+  };
+  info.compute = [fn](const CallNode& c, const std::vector<te::Tensor>& in) {
+    size_t n = 0;
+    for (const auto& t : in) n = std::max(n, t->shape().size());
+    // Output dims: the first operand dim that is not the constant 1 (shapes already unified).
+    std::vector<PrimExpr> shape(n, PrimExpr(1));
+    for (size_t i = 0; i < n; ++i) {
+      for (const auto& t : in) {
+        const auto& s = t->shape();
+        if (i < n - s.size()) continue;
+        const PrimExpr& d = s[i - (n - s.size())];
+        int64_t v = -1;
+        if (!(d.AsInt(&v) && v == 1)) {
+          shape[i] = d;
+          break;
+        }
+      }
+    }
+    auto out = te::Compute(
+        shape,
+        [&](const std::vector<Var>& i) {
+          std::vector<PrimExpr> xs;
+          for (const auto& t : in) {
+            const auto& s = t->shape();
+            std::vector<PrimExpr> idx;
+            for (size_t k = 0; k < s.size(); ++k) {
+              int64_t v = -1;
+              bool one = s[k].AsInt(&v) && v == 1;
+              idx.push_back(one ? PrimExpr(0) : PrimExpr(i[k + (n - s.size())]));
+            }
+            xs.push_back((*t)(idx));
+          }
+          return fn(xs, c.attrs);
+        },
+        "out");
+    return out;
+  };
+  RegisterOp(std::move(info));
+}
+
+// ---- float64 math --------------------------------------------------------------------------
+
+namespace f64 {
+
+namespace {
+const DataType kF64 = DataType::Float(64);
+constexpr double kPi = 3.14159265358979323846;
+// |x| below this: x converts to int64 exactly and has a fractional part (2^52).
+constexpr double kIntExact = 4503599627370496.0;
+
+PrimExpr Horner(const PrimExpr& z, const std::vector<double>& c) {
+  PrimExpr acc = C(c.back());
+  for (size_t i = c.size() - 1; i-- > 0;) acc = acc * z + C(c[i]);
+  return acc;
+}
+
+PrimExpr NaNOf(const PrimExpr& x) { return x - x; }  // NaN for +-inf and NaN inputs
+
+// Quadrant reduction: x = k * pi/2 + r with |r| <= pi/4; q = k mod 4 (int64).
+void Reduce(const PrimExpr& x, PrimExpr* r, PrimExpr* q) {
+  PrimExpr k = RoundHalfEven(x * C(2.0 / kPi));
+  // pi/2 in two parts so that k * pi/2 is subtracted with ~2^-100 relative error.
+  *r = (x - k * C(1.5707963267948966)) - k * C(6.123233995736766e-17);
+  *q = FloorMod(Cast(DataType::Int(64), k), IntImm(4, DataType::Int(64)));
+}
+// Taylor polynomials of sin(r)/r and cos(r) in r^2, for |r| <= pi/4 (error < 1e-18).
+PrimExpr SinR(const PrimExpr& r) {
+  return r * Horner(r * r, {1.0, -1.0 / 6, 1.0 / 120, -1.0 / 5040, 1.0 / 362880, -1.0 / 39916800,
+                            1.0 / 6227020800.0, -1.0 / 1307674368000.0, 1.0 / 355687428096000.0});
+}
+PrimExpr CosR(const PrimExpr& r) {
+  return Horner(r * r, {1.0, -0.5, 1.0 / 24, -1.0 / 720, 1.0 / 40320, -1.0 / 3628800,
+                        1.0 / 479001600.0, -1.0 / 87178291200.0, 1.0 / 20922789888000.0});
+}
+// Non-finite or huge |x| (where the int64 quadrant would overflow) gives NaN.
+PrimExpr GuardTrig(const PrimExpr& x, const PrimExpr& y) {
+  return Select(Abs(x) < C(1e18), y, NaNOf(x));
+}
+PrimExpr Quadrant(const PrimExpr& q, const PrimExpr& v0, const PrimExpr& v1, const PrimExpr& v2,
+                  const PrimExpr& v3) {
+  DataType i64 = DataType::Int(64);
+  return Select(Eq(q, IntImm(0, i64)), v0,
+                Select(Eq(q, IntImm(1, i64)), v1, Select(Eq(q, IntImm(2, i64)), v2, v3)));
+}
+}  // namespace
+
+PrimExpr C(double v) { return FloatImm(v, kF64); }
+PrimExpr From(const PrimExpr& x) { return x.dtype() == kF64 ? x : Cast(kF64, x); }
+PrimExpr To(const PrimExpr& y, DataType t) { return t == kF64 ? y : Cast(t, y); }
+PrimExpr Abs(const PrimExpr& x) { return Select(x < C(0), C(0) - x, x); }
+
+PrimExpr Trunc(const PrimExpr& x) {
+  // NaN fails the comparison and is returned as is; so are +-inf and integral huge values.
+  return Select(Abs(x) < C(kIntExact), Cast(kF64, Cast(DataType::Int(64), x)), x);
+}
+PrimExpr Floor(const PrimExpr& x) {
+  PrimExpr t = Cast(kF64, Cast(DataType::Int(64), x));
+  return Select(Abs(x) < C(kIntExact), Select(t > x, t - C(1), t), x);
+}
+PrimExpr Ceil(const PrimExpr& x) { return C(0) - Floor(C(0) - x); }
+PrimExpr RoundHalfEven(const PrimExpr& x) {
+  PrimExpr f = Floor(x);
+  PrimExpr d = x - f;
+  PrimExpr f_even = Eq(Floor(f * C(0.5)) * C(2), f);
+  return Select(d > C(0.5), f + C(1), Select(d < C(0.5), f, Select(f_even, f, f + C(1))));
+}
+
+PrimExpr Sin(const PrimExpr& x) {
+  PrimExpr r, q;
+  Reduce(x, &r, &q);
+  PrimExpr s = SinR(r), c = CosR(r);
+  return GuardTrig(x, Quadrant(q, s, c, C(0) - s, C(0) - c));
+}
+PrimExpr Cos(const PrimExpr& x) {
+  PrimExpr r, q;
+  Reduce(x, &r, &q);
+  PrimExpr s = SinR(r), c = CosR(r);
+  return GuardTrig(x, Quadrant(q, c, C(0) - s, C(0) - c, s));
+}
+PrimExpr Tan(const PrimExpr& x) {
+  PrimExpr r, q;
+  Reduce(x, &r, &q);
+  PrimExpr s = SinR(r), c = CosR(r);
+  // tan has period pi: odd quadrants give -cos/sin.
+  PrimExpr odd = Eq(FloorMod(q, IntImm(2, DataType::Int(64))), IntImm(1, DataType::Int(64)));
+  return GuardTrig(x, Select(odd, (C(0) - c) / s, s / c));
+}
+PrimExpr Atan(const PrimExpr& x) {
+  // atan(|x|) = pi/2 - atan(1/|x|) for |x| > 1, then atan(b) = pi/4 + atan((b-1)/(b+1)) for
+  // b > tan(pi/8), leaving |c| <= 0.4143 for the alternating series (21 terms, error < 1e-17).
+  PrimExpr a = Abs(x);
+  PrimExpr inv = a > C(1);
+  PrimExpr b = Select(inv, C(1) / a, a);
+  PrimExpr red = b > C(0.41421356237309503);
+  PrimExpr c = Select(red, (b - C(1)) / (b + C(1)), b);
+  std::vector<double> coef;
+  for (int k = 0; k <= 20; ++k) coef.push_back((k % 2 ? -1.0 : 1.0) / (2 * k + 1));
+  PrimExpr t = c * Horner(c * c, coef);
+  PrimExpr p = Select(red, C(kPi / 4) + t, t);
+  PrimExpr m = Select(inv, C(kPi / 2) - p, p);
+  return Select(x < C(0), C(0) - m, m);
+}
+PrimExpr Asin(const PrimExpr& x) {
+  // asin(x) = atan(x / sqrt(1 - x^2)); |x| = 1 gives x / 0 = +-inf and atan = +-pi/2, |x| > 1
+  // gives NaN.
+  PrimExpr den = CallIntrin("sqrt", {(C(1) - x) * (C(1) + x)}, kF64);
+  return Atan(x / den);
+}
+PrimExpr Acos(const PrimExpr& x) { return C(kPi / 2) - Asin(x); }
+
+}  // namespace f64
+
+namespace {
+
+using UnaryF64 = PrimExpr (*)(const PrimExpr&);
+
+// A float-only unary op computed in float64 and rounded back to the operand's dtype.
+void RegisterF64Unary(const std::string& name, std::function<PrimExpr(const PrimExpr&)> fn) {
+  RegisterMapOp(name, 1, SameDType(IsFloatDT, "float"),
+                [fn](const std::vector<PrimExpr>& x, const Attrs&) {
+                  return f64::To(fn(f64::From(x[0])), x[0].dtype());
+                });
+}
+
+PrimExpr ExpF(const PrimExpr& x) { return CallIntrin("exp", {x}, x.dtype()); }
+PrimExpr LogF(const PrimExpr& x) { return CallIntrin("log", {x}, x.dtype()); }
+PrimExpr SqrtF(const PrimExpr& x) { return CallIntrin("sqrt", {x}, x.dtype()); }
+
+PrimExpr Const(double v, DataType t) {
+  return t.is_float() ? FloatImm(v, t) : IntImm(static_cast<int64_t>(v), t);
+}
+
+// The bits [0, bits-1) of x (any integer dtype) as a non-negative signed value, and whether the
+// top bit is set; computed in the signed type of the same width (wrapping arithmetic).
+void SplitTopBit(const PrimExpr& x, PrimExpr* low, PrimExpr* top) {
+  DataType s = DataType::Int(x.dtype().bits);
+  PrimExpr xs = x.dtype() == s ? x : Cast(s, x);
+  *top = xs < IntImm(0, s);
+  *low = Select(*top, xs - te::MinValue(s), xs);
+}
+
+// a & b for integers, bit by bit with division (the codegen has no bitwise integer op).
+PrimExpr BitAnd(const PrimExpr& a, const PrimExpr& b) {
+  DataType t = a.dtype();
+  DataType s = DataType::Int(t.bits);
+  PrimExpr la, ta, lb, tb;
+  SplitTopBit(a, &la, &ta);
+  SplitTopBit(b, &lb, &tb);
+  PrimExpr acc = IntImm(0, s);
+  for (int k = 0; k + 1 < t.bits; ++k) {
+    PrimExpr p = IntImm(int64_t{1} << k, s);
+    PrimExpr two = IntImm(2, s);
+    PrimExpr ba = FloorMod(FloorDiv(la, p), two), bb = FloorMod(FloorDiv(lb, p), two);
+    acc = acc + ba * bb * p;
+  }
+  acc = acc + Select(ta && tb, te::MinValue(s), IntImm(0, s));
+  return t == s ? acc : Cast(t, acc);
+}
+
+}  // namespace
+
+void RegisterMathOps() {
+  RegisterF64Unary("floor", f64::Floor);
+  RegisterF64Unary("ceil", f64::Ceil);
+  RegisterF64Unary("round", f64::RoundHalfEven);
+  RegisterF64Unary("sin", f64::Sin);
+  RegisterF64Unary("cos", f64::Cos);
+  RegisterF64Unary("tan", f64::Tan);
+  RegisterF64Unary("asin", f64::Asin);
+  RegisterF64Unary("acos", f64::Acos);
+  RegisterF64Unary("atan", f64::Atan);
+  RegisterF64Unary("sinh",
+                   [](const PrimExpr& x) { return (ExpF(x) - ExpF(f64::C(0) - x)) * f64::C(0.5); });
+  RegisterF64Unary("cosh",
+                   [](const PrimExpr& x) { return (ExpF(x) + ExpF(f64::C(0) - x)) * f64::C(0.5); });
+  RegisterF64Unary("asinh", [](const PrimExpr& x) {
+    PrimExpr a = f64::Abs(x);
+    PrimExpr y = LogF(a + SqrtF(a * a + f64::C(1)));
+    return Select(x < f64::C(0), f64::C(0) - y, y);
+  });
+  RegisterF64Unary("acosh", [](const PrimExpr& x) { return LogF(x + SqrtF(x * x - f64::C(1))); });
+  RegisterF64Unary("atanh", [](const PrimExpr& x) {
+    return LogF((f64::C(1) + x) / (f64::C(1) - x)) * f64::C(0.5);
+  });
+  RegisterMapOp("reciprocal", 1, SameDType(IsFloatDT, "float"),
+                [](const std::vector<PrimExpr>& x, const Attrs&) {
+                  return FloatImm(1.0, x[0].dtype()) / x[0];
+                });
+  // Sign: -1, 0 or 1; NaN stays NaN.
+  RegisterMapOp("sign", 1, SameDType(IsNumericDT, "numeric"),
+                [](const std::vector<PrimExpr>& x, const Attrs&) {
+                  DataType t = x[0].dtype();
+                  PrimExpr zero = Const(0, t);
+                  PrimExpr neg = t.is_uint() ? zero : Const(-1, t);
+                  PrimExpr other = t.is_float() ? x[0] : zero;
+                  return Select(x[0] > zero, Const(1, t), Select(x[0] < zero, neg, other));
+                });
+  RegisterMapOp("isnan", 1, SameDTypeToBool(IsFloatDT, "float"),
+                [](const std::vector<PrimExpr>& x, const Attrs&) { return Ne(x[0], x[0]); });
+  // isinf {detect_positive, detect_negative}
+  RegisterMapOp("isinf", 1, SameDTypeToBool(IsFloatDT, "float"),
+                [](const std::vector<PrimExpr>& x, const Attrs& a) {
+                  DataType t = x[0].dtype();
+                  PrimExpr pos = Eq(x[0], te::MaxValue(t)), neg = Eq(x[0], te::MinValue(t));
+                  bool p = GetIntAttr(a, "detect_positive") != 0;
+                  bool n = GetIntAttr(a, "detect_negative") != 0;
+                  if (p && n) return pos || neg;
+                  if (p) return pos;
+                  if (n) return neg;
+                  return Ne(x[0], x[0]) && Eq(x[0], x[0]);  // false
+                });
+  // mod {fmod}: fmod = 0 takes the divisor's sign (integers only), fmod = 1 the dividend's
+  // (C fmod). Integer x mod 0 is 0 (the codegen's safe division), float fmod(x, 0) is NaN.
+  RegisterMapOp("mod", 2, SameDType(IsNumericDT, "numeric"),
+                [](const std::vector<PrimExpr>& x, const Attrs& a) {
+                  DataType t = x[0].dtype();
+                  bool fmod = GetIntAttr(a, "fmod") != 0;
+                  if (!t.is_float())
+                    return fmod ? CallIntrin("truncmod", {x[0], x[1]}, t) : FloorMod(x[0], x[1]);
+                  PrimExpr p = f64::From(x[0]), q = f64::From(x[1]);
+                  PrimExpr k = fmod ? f64::Trunc(p / q) : f64::Floor(p / q);
+                  return f64::To(p - k * q, t);
+                });
+  // bitshift {direction: 1 left, 0 right}: shift amounts >= the bit width give 0.
+  RegisterMapOp("bitshift", 2, SameDType(IsIntDT, "integer"),
+                [](const std::vector<PrimExpr>& x, const Attrs& a) {
+                  DataType t = x[0].dtype();
+                  DataType f = DataType::Float(64);
+                  PrimExpr y = x[1];
+                  PrimExpr in_range = y >= IntImm(0, t) && y < IntImm(t.bits, t);
+                  PrimExpr safe_y = Select(in_range, y, IntImm(0, t));
+                  PrimExpr p = Cast(t, CallIntrin("pow", {FloatImm(2.0, f), Cast(f, safe_y)}, f));
+                  PrimExpr r = GetIntAttr(a, "direction") != 0 ? x[0] * p : FloorDiv(x[0], p);
+                  return Select(in_range, r, IntImm(0, t));
+                });
+  RegisterMapOp("bitwise_and", 2, SameDType(IsIntDT, "integer"),
+                [](const std::vector<PrimExpr>& x, const Attrs&) { return BitAnd(x[0], x[1]); });
+  // a | b = a + b - (a & b) and a ^ b = a + b - 2 (a & b), in wrapping arithmetic.
+  RegisterMapOp("bitwise_or", 2, SameDType(IsIntDT, "integer"),
+                [](const std::vector<PrimExpr>& x, const Attrs&) {
+                  return x[0] + x[1] - BitAnd(x[0], x[1]);
+                });
+  RegisterMapOp("bitwise_xor", 2, SameDType(IsIntDT, "integer"),
+                [](const std::vector<PrimExpr>& x, const Attrs&) {
+                  PrimExpr n = BitAnd(x[0], x[1]);
+                  return x[0] + x[1] - n - n;
+                });
+  // ~x = -1 - x (all ones minus x) in wrapping arithmetic.
+  RegisterMapOp(
+      "bitwise_not", 1, SameDType(IsIntDT, "integer"),
+      [](const std::vector<PrimExpr>& x, const Attrs&) { return IntImm(-1, x[0].dtype()) - x[0]; });
+  // mean(x1, ..., xn): the sum divided by n.
+  RegisterMapOp("mean", -1, SameDType(IsFloatDT, "float"),
+                [](const std::vector<PrimExpr>& x, const Attrs&) {
+                  PrimExpr s = x[0];
+                  for (size_t i = 1; i < x.size(); ++i) s = s + x[i];
+                  return s / FloatImm(static_cast<double>(x.size()), s.dtype());
+                });
+}
+
+}  // namespace relax
