@@ -21,6 +21,11 @@ void EnsureRegistered() {
     RegisterTensorOps();
     RegisterReduceOps();
     RegisterBuiltinOps();
+    RegisterPoolOps();
+    RegisterResizeOp();
+    RegisterTransposeOp();
+    RegisterConcatOp();
+    RegisterStridedSliceOp();
   });
 }
 }  // namespace

@@ -150,12 +150,17 @@ tir::Stmt StageBody(const Tensor& t) {
   if (const auto* red = body.as<tir::ReduceNode>()) {
     const std::string& comb = red->combiner;
     DataType dt = body.dtype();
-    PrimExpr init = comb == "sum"   ? (dt.is_float() ? FloatImm(0.0, dt) : IntImm(0, dt))
-                    : comb == "max" ? MinValue(dt)
-                                    : MaxValue(dt);
+    auto imm = [&](int64_t v) { return dt.is_float() ? FloatImm(double(v), dt) : IntImm(v, dt); };
+    PrimExpr init = comb == "sum"    ? imm(0)
+                    : comb == "prod" ? imm(1)
+                    : comb == "max"  ? MinValue(dt)
+                                     : MaxValue(dt);
     PrimExpr cur = Load(t->buffer, idx);
     const PrimExpr& src = red->source;
-    PrimExpr upd = comb == "sum" ? cur + src : comb == "max" ? Max(cur, src) : Min(cur, src);
+    PrimExpr upd = comb == "sum"    ? cur + src
+                   : comb == "prod" ? cur * src
+                   : comb == "max"  ? Max(cur, src)
+                                    : Min(cur, src);
     auto reduce_loops = [&](tir::Stmt inner) {
       for (size_t i = red->axes.size(); i-- > 0;)
         inner = tir::For(red->axes[i], IntImm(0), red->extents[i], tir::ForKind::kSerial, inner);

@@ -68,6 +68,12 @@ void RegisterNNOps();
 void RegisterTensorOps();
 void RegisterReduceOps();
 void RegisterBuiltinOps();
+void RegisterPoolOps();
+void RegisterResizeOp();
+// Single data-tensor ops the PP-OCRv4 models need (one file each; see lib/op/<name>.cc).
+void RegisterTransposeOp();
+void RegisterConcatOp();
+void RegisterStridedSliceOp();
 
 }  // namespace relax
 

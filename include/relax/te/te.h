@@ -49,7 +49,7 @@ struct ReduceAxis {
   PrimExpr extent;
 };
 ReduceAxis RAxis(PrimExpr extent, const std::string& name);
-/// Reductions over `axes` of `source`: combiner "sum" (init 0), "max" (init
+/// Reductions over `axes` of `source`: combiner "sum" (init 0), "prod" (init 1), "max" (init
 /// -inf / lowest), "min".
 PrimExpr Reduce(const std::string& combiner, PrimExpr source, const std::vector<ReduceAxis>& axes);
 PrimExpr Sum(PrimExpr source, const std::vector<ReduceAxis>& axes);

@@ -85,6 +85,14 @@ std::optional<std::vector<PrimExpr>> KnownInts(const Expr& constant);
 void AddMathConverters(ConverterTable* t);
 void AddNNConverters(ConverterTable* t);
 void AddTensorConverters(ConverterTable* t);
+void AddReduceConverters(ConverterTable* t);
+void AddPoolConverters(ConverterTable* t);
+void AddNormConverters(ConverterTable* t);
+void AddResizeConverters(ConverterTable* t);
+// Data-tensor ops the PP-OCRv4 models need, each in its own file (convert_<name>.cc).
+void AddTransposeConverter(ConverterTable* t);
+/// Wraps the shape-value Concat/Slice of AddTensorConverters (call after it).
+void AddConcatSliceDataConverters(ConverterTable* t);
 
 }  // namespace relax::frontend::onnx_import
 

@@ -271,6 +271,12 @@ const ConverterTable& Converters() {
     AddMathConverters(&t);
     AddNNConverters(&t);
     AddTensorConverters(&t);
+    AddReduceConverters(&t);
+    AddPoolConverters(&t);
+    AddNormConverters(&t);
+    AddResizeConverters(&t);
+    AddTransposeConverter(&t);
+    AddConcatSliceDataConverters(&t);
     return t;
   }();
   return table;
