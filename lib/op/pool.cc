@@ -1,7 +1,8 @@
 // Pooling ops over 1, 2 or 3 spatial axes (N, C, spatial... data): max_pool{1,2,3}d,
 // avg_pool{1,2,3}d, lp_pool{1,2,3}d. Attrs: pool_size, strides, padding (begins then ends),
 // dilation, ceil_mode; count_include_pad (avg); p (lp).
-// Semantics: ONNX operator spec sections MaxPool (without the Indices output), AveragePool and
+// max_pool_indices{1,2,3}d (MaxPool's Indices output, storage_order 0).
+// Semantics: ONNX operator spec sections MaxPool, AveragePool and
 // LpPool. Global pooling is a reduction (reduce.cc, or relax.reduce from the importer).
 #include "op_common.h"
 #include "relax/te/te.h"
@@ -101,8 +102,8 @@ te::Tensor ComputeMaxPool(const CallNode& c, const std::vector<te::Tensor>& in) 
 }
 
 // ONNX AveragePool: the window's sum over the input divided by the number of taps inside the
-// input (count_include_pad = 0) or inside the input and its pads (1); taps past the end pad,
-// which ceil_mode can add, never count.
+// input (count_include_pad = 0) or by the kernel size (1: pads count, and so do the taps past the
+// end pad that ceil_mode can add, as in onnxruntime and the ONNX reference implementation).
 te::Tensor ComputeAvgPool(const CallNode& c, const std::vector<te::Tensor>& in) {
   te::Tensor X = in[0];
   const auto& xs = X->shape();
@@ -125,9 +126,9 @@ te::Tensor ComputeAvgPool(const CallNode& c, const std::vector<te::Tensor>& in) 
         for (int d = 0; d < p.k; ++d) {
           const Window& w = p.win;
           PrimExpr start = i[2 + d] * PrimExpr(w.strides[d]) - PrimExpr(w.begin(d));
-          PrimExpr lo = include_pad ? PrimExpr(-w.begin(d)) : PrimExpr(0);
-          PrimExpr hi = include_pad ? xs[2 + d] + PrimExpr(w.end(d)) : xs[2 + d];
-          PrimExpr n = window::TapsInside(start, lo, hi, p.kernel[d], w.dilations[d]);
+          PrimExpr n = include_pad ? PrimExpr(p.kernel[d])
+                                   : window::TapsInside(start, PrimExpr(0), xs[2 + d], p.kernel[d],
+                                                        w.dilations[d]);
           count = count.defined() ? count * n : n;
         }
         return (*sum)(Idx(i)) / Cast(t, count);
@@ -167,6 +168,83 @@ te::Tensor ComputeLpPool(const CallNode& c, const std::vector<te::Tensor>& in) {
       "lp");
 }
 
+// MaxPool's Indices output: for each window, the flat (row-major over the whole input, N and C
+// included) index of its first maximum in scan order; windows never pick a pad.
+StructInfo InferMaxPoolIndices(const CallNode& c, BlockBuilder& bb) {
+  StructInfo s = InferPool(c, bb);
+  return TensorSInfo(*s->values, DataType::Int(64));
+}
+
+te::Tensor ComputeMaxPoolIndices(const CallNode& c, const std::vector<te::Tensor>& in) {
+  te::Tensor X = in[0];
+  const auto& xs = X->shape();
+  PoolSpec p = GetPool(c, static_cast<int>(xs.size()));
+  std::vector<PrimExpr> shape = OutShape(p, xs);
+  auto r1 = Taps(p);
+  // The max over the taps inside the input (as max_pool, without the padded copy).
+  auto tap_pos = [&](const std::vector<Var>& i, const std::vector<te::ReduceAxis>& r, int d) {
+    return i[2 + d] * PrimExpr(p.win.strides[d]) - PrimExpr(p.win.begin(d)) +
+           r[d].var * PrimExpr(p.win.dilations[d]);
+  };
+  auto load = [&](const std::vector<Var>& i, const std::vector<te::ReduceAxis>& r,
+                  PrimExpr* inside) {
+    std::vector<PrimExpr> idx = {i[0], i[1]};
+    for (int d = 0; d < p.k; ++d) {
+      PrimExpr q = tap_pos(i, r, d);
+      PrimExpr ok = q >= PrimExpr(0) && q < xs[2 + d];
+      *inside = inside->defined() ? (*inside && ok) : ok;
+      idx.push_back(window::Clamp(q, xs[2 + d]));
+    }
+    return (*X)(idx);
+  };
+  DataType t = X->dtype();
+  auto m = te::Compute(
+      shape,
+      [&](const std::vector<Var>& i) {
+        PrimExpr inside;
+        PrimExpr v = load(i, r1, &inside);
+        return te::MaxReduce(Select(inside, v, te::MinValue(t)), r1);
+      },
+      "max");
+  // The first tap (in row-major scan order) holding the maximum, then its flat input index:
+  // row-major over the whole input, or with the spatial axes column-major (storage_order 1).
+  auto r2 = Taps(p);
+  DataType i64 = DataType::Int(64);
+  std::vector<int64_t> stride_of(p.k, 1);  // tap number = sum r_d * stride_of[d]
+  for (int d = p.k - 1; d > 0; --d) stride_of[d - 1] = stride_of[d] * p.kernel[d];
+  auto first = te::Compute(
+      shape,
+      [&](const std::vector<Var>& i) {
+        PrimExpr inside;
+        PrimExpr v = load(i, r2, &inside);
+        PrimExpr tap = PrimExpr(0);
+        for (int d = 0; d < p.k; ++d) tap = tap + r2[d].var * PrimExpr(stride_of[d]);
+        PrimExpr hit = inside && Eq(v, (*m)(Idx(i)));
+        return te::Reduce("min", Select(hit, Cast(i64, tap), te::MaxValue(i64)), r2);
+      },
+      "first");
+  bool col_major = GetIntAttr(c.attrs, "storage_order") != 0;
+  return te::Compute(
+      shape,
+      [&](const std::vector<Var>& i) {
+        PrimExpr tap = (*first)(Idx(i));
+        std::vector<PrimExpr> pos;
+        for (int d = 0; d < p.k; ++d) {
+          PrimExpr r = FloorMod(FloorDiv(tap, IntImm(stride_of[d], i64)), IntImm(p.kernel[d], i64));
+          pos.push_back(Cast(i64, i[2 + d] * PrimExpr(p.win.strides[d]) - PrimExpr(p.win.begin(d))) +
+                        r * IntImm(p.win.dilations[d], i64));
+        }
+        // ((n*C + c) * S0 + p0) * S1 + p1 ..., the spatial axes reversed when column-major.
+        PrimExpr flat = Cast(i64, i[0] * xs[1] + i[1]);
+        for (int e = 0; e < p.k; ++e) {
+          int d = col_major ? p.k - 1 - e : e;
+          flat = flat * Cast(i64, xs[2 + d]) + pos[d];
+        }
+        return flat;
+      },
+      "argmax");
+}
+
 StructInfo InferLpPool(const CallNode& c, BlockBuilder& bb) {
   if (GetIntAttr(c.attrs, "p") < 1)
     RELAX_THROW(bb.context() << OpName(c) << ": p must be >= 1, got " << GetIntAttr(c.attrs, "p"));
@@ -182,6 +260,8 @@ void RegisterPoolOps() {
                ComputeMaxPool);
     RegisterOp(std::string("relax.nn.avg_pool") + k, OpPatternKind::kOutEWiseFusable, InferPool,
                ComputeAvgPool);
+    RegisterOp(std::string("relax.nn.max_pool_indices") + k, OpPatternKind::kOutEWiseFusable,
+               InferMaxPoolIndices, ComputeMaxPoolIndices);
     RegisterOp(std::string("relax.nn.lp_pool") + k, OpPatternKind::kOutEWiseFusable, InferLpPool,
                ComputeLpPool);
   }

@@ -1,5 +1,5 @@
-// ONNX neural-network converters: Conv and ConvTranspose (1-D to 3-D), BatchNormalization,
-// MatMul, Gemm, Softmax. Pooling is in convert_pool.cc, normalization in convert_norm.cc.
+// ONNX neural-network converters: Conv and ConvTranspose (1-D to 3-D), MatMul, Gemm, Softmax.
+// Pooling is in convert_pool.cc, normalization (BatchNormalization included) in convert_norm.cc.
 // Semantics: ONNX operator spec.
 #include <cstring>
 
@@ -189,18 +189,6 @@ std::vector<Value> ConvertGemm(ImportContext& ctx, const onnx::NodeProto& n) {
 void AddNNConverters(ConverterTable* t) {
   (*t)["Conv"] = ConvertConv;
   (*t)["ConvTranspose"] = ConvertConvTranspose;
-  (*t)["BatchNormalization"] = [](ImportContext& ctx,
-                                  const onnx::NodeProto& n) -> std::vector<Value> {
-    if (AttrInt(n, "training_mode", 0) != 0)
-      RELAX_THROW(ctx.Where(n) << "training_mode=1 is not supported (inference only)");
-    // Before opset 9, spatial=0 normalizes per activation (C x H x W statistics).
-    if (ctx.opset() < 9 && AttrInt(n, "spatial", 1) != 1)
-      RELAX_THROW(ctx.Where(n) << "spatial=0 is not supported (per-channel statistics only)");
-    std::vector<Expr> args;
-    for (int i = 0; i < 5; ++i) args.push_back(ctx.Tensor(n, i));
-    Attrs a{{"epsilon", static_cast<double>(AttrFloat(n, "epsilon", 1e-5f))}};
-    return {ctx.Emit(MakeCall(GetOp("relax.nn.batch_norm"), args, a), n)};
-  };
   (*t)["MatMul"] = ConvertMatMul;
   (*t)["Gemm"] = ConvertGemm;
   (*t)["Softmax"] = [](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {

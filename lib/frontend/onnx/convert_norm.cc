@@ -1,8 +1,9 @@
-// ONNX normalization converters, decomposed into reductions (relax.reduce) and elementwise ops:
+// ONNX normalization converters: BatchNormalization (relax.nn.batch_norm in inference mode) and,
+// decomposed into reductions (relax.reduce) and elementwise ops, its training mode,
 // InstanceNormalization, LayerNormalization (with its optional Mean / InvStdDev outputs),
 // GroupNormalization (opset 18: per-group scale and bias; opset 21: per-channel), LRN (a
 // channel-window sum as an average pool) and MeanVarianceNormalization.
-// BatchNormalization is in convert_nn.cc. Semantics: ONNX operator spec, sections of the same
+// Semantics: ONNX operator spec, sections of the same
 // names (statistics in the input's float type).
 #include <cstring>
 
@@ -40,15 +41,16 @@ class Builder {
     return MakeConstant(t, {}, b);
   }
   // (x - mean) / sqrt(mean((x - mean)^2) + eps) over `axes` (kept as 1s); also returns the mean
-  // and 1/sqrt(var + eps) when asked.
+  // and, when asked, 1/sqrt(var + eps) and var.
   Expr Normalize(const Expr& x, const std::vector<int64_t>& axes, double eps, Expr* mean_out = nullptr,
-                 Expr* inv_std_out = nullptr) {
+                 Expr* inv_std_out = nullptr, Expr* var_out = nullptr) {
     DataType t = x->sinfo->dtype;
     Expr mean = Mean(x, axes);
     Expr d = Bin("subtract", x, mean);
     Expr var = Mean(Bin("multiply", d, d), axes);
     Expr std = Emit("relax.sqrt", {Bin("add", var, Scalar(t, eps))});
     if (mean_out) *mean_out = mean;
+    if (var_out) *var_out = var;
     if (inv_std_out) *inv_std_out = Bin("divide", Scalar(t, 1.0), std);
     return Bin("divide", d, std);
   }
@@ -71,6 +73,42 @@ Expr PerChannel(Builder& b, const Expr& v, int r) {
   std::vector<PrimExpr> s(r - 1, PrimExpr(1));
   s[0] = (*v->sinfo->values)[0];
   return b.Reshape(v, s);
+}
+
+// BatchNormalization: inference form (relax.nn.batch_norm with the running statistics), or
+// training_mode = 1: normalized with the batch's mean and (population) variance over all axes
+// but 1, which also give output_mean / output_var = running * momentum + batch * (1 - momentum).
+std::vector<Value> ConvertBatchNorm(ImportContext& ctx, const onnx::NodeProto& n) {
+  // Before opset 9, spatial=0 normalizes per activation (C x H x W statistics).
+  if (ctx.opset() < 9 && AttrInt(n, "spatial", 1) != 1)
+    RELAX_THROW(ctx.Where(n) << "spatial=0 is not supported (per-channel statistics only)");
+  double eps = AttrFloat(n, "epsilon", 1e-5f);
+  std::vector<Expr> args;
+  for (int i = 0; i < 5; ++i) args.push_back(ctx.Tensor(n, i));
+  if (AttrInt(n, "training_mode", 0) == 0) {
+    Attrs a{{"epsilon", eps}};
+    return {ctx.Emit(MakeCall(GetOp("relax.nn.batch_norm"), args, a), n)};
+  }
+  Builder b(ctx, n);
+  Expr x = args[0];
+  int r = RankOf(ctx, n, x, 2);
+  DataType t = x->sinfo->dtype;
+  std::vector<int64_t> axes = {0};
+  for (int i = 2; i < r; ++i) axes.push_back(i);
+  Expr mean, var;
+  Expr y = b.Normalize(x, axes, eps, &mean, nullptr, &var);
+  y = b.Bin("multiply", y, PerChannel(b, args[1], r));
+  std::vector<Value> out = {ctx.Emit(MakeCall(GetOp("relax.add"), {y, PerChannel(b, args[2], r)}), n)};
+  double momentum = AttrFloat(n, "momentum", 0.9f);
+  std::vector<PrimExpr> c = {(*x->sinfo->values)[1]};
+  for (int k = 0; k < 2 && k + 1 < n.output_size(); ++k) {
+    Expr batch = b.Reshape(k == 0 ? mean : var, c);
+    Expr run = b.Bin("multiply", args[3 + k], b.Scalar(t, momentum));
+    out.push_back(ctx.Emit(
+        MakeCall(GetOp("relax.add"), {run, b.Bin("multiply", batch, b.Scalar(t, 1.0 - momentum))}),
+        n, k + 1));
+  }
+  return out;
 }
 
 std::vector<Value> ConvertInstanceNorm(ImportContext& ctx, const onnx::NodeProto& n) {
@@ -192,6 +230,7 @@ std::vector<Value> ConvertMVN(ImportContext& ctx, const onnx::NodeProto& n) {
 }  // namespace
 
 void AddNormConverters(ConverterTable* t) {
+  (*t)["BatchNormalization"] = ConvertBatchNorm;
   (*t)["InstanceNormalization"] = ConvertInstanceNorm;
   (*t)["LayerNormalization"] = ConvertLayerNorm;
   (*t)["GroupNormalization"] = ConvertGroupNorm;

@@ -1,4 +1,4 @@
-// ONNX pooling converters: MaxPool, AveragePool, LpPool (1-D to 3-D windows) and
+// ONNX pooling converters: MaxPool (with its Indices output), AveragePool, LpPool (1-D to 3-D windows) and
 // GlobalAveragePool, GlobalMaxPool, GlobalLpPool. Semantics: ONNX operator spec.
 #include "import_context.h"
 #include "window_attrs.h"
@@ -11,7 +11,7 @@ const char* Suffix(int k) { return k == 1 ? "1d" : k == 2 ? "2d" : "3d"; }
 
 // MaxPool / AveragePool / LpPool: window attributes, kernel_shape, ceil_mode, plus `extra`.
 Value Pool(ImportContext& ctx, const onnx::NodeProto& n, const std::string& op,
-           const Attrs& extra, bool has_dilations = true) {
+           const Attrs& extra, bool has_dilations = true, int out = 0) {
   Expr x = ctx.Tensor(n, 0);
   int k = SpatialRankOf(ctx, n, x);
   std::vector<int64_t> kernel = AttrInts(n, "kernel_shape", {});
@@ -24,7 +24,7 @@ Value Pool(ImportContext& ctx, const onnx::NodeProto& n, const std::string& op,
   a["pool_size"] = kernel;
   a["ceil_mode"] = AttrInt(n, "ceil_mode", 0);
   for (const auto& [key, v] : extra) a[key] = v;
-  return ctx.Emit(MakeCall(GetOp("relax.nn." + op + Suffix(k)), {x}, a), n);
+  return ctx.Emit(MakeCall(GetOp("relax.nn." + op + Suffix(k)), {x}, a), n, out);
 }
 
 // p of LpPool / GlobalLpPool: an int attribute (a float before opset 2).
@@ -55,11 +55,13 @@ Value GlobalReduce(ImportContext& ctx, const onnx::NodeProto& n, const std::stri
 
 void AddPoolConverters(ConverterTable* t) {
   (*t)["MaxPool"] = [](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
-    if (n.output_size() > 1 && !n.output(1).empty())
-      RELAX_THROW(ctx.Where(n) << "the Indices output is not supported");
-    if (AttrInt(n, "storage_order", 0) != 0)
-      RELAX_THROW(ctx.Where(n) << "storage_order=1 is not supported");
-    return {Pool(ctx, n, "max_pool", {})};
+    bool indices = n.output_size() > 1 && !n.output(1).empty();
+    int64_t order = AttrInt(n, "storage_order", 0);
+    if (order != 0 && order != 1)
+      RELAX_THROW(ctx.Where(n) << "storage_order must be 0 or 1, got " << order);
+    Value y = Pool(ctx, n, "max_pool", {});
+    if (!indices) return {y};
+    return {y, Pool(ctx, n, "max_pool_indices", {{"storage_order", order}}, true, 1)};
   };
   (*t)["AveragePool"] = [](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
     return {Pool(ctx, n, "avg_pool", {{"count_include_pad", AttrInt(n, "count_include_pad", 0)}})};
