@@ -19,7 +19,12 @@ Converter Reduce(const std::string& kind, int64_t axes_input_since) {
     if (r < 0 || !x->sinfo->values) RELAX_THROW(ctx.Where(n) << "input has unknown rank");
     std::vector<int64_t> axes;
     if (ctx.opset() >= axes_input_since) {
-      if (ImportContext::HasInput(n, 1)) axes = ctx.ConstInts(n, 1);
+      if (ImportContext::HasInput(n, 1)) {
+        if (!ctx.Get(n.input(1)).ints)
+          RELAX_THROW(ctx.Where(n) << "input 'axes' is a run-time value; relaxc needs the axes "
+                                      "as a constant (an initializer or a Constant node)");
+        axes = ctx.ConstInts(n, 1);
+      }
     } else {
       axes = AttrInts(n, "axes", {});
     }
