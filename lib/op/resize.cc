@@ -120,29 +120,70 @@ te::Tensor ComputeResize(const CallNode& c, const std::vector<te::Tensor>& in) {
   for (int d = 0; d < nd; ++d) out.push_back(OutDim(s, d, xs[d]));
   DataType t = X->dtype();
 
-  // The taps of axis d for output coordinate `i`.
-  auto taps = [&](int d, const PrimExpr& i) -> std::vector<Tap> {
-    if (Identity(s, d, xs[d])) return {{i, PrimExpr()}};
+  // The input coordinate of output coordinate `i` on axis d (coordinate_transformation_mode).
+  auto coordinate = [&](int d, const PrimExpr& i) {
     PrimExpr in_f = ToF(xs[d]), out_f = ToF(out[d]);
     PrimExpr scale = s.den[d] == 0
                          ? out_f / in_f
                          : F(static_cast<float>(static_cast<double>(s.num[d]) / s.den[d]));
     PrimExpr xr = ToF(i);
-    PrimExpr xo;
-    if (s.coord == "asymmetric") {
-      xo = xr / scale;
-    } else if (s.coord == "half_pixel") {
-      xo = (xr + F(0.5)) / scale - F(0.5);
-    } else if (s.coord == "half_pixel_symmetric") {
+    if (s.coord == "asymmetric") return xr / scale;
+    if (s.coord == "half_pixel") return (xr + F(0.5)) / scale - F(0.5);
+    if (s.coord == "half_pixel_symmetric") {
       PrimExpr adj = out_f / (scale * in_f);
       PrimExpr center = in_f / F(2);
       PrimExpr offset = center * (F(1) - adj);
-      xo = offset + (xr + F(0.5)) / scale - F(0.5);
-    } else if (s.coord == "pytorch_half_pixel") {
-      xo = Select(out_f > F(1), (xr + F(0.5)) / scale - F(0.5), F(0));
-    } else {  // align_corners
-      xo = Select(out_f > F(1), xr * (in_f - F(1)) / (out_f - F(1)), F(0));
+      return offset + (xr + F(0.5)) / scale - F(0.5);
     }
+    if (s.coord == "pytorch_half_pixel")
+      return Select(out_f > F(1), (xr + F(0.5)) / scale - F(0.5), F(0));
+    // align_corners
+    return Select(out_f > F(1), xr * (in_f - F(1)) / (out_f - F(1)), F(0));
+  };
+  // Each resized axis's coordinates, computed once per output position.
+  // Linear clamps the coordinate into [0, in - 1]; linear and cubic also tabulate its floor.
+  std::vector<te::Tensor> coord_tab(nd), floor_tab(nd);
+  for (int d = 0; d < nd; ++d) {
+    if (Identity(s, d, xs[d])) continue;
+    coord_tab[d] = te::Compute(
+        {out[d]},
+        [&](const std::vector<Var>& i) {
+          PrimExpr xo = coordinate(d, i[0]);
+          if (s.mode == "linear") xo = Max(F(0), Min(xo, ToF(xs[d]) - F(1)));
+          return xo;
+        },
+        "resize_x", /*materialize=*/true);
+    if (s.mode != "nearest")
+      floor_tab[d] = te::Compute(
+          {out[d]}, [&](const std::vector<Var>& i) { return FloorI((*coord_tab[d])({i[0]})); },
+          "resize_x0", /*materialize=*/true);
+  }
+
+  // Cubic tap j (0..3, possibly a loop var) of output coordinate `i` on axis d: input
+  // floor(x) - 1 + j (edge-clamped), weight from the Keys kernel at distance frac - (j - 1);
+  // exclude_outside zeroes taps outside the input and renormalizes the four weights.
+  auto CubicTap = [&](int d, const PrimExpr& i, const PrimExpr& j) -> Tap {
+    PrimExpr k0 = (*floor_tab[d])({i});
+    PrimExpr frac = (*coord_tab[d])({i}) - ToF(k0);
+    PrimExpr idx = k0 + j - IntImm(1, kI64);
+    auto inside = [&](const PrimExpr& q) { return q >= IntImm(0, kI64) && q < Cast(kI64, xs[d]); };
+    PrimExpr w = CubicWeight(frac - (ToF(j) - F(1)), s.cubic_a);
+    if (s.exclude_outside) {
+      PrimExpr total;
+      for (int k = 0; k < 4; ++k) {
+        PrimExpr wk = Select(inside(k0 + IntImm(k - 1, kI64)), CubicWeight(frac - F(k - 1), s.cubic_a),
+                             F(0));
+        total = total.defined() ? total + wk : wk;
+      }
+      w = Select(inside(idx), w, F(0)) / total;
+    }
+    return {ClampI(idx, xs[d]), w};
+  };
+
+  // The taps of axis d for output coordinate `i`.
+  auto taps = [&](int d, const PrimExpr& i) -> std::vector<Tap> {
+    if (Identity(s, d, xs[d])) return {{i, PrimExpr()}};
+    PrimExpr xo = (*coord_tab[d])({i});
     if (s.mode == "nearest") {
       PrimExpr k;
       if (s.nearest_mode == "floor")
@@ -155,37 +196,45 @@ te::Tensor ComputeResize(const CallNode& c, const std::vector<te::Tensor>& in) {
         k = FloorI(xo + F(0.5));
       return {{ClampI(k, xs[d]), PrimExpr()}};
     }
-    if (s.mode == "linear") {
-      PrimExpr xc = Max(F(0), Min(xo, in_f - F(1)));
-      PrimExpr k0 = FloorI(xc);
-      PrimExpr w1 = xc - ToF(k0);
-      return {{ClampI(k0, xs[d]), F(1) - w1}, {ClampI(k0 + IntImm(1, kI64), xs[d]), w1}};
-    }
-    // cubic: taps floor(x)-1 .. floor(x)+2 with edge-clamped indices.
-    PrimExpr k0 = FloorI(xo);
+    PrimExpr k0 = (*floor_tab[d])({i});
     PrimExpr frac = xo - ToF(k0);
+    if (s.mode == "linear")
+      return {{ClampI(k0, xs[d]), F(1) - frac}, {ClampI(k0 + IntImm(1, kI64), xs[d]), frac}};
+    // cubic: taps floor(x)-1 .. floor(x)+2 with edge-clamped indices (see CubicTap).
     std::vector<Tap> r;
-    std::vector<PrimExpr> ws;
-    for (int k = -1; k <= 2; ++k) {
-      PrimExpr idx = k0 + IntImm(k, kI64);
-      PrimExpr w = CubicWeight(frac - F(k), s.cubic_a);
-      if (s.exclude_outside)
-        w = Select(idx >= IntImm(0, kI64) && idx < Cast(kI64, xs[d]), w, F(0));
-      ws.push_back(w);
-      r.push_back({ClampI(idx, xs[d]), w});
-    }
-    if (s.exclude_outside) {
-      PrimExpr total = ws[0] + ws[1] + ws[2] + ws[3];
-      for (auto& tp : r) tp.weight = tp.weight / total;
-    }
+    for (int k = 0; k < 4; ++k) r.push_back(CubicTap(d, i, IntImm(k, kI64)));
     return r;
   };
 
+  // Per resized axis, tables of its taps' input indices and weights for every output
+  // coordinate ([out, taps], computed once), so the main loop only loads and multiplies.
+  size_t ntaps = s.mode == "nearest" ? 1 : s.mode == "linear" ? 2 : 4;
+  std::vector<te::Tensor> idx_tab(nd), w_tab(nd);
+  auto table = [&](int d, bool weights) {
+    return te::Compute(
+        {out[d], PrimExpr(static_cast<int64_t>(ntaps))},
+        [&](const std::vector<Var>& i) {
+          if (s.mode == "cubic") {  // one expression in the tap number
+            Tap tp = CubicTap(d, i[0], i[1]);
+            return weights ? tp.weight : tp.index;
+          }
+          std::vector<Tap> tp = taps(d, i[0]);
+          auto pick = [&](size_t k) { return weights ? tp[k].weight : tp[k].index; };
+          PrimExpr v = pick(ntaps - 1);
+          for (size_t k = ntaps - 1; k-- > 0;)
+            v = Select(Eq(i[1], PrimExpr(static_cast<int64_t>(k))), pick(k), v);
+          return v;
+        },
+        weights ? "resize_w" : "resize_idx", /*materialize=*/true);
+  };
+  for (int d = 0; d < nd; ++d) {
+    if (Identity(s, d, xs[d])) continue;
+    idx_tab[d] = table(d, false);
+    if (ntaps > 1) w_tab[d] = table(d, true);
+  }
   return te::Compute(
       out,
       [&](const std::vector<Var>& i) {
-        std::vector<std::vector<Tap>> per_axis;
-        for (int d = 0; d < nd; ++d) per_axis.push_back(taps(d, i[d]));
         // Sum over the product of the axes' taps (innermost axis varies fastest).
         PrimExpr acc;
         std::vector<size_t> pos(nd, 0);
@@ -193,9 +242,13 @@ te::Tensor ComputeResize(const CallNode& c, const std::vector<te::Tensor>& in) {
           std::vector<PrimExpr> idx;
           PrimExpr w;
           for (int d = 0; d < nd; ++d) {
-            const Tap& tp = per_axis[d][pos[d]];
-            idx.push_back(tp.index.dtype() == xs[d].dtype() ? tp.index : Cast(xs[d].dtype(), tp.index));
-            if (tp.weight.defined()) w = w.defined() ? w * tp.weight : tp.weight;
+            if (!idx_tab[d]) {
+              idx.push_back(i[d]);
+              continue;
+            }
+            std::vector<PrimExpr> at = {i[d], PrimExpr(static_cast<int64_t>(pos[d]))};
+            idx.push_back((*idx_tab[d])(at));
+            if (w_tab[d]) w = w.defined() ? w * (*w_tab[d])(at) : (*w_tab[d])(at);
           }
           PrimExpr v = (*X)(idx);
           if (w.defined()) {
@@ -205,7 +258,7 @@ te::Tensor ComputeResize(const CallNode& c, const std::vector<te::Tensor>& in) {
             acc = acc.defined() ? acc + v : v;
           }
           int d = nd - 1;
-          while (d >= 0 && ++pos[d] == per_axis[d].size()) pos[d--] = 0;
+          while (d >= 0 && (!idx_tab[d] || ++pos[d] == ntaps)) pos[d--] = 0;
           if (d < 0) break;
         }
         return acc;
