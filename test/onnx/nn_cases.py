@@ -303,8 +303,61 @@ def matmul_cases():
          [("b", rnd([6, 4]))], opset=11, shapes=[{"a": [1, 4]}, {"a": [3, 4]}])
 
 
+# ---- errors: clean messages (exit 1), never a crash -----------------------------------------
+ERRORS = []  # (name, model, feeds or None (compile error expected), regex)
+
+
+def error_case(name, nodes, inputs, inits=(), opset=13, run_shapes=None, expect=""):
+    dummy = {n: [1 if isinstance(v, str) else v for v in sh] for n, sh in inputs}
+    case("errors", name, nodes, inputs, ["y"], inits, opset=opset, shapes=run_shapes or [dummy])
+    n, m, runs = CASES["errors"].pop()
+    ERRORS.append((n, m, runs if run_shapes else None, expect))
+
+
+def error_cases():
+    x4 = [("x", ["n", 2, "h", "w"])]
+    error_case("resize_runtime_scales", [node("Resize", ["x", "", "s"], mode="linear")],
+               x4 + [("s", [4])], expect=r"input 's' \(scales\) is a run-time value")
+    error_case("reduce_runtime_axes", [node("ReduceSum", ["x", "a"])],
+               [("x", [2, 3]), ("a", [1])], expect=r"input 'a' \(axes\) is a run-time value")
+    error_case("resize_antialias", [node("Resize", ["x", "", "s"], mode="linear", antialias=1)],
+               x4, [("s", np.array([1, 1, 2, 2], np.float32))], opset=18,
+               expect="antialias=1 is not supported")
+    error_case("conv_4d_window", [node("Conv", ["x", "w"])], [("x", [1, 1, 2, 2, 2, 2])],
+               [("w", rnd([1, 1, 1, 1, 1, 1]))], expect="only 1-D, 2-D and 3-D Conv")
+    error_case("convtranspose_same_symbolic",
+               [node("ConvTranspose", ["x", "w"], strides=[2, 2], auto_pad="SAME_UPPER")],
+               x4, [("w", rnd([2, 1, 3, 3]))], expect="need static spatial input dims")
+    error_case("maxpool3d_input_too_small", [node("MaxPool", ["x"], kernel_shape=[3, 3, 3])],
+               [("x", ["n", 1, "d", 4, 4])], opset=12, run_shapes=[{"x": [1, 1, 2, 4, 4]}],
+               expect="max_pool3d output depth")
+    error_case("resize_zero_scale", [node("Resize", ["x", "", "s"])], x4,
+               [("s", np.array([1, 1, 0, 2], np.float32))], expect="scales must be positive")
+
+
+def run_error_case(relaxc, work, name, m, runs, expect):
+    import re
+    d = os.path.join(work, name)
+    os.makedirs(d, exist_ok=True)
+    path = os.path.join(d, "model.onnx")
+    onnx.save(m, path)
+    so = os.path.join(d, "model.so")
+    p = subprocess.run([relaxc, "compile", path, "-o", so], capture_output=True, text=True)
+    if runs is not None and p.returncode == 0:
+        args = [relaxc, "run", so, "--output-dir", os.path.join(d, "out")]
+        for n, v in runs[0].items():
+            f = os.path.join(d, f"in_{n}.npy")
+            np.save(f, v)
+            args += ["--input", f"{n}={f}"]
+        p = subprocess.run(args, capture_output=True, text=True)
+    text = (p.stderr + p.stdout).strip()
+    if p.returncode != 1 or not re.search(expect, text):
+        return False, f"expected exit 1 with /{expect}/, got exit {p.returncode}: {text[:300]}"
+    return True, text.splitlines()[0][:200]
+
+
 FAMILIES = {"reduce": reduce_cases, "pool": pool_cases, "norm": norm_cases, "conv": conv_cases,
-            "resize": resize_cases, "matmul": matmul_cases}
+            "resize": resize_cases, "matmul": matmul_cases, "errors": error_cases}
 
 
 def ort_run(model_path, feeds):
@@ -357,6 +410,14 @@ def main():
     for f in args.families:
         FAMILIES[f]()
     passed = failed = 0
+    for name, m, runs, expect in ERRORS:
+        if args.filter and args.filter not in name:
+            continue
+        ok, msg = run_error_case(args.relaxc, os.path.join(args.work, "errors"), name, m, runs, expect)
+        passed += ok
+        failed += not ok
+        if not ok:
+            print(f"FAIL errors/{name}: {msg}", flush=True)
     for fam in args.families:
         for name, m, runs in CASES.get(fam, []):
             if args.filter and args.filter not in name:

@@ -10,8 +10,9 @@ add_test(NAME onnx.node_tests
 set_tests_properties(onnx.node_tests PROPERTIES TIMEOUT 900 LABELS onnx PROCESSORS 2)
 
 # relaxc vs onnxruntime on small models of the nn op families with constant parameters (attribute
-# and mode combinations, symbolic dims at two sizes); one test per family (test/onnx/nn_cases.py).
-foreach(family conv matmul norm pool reduce resize)
+# and mode combinations, symbolic dims at two sizes) and their error messages; one test per family
+# (test/onnx/nn_cases.py).
+foreach(family conv errors matmul norm pool reduce resize)
   add_test(NAME onnx.nn_cases.${family}
            COMMAND bash ${RELAX_VENV_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/onnx/nn_cases.py
                    --relaxc $<TARGET_FILE:relaxc>

@@ -21,8 +21,9 @@ Converter Reduce(const std::string& kind, int64_t axes_input_since) {
     if (ctx.opset() >= axes_input_since) {
       if (ImportContext::HasInput(n, 1)) {
         if (!ctx.Get(n.input(1)).ints)
-          RELAX_THROW(ctx.Where(n) << "input 'axes' is a run-time value; relaxc needs the axes "
-                                      "as a constant (an initializer or a Constant node)");
+          RELAX_THROW(ctx.Where(n) << "input '" << n.input(1)
+                                   << "' (axes) is a run-time value; relaxc needs the axes as a "
+                                      "constant (an initializer or a Constant node)");
         axes = ctx.ConstInts(n, 1);
       }
     } else {

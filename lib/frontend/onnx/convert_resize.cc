@@ -30,8 +30,8 @@ std::optional<std::vector<double>> ConstDoubles(ImportContext& ctx, const onnx::
   }
   const ConstantNode* c = As<ConstantNode>(v.expr);
   if (!c)
-    RELAX_THROW(ctx.Where(n) << "input '" << n.input(i)
-                             << "' is a run-time value; relaxc needs scales and sizes as "
+    RELAX_THROW(ctx.Where(n) << "input '" << n.input(i) << "' (" << (i == 3 ? "sizes" : "scales")
+                             << ") is a run-time value; relaxc needs scales and sizes as "
                                 "constants (initializers or Constant nodes)");
   const uint8_t* p = c->data->data();
   for (int64_t k = 0; k < c->numel(); ++k) {
