@@ -169,26 +169,42 @@ te::Tensor ComputeConvTranspose(const CallNode& c, const std::vector<te::Tensor>
     return {FloorDiv(i[1], ocg) * icg + rc.var, FloorMod(i[1], ocg)};
   };
   if (one_tap) {
-    return te::Compute(
-        shape,
+    // Phase-split form: T[n, m, r..., q...] = sum_c x[n, c, q...] * w[c, m, r...] walks the
+    // input contiguously in its inner loop; the output then interleaves the phases,
+    // out[.., o] = T[.., o mod s, o / s] (0 where output_padding goes past the input).
+    std::vector<PrimExpr> tshape = {xs[0], shape[1]};
+    for (int d = 0; d < k; ++d) tshape.push_back(PrimExpr(win.strides[d]));
+    for (int d = 0; d < k; ++d) tshape.push_back(xs[2 + d]);
+    auto T = te::Compute(
+        tshape,
         [&](const std::vector<Var>& i) {
           auto [ci, mi] = chan(i);
           std::vector<PrimExpr> xi = {i[0], ci}, wi = {ci, mi};
+          for (int d = 0; d < k; ++d) {
+            xi.push_back(i[2 + k + d]);
+            wi.push_back(i[2 + d]);
+          }
+          return te::Sum((*X)(xi) * (*W)(wi), {rc});
+        },
+        "convt_phases");
+    bool any_out_pad = false;
+    for (int64_t p : out_pad) any_out_pad |= p != 0;
+    return te::Compute(
+        shape,
+        [&](const std::vector<Var>& i) {
+          std::vector<PrimExpr> ti = {i[0], i[1]}, qs;
           PrimExpr inside;
           for (int d = 0; d < k; ++d) {
-            PrimExpr s(win.strides[d]);
-            PrimExpr q = FloorDiv(i[2 + d], s);
-            // output_padding may add positions past the last input: they get no taps.
+            PrimExpr st(win.strides[d]);
+            PrimExpr q = FloorDiv(i[2 + d], st);
             PrimExpr ok = q < xs[2 + d];
             inside = inside.defined() ? (inside && ok) : ok;
-            xi.push_back(window::Clamp(q, xs[2 + d]));
-            wi.push_back(FloorMod(i[2 + d], s));
+            ti.push_back(FloorMod(i[2 + d], st));
+            qs.push_back(any_out_pad ? window::Clamp(q, xs[2 + d]) : q);
           }
-          PrimExpr v = (*X)(xi) * (*W)(wi);
-          bool any_out_pad = false;
-          for (int64_t p : out_pad) any_out_pad |= p != 0;
-          if (any_out_pad) v = Select(inside, v, FloatImm(0.0, t));
-          return te::Sum(v, {rc});
+          ti.insert(ti.end(), qs.begin(), qs.end());
+          PrimExpr v = (*T)(ti);
+          return any_out_pad ? Select(inside, v, FloatImm(0.0, t)) : v;
         },
         "convt");
   }
