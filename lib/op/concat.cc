@@ -23,8 +23,8 @@ StructInfo InferConcat(const CallNode& c, BlockBuilder& bb) {
       if (d == axis)
         s[d] = s[d] + (*x.values)[d];
       else
-        s[d] = bb.UnifyDim(s[d], (*x.values)[d], "concat operand " + std::to_string(k) +
-                                                     " dim " + std::to_string(d));
+        s[d] = bb.UnifyDim(s[d], (*x.values)[d],
+                           "concat operand " + std::to_string(k) + " dim " + std::to_string(d));
     }
   }
   s[axis] = bb.analyzer().Simplify(s[axis]);

@@ -26,8 +26,8 @@ StructInfo InferConv(const CallNode& c, BlockBuilder& bb) {
   const auto& x = TensorArg(c, 0);
   const auto& w = TensorArg(c, 1);
   if (x.ndim != k + 2 || w.ndim != k + 2)
-    RELAX_THROW(bb.context() << OpName(c) << " expects " << k + 2 << "-D data and weight, got ranks "
-                             << x.ndim << " and " << w.ndim);
+    RELAX_THROW(bb.context() << OpName(c) << " expects " << k + 2
+                             << "-D data and weight, got ranks " << x.ndim << " and " << w.ndim);
   Window win = window::GetWindow(c.attrs, k);
   int64_t groups = GetIntAttr(c.attrs, "groups");
   if (groups < 1) RELAX_THROW(bb.context() << OpName(c) << ": groups must be >= 1, got " << groups);
@@ -100,9 +100,9 @@ std::vector<PrimExpr> ConvTransposeOut(const Window& w, const std::vector<PrimEx
                                        const std::vector<int64_t>& out_pad) {
   std::vector<PrimExpr> out;
   for (int d = 0; d < w.k; ++d)
-    out.push_back(PrimExpr(w.strides[d]) * (xs[2 + d] - PrimExpr(1)) +
-                  PrimExpr(out_pad[d] + (kernel[d] - 1) * w.dilations[d] + 1 - w.begin(d) -
-                           w.end(d)));
+    out.push_back(
+        PrimExpr(w.strides[d]) * (xs[2 + d] - PrimExpr(1)) +
+        PrimExpr(out_pad[d] + (kernel[d] - 1) * w.dilations[d] + 1 - w.begin(d) - w.end(d)));
   return out;
 }
 
@@ -112,8 +112,8 @@ StructInfo InferConvTranspose(const CallNode& c, BlockBuilder& bb) {
   const auto& x = TensorArg(c, 0);
   const auto& w = TensorArg(c, 1);
   if (x.ndim != k + 2 || w.ndim != k + 2)
-    RELAX_THROW(bb.context() << OpName(c) << " expects " << k + 2 << "-D data and weight, got ranks "
-                             << x.ndim << " and " << w.ndim);
+    RELAX_THROW(bb.context() << OpName(c) << " expects " << k + 2
+                             << "-D data and weight, got ranks " << x.ndim << " and " << w.ndim);
   Window win = window::GetWindow(c.attrs, k);
   const auto& out_pad = GetIntsAttr(c.attrs, "output_padding");
   if (static_cast<int>(out_pad.size()) != k)
@@ -218,7 +218,8 @@ te::Tensor ComputeConvTranspose(const CallNode& c, const std::vector<te::Tensor>
         PrimExpr ok;
         for (int d = 0; d < k; ++d) {
           PrimExpr s(win.strides[d]);
-          PrimExpr num = i[2 + d] + PrimExpr(win.begin(d)) - red[1 + d].var * PrimExpr(win.dilations[d]);
+          PrimExpr num =
+              i[2 + d] + PrimExpr(win.begin(d)) - red[1 + d].var * PrimExpr(win.dilations[d]);
           PrimExpr q = FloorDiv(num, s);
           PrimExpr v = num >= PrimExpr(0) && q < xs[2 + d];
           if (win.strides[d] != 1) v = v && Eq(FloorMod(num, s), PrimExpr(0));

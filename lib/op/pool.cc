@@ -153,7 +153,9 @@ te::Tensor ComputeLpPool(const CallNode& c, const std::vector<te::Tensor>& in) {
       [&](const std::vector<Var>& i) {
         PrimExpr v = (*P)(PaddedIdx(p, i, r));
         PrimExpr a = Select(v < FloatImm(0.0, t), FloatImm(0.0, t) - v, v);
-        PrimExpr e = pw == 1 ? a : pw == 2 ? a * a : CallIntrin("pow", {a, FloatImm(double(pw), t)}, t);
+        PrimExpr e = pw == 1   ? a
+                     : pw == 2 ? a * a
+                               : CallIntrin("pow", {a, FloatImm(double(pw), t)}, t);
         return te::Sum(e, r);
       },
       "sum");
@@ -231,8 +233,9 @@ te::Tensor ComputeMaxPoolIndices(const CallNode& c, const std::vector<te::Tensor
         std::vector<PrimExpr> pos;
         for (int d = 0; d < p.k; ++d) {
           PrimExpr r = FloorMod(FloorDiv(tap, IntImm(stride_of[d], i64)), IntImm(p.kernel[d], i64));
-          pos.push_back(Cast(i64, i[2 + d] * PrimExpr(p.win.strides[d]) - PrimExpr(p.win.begin(d))) +
-                        r * IntImm(p.win.dilations[d], i64));
+          pos.push_back(
+              Cast(i64, i[2 + d] * PrimExpr(p.win.strides[d]) - PrimExpr(p.win.begin(d))) +
+              r * IntImm(p.win.dilations[d], i64));
         }
         // ((n*C + c) * S0 + p0) * S1 + p1 ..., the spatial axes reversed when column-major.
         PrimExpr flat = Cast(i64, i[0] * xs[1] + i[1]);

@@ -95,7 +95,6 @@ te::Tensor ComputeGlobalAvgPool(const CallNode& c, const std::vector<te::Tensor>
   return out;
 }
 
-
 // ---- relax.reduce {kind, axes, keepdims} ---------------------------------------------------
 // kind: sum mean max min prod l1 l2 log_sum log_sum_exp sum_square. `axes` are sorted,
 // distinct and non-negative; keepdims keeps them as 1s.
@@ -189,7 +188,10 @@ te::Tensor ComputeReduce(const CallNode& c, const std::vector<te::Tensor>& in) {
     PrimExpr m = (*mx)(std::vector<PrimExpr>(i.begin(), i.end()));
     return Select(m > te::MinValue(t), m, imm(0));
   };
-  std::string comb = r.kind == "max" ? "max" : r.kind == "min" ? "min" : r.kind == "prod" ? "prod" : "sum";
+  std::string comb = r.kind == "max"    ? "max"
+                     : r.kind == "min"  ? "min"
+                     : r.kind == "prod" ? "prod"
+                                        : "sum";
   auto ax = axes_for("r");
   auto red = te::Compute(
       out_shape,

@@ -76,7 +76,8 @@ StructInfo InferResize(const CallNode& c, BlockBuilder& bb) {
   if (s.mode != "nearest" && !x.dtype.is_float())
     RELAX_THROW(bb.context() << "resize: " << s.mode << " mode needs a float tensor");
   std::vector<PrimExpr> out;
-  for (int d = 0; d < x.ndim; ++d) out.push_back(bb.analyzer().Simplify(OutDim(s, d, (*x.values)[d])));
+  for (int d = 0; d < x.ndim; ++d)
+    out.push_back(bb.analyzer().Simplify(OutDim(s, d, (*x.values)[d])));
   return TensorSInfo(out, x.dtype);
 }
 
@@ -171,8 +172,8 @@ te::Tensor ComputeResize(const CallNode& c, const std::vector<te::Tensor>& in) {
     if (s.exclude_outside) {
       PrimExpr total;
       for (int k = 0; k < 4; ++k) {
-        PrimExpr wk = Select(inside(k0 + IntImm(k - 1, kI64)), CubicWeight(frac - F(k - 1), s.cubic_a),
-                             F(0));
+        PrimExpr wk =
+            Select(inside(k0 + IntImm(k - 1, kI64)), CubicWeight(frac - F(k - 1), s.cubic_a), F(0));
         total = total.defined() ? total + wk : wk;
       }
       w = Select(inside(idx), w, F(0)) / total;

@@ -45,8 +45,8 @@ std::pair<PrimExpr, PrimExpr> AxisRange(const PrimExpr& dim, int64_t b, int64_t 
       b = std::clamp<int64_t>(b, 0, n - 1);
       e = std::clamp<int64_t>(e, -1, n - 1);
     }
-    int64_t len = st > 0 ? (e > b ? (e - b + st - 1) / st : 0)
-                         : (b > e ? (b - e + (-st) - 1) / (-st) : 0);
+    int64_t len =
+        st > 0 ? (e > b ? (e - b + st - 1) / st : 0) : (b > e ? (b - e + (-st) - 1) / (-st) : 0);
     return {PrimExpr(len), PrimExpr(b)};
   }
   // Symbolic extent: non-negative begin, positive step; end a constant or "to the end".

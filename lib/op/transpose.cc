@@ -48,8 +48,7 @@ te::Tensor ComputePermuteDims(const CallNode& c, const std::vector<te::Tensor>& 
 }  // namespace
 
 void RegisterTransposeOp() {
-  RegisterOp("relax.permute_dims", OpPatternKind::kInjective, InferPermuteDims,
-             ComputePermuteDims);
+  RegisterOp("relax.permute_dims", OpPatternKind::kInjective, InferPermuteDims, ComputePermuteDims);
 }
 
 }  // namespace relax

@@ -48,8 +48,8 @@ inline Window GetWindow(const Attrs& a, int k) {
   Window w{k, GetIntsAttr(a, "strides"), GetIntsAttr(a, "padding"), GetIntsAttr(a, "dilation")};
   if (static_cast<int>(w.strides.size()) != k || static_cast<int>(w.pads.size()) != 2 * k ||
       static_cast<int>(w.dilations.size()) != k)
-    RELAX_THROW(k << "-D window op needs strides[" << k << "], padding[" << 2 * k
-                  << "], dilation[" << k << "]");
+    RELAX_THROW(k << "-D window op needs strides[" << k << "], padding[" << 2 * k << "], dilation["
+                  << k << "]");
   for (int i = 0; i < k; ++i)
     if (w.strides[i] <= 0 || w.dilations[i] <= 0) {
       std::string s, d;
@@ -107,8 +107,8 @@ inline te::Tensor PadNd(const te::Tensor& x, const std::vector<int64_t>& pads, P
 
 // Number of taps r in [0, k) of a window starting at `start` (dilation d) whose position
 // start + r*d lies in [lo, hi).
-inline PrimExpr TapsInside(const PrimExpr& start, const PrimExpr& lo, const PrimExpr& hi,
-                           int64_t k, int64_t d) {
+inline PrimExpr TapsInside(const PrimExpr& start, const PrimExpr& lo, const PrimExpr& hi, int64_t k,
+                           int64_t d) {
   PrimExpr first = Max(PrimExpr(0), FloorDiv(lo - start + PrimExpr(d - 1), PrimExpr(d)));
   PrimExpr last = Min(PrimExpr(k - 1), FloorDiv(hi - PrimExpr(1) - start, PrimExpr(d)));
   return Max(PrimExpr(0), last - first + PrimExpr(1));

@@ -68,8 +68,7 @@ void AddConcatSliceDataConverters(ConverterTable* t) {
     for (size_t k = 0; k < steps.size(); ++k) {
       if (steps[k] == 0) RELAX_THROW(ctx.Where(n) << "steps must not be 0");
       int64_t d;
-      if (!(*x->sinfo->values)[axes[k]].AsInt(&d) &&
-          (steps[k] < 0 || starts[k] < 0 || ends[k] < 0))
+      if (!(*x->sinfo->values)[axes[k]].AsInt(&d) && (steps[k] < 0 || starts[k] < 0 || ends[k] < 0))
         RELAX_THROW(ctx.Where(n) << "negative starts/ends/steps on symbolic axis " << axes[k]
                                  << " are not supported");
     }

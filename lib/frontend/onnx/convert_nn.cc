@@ -128,10 +128,13 @@ std::vector<Value> ConvertConvTranspose(ImportContext& ctx, const onnx::NodeProt
   for (int64_t p : pads)
     if (p < 0) RELAX_THROW(ctx.Where(n) << "pads must be non-negative, got " << p);
   int64_t groups = AttrInt(n, "group", 1);
-  Attrs a{{"strides", strides}, {"padding", pads},         {"dilation", dil},
-          {"groups", groups},   {"output_padding", out_pad}};
-  Value y = ctx.Emit(
-      MakeCall(GetOp(std::string("relax.nn.conv_transpose") + Suffix(k)), {x, w}, a), n);
+  Attrs a{{"strides", strides},
+          {"padding", pads},
+          {"dilation", dil},
+          {"groups", groups},
+          {"output_padding", out_pad}};
+  Value y =
+      ctx.Emit(MakeCall(GetOp(std::string("relax.nn.conv_transpose") + Suffix(k)), {x, w}, a), n);
   return AddBias(ctx, n, y, (*y.expr->sinfo->values)[1], k + 2);
 }
 
@@ -139,10 +142,8 @@ std::vector<Value> ConvertConvTranspose(ImportContext& ctx, const onnx::NodeProt
 // trailing 1, each removed from the result.
 std::vector<Value> ConvertMatMul(ImportContext& ctx, const onnx::NodeProto& n) {
   Expr a = ctx.Tensor(n, 0), b = ctx.Tensor(n, 1);
-  if (Rank(a) < 1 || Rank(b) < 1)
-    RELAX_THROW(ctx.Where(n) << "operands must have rank >= 1");
-  if (Rank(a) >= 2 && Rank(b) >= 2)
-    return {ctx.Emit(MakeCall(GetOp("relax.matmul"), {a, b}), n)};
+  if (Rank(a) < 1 || Rank(b) < 1) RELAX_THROW(ctx.Where(n) << "operands must have rank >= 1");
+  if (Rank(a) >= 2 && Rank(b) >= 2) return {ctx.Emit(MakeCall(GetOp("relax.matmul"), {a, b}), n)};
   bool a1 = Rank(a) == 1, b1 = Rank(b) == 1;
   if (a1)
     a = ctx.Emit(MakeCall(GetOp("relax.reshape"),
@@ -180,7 +181,8 @@ std::vector<Value> ConvertGemm(ImportContext& ctx, const onnx::NodeProto& n) {
     y = ctx.Emit(MakeCall(GetOp("relax.multiply"), {y.expr, ScalarConst(t, alpha)}), n);
   if (!ImportContext::HasInput(n, 2) || beta == 0.0) return {y};
   Expr c = ctx.Tensor(n, 2);
-  if (beta != 1.0) c = ctx.Emit(MakeCall(GetOp("relax.multiply"), {c, ScalarConst(t, beta)}), n).expr;
+  if (beta != 1.0)
+    c = ctx.Emit(MakeCall(GetOp("relax.multiply"), {c, ScalarConst(t, beta)}), n).expr;
   return {ctx.Emit(MakeCall(GetOp("relax.add"), {y.expr, c}), n)};
 }
 

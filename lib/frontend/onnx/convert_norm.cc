@@ -20,9 +20,12 @@ class Builder {
   Expr Emit(const std::string& op, std::vector<Expr> args, Attrs a = {}) {
     return ctx_.Emit(MakeCall(GetOp(op), std::move(args), std::move(a)), n_).expr;
   }
-  Expr Bin(const std::string& op, const Expr& a, const Expr& b) { return Emit("relax." + op, {a, b}); }
+  Expr Bin(const std::string& op, const Expr& a, const Expr& b) {
+    return Emit("relax." + op, {a, b});
+  }
   Expr Mean(const Expr& x, const std::vector<int64_t>& axes) {
-    return Emit("relax.reduce", {x}, {{"kind", std::string("mean")}, {"axes", axes}, {"keepdims", int64_t{1}}});
+    return Emit("relax.reduce", {x},
+                {{"kind", std::string("mean")}, {"axes", axes}, {"keepdims", int64_t{1}}});
   }
   Expr Reshape(const Expr& x, const std::vector<PrimExpr>& s) {
     return Emit("relax.reshape", {x, MakeShapeExpr(s)});
@@ -42,8 +45,8 @@ class Builder {
   }
   // (x - mean) / sqrt(mean((x - mean)^2) + eps) over `axes` (kept as 1s); also returns the mean
   // and, when asked, 1/sqrt(var + eps) and var.
-  Expr Normalize(const Expr& x, const std::vector<int64_t>& axes, double eps, Expr* mean_out = nullptr,
-                 Expr* inv_std_out = nullptr, Expr* var_out = nullptr) {
+  Expr Normalize(const Expr& x, const std::vector<int64_t>& axes, double eps,
+                 Expr* mean_out = nullptr, Expr* inv_std_out = nullptr, Expr* var_out = nullptr) {
     DataType t = x->sinfo->dtype;
     Expr mean = Mean(x, axes);
     Expr d = Bin("subtract", x, mean);
@@ -98,7 +101,8 @@ std::vector<Value> ConvertBatchNorm(ImportContext& ctx, const onnx::NodeProto& n
   Expr mean, var;
   Expr y = b.Normalize(x, axes, eps, &mean, nullptr, &var);
   y = b.Bin("multiply", y, PerChannel(b, args[1], r));
-  std::vector<Value> out = {ctx.Emit(MakeCall(GetOp("relax.add"), {y, PerChannel(b, args[2], r)}), n)};
+  std::vector<Value> out = {
+      ctx.Emit(MakeCall(GetOp("relax.add"), {y, PerChannel(b, args[2], r)}), n)};
   double momentum = AttrFloat(n, "momentum", 0.9f);
   std::vector<PrimExpr> c = {(*x->sinfo->values)[1]};
   for (int k = 0; k < 2 && k + 1 < n.output_size(); ++k) {

@@ -1,5 +1,5 @@
-// ONNX pooling converters: MaxPool (with its Indices output), AveragePool, LpPool (1-D to 3-D windows) and
-// GlobalAveragePool, GlobalMaxPool, GlobalLpPool. Semantics: ONNX operator spec.
+// ONNX pooling converters: MaxPool (with its Indices output), AveragePool, LpPool (1-D to 3-D
+// windows) and GlobalAveragePool, GlobalMaxPool, GlobalLpPool. Semantics: ONNX operator spec.
 #include "import_context.h"
 #include "window_attrs.h"
 
@@ -10,8 +10,8 @@ namespace {
 const char* Suffix(int k) { return k == 1 ? "1d" : k == 2 ? "2d" : "3d"; }
 
 // MaxPool / AveragePool / LpPool: window attributes, kernel_shape, ceil_mode, plus `extra`.
-Value Pool(ImportContext& ctx, const onnx::NodeProto& n, const std::string& op,
-           const Attrs& extra, bool has_dilations = true, int out = 0) {
+Value Pool(ImportContext& ctx, const onnx::NodeProto& n, const std::string& op, const Attrs& extra,
+           bool has_dilations = true, int out = 0) {
   Expr x = ctx.Tensor(n, 0);
   int k = SpatialRankOf(ctx, n, x);
   std::vector<int64_t> kernel = AttrInts(n, "kernel_shape", {});

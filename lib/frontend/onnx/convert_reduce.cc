@@ -58,9 +58,10 @@ Converter ArgReduce(const std::string& op) {
     if (axis < -r || axis >= r)
       RELAX_THROW(ctx.Where(n) << "axis " << axis << " out of range for rank " << r);
     if (axis < 0) axis += r;
-    Attrs a{{"axis", axis},
-            {"keepdims", AttrInt(n, "keepdims", 1) != 0 ? int64_t{1} : int64_t{0}},
-            {"select_last_index", AttrInt(n, "select_last_index", 0) != 0 ? int64_t{1} : int64_t{0}}};
+    Attrs a{
+        {"axis", axis},
+        {"keepdims", AttrInt(n, "keepdims", 1) != 0 ? int64_t{1} : int64_t{0}},
+        {"select_last_index", AttrInt(n, "select_last_index", 0) != 0 ? int64_t{1} : int64_t{0}}};
     return {ctx.Emit(MakeCall(GetOp(op), {x}, a), n)};
   };
 }

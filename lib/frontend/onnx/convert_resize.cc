@@ -145,12 +145,13 @@ void AddResizeConverters(ConverterTable* t) {
                                   "supported");
     if (AttrInt(n, "antialias", 0) != 0)
       RELAX_THROW(ctx.Where(n) << "antialias=1 is not supported");
-    Attrs a{{"mode", mode},
-            {"coord", coord},
-            {"nearest_mode", ctx.opset() < 11 ? std::string("floor")
-                                               : AttrString(n, "nearest_mode", "round_prefer_floor")},
-            {"cubic_coeff_a", static_cast<double>(AttrFloat(n, "cubic_coeff_a", -0.75f))},
-            {"exclude_outside", AttrInt(n, "exclude_outside", 0)}};
+    Attrs a{
+        {"mode", mode},
+        {"coord", coord},
+        {"nearest_mode", ctx.opset() < 11 ? std::string("floor")
+                                          : AttrString(n, "nearest_mode", "round_prefer_floor")},
+        {"cubic_coeff_a", static_cast<double>(AttrFloat(n, "cubic_coeff_a", -0.75f))},
+        {"exclude_outside", AttrInt(n, "exclude_outside", 0)}};
     if (ctx.opset() < 11) return EmitResize(ctx, n, x, ConstDoubles(ctx, n, 1), std::nullopt, a);
     return EmitResize(ctx, n, x, ConstDoubles(ctx, n, 2), ConstDoubles(ctx, n, 3), a);
   };
