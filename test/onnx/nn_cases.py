@@ -277,6 +277,9 @@ def resize_cases():
          [node("Resize", ["x", "roi", "scales"], mode="linear")], sym, ["y"],
          [("roi", empty), ("scales", np.array([1, 1, 2, 2], np.float32))], opset=11,
          shapes=shapes)
+    case("resize", "upsample7_nearest", [node("Upsample", ["x"], mode="nearest",
+                                              scales=[1.0, 1.0, 2.0, 3.0])], sym, ["y"], opset=7,
+         shapes=shapes)
     for mode in ("nearest", "linear"):
         case("resize", f"upsample9_{mode}", [node("Upsample", ["x", "scales"], mode=mode)], sym,
              ["y"], [("scales", np.array([1, 1, 2, 3], np.float32))], opset=9, shapes=shapes)
