@@ -2,7 +2,10 @@
 // Modes nearest (nearest_mode round_prefer_floor/round_prefer_ceil/floor/ceil), linear
 // (N-linear) and cubic (cubic_coeff_a, exclude_outside); coordinate_transformation_mode
 // half_pixel, half_pixel_symmetric, pytorch_half_pixel, align_corners, asymmetric.
-// Semantics: ONNX operator spec, Resize; coordinates are computed in f32 like onnxruntime.
+// Semantics: ONNX operator spec, Resize; coordinates are computed in f32 like onnxruntime. The
+// output extent is the spec's exact floor(in * scale) (as the ONNX reference computes it);
+// onnxruntime rounds the product to f32 first, so for scales such as 0.7 (0.69999999f) it
+// can be one larger (10 * 0.7 -> 7 there, 6 here).
 //
 // Attrs: mode, coord, nearest_mode, cubic_coeff_a, exclude_outside; per axis `scale_num` /
 // `scale_den` (the scale as an exact fraction; den 0: the scale is out/in at run time) and
