@@ -102,9 +102,10 @@ te::Tensor ComputeMaxPool(const CallNode& c, const std::vector<te::Tensor>& in) 
 }
 
 // ONNX AveragePool: the window's sum over the input divided by the number of taps inside the
-// input (count_include_pad = 0) or inside the input and its pads (1); taps past the end pad,
-// which ceil_mode can add, never count (the project's reading of the spec, checked by
-// cli.frontend.avgpool; onnxruntime and the ONNX reference implementation count them as pad).
+// input (count_include_pad = 0) or by the kernel size (1): pads count, and so do the taps past
+// the end pad that ceil_mode can add, as the ONNX conformance test
+// test_averagepool_3d_dilations_large_count_include_pad_is_1_ceil_mode_is_True, the ONNX
+// reference implementation and onnxruntime define it.
 te::Tensor ComputeAvgPool(const CallNode& c, const std::vector<te::Tensor>& in) {
   te::Tensor X = in[0];
   const auto& xs = X->shape();
@@ -127,9 +128,9 @@ te::Tensor ComputeAvgPool(const CallNode& c, const std::vector<te::Tensor>& in) 
         for (int d = 0; d < p.k; ++d) {
           const Window& w = p.win;
           PrimExpr start = i[2 + d] * PrimExpr(w.strides[d]) - PrimExpr(w.begin(d));
-          PrimExpr lo = include_pad ? PrimExpr(-w.begin(d)) : PrimExpr(0);
-          PrimExpr hi = include_pad ? xs[2 + d] + PrimExpr(w.end(d)) : xs[2 + d];
-          PrimExpr n = window::TapsInside(start, lo, hi, p.kernel[d], w.dilations[d]);
+          PrimExpr n = include_pad ? PrimExpr(p.kernel[d])
+                                   : window::TapsInside(start, PrimExpr(0), xs[2 + d], p.kernel[d],
+                                                        w.dilations[d]);
           count = count.defined() ? count * n : n;
         }
         return (*sum)(Idx(i)) / Cast(t, count);
