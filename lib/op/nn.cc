@@ -1,244 +1,235 @@
-// Neural-network ops: conv2d, max_pool2d, avg_pool2d, batch_norm (inference), matmul.
-// Semantics: ONNX operator spec sections Conv, MaxPool, AveragePool, BatchNormalization
-// (inference mode, training_mode = 0), MatMul (numpy.matmul).
+// Neural-network ops: conv1d/2d/3d, conv_transpose1d/2d/3d, batch_norm (inference), matmul.
+// Pooling lives in pool.cc, the window helpers both use in window.h.
+// Semantics: ONNX operator spec sections Conv, ConvTranspose, BatchNormalization (inference mode,
+// training_mode = 0), MatMul (numpy.matmul).
 #include "op_common.h"
 #include "relax/te/te.h"
+#include "window.h"
 
 namespace relax {
 
 namespace {
 
-std::vector<PrimExpr> Idx(const std::vector<Var>& v) { return {v.begin(), v.end()}; }
+using window::Idx;
+using window::Window;
 
-// Output extent of one spatial axis of a sliding window (ONNX Conv, MaxPool, AveragePool):
-//   floor mode: floor((in + pad_begin + pad_end - dil*(k-1) - 1) / s) + 1;
-//   ceil mode:  the same with ceil, except that the last window must start inside the input or
-//               the leading pad ((out-1)*s < in + pad_begin): the ONNX spec ignores windows that
-//               would start in the trailing pad, as its reference implementation and PyTorch do:
-//               min(ceil(...) + 1, floor((in + pad_begin - 1) / s) + 1).
-PrimExpr WindowOut(const PrimExpr& in, int64_t pad_begin, int64_t pad_end, int64_t k, int64_t s,
-                   int64_t d, bool ceil_mode) {
-  int64_t extra = pad_begin + pad_end - d * (k - 1) - 1 + (ceil_mode ? s - 1 : 0);
-  PrimExpr out = FloorDiv(in + PrimExpr(extra), PrimExpr(s)) + PrimExpr(1);
-  if (!ceil_mode) return out;
-  return Min(out, FloorDiv(in + PrimExpr(pad_begin - 1), PrimExpr(s)) + PrimExpr(1));
+// Spatial rank of an N-D window op from its name ("relax.nn.conv2d" -> 2).
+int SpatialRank(const CallNode& c) {
+  const std::string& n = OpName(c);
+  return n[n.size() - 2] - '0';
 }
 
-PrimExpr Clamp(const PrimExpr& v, const PrimExpr& hi_exclusive) {
-  return Max(PrimExpr(0), Min(v, hi_exclusive - PrimExpr(1)));
-}
-
-// Zero/`fill`-padded copy of NCHW `x` (pads = [top, left, bottom, right]); the
-// consumer then reads without bounds checks, which keeps its inner loop contiguous.
-te::Tensor Pad2d(const te::Tensor& x, const std::vector<int64_t>& pads, PrimExpr fill) {
-  const auto& xs = x->shape();
-  return te::Compute(
-      {xs[0], xs[1], xs[2] + PrimExpr(pads[0] + pads[2]), xs[3] + PrimExpr(pads[1] + pads[3])},
-      [&](const std::vector<Var>& i) {
-        PrimExpr ih = i[2] - PrimExpr(pads[0]), iw = i[3] - PrimExpr(pads[1]);
-        PrimExpr inb = ih >= PrimExpr(0) && ih < xs[2] && iw >= PrimExpr(0) && iw < xs[3];
-        return Select(inb, (*x)({i[0], i[1], Clamp(ih, xs[2]), Clamp(iw, xs[3])}), fill);
-      },
-      "pad", /*materialize=*/true);
-}
-
-struct Window {
-  std::vector<int64_t> strides, pads, dilations;
-};
-Window GetWindow(const Attrs& a) {
-  Window w{GetIntsAttr(a, "strides"), GetIntsAttr(a, "padding"), GetIntsAttr(a, "dilation")};
-  if (w.strides.size() != 2 || w.pads.size() != 4 || w.dilations.size() != 2)
-    RELAX_THROW("2-D window op needs strides[2], padding[4], dilation[2]");
-  for (int i = 0; i < 2; ++i)
-    if (w.strides[i] <= 0 || w.dilations[i] <= 0)
-      RELAX_THROW("strides and dilations must be positive, got strides=["
-                  << w.strides[0] << ", " << w.strides[1] << "] dilations=[" << w.dilations[0]
-                  << ", " << w.dilations[1] << "]");
-  for (int64_t p : w.pads)
-    if (p < 0) RELAX_THROW("pads must be non-negative, got " << p);
-  return w;
-}
-
-// Output (height, width) of a 2-D window op over NCHW dims `xs` with kernel kh x kw: the one
-// place shape inference and the computes get it from.
-std::pair<PrimExpr, PrimExpr> WindowOutHW(const Window& w, const std::vector<PrimExpr>& xs,
-                                          int64_t kh, int64_t kw, bool ceil_mode) {
-  return {WindowOut(xs[2], w.pads[0], w.pads[2], kh, w.strides[0], w.dilations[0], ceil_mode),
-          WindowOut(xs[3], w.pads[1], w.pads[3], kw, w.strides[1], w.dilations[1], ceil_mode)};
-}
-
-// ---- conv2d (NCHW, OIHW) ------------------------------------------------------------
-StructInfo InferConv2d(const CallNode& c, BlockBuilder& bb) {
+// ---- conv{1,2,3}d (N, C, spatial... data; O, I/groups, kernel... weight) -------------------
+StructInfo InferConv(const CallNode& c, BlockBuilder& bb) {
   CheckArity(c, 2);
+  int k = SpatialRank(c);
   const auto& x = TensorArg(c, 0);
   const auto& w = TensorArg(c, 1);
-  if (x.ndim != 4 || w.ndim != 4)
-    RELAX_THROW(bb.context() << "conv2d expects 4-D data and weight, got ranks " << x.ndim
-                             << " and " << w.ndim);
-  Window win = GetWindow(c.attrs);
+  if (x.ndim != k + 2 || w.ndim != k + 2)
+    RELAX_THROW(bb.context() << OpName(c) << " expects " << k + 2
+                             << "-D data and weight, got ranks " << x.ndim << " and " << w.ndim);
+  Window win = window::GetWindow(c.attrs, k);
   int64_t groups = GetIntAttr(c.attrs, "groups");
-  if (groups < 1) RELAX_THROW(bb.context() << "conv2d: groups must be >= 1, got " << groups);
+  if (groups < 1) RELAX_THROW(bb.context() << OpName(c) << ": groups must be >= 1, got " << groups);
   const auto& xs = *x.values;
   const auto& ws = *w.values;
-  int64_t kh, kw;
-  if (!ws[2].AsInt(&kh) || !ws[3].AsInt(&kw))
-    RELAX_THROW(bb.context() << "conv2d: kernel size must be static");
-  if (kh < 1 || kw < 1) RELAX_THROW(bb.context() << "conv2d: empty kernel " << kh << "x" << kw);
+  std::vector<int64_t> kernel(k);
+  for (int d = 0; d < k; ++d) {
+    if (!ws[2 + d].AsInt(&kernel[d]))
+      RELAX_THROW(bb.context() << OpName(c) << ": kernel size must be static");
+    if (kernel[d] < 1) RELAX_THROW(bb.context() << OpName(c) << ": empty kernel");
+  }
   int64_t oc = 0;
   if (ws[0].AsInt(&oc) && oc % groups != 0)
-    RELAX_THROW(bb.context() << "conv2d: output channels " << oc << " are not divisible by groups "
-                             << groups);
-  bb.UnifyDim(xs[1], ws[1] * PrimExpr(groups), "conv2d input channels vs weight channels*groups");
-  auto [oh_raw, ow_raw] = WindowOutHW(win, xs, kh, kw, /*ceil_mode=*/false);
-  PrimExpr oh = bb.analyzer().Simplify(oh_raw);
-  PrimExpr ow = bb.analyzer().Simplify(ow_raw);
-  bb.RequirePositive(oh, "conv2d output height");
-  bb.RequirePositive(ow, "conv2d output width");
-  return TensorSInfo({xs[0], ws[0], oh, ow}, x.dtype);
+    RELAX_THROW(bb.context() << OpName(c) << ": output channels " << oc
+                             << " are not divisible by groups " << groups);
+  bb.UnifyDim(xs[1], ws[1] * PrimExpr(groups),
+              OpName(c).substr(9) + " input channels vs weight channels*groups");
+  std::vector<PrimExpr> out = {xs[0], ws[0]};
+  auto sp = window::WindowOutDims(win, xs, kernel, /*ceil_mode=*/false);
+  for (int d = 0; d < k; ++d) {
+    PrimExpr o = bb.analyzer().Simplify(sp[d]);
+    bb.RequirePositive(o, OpName(c).substr(9) + " output " + window::AxisName(k, d));
+    out.push_back(o);
+  }
+  return TensorSInfo(out, x.dtype);
 }
 
-te::Tensor ComputeConv2d(const CallNode& c, const std::vector<te::Tensor>& in) {
+te::Tensor ComputeConv(const CallNode& c, const std::vector<te::Tensor>& in) {
   te::Tensor X = in[0], W = in[1];
-  Window win = GetWindow(c.attrs);
+  int k = SpatialRank(c);
+  Window win = window::GetWindow(c.attrs, k);
   int64_t groups = GetIntAttr(c.attrs, "groups");
   const auto& xs = X->shape();
   const auto& ws = W->shape();
-  int64_t kh = 0, kw = 0, oc = 0;
-  ws[2].AsInt(&kh);
-  ws[3].AsInt(&kw);
+  std::vector<int64_t> kernel(k);
+  for (int d = 0; d < k; ++d) ws[2 + d].AsInt(&kernel[d]);
+  int64_t oc = 0;
   bool static_oc = ws[0].AsInt(&oc);
-  auto [oh, ow] = WindowOutHW(win, xs, kh, kw, /*ceil_mode=*/false);
-  bool padded = win.pads[0] || win.pads[1] || win.pads[2] || win.pads[3];
+  std::vector<PrimExpr> shape = {xs[0], ws[0]};
+  for (const auto& e : window::WindowOutDims(win, xs, kernel, false)) shape.push_back(e);
+  bool padded = win.padded();
   PrimExpr cg = ws[1];
   PrimExpr ocg = static_oc ? PrimExpr(oc / groups) : FloorDiv(ws[0], PrimExpr(groups));
-  te::ReduceAxis rc = te::RAxis(cg, "rc"), rh = te::RAxis(kh, "rh"), rw = te::RAxis(kw, "rw");
+  std::vector<te::ReduceAxis> red = {te::RAxis(cg, "rc")};
+  for (int d = 0; d < k; ++d) red.push_back(te::RAxis(kernel[d], "rk" + std::to_string(d)));
   DataType t = X->dtype();
-  te::Tensor P = padded ? Pad2d(X, win.pads, FloatImm(0.0, t)) : X;
-  auto out = te::Compute(
-      {xs[0], ws[0], oh, ow},
+  te::Tensor P = padded ? window::PadNd(X, win.pads, FloatImm(0.0, t)) : X;
+  return te::Compute(
+      shape,
       [&](const std::vector<Var>& i) {
-        PrimExpr ih = i[2] * PrimExpr(win.strides[0]) - PrimExpr(win.pads[0]) +
-                      rh.var * PrimExpr(win.dilations[0]);
-        PrimExpr iw = i[3] * PrimExpr(win.strides[1]) - PrimExpr(win.pads[1]) +
-                      rw.var * PrimExpr(win.dilations[1]);
-        PrimExpr ic = groups == 1 ? PrimExpr(rc.var) : FloorDiv(i[1], ocg) * cg + rc.var;
-        PrimExpr xv = padded
-                          ? (*P)({i[0], ic, ih + PrimExpr(win.pads[0]), iw + PrimExpr(win.pads[1])})
-                          : (*X)({i[0], ic, ih, iw});
-        return te::Sum(xv * (*W)({i[1], rc.var, rh.var, rw.var}), {rc, rh, rw});
+        PrimExpr ic = groups == 1 ? PrimExpr(red[0].var) : FloorDiv(i[1], ocg) * cg + red[0].var;
+        std::vector<PrimExpr> xi = {i[0], ic}, wi = {i[1], red[0].var};
+        for (int d = 0; d < k; ++d) {
+          // Padded coordinates: the input starts at pads[d].
+          xi.push_back(i[2 + d] * PrimExpr(win.strides[d]) +
+                       red[1 + d].var * PrimExpr(win.dilations[d]) -
+                       PrimExpr(padded ? 0 : win.begin(d)));
+          wi.push_back(red[1 + d].var);
+        }
+        return te::Sum((*P)(xi) * (*W)(wi), red);
       },
       "conv");
+}
+
+// ---- conv_transpose{1,2,3}d (N, C, spatial... data; C, O/groups, kernel... weight) --------
+// Attrs: strides, padding, dilation, groups, output_padding. Output extent per axis:
+// s*(in-1) + output_padding + (k-1)*d + 1 - pad_begin - pad_end.
+std::vector<PrimExpr> ConvTransposeOut(const Window& w, const std::vector<PrimExpr>& xs,
+                                       const std::vector<int64_t>& kernel,
+                                       const std::vector<int64_t>& out_pad) {
+  std::vector<PrimExpr> out;
+  for (int d = 0; d < w.k; ++d)
+    out.push_back(
+        PrimExpr(w.strides[d]) * (xs[2 + d] - PrimExpr(1)) +
+        PrimExpr(out_pad[d] + (kernel[d] - 1) * w.dilations[d] + 1 - w.begin(d) - w.end(d)));
   return out;
 }
 
-// ---- max_pool2d -----------------------------------------------------------------------
-StructInfo InferPool2d(const CallNode& c, BlockBuilder& bb) {
-  CheckArity(c, 1);
+StructInfo InferConvTranspose(const CallNode& c, BlockBuilder& bb) {
+  CheckArity(c, 2);
+  int k = SpatialRank(c);
   const auto& x = TensorArg(c, 0);
-  if (x.ndim != 4) RELAX_THROW(bb.context() << OpName(c) << " expects 4-D NCHW data");
-  Window win = GetWindow(c.attrs);
-  const auto& k = GetIntsAttr(c.attrs, "pool_size");
-  bool ceil_mode = GetIntAttr(c.attrs, "ceil_mode") != 0;
+  const auto& w = TensorArg(c, 1);
+  if (x.ndim != k + 2 || w.ndim != k + 2)
+    RELAX_THROW(bb.context() << OpName(c) << " expects " << k + 2
+                             << "-D data and weight, got ranks " << x.ndim << " and " << w.ndim);
+  Window win = window::GetWindow(c.attrs, k);
+  const auto& out_pad = GetIntsAttr(c.attrs, "output_padding");
+  if (static_cast<int>(out_pad.size()) != k)
+    RELAX_THROW(bb.context() << OpName(c) << ": output_padding needs " << k << " entries");
+  int64_t groups = GetIntAttr(c.attrs, "groups");
+  if (groups < 1) RELAX_THROW(bb.context() << OpName(c) << ": groups must be >= 1");
   const auto& xs = *x.values;
-  if (k.size() != 2) RELAX_THROW(bb.context() << OpName(c) << ": pool_size must have 2 entries");
-  if (k[0] < 1 || k[1] < 1)
-    RELAX_THROW(bb.context() << OpName(c) << ": empty pooling window " << k[0] << "x" << k[1]);
-  auto [oh_raw, ow_raw] = WindowOutHW(win, xs, k[0], k[1], ceil_mode);
-  PrimExpr oh = bb.analyzer().Simplify(oh_raw);
-  PrimExpr ow = bb.analyzer().Simplify(ow_raw);
-  bb.RequirePositive(oh, OpName(c) + " output height");
-  bb.RequirePositive(ow, OpName(c) + " output width");
-  return TensorSInfo({xs[0], xs[1], oh, ow}, x.dtype);
-}
-
-te::Tensor ComputeMaxPool2d(const CallNode& c, const std::vector<te::Tensor>& in) {
-  te::Tensor X = in[0];
-  Window win = GetWindow(c.attrs);
-  const auto& k = GetIntsAttr(c.attrs, "pool_size");
-  bool ceil_mode = GetIntAttr(c.attrs, "ceil_mode") != 0;
-  const auto& xs = X->shape();
-  auto [oh, ow] = WindowOutHW(win, xs, k[0], k[1], ceil_mode);
-  te::ReduceAxis rh = te::RAxis(k[0], "rh"), rw = te::RAxis(k[1], "rw");
-  bool padded = win.pads[0] || win.pads[1] || win.pads[2] || win.pads[3];
-  // ceil_mode windows may run past the padded input, by less than one stride (see WindowOut):
-  // pad the far side by one extra stride.
-  std::vector<int64_t> pads = win.pads;
-  if (ceil_mode) {
-    pads[2] += win.strides[0];
-    pads[3] += win.strides[1];
-    padded = true;
+  const auto& ws = *w.values;
+  std::vector<int64_t> kernel(k);
+  for (int d = 0; d < k; ++d)
+    if (!ws[2 + d].AsInt(&kernel[d]) || kernel[d] < 1)
+      RELAX_THROW(bb.context() << OpName(c) << ": kernel size must be static and positive");
+  bb.UnifyDim(xs[1], ws[0], OpName(c).substr(9) + " input channels vs weight dim 0");
+  int64_t ic = 0;
+  if (xs[1].AsInt(&ic) && ic % groups != 0)
+    RELAX_THROW(bb.context() << OpName(c) << ": input channels " << ic
+                             << " are not divisible by groups " << groups);
+  std::vector<PrimExpr> out = {xs[0], bb.analyzer().Simplify(ws[1] * PrimExpr(groups))};
+  auto sp = ConvTransposeOut(win, xs, kernel, out_pad);
+  for (int d = 0; d < k; ++d) {
+    PrimExpr o = bb.analyzer().Simplify(sp[d]);
+    bb.RequirePositive(o, OpName(c).substr(9) + " output " + window::AxisName(k, d));
+    out.push_back(o);
   }
-  te::Tensor P = padded ? Pad2d(X, pads, te::MinValue(X->dtype())) : X;
-  auto out = te::Compute(
-      {xs[0], xs[1], oh, ow},
-      [&](const std::vector<Var>& i) {
-        PrimExpr ih = i[2] * PrimExpr(win.strides[0]) - PrimExpr(win.pads[0]) +
-                      rh.var * PrimExpr(win.dilations[0]);
-        PrimExpr iw = i[3] * PrimExpr(win.strides[1]) - PrimExpr(win.pads[1]) +
-                      rw.var * PrimExpr(win.dilations[1]);
-        PrimExpr v =
-            padded ? (*P)({i[0], i[1], ih + PrimExpr(win.pads[0]), iw + PrimExpr(win.pads[1])})
-                   : (*X)({i[0], i[1], ih, iw});
-        return te::MaxReduce(v, {rh, rw});
-      },
-      "pool");
-  return out;
+  return TensorSInfo(out, x.dtype);
 }
 
-// ---- avg_pool2d --------------------------------------------------------------------------
-// Number of taps r in [0, k) of a window starting at `start` (dilation d) whose position
-// start + r*d lies in [lo, hi).
-PrimExpr TapsInside(const PrimExpr& start, const PrimExpr& lo, const PrimExpr& hi, int64_t k,
-                    int64_t d) {
-  PrimExpr first = Max(PrimExpr(0), FloorDiv(lo - start + PrimExpr(d - 1), PrimExpr(d)));
-  PrimExpr last = Min(PrimExpr(k - 1), FloorDiv(hi - PrimExpr(1) - start, PrimExpr(d)));
-  return Max(PrimExpr(0), last - first + PrimExpr(1));
-}
-
-// ONNX AveragePool: the window's sum over the input divided by the number of taps inside the
-// input (count_include_pad = 0) or inside the input and its pads (1); taps past the end pad,
-// which ceil_mode can add, never count.
-te::Tensor ComputeAvgPool2d(const CallNode& c, const std::vector<te::Tensor>& in) {
-  te::Tensor X = in[0];
-  Window win = GetWindow(c.attrs);
-  const auto& k = GetIntsAttr(c.attrs, "pool_size");
-  bool ceil_mode = GetIntAttr(c.attrs, "ceil_mode") != 0;
-  bool include_pad = GetIntAttr(c.attrs, "count_include_pad") != 0;
+// y[n, m, o] = sum over input channels c of m's group and taps r with
+// o = i*s + r*d - pad_begin (0 <= i < in) of x[n, c, i] * w[c, m mod (O/g), r].
+te::Tensor ComputeConvTranspose(const CallNode& c, const std::vector<te::Tensor>& in) {
+  te::Tensor X = in[0], W = in[1];
+  int k = SpatialRank(c);
+  Window win = window::GetWindow(c.attrs, k);
+  const auto& out_pad = GetIntsAttr(c.attrs, "output_padding");
+  int64_t groups = GetIntAttr(c.attrs, "groups");
   const auto& xs = X->shape();
-  auto [oh, ow] = WindowOutHW(win, xs, k[0], k[1], ceil_mode);
-  te::ReduceAxis rh = te::RAxis(k[0], "rh"), rw = te::RAxis(k[1], "rw");
-  std::vector<int64_t> pads = win.pads;
-  if (ceil_mode) {  // as in max_pool2d: windows may run past the end pad by less than a stride
-    pads[2] += win.strides[0];
-    pads[3] += win.strides[1];
-  }
-  bool padded = pads[0] || pads[1] || pads[2] || pads[3];
+  const auto& ws = W->shape();
+  std::vector<int64_t> kernel(k);
+  for (int d = 0; d < k; ++d) ws[2 + d].AsInt(&kernel[d]);
+  PrimExpr ocg = ws[1];  // output channels per group
+  std::vector<PrimExpr> shape = {xs[0], ws[1] * PrimExpr(groups)};
+  for (const auto& e : ConvTransposeOut(win, xs, kernel, out_pad)) shape.push_back(e);
+  PrimExpr icg = groups == 1 ? xs[1] : FloorDiv(xs[1], PrimExpr(groups));
+  te::ReduceAxis rc = te::RAxis(icg, "rc");
   DataType t = X->dtype();
-  te::Tensor P = padded ? Pad2d(X, pads, FloatImm(0.0, t)) : X;
-  auto sum = te::Compute(
-      {xs[0], xs[1], oh, ow},
+  // Every output position takes exactly one tap per axis when the kernel equals the stride
+  // with no padding or dilation (the common 2x upsampling): i = o / s, r = o mod s.
+  bool one_tap = true;
+  for (int d = 0; d < k; ++d)
+    one_tap &= kernel[d] == win.strides[d] && win.dilations[d] == 1 && win.begin(d) == 0;
+  auto chan = [&](const std::vector<Var>& i) -> std::pair<PrimExpr, PrimExpr> {
+    if (groups == 1) return {PrimExpr(rc.var), PrimExpr(i[1])};
+    return {FloorDiv(i[1], ocg) * icg + rc.var, FloorMod(i[1], ocg)};
+  };
+  if (one_tap) {
+    // Phase-split form: T[n, m, r..., q...] = sum_c x[n, c, q...] * w[c, m, r...] walks the
+    // input contiguously in its inner loop; the output then interleaves the phases,
+    // out[.., o] = T[.., o mod s, o / s] (0 where output_padding goes past the input).
+    std::vector<PrimExpr> tshape = {xs[0], shape[1]};
+    for (int d = 0; d < k; ++d) tshape.push_back(PrimExpr(win.strides[d]));
+    for (int d = 0; d < k; ++d) tshape.push_back(xs[2 + d]);
+    auto T = te::Compute(
+        tshape,
+        [&](const std::vector<Var>& i) {
+          auto [ci, mi] = chan(i);
+          std::vector<PrimExpr> xi = {i[0], ci}, wi = {ci, mi};
+          for (int d = 0; d < k; ++d) {
+            xi.push_back(i[2 + k + d]);
+            wi.push_back(i[2 + d]);
+          }
+          return te::Sum((*X)(xi) * (*W)(wi), {rc});
+        },
+        "convt_phases");
+    bool any_out_pad = false;
+    for (int64_t p : out_pad) any_out_pad |= p != 0;
+    return te::Compute(
+        shape,
+        [&](const std::vector<Var>& i) {
+          std::vector<PrimExpr> ti = {i[0], i[1]}, qs;
+          PrimExpr inside;
+          for (int d = 0; d < k; ++d) {
+            PrimExpr st(win.strides[d]);
+            PrimExpr q = FloorDiv(i[2 + d], st);
+            PrimExpr ok = q < xs[2 + d];
+            inside = inside.defined() ? (inside && ok) : ok;
+            ti.push_back(FloorMod(i[2 + d], st));
+            qs.push_back(any_out_pad ? window::Clamp(q, xs[2 + d]) : q);
+          }
+          ti.insert(ti.end(), qs.begin(), qs.end());
+          PrimExpr v = (*T)(ti);
+          return any_out_pad ? Select(inside, v, FloatImm(0.0, t)) : v;
+        },
+        "convt");
+  }
+  std::vector<te::ReduceAxis> red = {rc};
+  for (int d = 0; d < k; ++d) red.push_back(te::RAxis(kernel[d], "rk" + std::to_string(d)));
+  return te::Compute(
+      shape,
       [&](const std::vector<Var>& i) {
-        // Padded coordinates: the input starts at (pads[0], pads[1]).
-        PrimExpr ph = i[2] * PrimExpr(win.strides[0]) + rh.var * PrimExpr(win.dilations[0]);
-        PrimExpr pw = i[3] * PrimExpr(win.strides[1]) + rw.var * PrimExpr(win.dilations[1]);
-        return te::Sum((*P)({i[0], i[1], ph, pw}), {rh, rw});
+        auto [ci, mi] = chan(i);
+        std::vector<PrimExpr> xi = {i[0], ci}, wi = {ci, mi};
+        PrimExpr ok;
+        for (int d = 0; d < k; ++d) {
+          PrimExpr s(win.strides[d]);
+          PrimExpr num =
+              i[2 + d] + PrimExpr(win.begin(d)) - red[1 + d].var * PrimExpr(win.dilations[d]);
+          PrimExpr q = FloorDiv(num, s);
+          PrimExpr v = num >= PrimExpr(0) && q < xs[2 + d];
+          if (win.strides[d] != 1) v = v && Eq(FloorMod(num, s), PrimExpr(0));
+          ok = ok.defined() ? (ok && v) : v;
+          xi.push_back(window::Clamp(q, xs[2 + d]));
+          wi.push_back(red[1 + d].var);
+        }
+        return te::Sum(Select(ok, (*X)(xi) * (*W)(wi), FloatImm(0.0, t)), red);
       },
-      "sum");
-  auto out = te::Compute(
-      {xs[0], xs[1], oh, ow},
-      [&](const std::vector<Var>& i) {
-        PrimExpr sh = i[2] * PrimExpr(win.strides[0]) - PrimExpr(win.pads[0]);
-        PrimExpr sw = i[3] * PrimExpr(win.strides[1]) - PrimExpr(win.pads[1]);
-        PrimExpr lo_h = include_pad ? PrimExpr(-win.pads[0]) : PrimExpr(0);
-        PrimExpr lo_w = include_pad ? PrimExpr(-win.pads[1]) : PrimExpr(0);
-        PrimExpr hi_h = include_pad ? xs[2] + PrimExpr(win.pads[2]) : xs[2];
-        PrimExpr hi_w = include_pad ? xs[3] + PrimExpr(win.pads[3]) : xs[3];
-        PrimExpr count = TapsInside(sh, lo_h, hi_h, k[0], win.dilations[0]) *
-                         TapsInside(sw, lo_w, hi_w, k[1], win.dilations[1]);
-        return (*sum)(Idx(i)) / Cast(t, count);
-      },
-      "avg");
-  return out;
+      "convt");
 }
 
 // ---- batch_norm (inference) ------------------------------------------------------------
@@ -330,9 +321,12 @@ te::Tensor ComputeMatmul(const CallNode& c, const std::vector<te::Tensor>& in) {
 }  // namespace
 
 void RegisterNNOps() {
-  RegisterOp("relax.nn.conv2d", OpPatternKind::kOutEWiseFusable, InferConv2d, ComputeConv2d);
-  RegisterOp("relax.nn.max_pool2d", OpPatternKind::kOutEWiseFusable, InferPool2d, ComputeMaxPool2d);
-  RegisterOp("relax.nn.avg_pool2d", OpPatternKind::kOutEWiseFusable, InferPool2d, ComputeAvgPool2d);
+  for (const char* k : {"1d", "2d", "3d"}) {
+    RegisterOp(std::string("relax.nn.conv") + k, OpPatternKind::kOutEWiseFusable, InferConv,
+               ComputeConv);
+    RegisterOp(std::string("relax.nn.conv_transpose") + k, OpPatternKind::kOutEWiseFusable,
+               InferConvTranspose, ComputeConvTranspose);
+  }
   RegisterOp("relax.nn.batch_norm", OpPatternKind::kBroadcast, InferBatchNorm, ComputeBatchNorm);
   RegisterOp("relax.matmul", OpPatternKind::kOutEWiseFusable, InferMatmul, ComputeMatmul);
 }

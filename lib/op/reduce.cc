@@ -1,6 +1,11 @@
-// Reduction ops: softmax (along one axis) and global average pooling.
+// Reduction ops: softmax (along one axis), global average pooling, the ONNX Reduce* family
+// (relax.reduce with a `kind`) and argmax/argmin.
 // Semantics: ONNX Softmax (opset 13 per-axis form; the importer rewrites the
-// opset < 13 coerce-to-2D form into it) and GlobalAveragePool.
+// opset < 13 coerce-to-2D form into it), GlobalAveragePool, ReduceSum/Mean/Max/Min/Prod/L1/L2/
+// LogSum/LogSumExp/SumSquare (axes already normalized by the importer) and ArgMax/ArgMin.
+#include <algorithm>
+#include <iterator>
+
 #include "op_common.h"
 #include "relax/te/te.h"
 
@@ -90,12 +95,199 @@ te::Tensor ComputeGlobalAvgPool(const CallNode& c, const std::vector<te::Tensor>
   return out;
 }
 
+// ---- relax.reduce {kind, axes, keepdims} ---------------------------------------------------
+// kind: sum mean max min prod l1 l2 log_sum log_sum_exp sum_square. `axes` are sorted,
+// distinct and non-negative; keepdims keeps them as 1s.
+struct ReduceSpec {
+  std::string kind;
+  std::vector<bool> reduced;
+  bool keepdims;
+};
+
+ReduceSpec GetReduceSpec(const CallNode& c, int ndim) {
+  ReduceSpec r{GetStrAttr(c.attrs, "kind"), std::vector<bool>(ndim, false),
+               GetIntAttr(c.attrs, "keepdims") != 0};
+  static const char* kKinds[] = {"sum", "mean", "max",     "min",         "prod",
+                                 "l1",  "l2",   "log_sum", "log_sum_exp", "sum_square"};
+  if (std::find(std::begin(kKinds), std::end(kKinds), r.kind) == std::end(kKinds))
+    RELAX_THROW("reduce: unknown kind '" << r.kind << "'");
+  for (int64_t a : GetIntsAttr(c.attrs, "axes")) {
+    int k = NormalizeAxis(a, ndim, "relax.reduce");
+    if (r.reduced[k]) RELAX_THROW("reduce: axis " << a << " repeated");
+    r.reduced[k] = true;
+  }
+  return r;
+}
+
+std::vector<PrimExpr> ReducedShape(const std::vector<PrimExpr>& s, const ReduceSpec& r) {
+  std::vector<PrimExpr> out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (!r.reduced[i])
+      out.push_back(s[i]);
+    else if (r.keepdims)
+      out.push_back(1);
+  }
+  return out;
+}
+
+StructInfo InferReduce(const CallNode& c, BlockBuilder& bb) {
+  CheckArity(c, 1);
+  const auto& x = TensorArg(c, 0);
+  ReduceSpec r = GetReduceSpec(c, x.ndim);
+  bool float_only = r.kind == "l2" || r.kind == "log_sum" || r.kind == "log_sum_exp";
+  if (float_only && !x.dtype.is_float())
+    RELAX_THROW(bb.context() << "reduce " << r.kind << " needs a float tensor");
+  if (x.dtype.is_bool()) RELAX_THROW(bb.context() << "reduce on bool tensors is not supported");
+  return TensorSInfo(ReducedShape(*x.values, r), x.dtype);
+}
+
+// Input index for output index `i`: kept axes from `i`, reduced ones from the reduce vars.
+std::vector<PrimExpr> ReduceInputIdx(const std::vector<Var>& i, const ReduceSpec& r,
+                                     const std::vector<te::ReduceAxis>& ax) {
+  std::vector<PrimExpr> idx;
+  size_t oi = 0, ri = 0;
+  for (size_t d = 0; d < r.reduced.size(); ++d) {
+    if (r.reduced[d]) {
+      idx.push_back(ax[ri++].var);
+      if (r.keepdims) ++oi;
+    } else {
+      idx.push_back(i[oi++]);
+    }
+  }
+  return idx;
+}
+
+te::Tensor ComputeReduce(const CallNode& c, const std::vector<te::Tensor>& in) {
+  te::Tensor X = in[0];
+  const auto& xs = X->shape();
+  ReduceSpec r = GetReduceSpec(c, static_cast<int>(xs.size()));
+  DataType t = X->dtype();
+  std::vector<PrimExpr> out_shape = ReducedShape(xs, r);
+  auto axes_for = [&](const std::string& tag) {
+    std::vector<te::ReduceAxis> ax;
+    for (size_t d = 0; d < xs.size(); ++d)
+      if (r.reduced[d]) ax.push_back(te::RAxis(xs[d], tag + std::to_string(d)));
+    return ax;
+  };
+  PrimExpr count = 1;
+  for (size_t d = 0; d < xs.size(); ++d)
+    if (r.reduced[d]) count = count * xs[d];
+  auto imm = [&](double v) { return t.is_float() ? FloatImm(v, t) : IntImm(int64_t(v), t); };
+  // log_sum_exp: exp(x - m) summed, m the max (0 when the max is -inf: empty or all -inf).
+  te::Tensor mx;
+  if (r.kind == "log_sum_exp") {
+    auto ax = axes_for("m");
+    mx = te::Compute(
+        out_shape,
+        [&](const std::vector<Var>& i) {
+          return te::MaxReduce((*X)(ReduceInputIdx(i, r, ax)), ax);
+        },
+        "max");
+  }
+  auto shift = [&](const std::vector<Var>& i) {
+    PrimExpr m = (*mx)(std::vector<PrimExpr>(i.begin(), i.end()));
+    return Select(m > te::MinValue(t), m, imm(0));
+  };
+  std::string comb = r.kind == "max"    ? "max"
+                     : r.kind == "min"  ? "min"
+                     : r.kind == "prod" ? "prod"
+                                        : "sum";
+  auto ax = axes_for("r");
+  auto red = te::Compute(
+      out_shape,
+      [&](const std::vector<Var>& i) {
+        PrimExpr v = (*X)(ReduceInputIdx(i, r, ax));
+        if (r.kind == "l1") v = Select(v < imm(0), imm(0) - v, v);
+        if (r.kind == "l2" || r.kind == "sum_square") v = v * v;
+        if (r.kind == "log_sum_exp") v = CallIntrin("exp", {v - shift(i)}, t);
+        return te::Reduce(comb, v, ax);
+      },
+      "red");
+  if (r.kind != "mean" && r.kind != "l2" && r.kind != "log_sum" && r.kind != "log_sum_exp")
+    return red;
+  return te::Compute(
+      out_shape,
+      [&](const std::vector<Var>& i) {
+        PrimExpr v = (*red)(std::vector<PrimExpr>(i.begin(), i.end()));
+        if (r.kind == "mean")
+          return t.is_float() ? v / Cast(t, count) : CallIntrin("truncdiv", {v, Cast(t, count)}, t);
+        if (r.kind == "l2") return CallIntrin("sqrt", {v}, t);
+        if (r.kind == "log_sum") return CallIntrin("log", {v}, t);
+        return CallIntrin("log", {v}, t) + shift(i);
+      },
+      "out");
+}
+
+// ---- relax.argmax / relax.argmin {axis, keepdims, select_last_index} -> i64 -------------
+StructInfo InferArgReduce(const CallNode& c, BlockBuilder& bb) {
+  CheckArity(c, 1);
+  const auto& x = TensorArg(c, 0);
+  if (x.ndim < 1) RELAX_THROW(bb.context() << OpName(c) << " needs rank >= 1");
+  if (x.dtype.is_bool()) RELAX_THROW(bb.context() << OpName(c) << " on bool is not supported");
+  int axis = NormalizeAxis(GetIntAttr(c.attrs, "axis"), x.ndim, OpName(c));
+  std::vector<PrimExpr> s = *x.values;
+  bb.RequirePositive(s[axis], OpName(c) + " reduced axis");
+  if (GetIntAttr(c.attrs, "keepdims"))
+    s[axis] = 1;
+  else
+    s.erase(s.begin() + axis);
+  return TensorSInfo(s, DataType::Int(64));
+}
+
+// Two passes: the extreme value m, then the first (or last) index whose value equals m.
+te::Tensor ComputeArgReduce(const CallNode& c, const std::vector<te::Tensor>& in, bool is_max) {
+  te::Tensor X = in[0];
+  std::vector<PrimExpr> xs = X->shape();
+  int axis = NormalizeAxis(GetIntAttr(c.attrs, "axis"), static_cast<int>(xs.size()), OpName(c));
+  bool keep = GetIntAttr(c.attrs, "keepdims") != 0;
+  bool last = GetIntAttr(c.attrs, "select_last_index") != 0;
+  std::vector<PrimExpr> out = xs;
+  if (keep)
+    out[axis] = 1;
+  else
+    out.erase(out.begin() + axis);
+  auto in_idx = [&](const std::vector<Var>& i, const PrimExpr& r) {
+    std::vector<PrimExpr> idx(i.begin(), i.end());
+    if (keep)
+      idx[axis] = r;
+    else
+      idx.insert(idx.begin() + axis, r);
+    return idx;
+  };
+  te::ReduceAxis r1 = te::RAxis(xs[axis], "r");
+  auto m = te::Compute(
+      out,
+      [&](const std::vector<Var>& i) {
+        return te::Reduce(is_max ? "max" : "min", (*X)(in_idx(i, r1.var)), {r1});
+      },
+      "ext");
+  te::ReduceAxis r2 = te::RAxis(xs[axis], "k");
+  DataType i64 = DataType::Int(64);
+  return te::Compute(
+      out,
+      [&](const std::vector<Var>& i) {
+        PrimExpr hit = Eq((*X)(in_idx(i, r2.var)), (*m)(std::vector<PrimExpr>(i.begin(), i.end())));
+        PrimExpr k = Cast(i64, r2.var);
+        if (last) return te::Reduce("max", Select(hit, k, IntImm(-1, i64)), {r2});
+        return te::Reduce("min", Select(hit, k, te::MaxValue(i64)), {r2});
+      },
+      "arg");
+}
 }  // namespace
 
 void RegisterReduceOps() {
   RegisterOp("relax.nn.softmax", OpPatternKind::kOpaque, InferSoftmax, ComputeSoftmax);
   RegisterOp("relax.nn.global_avg_pool", OpPatternKind::kCommReduce, InferGlobalAvgPool,
              ComputeGlobalAvgPool);
+  RegisterOp("relax.reduce", OpPatternKind::kCommReduce, InferReduce, ComputeReduce);
+  RegisterOp("relax.argmax", OpPatternKind::kCommReduce, InferArgReduce,
+             [](const CallNode& c, const std::vector<te::Tensor>& in) {
+               return ComputeArgReduce(c, in, true);
+             });
+  RegisterOp("relax.argmin", OpPatternKind::kCommReduce, InferArgReduce,
+             [](const CallNode& c, const std::vector<te::Tensor>& in) {
+               return ComputeArgReduce(c, in, false);
+             });
 }
 
 }  // namespace relax

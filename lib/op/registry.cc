@@ -25,6 +25,8 @@ void EnsureRegistered() {
     RegisterLogicOps();
     RegisterActivationOps();
     RegisterLossOps();
+    RegisterPoolOps();
+    RegisterResizeOp();
   });
 }
 }  // namespace

@@ -130,6 +130,7 @@ PrimExpr MaxValue(DataType t) {
 
 PrimExpr ReductionInit(const std::string& combiner, DataType t) {
   if (combiner == "sum") return t.is_float() ? FloatImm(0.0, t) : IntImm(0, t);
+  if (combiner == "prod") return t.is_float() ? FloatImm(1.0, t) : IntImm(1, t);
   if (combiner == "max") return MinValue(t);
   if (combiner == "min") return MaxValue(t);
   RELAX_THROW("internal error: unknown reduction combiner '" << combiner << "'");
@@ -137,6 +138,7 @@ PrimExpr ReductionInit(const std::string& combiner, DataType t) {
 
 PrimExpr ReductionCombine(const std::string& combiner, PrimExpr acc, PrimExpr value) {
   if (combiner == "sum") return acc + value;
+  if (combiner == "prod") return acc * value;
   if (combiner == "max") return Max(std::move(acc), std::move(value));
   if (combiner == "min") return Min(std::move(acc), std::move(value));
   RELAX_THROW("internal error: unknown reduction combiner '" << combiner << "'");

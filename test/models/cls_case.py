@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-# One model check: runs a relaxc artifact and onnxruntime on the same input, compares outputs, optionally checks the class.
+# One model check: runs a relaxc artifact and onnxruntime on the same input, compares outputs, optionally checks
+# the class (classifier), the decoded text (recognizer) or that text was detected (detector).
 import argparse
 import os
 import subprocess
@@ -36,6 +37,21 @@ def make_input(args):
     return path
 
 
+def ctc_decode(model, probs):
+    """PP-OCR's CTC decoding of recognizer output [1, T, classes] with the model's character list
+    (metadata `character`; index 0 is the blank, the last index a space)."""
+    import onnx
+    meta = {p.key: p.value for p in onnx.load(model, load_external_data=False).metadata_props}
+    chars = ["blank"] + meta["character"].splitlines() + [" "]
+    idx = probs[0].argmax(axis=1)
+    out, prev = [], -1
+    for i in idx:
+        if i != prev and i != 0:
+            out.append(chars[i])
+        prev = i
+    return "".join(out)
+
+
 def run_relaxc(args, input_name, x_path, out_dir):
     cmd = [args.relaxc, "run", args.artifact, "--input", f"{input_name}={x_path}", "--output-dir", out_dir]
     p = subprocess.run(cmd, capture_output=True, text=True)
@@ -50,6 +66,7 @@ def main():
     p.add_argument("--relaxc", required=True)
     p.add_argument("--artifact", required=True)
     p.add_argument("--model", default=os.environ.get("RELAX_CLS_MODEL"))
+    p.add_argument("--model-name", help="a model file in RELAX_MODEL_DIR (instead of --model)")
     p.add_argument("--work", required=True, help="directory for this case's files")
     p.add_argument("--label", default=None, help="name printed in the report")
     src = p.add_mutually_exclusive_group(required=True)
@@ -58,9 +75,14 @@ def main():
     src.add_argument("--input-npy", help="an existing input .npy")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--expect-class", type=int, choices=(0, 1), default=None)
+    p.add_argument("--expect-text", default=None, help="recognizer: the CTC-decoded text of both")
+    p.add_argument("--expect-detection", action="store_true",
+                   help="detector: both probability maps mark text (0.5%%..50%% of pixels > 0.3)")
     p.add_argument("--rtol", type=float, default=compare.RTOL)
     p.add_argument("--atol", type=float, default=compare.ATOL)
     args = p.parse_args()
+    if args.model_name:
+        args.model = os.path.join(os.environ.get("RELAX_MODEL_DIR", ""), args.model_name)
     if not args.model or not os.path.isfile(args.model):
         print(f"FAIL: classifier model not found: {args.model!r} (run scripts/setup.sh)")
         return 1
@@ -104,6 +126,18 @@ def main():
         elif args.expect_class is not None:
             print(f"  FAIL: output {f} has shape {list(got.shape)}, expected [batch, 2] scores")
             ok = False
+        if args.expect_text is not None:
+            texts = [ctc_decode(args.model, a) for a in (got, ref)]
+            print(f"  decoded text: relaxc {texts[0]!r} | onnxruntime {texts[1]!r}")
+            if texts != [args.expect_text] * 2:
+                print(f"  FAIL: expected text {args.expect_text!r}")
+                ok = False
+        if args.expect_detection:
+            fr = [float(np.mean(a > 0.3)) for a in (got, ref)]
+            print(f"  text pixels (> 0.3): relaxc {fr[0]:.2%} | onnxruntime {fr[1]:.2%}")
+            if not all(0.005 <= x <= 0.5 for x in fr):
+                print("  FAIL: expected 0.5%..50% text pixels")
+                ok = False
         print(f"  {f}: {'OK' if good else 'MISMATCH'}: {msg}")
         ok &= good
     print(f"[{label}] {'PASS' if ok else 'FAIL'}")

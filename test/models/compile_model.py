@@ -10,8 +10,11 @@ def main():
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--relaxc", required=True)
     p.add_argument("--model", default=os.environ.get("RELAX_CLS_MODEL"))
+    p.add_argument("--model-name", help="a model file in RELAX_MODEL_DIR (instead of --model)")
     p.add_argument("-o", "--output", required=True)
     args = p.parse_args()
+    if args.model_name:
+        args.model = os.path.join(os.environ.get("RELAX_MODEL_DIR", ""), args.model_name)
     if not args.model or not os.path.isfile(args.model):
         print(f"FAIL: model not found: {args.model!r} (run scripts/setup.sh)")
         return 1

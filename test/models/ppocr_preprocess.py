@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-# PP-OCR text-direction classifier preprocessing (resize_norm_img): image file -> float32 [1,3,48,192] .npy.
+# PP-OCR preprocessing: classifier and recognizer (resize_norm_img: height 48, [-1, 1], zero-padded
+# width) and detector (placed on a white canvas of multiples of 32, ImageNet mean/std) -> .npy.
 import argparse
 import math
 import os
@@ -61,6 +62,38 @@ def preprocess(path):
     padded = np.zeros((c, img_h, img_w), dtype=np.float32)
     padded[:, :, 0:resized_w] = x
     return padded[np.newaxis, ...]
+
+
+def _load_rgb(path, w, h, extra=()):
+    with tempfile.TemporaryDirectory() as tmp:
+        ppm = os.path.join(tmp, "resized.ppm")
+        subprocess.run(["convert", path, "-alpha", "off", "-colorspace", "sRGB", *extra, "-depth", "8",
+                        "ppm:" + ppm], check=True)
+        rgb = _read_ppm(ppm)
+    assert rgb.shape == (h, w, 3), rgb.shape
+    return rgb
+
+
+def preprocess_rec(path, width):
+    """PP-OCR's recognizer resize_norm_img: height 48, width ceil(48 * aspect) capped at `width`,
+    [-1, 1], BGR, zero-padded on the right to `width` -> [1, 3, 48, width]."""
+    w, h = image_size(path)
+    resized_w = min(width, int(math.ceil(48 * w / float(h))))
+    rgb = _load_rgb(path, resized_w, 48, ["-filter", "Triangle", "-resize", f"{resized_w}x48!"])
+    x = (rgb[:, :, ::-1].astype("float32").transpose((2, 0, 1)) / 255 - 0.5) / 0.5
+    out = np.zeros((3, 48, width), np.float32)
+    out[:, :, :resized_w] = x
+    return out[np.newaxis, ...]
+
+
+def preprocess_det(path, h, w):
+    """The detector's input: the image centered on a white h x w canvas (both multiples of 32),
+    BGR, /255, minus the ImageNet mean, over its std -> [1, 3, h, w]."""
+    rgb = _load_rgb(path, w, h, ["-background", "white", "-gravity", "center", "-extent", f"{w}x{h}"])
+    x = rgb[:, :, ::-1].astype("float32") / 255
+    mean = np.array([0.485, 0.456, 0.406], np.float32)
+    std = np.array([0.229, 0.224, 0.225], np.float32)
+    return ((x - mean) / std).transpose((2, 0, 1))[np.newaxis, ...].astype(np.float32)
 
 
 def main():

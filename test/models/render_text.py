@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# Renders a line of text (and its 180-degree rotation) with ImageMagick and preprocesses both for the PP-OCR classifier.
+# Renders a line of text (and its 180-degree rotation) with ImageMagick and preprocesses it for the PP-OCR classifier, recognizer and detector.
 import argparse
 import os
 import subprocess
@@ -8,13 +8,14 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ppocr_preprocess import preprocess  # noqa: E402
+from ppocr_preprocess import preprocess, preprocess_det, preprocess_rec  # noqa: E402
 
 FONT = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
 
 
 def render(text, out_dir, font=FONT):
-    """Writes upright.png / upside_down.png and upright.npy / upside_down.npy; returns the npy paths."""
+    """Writes upright.png / upside_down.png, upright.npy / upside_down.npy (classifier inputs) and
+    rec_upright.npy / det_upright.npy (recognizer and detector inputs); returns the npy paths."""
     os.makedirs(out_dir, exist_ok=True)
     up_png = os.path.join(out_dir, "upright.png")
     down_png = os.path.join(out_dir, "upside_down.png")
@@ -26,6 +27,12 @@ def render(text, out_dir, font=FONT):
     for key, png in (("upright", up_png), ("upside_down", down_png)):
         npy = os.path.join(out_dir, key + ".npy")
         np.save(npy, preprocess(png))
+        paths[key] = npy
+    # The upright line for the recognizer (width 320) and on a 320x320 canvas for the detector.
+    for key, x in (("rec_upright", preprocess_rec(up_png, 320)),
+                   ("det_upright", preprocess_det(up_png, 320, 320))):
+        npy = os.path.join(out_dir, key + ".npy")
+        np.save(npy, x)
         paths[key] = npy
     return paths
 

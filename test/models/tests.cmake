@@ -1,4 +1,5 @@
-# Model tests: compile the PP-OCR text-direction classifier once, then compare relaxc against onnxruntime.
+# Model tests: compile the PP-OCR text-direction classifier, the PP-OCRv4 detector and recognizer once each,
+# then compare relaxc against onnxruntime.
 # Python, the venv and the model are found through scripts/env.sh (via scripts/venv-python.sh), so a
 # fresh clone works after `bash scripts/setup.sh`; without the venv every test fails with a clear message.
 set(RELAX_VENV_PYTHON ${PROJECT_SOURCE_DIR}/scripts/venv-python.sh)
@@ -38,3 +39,39 @@ relax_cls_case(text_upright --input-npy ${RELAX_MODEL_WORK}/text/upright.npy --e
 relax_cls_case(text_upside_down --input-npy ${RELAX_MODEL_WORK}/text/upside_down.npy --expect-class 1)
 set_tests_properties(models.cls.text_upright models.cls.text_upside_down
                      PROPERTIES FIXTURES_REQUIRED "cls_artifact;cls_text_images")
+
+# PP-OCRv4 detector and recognizer (same scripts; the model is a file in RELAX_MODEL_DIR). Each is
+# compiled once; the one artifact runs at two input sizes (dynamic h/w) and on the rendered text.
+function(relax_ppocr_model tag model_file)
+  set(artifact ${RELAX_MODEL_WORK}/${tag}.so)
+  add_test(NAME models.${tag}.compile
+           COMMAND bash ${RELAX_VENV_PYTHON} ${RELAX_MODEL_TEST_DIR}/compile_model.py
+                   --relaxc $<TARGET_FILE:relaxc> --model-name ${model_file} -o ${artifact})
+  set_tests_properties(models.${tag}.compile PROPERTIES FIXTURES_SETUP ${tag}_artifact TIMEOUT 600
+                       LABELS models)
+endfunction()
+function(relax_ppocr_case tag model_file name)
+  add_test(NAME models.${tag}.${name}
+           COMMAND bash ${RELAX_VENV_PYTHON} ${RELAX_MODEL_TEST_DIR}/cls_case.py
+                   --relaxc $<TARGET_FILE:relaxc> --artifact ${RELAX_MODEL_WORK}/${tag}.so
+                   --model-name ${model_file} --work ${RELAX_MODEL_WORK}/${tag}_${name}
+                   --label models.${tag}.${name} ${ARGN})
+  set_tests_properties(models.${tag}.${name} PROPERTIES FIXTURES_REQUIRED ${tag}_artifact
+                       TIMEOUT 300 LABELS models)
+endfunction()
+
+relax_ppocr_model(det ch_PP-OCRv4_det_infer.onnx)
+relax_ppocr_case(det ch_PP-OCRv4_det_infer.onnx random_1x320x320 --random 1,320,320 --seed 1)
+relax_ppocr_case(det ch_PP-OCRv4_det_infer.onnx random_1x480x640 --random 1,480,640 --seed 2)
+relax_ppocr_case(det ch_PP-OCRv4_det_infer.onnx text_320x320
+                 --input-npy ${RELAX_MODEL_WORK}/text/det_upright.npy --expect-detection)
+
+relax_ppocr_model(rec ch_PP-OCRv4_rec_infer.onnx)
+relax_ppocr_case(rec ch_PP-OCRv4_rec_infer.onnx random_1x48x320 --random 1,48,320 --seed 1)
+relax_ppocr_case(rec ch_PP-OCRv4_rec_infer.onnx random_1x48x160 --random 1,48,160 --seed 2)
+relax_ppocr_case(rec ch_PP-OCRv4_rec_infer.onnx text_1x48x320
+                 --input-npy ${RELAX_MODEL_WORK}/text/rec_upright.npy --expect-text "Hello relaxc 2026")
+set_tests_properties(models.det.text_320x320 PROPERTIES FIXTURES_REQUIRED
+                     "det_artifact;cls_text_images")
+set_tests_properties(models.rec.text_1x48x320 PROPERTIES FIXTURES_REQUIRED
+                     "rec_artifact;cls_text_images")

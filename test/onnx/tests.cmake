@@ -16,3 +16,14 @@ add_test(NAME onnx.node_tests_pypi
                  --suite pypi --relaxc $<TARGET_FILE:relaxc> --src ${PROJECT_SOURCE_DIR}
                  --work ${CMAKE_CURRENT_BINARY_DIR}/onnx_pypi --jobs 2 --timeout 60)
 set_tests_properties(onnx.node_tests_pypi PROPERTIES TIMEOUT 1200 LABELS onnx PROCESSORS 2)
+
+# relaxc vs onnxruntime on small models of the nn op families with constant parameters (attribute
+# and mode combinations, symbolic dims at two sizes) and their error messages; one test per family
+# (test/onnx/nn_cases.py).
+foreach(family conv errors matmul norm pool reduce resize)
+  add_test(NAME onnx.nn_cases.${family}
+           COMMAND bash ${RELAX_VENV_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/onnx/nn_cases.py
+                   --relaxc $<TARGET_FILE:relaxc>
+                   --work ${CMAKE_CURRENT_BINARY_DIR}/onnx_nn_cases ${family})
+  set_tests_properties(onnx.nn_cases.${family} PROPERTIES TIMEOUT 600 LABELS onnx)
+endforeach()

@@ -72,6 +72,8 @@ void RegisterMathOps();
 void RegisterLogicOps();
 void RegisterActivationOps();
 void RegisterLossOps();
+void RegisterPoolOps();
+void RegisterResizeOp();
 
 }  // namespace relax
 

@@ -49,7 +49,7 @@ struct ReduceAxis {
   PrimExpr extent;
 };
 ReduceAxis RAxis(PrimExpr extent, const std::string& name);
-/// Reductions over `axes` of `source`: combiner "sum" (init 0), "max" (init
+/// Reductions over `axes` of `source`: combiner "sum" (init 0), "prod" (init 1), "max" (init
 /// -inf / lowest), "min".
 PrimExpr Reduce(const std::string& combiner, PrimExpr source, const std::vector<ReduceAxis>& axes);
 PrimExpr Sum(PrimExpr source, const std::vector<ReduceAxis>& axes);
@@ -59,7 +59,7 @@ PrimExpr MaxReduce(PrimExpr source, const std::vector<ReduceAxis>& axes);
 PrimExpr MinValue(DataType t);
 PrimExpr MaxValue(DataType t);
 
-/// The identity of a reduction combiner ("sum": 0, "max": MinValue, "min": MaxValue) and
+/// The identity of a reduction combiner ("sum": 0, "prod": 1, "max": MinValue, "min": MaxValue) and
 /// one accumulation step `combine(acc, value)`. Error for other combiners.
 PrimExpr ReductionInit(const std::string& combiner, DataType t);
 PrimExpr ReductionCombine(const std::string& combiner, PrimExpr acc, PrimExpr value);

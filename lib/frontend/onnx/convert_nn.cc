@@ -1,142 +1,198 @@
-// ONNX neural-network converters: Conv, BatchNormalization, MaxPool, AveragePool,
-// GlobalAveragePool, MatMul, Gemm, Softmax. Semantics: ONNX operator spec.
+// ONNX neural-network converters: Conv and ConvTranspose (1-D to 3-D), MatMul, Gemm, Softmax.
+// Pooling is in convert_pool.cc, normalization (BatchNormalization included) in convert_norm.cc.
+// Semantics: ONNX operator spec.
+#include <cstring>
+
 #include "import_context.h"
+#include "window_attrs.h"
 
 namespace relax::frontend::onnx_import {
 
 namespace {
 
-// ONNX pads [h_begin, w_begin, h_end, w_end]. auto_pad SAME_UPPER/SAME_LOWER needs the input's
-// spatial dims and the kernel dims as integers: output = ceil(in / stride), the total padding
-// split evenly with the odd extra at the end (SAME_UPPER) or the beginning (SAME_LOWER).
-std::vector<int64_t> Pads2d(ImportContext& ctx, const onnx::NodeProto& n, const Expr& x,
-                            const std::vector<PrimExpr>& kernel,
-                            const std::vector<int64_t>& strides, const std::vector<int64_t>& dil) {
-  std::string auto_pad = AttrString(n, "auto_pad", "NOTSET");
-  if (auto_pad == "VALID") return {0, 0, 0, 0};
-  if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-    std::vector<int64_t> pads(4, 0);
-    for (int i = 0; i < 2; ++i) {
-      int64_t in = 0, k = 0;
-      if (!x->sinfo->values || !(*x->sinfo->values)[i + 2].AsInt(&in) ||
-          i >= static_cast<int>(kernel.size()) || !kernel[i].AsInt(&k))
-        RELAX_THROW(ctx.Where(n) << "auto_pad=" << auto_pad
-                                 << " needs static spatial input and kernel dims");
-      int64_t out = (in + strides[i] - 1) / strides[i];
-      int64_t total = std::max<int64_t>(0, (out - 1) * strides[i] + (k - 1) * dil[i] + 1 - in);
-      int64_t small = total / 2;
-      pads[i] = auto_pad == "SAME_UPPER" ? small : total - small;
-      pads[i + 2] = total - pads[i];
-    }
-    return pads;
-  }
-  if (auto_pad != "NOTSET")
-    RELAX_THROW(ctx.Where(n) << "auto_pad=" << auto_pad << " is not supported");
-  std::vector<int64_t> pads = AttrInts(n, "pads", {0, 0, 0, 0});
-  if (pads.size() != 4) RELAX_THROW(ctx.Where(n) << "only 2-D pads are supported");
-  return pads;
-}
-
-Attrs Window(ImportContext& ctx, const onnx::NodeProto& n, const Expr& x,
-             const std::vector<PrimExpr>& kernel) {
-  std::vector<int64_t> strides = AttrInts(n, "strides", {1, 1});
-  std::vector<int64_t> dil = AttrInts(n, "dilations", {1, 1});
-  if (strides.size() != 2 || dil.size() != 2)
-    RELAX_THROW(ctx.Where(n) << "only 2-D windows are supported");
-  // Checked here as well as in the op: auto_pad arithmetic divides by the strides.
-  for (int i = 0; i < 2; ++i)
-    if (strides[i] <= 0 || dil[i] <= 0)
-      RELAX_THROW(ctx.Where(n) << "strides and dilations must be positive, got strides=["
-                               << strides[0] << ", " << strides[1] << "] dilations=[" << dil[0]
-                               << ", " << dil[1] << "]");
-  return {{"strides", strides},
-          {"padding", Pads2d(ctx, n, x, kernel, strides, dil)},
-          {"dilation", dil}};
-}
-
 int Rank(const Expr& e) { return e->sinfo->ndim; }
 
-// MaxPool / AveragePool (2-D): window attributes, kernel_shape, ceil_mode, plus `extra`.
-Value Pool(ImportContext& ctx, const onnx::NodeProto& n, const std::string& op,
-           const Attrs& extra) {
-  Expr x = ctx.Tensor(n, 0);
-  if (Rank(x) != 4) RELAX_THROW(ctx.Where(n) << "only 2-D pooling (4-D input) is supported");
-  std::vector<PrimExpr> kernel;
-  for (int64_t k : AttrInts(n, "kernel_shape", {})) kernel.push_back(PrimExpr(k));
-  Attrs a = Window(ctx, n, x, kernel);
-  a["pool_size"] = AttrInts(n, "kernel_shape", {});
-  if (std::get<std::vector<int64_t>>(a["pool_size"]).size() != 2)
-    RELAX_THROW(ctx.Where(n) << "kernel_shape must have 2 entries");
-  a["ceil_mode"] = AttrInt(n, "ceil_mode", 0);
-  for (const auto& [k, v] : extra) a[k] = v;
-  return ctx.Emit(MakeCall(GetOp(op), {x}, a), n);
+const char* Suffix(int k) { return k == 1 ? "1d" : k == 2 ? "2d" : "3d"; }
+
+// The static spatial extents of weight `w` (dims 2..), checked against kernel_shape.
+std::vector<int64_t> KernelOf(ImportContext& ctx, const onnx::NodeProto& n, const Expr& w, int k) {
+  if (Rank(w) != k + 2 || !w->sinfo->values)
+    RELAX_THROW(ctx.Where(n) << "weight must have rank " << k + 2 << ", got "
+                             << ToString(w->sinfo));
+  const auto& ws = *w->sinfo->values;
+  std::vector<int64_t> kernel(k);
+  for (int i = 0; i < k; ++i)
+    if (!ws[i + 2].AsInt(&kernel[i]))
+      RELAX_THROW(ctx.Where(n) << "the weight's spatial dims must be static");
+  if (const auto* ks = FindAttr(n, "kernel_shape")) {
+    for (int i = 0; i < ks->ints_size() && i < k; ++i)
+      if (kernel[i] != ks->ints(i))
+        RELAX_THROW(ctx.Where(n) << "kernel_shape[" << i << "] = " << ks->ints(i)
+                                 << " but the weight's spatial dim " << i << " is " << kernel[i]);
+  }
+  return kernel;
+}
+
+// conv + bias: B is 1-D with one value per output channel, reshaped to (1, M, 1, ...).
+std::vector<Value> AddBias(ImportContext& ctx, const onnx::NodeProto& n, const Value& y,
+                           const PrimExpr& channels, int rank) {
+  if (!ImportContext::HasInput(n, 2)) return {y};
+  Expr b = ctx.Tensor(n, 2);
+  if (!b->sinfo->values || b->sinfo->values->size() != 1)
+    RELAX_THROW(ctx.Where(n) << "bias B must be 1-D, got " << ToString(b->sinfo));
+  ctx.bb().UnifyDim((*b->sinfo->values)[0], channels, "bias length vs output channels");
+  std::vector<PrimExpr> shape(rank, PrimExpr(1));
+  shape[1] = (*b->sinfo->values)[0];
+  Value rb = ctx.Emit(MakeCall(GetOp("relax.reshape"), {b, MakeShapeExpr(shape)}), n);
+  return {ctx.Emit(MakeCall(GetOp("relax.add"), {y.expr, rb.expr}), n)};
+}
+
+Expr ScalarConst(DataType t, double v) {
+  if (t == DataType::Float(64)) {
+    std::vector<uint8_t> b(8);
+    std::memcpy(b.data(), &v, 8);
+    return MakeConstant(t, {}, b);
+  }
+  if (t.is_float()) {
+    float f = static_cast<float>(v);
+    std::vector<uint8_t> b(4);
+    std::memcpy(b.data(), &f, 4);
+    return MakeConstant(DataType::Float(32), {}, b);
+  }
+  int64_t i = static_cast<int64_t>(v);
+  std::vector<uint8_t> b(t.bytes());
+  std::memcpy(b.data(), &i, b.size());
+  return MakeConstant(t, {}, b);
+}
+
+std::vector<Value> ConvertConv(ImportContext& ctx, const onnx::NodeProto& n) {
+  Expr x = ctx.Tensor(n, 0), w = ctx.Tensor(n, 1);
+  int k = SpatialRankOf(ctx, n, x);
+  std::vector<int64_t> kernel = KernelOf(ctx, n, w, k);
+  Attrs a = WindowAttrs(ctx, n, x, kernel);
+  a["groups"] = AttrInt(n, "group", 1);
+  Value y = ctx.Emit(MakeCall(GetOp(std::string("relax.nn.conv") + Suffix(k)), {x, w}, a), n);
+  return AddBias(ctx, n, y, (*w->sinfo->values)[0], k + 2);
+}
+
+// ConvTranspose: output_shape (when given) or auto_pad SAME_* (output = in * stride) fix the
+// pads: total = s*(in-1) + output_padding + (k-1)*d + 1 - out, split as ONNX specifies
+// (SAME_UPPER: the odd extra at the end, otherwise at the beginning).
+std::vector<Value> ConvertConvTranspose(ImportContext& ctx, const onnx::NodeProto& n) {
+  Expr x = ctx.Tensor(n, 0), w = ctx.Tensor(n, 1);
+  int k = SpatialRankOf(ctx, n, x);
+  std::vector<int64_t> kernel = KernelOf(ctx, n, w, k);
+  std::vector<int64_t> ones(k, 1), zeros(k, 0);
+  std::vector<int64_t> strides = AttrInts(n, "strides", ones);
+  std::vector<int64_t> dil = AttrInts(n, "dilations", ones);
+  std::vector<int64_t> out_pad = AttrInts(n, "output_padding", zeros);
+  if (static_cast<int>(strides.size()) != k || static_cast<int>(dil.size()) != k ||
+      static_cast<int>(out_pad.size()) != k)
+    RELAX_THROW(ctx.Where(n) << "strides, dilations and output_padding need " << k << " entries");
+  for (int i = 0; i < k; ++i)
+    if (strides[i] <= 0 || dil[i] <= 0)
+      RELAX_THROW(ctx.Where(n) << "strides and dilations must be positive");
+  std::string auto_pad = AttrString(n, "auto_pad", "NOTSET");
+  std::vector<int64_t> pads(2 * k, 0);
+  std::vector<int64_t> out_shape = AttrInts(n, "output_shape", {});
+  const auto& xs = *x->sinfo->values;
+  if (!out_shape.empty() || auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+    if (!out_shape.empty() && static_cast<int>(out_shape.size()) != k) {
+      if (static_cast<int>(out_shape.size()) == k + 2)
+        out_shape.erase(out_shape.begin(), out_shape.begin() + 2);
+      else
+        RELAX_THROW(ctx.Where(n) << "output_shape needs " << k << " entries");
+    }
+    for (int i = 0; i < k; ++i) {
+      int64_t in;
+      if (!xs[i + 2].AsInt(&in))
+        RELAX_THROW(ctx.Where(n) << "output_shape/auto_pad need static spatial input dims");
+      int64_t target = out_shape.empty() ? in * strides[i] : out_shape[i];
+      int64_t total = strides[i] * (in - 1) + out_pad[i] + (kernel[i] - 1) * dil[i] + 1 - target;
+      if (total < 0) {  // output_shape larger than the full output: the rest is output padding
+        out_pad[i] -= total;
+        total = 0;
+      }
+      int64_t half = total / 2;
+      // ONNX: SAME_UPPER puts the smaller half at the beginning, otherwise the larger.
+      pads[i] = auto_pad == "SAME_UPPER" ? half : total - half;
+      pads[i + k] = total - pads[i];
+    }
+  } else if (auto_pad == "NOTSET") {
+    pads = AttrInts(n, "pads", pads);
+    if (static_cast<int>(pads.size()) != 2 * k)
+      RELAX_THROW(ctx.Where(n) << "pads needs " << 2 * k << " entries");
+  } else if (auto_pad != "VALID") {
+    RELAX_THROW(ctx.Where(n) << "auto_pad=" << auto_pad << " is not supported");
+  }
+  for (int64_t p : pads)
+    if (p < 0) RELAX_THROW(ctx.Where(n) << "pads must be non-negative, got " << p);
+  int64_t groups = AttrInt(n, "group", 1);
+  Attrs a{{"strides", strides},
+          {"padding", pads},
+          {"dilation", dil},
+          {"groups", groups},
+          {"output_padding", out_pad}};
+  Value y =
+      ctx.Emit(MakeCall(GetOp(std::string("relax.nn.conv_transpose") + Suffix(k)), {x, w}, a), n);
+  return AddBias(ctx, n, y, (*y.expr->sinfo->values)[1], k + 2);
+}
+
+// MatMul with numpy semantics for 1-D operands: a 1-D A gets a leading 1 and a 1-D B a
+// trailing 1, each removed from the result.
+std::vector<Value> ConvertMatMul(ImportContext& ctx, const onnx::NodeProto& n) {
+  Expr a = ctx.Tensor(n, 0), b = ctx.Tensor(n, 1);
+  if (Rank(a) < 1 || Rank(b) < 1) RELAX_THROW(ctx.Where(n) << "operands must have rank >= 1");
+  if (Rank(a) >= 2 && Rank(b) >= 2) return {ctx.Emit(MakeCall(GetOp("relax.matmul"), {a, b}), n)};
+  bool a1 = Rank(a) == 1, b1 = Rank(b) == 1;
+  if (a1)
+    a = ctx.Emit(MakeCall(GetOp("relax.reshape"),
+                          {a, MakeShapeExpr({PrimExpr(1), (*a->sinfo->values)[0]})}),
+                 n)
+            .expr;
+  if (b1)
+    b = ctx.Emit(MakeCall(GetOp("relax.reshape"),
+                          {b, MakeShapeExpr({(*b->sinfo->values)[0], PrimExpr(1)})}),
+                 n)
+            .expr;
+  Value y = ctx.Emit(MakeCall(GetOp("relax.matmul"), {a, b}), n);
+  std::vector<PrimExpr> s = *y.expr->sinfo->values;
+  if (b1) s.pop_back();
+  if (a1) s.erase(s.end() - (b1 ? 1 : 2));
+  return {ctx.Emit(MakeCall(GetOp("relax.reshape"), {y.expr, MakeShapeExpr(s)}), n)};
+}
+
+// Gemm: alpha * A' B' + beta * C (A', B' optionally transposed; C unidirectionally broadcast).
+std::vector<Value> ConvertGemm(ImportContext& ctx, const onnx::NodeProto& n) {
+  Expr a = ctx.Tensor(n, 0), b = ctx.Tensor(n, 1);
+  if (Rank(a) != 2 || Rank(b) != 2)
+    RELAX_THROW(ctx.Where(n) << "A and B must be 2-D, got ranks " << Rank(a) << " and " << Rank(b));
+  DataType t = a->sinfo->dtype;
+  auto tr = [&](const Expr& e) {
+    return ctx
+        .Emit(MakeCall(GetOp("relax.permute_dims"), {e}, {{"axes", std::vector<int64_t>{1, 0}}}), n)
+        .expr;
+  };
+  if (AttrInt(n, "transA", 0)) a = tr(a);
+  if (AttrInt(n, "transB", 0)) b = tr(b);
+  double alpha = AttrFloat(n, "alpha", 1.0f), beta = AttrFloat(n, "beta", 1.0f);
+  Value y = ctx.Emit(MakeCall(GetOp("relax.matmul"), {a, b}), n);
+  if (alpha != 1.0)
+    y = ctx.Emit(MakeCall(GetOp("relax.multiply"), {y.expr, ScalarConst(t, alpha)}), n);
+  if (!ImportContext::HasInput(n, 2) || beta == 0.0) return {y};
+  Expr c = ctx.Tensor(n, 2);
+  if (beta != 1.0)
+    c = ctx.Emit(MakeCall(GetOp("relax.multiply"), {c, ScalarConst(t, beta)}), n).expr;
+  return {ctx.Emit(MakeCall(GetOp("relax.add"), {y.expr, c}), n)};
 }
 
 }  // namespace
 
 void AddNNConverters(ConverterTable* t) {
-  (*t)["Conv"] = [](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
-    Expr x = ctx.Tensor(n, 0), w = ctx.Tensor(n, 1);
-    if (Rank(x) != 4) RELAX_THROW(ctx.Where(n) << "only 2-D convolution (4-D input) is supported");
-    std::vector<PrimExpr> kernel;
-    if (w->sinfo->values)
-      kernel.assign(w->sinfo->values->begin() + std::min<size_t>(2, w->sinfo->values->size()),
-                    w->sinfo->values->end());
-    Attrs a = Window(ctx, n, x, kernel);
-    a["groups"] = AttrInt(n, "group", 1);
-    if (const auto* ks = FindAttr(n, "kernel_shape")) {
-      const auto& ws = *w->sinfo->values;
-      for (int i = 0; i < ks->ints_size() && i + 2 < static_cast<int>(ws.size()); ++i) {
-        int64_t k;
-        if (ws[i + 2].AsInt(&k) && k != ks->ints(i))
-          RELAX_THROW(ctx.Where(n) << "kernel_shape[" << i << "] = " << ks->ints(i)
-                                   << " but the weight's spatial dim " << i << " is " << k);
-      }
-    }
-    if (!ImportContext::HasInput(n, 2))
-      return {ctx.Emit(MakeCall(GetOp("relax.nn.conv2d"), {x, w}, a), n)};
-    Value conv = ctx.Emit(MakeCall(GetOp("relax.nn.conv2d"), {x, w}, a), n);
-    Expr b = ctx.Tensor(n, 2);
-    // B: 1-D, one value per output channel (ONNX Conv).
-    if (!b->sinfo->values || b->sinfo->values->size() != 1)
-      RELAX_THROW(ctx.Where(n) << "bias B must be 1-D, got " << ToString(b->sinfo));
-    if (w->sinfo->values && !w->sinfo->values->empty())
-      ctx.bb().UnifyDim((*b->sinfo->values)[0], (*w->sinfo->values)[0],
-                        "bias length vs output channels");
-    Value rb = ctx.Emit(
-        MakeCall(GetOp("relax.reshape"), {b, MakeShapeExpr({1, (*b->sinfo->values)[0], 1, 1})}), n);
-    return {ctx.Emit(MakeCall(GetOp("relax.add"), {conv.expr, rb.expr}), n)};
-  };
-  (*t)["BatchNormalization"] = [](ImportContext& ctx,
-                                  const onnx::NodeProto& n) -> std::vector<Value> {
-    if (AttrInt(n, "training_mode", 0) != 0)
-      RELAX_THROW(ctx.Where(n) << "training_mode=1 is not supported (inference only)");
-    // Before opset 9, spatial=0 normalizes per activation (C x H x W statistics).
-    if (ctx.opset() < 9 && AttrInt(n, "spatial", 1) != 1)
-      RELAX_THROW(ctx.Where(n) << "spatial=0 is not supported (per-channel statistics only)");
-    std::vector<Expr> args;
-    for (int i = 0; i < 5; ++i) args.push_back(ctx.Tensor(n, i));
-    Attrs a{{"epsilon", static_cast<double>(AttrFloat(n, "epsilon", 1e-5f))}};
-    return {ctx.Emit(MakeCall(GetOp("relax.nn.batch_norm"), args, a), n)};
-  };
-  (*t)["MaxPool"] = [](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
-    if (n.output_size() > 1 && !n.output(1).empty())
-      RELAX_THROW(ctx.Where(n) << "the Indices output is not supported");
-    if (AttrInt(n, "storage_order", 0) != 0)
-      RELAX_THROW(ctx.Where(n) << "storage_order=1 is not supported");
-    return {Pool(ctx, n, "relax.nn.max_pool2d", {})};
-  };
-  (*t)["AveragePool"] = [](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
-    return {Pool(ctx, n, "relax.nn.avg_pool2d",
-                 {{"count_include_pad", AttrInt(n, "count_include_pad", 0)}})};
-  };
-  (*t)["GlobalAveragePool"] = [](ImportContext& ctx,
-                                 const onnx::NodeProto& n) -> std::vector<Value> {
-    return {ctx.Emit(MakeCall(GetOp("relax.nn.global_avg_pool"), {ctx.Tensor(n, 0)}), n)};
-  };
-  (*t)["MatMul"] = [](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
-    return {ctx.Emit(MakeCall(GetOp("relax.matmul"), {ctx.Tensor(n, 0), ctx.Tensor(n, 1)}), n)};
-  };
+  (*t)["Conv"] = ConvertConv;
+  (*t)["ConvTranspose"] = ConvertConvTranspose;
+  (*t)["MatMul"] = ConvertMatMul;
+  (*t)["Gemm"] = ConvertGemm;
   (*t)["Softmax"] = [](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
     Expr x = ctx.Tensor(n, 0);
     int r = Rank(x);

@@ -102,6 +102,10 @@ std::vector<PrimExpr> RuntimeDims(ImportContext& ctx, const onnx::NodeProto& n, 
 void AddLogicConverters(ConverterTable* t);
 void AddActivationConverters(ConverterTable* t);
 void AddLossConverters(ConverterTable* t);
+void AddReduceConverters(ConverterTable* t);
+void AddPoolConverters(ConverterTable* t);
+void AddNormConverters(ConverterTable* t);
+void AddResizeConverters(ConverterTable* t);
 
 }  // namespace relax::frontend::onnx_import
 

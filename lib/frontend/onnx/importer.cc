@@ -312,6 +312,10 @@ const ConverterTable& Converters() {
     AddLogicConverters(&t);
     AddActivationConverters(&t);
     AddLossConverters(&t);
+    AddReduceConverters(&t);
+    AddPoolConverters(&t);
+    AddNormConverters(&t);
+    AddResizeConverters(&t);
     return t;
   }();
   return table;

@@ -1,0 +1,438 @@
+#!/usr/bin/env python3
+# relaxc vs onnxruntime on small models of the nn op families (reductions, pooling, normalization,
+# convolution, resize, matmul/gemm) whose parameters are constants, including symbolic input dims
+# run at two sizes from one artifact. The ONNX node tests cover the ops with runtime-valued
+# parameters; these cover the attribute and mode combinations relaxc compiles.
+"""Usage: nn_cases.py --relaxc RELAXC --work DIR [FAMILY ...] (default: every family)."""
+import argparse
+import os
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models"))
+import compare  # noqa: E402
+
+F32 = TensorProto.FLOAT
+CASES = {}  # family -> list of (name, model, [feeds dicts])
+
+
+def case(family, name, nodes, inputs, outputs, inits=(), opset=13, shapes=None, dtypes=None,
+         seed=0, gen=None, out_types=None):
+    """inputs: [(name, shape with str for symbolic dims)]; shapes: list of concrete shape dicts
+    (input name -> shape) to run, default one run with the declared static shape."""
+    dtypes = dtypes or {}
+    out_types = out_types or {}
+    g = helper.make_graph(
+        nodes, name,
+        [helper.make_tensor_value_info(n, dtypes.get(n, F32), s) for n, s in inputs],
+        [helper.make_tensor_value_info(o, out_types.get(o, F32), None) for o in outputs],
+        initializer=[numpy_helper.from_array(np.asarray(v), k) for k, v in inits])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)], ir_version=8)
+    # Output shapes from ONNX shape inference (relaxc's checker wants them declared).
+    im = onnx.shape_inference.infer_shapes(m).graph
+    inferred = {v.name: v for v in list(im.value_info) + list(im.output)}
+    for o in m.graph.output:
+        if o.name in inferred and inferred[o.name].type.tensor_type.HasField("shape"):
+            o.CopyFrom(inferred[o.name])
+        else:
+            for _ in inputs[0][1]:  # not inferred (a function op): the first input's rank
+                o.type.tensor_type.shape.dim.add()
+    rng = np.random.default_rng(seed)
+    runs = []
+    for sh in shapes or [{n: s for n, s in inputs}]:
+        feeds = {}
+        for n, _ in inputs:
+            if gen:
+                feeds[n] = gen(rng, sh[n])
+            elif dtypes.get(n) == TensorProto.INT32:
+                feeds[n] = rng.integers(-5, 6, sh[n]).astype(np.int32)
+            else:
+                feeds[n] = rng.standard_normal(sh[n]).astype(np.float32)
+        runs.append(feeds)
+    CASES.setdefault(family, []).append((name, m, runs))
+
+
+def node(op, ins, outs=("y",), **attrs):
+    return helper.make_node(op, list(ins), list(outs), name=op.lower() + "0", **attrs)
+
+
+def rnd(shape, seed=1):
+    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+
+
+# ---- reductions ------------------------------------------------------------------------------
+def reduce_cases():
+    kinds = ["ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1",
+             "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"]
+    sym = [("x", ["n", 3, "w"])]
+    shapes = [{"x": [2, 3, 5]}, {"x": [1, 3, 7]}]
+    pos = lambda rng, s: rng.uniform(0.5, 2.0, s).astype(np.float32)  # noqa: E731 (LogSum, Prod)
+    for k in kinds:
+        for axes, keep in (([1], 1), ([0, 2], 0), ([-1], 1), (None, 0)):
+            tag = f"{k}_{'all' if axes is None else '_'.join(map(str, axes))}_k{keep}"
+            attrs = {"keepdims": keep}
+            if axes is not None:
+                attrs["axes"] = axes
+            case("reduce", tag + "_attr", [node(k, ["x"], **attrs)], sym, ["y"],
+                 opset=11 if k == "ReduceSum" else 13,
+                 shapes=shapes, gen=pos if k in ("ReduceLogSum", "ReduceProd") else None)
+            # opset 18: axes as a constant input.
+            ins, inits = ["x"], []
+            if axes is not None:
+                ins.append("axes")
+                inits.append(("axes", np.array(axes, np.int64)))
+            case("reduce", tag + "_input", [node(k, ins, keepdims=keep)], sym, ["y"], inits,
+                 opset=18, shapes=shapes, gen=pos if k in ("ReduceLogSum", "ReduceProd") else None)
+    for noop in (0, 1):
+        case("reduce", f"sum_empty_axes_noop{noop}",
+             [node("ReduceSum", ["x", "axes"], noop_with_empty_axes=noop)], [("x", [2, 3])], ["y"],
+             [("axes", np.array([], np.int64))], opset=13)
+    case("reduce", "sum_int32", [node("ReduceSum", ["x", "axes"], keepdims=0)], [("x", [3, 4])],
+         ["y"], [("axes", np.array([1], np.int64))], dtypes={"x": TensorProto.INT32},
+         out_types={"y": TensorProto.INT32})
+    case("reduce", "max_int32", [node("ReduceMax", ["x"], axes=[0])], [("x", [3, 4])], ["y"],
+         dtypes={"x": TensorProto.INT32}, out_types={"y": TensorProto.INT32})
+    for op in ("ArgMax", "ArgMin"):
+        for last in (0, 1):
+            for axis, keep in ((1, 1), (-1, 0), (0, 1)):
+                # small integers as floats: many ties, so select_last_index matters.
+                ties = lambda rng, s: rng.integers(0, 3, s).astype(np.float32)  # noqa: E731
+                case("reduce", f"{op}_a{axis}_k{keep}_last{last}",
+                     [node(op, ["x"], axis=axis, keepdims=keep, select_last_index=last)],
+                     [("x", ["n", 4, 5])], ["y"], shapes=[{"x": [2, 4, 5]}, {"x": [3, 4, 5]}],
+                     gen=ties, out_types={"y": TensorProto.INT64})
+
+
+# ---- pooling ---------------------------------------------------------------------------------
+def pool_cases():
+    for k in (1, 2, 3):
+        sp = [9, 8, 7][:k] if k < 3 else [6, 7, 5]
+        sym_in = [("x", ["n", 2] + [f"s{i}" for i in range(k)])]
+        shapes = [{"x": [1, 2] + sp}, {"x": [2, 2] + [s + 3 for s in sp]}]
+        for op in ("MaxPool", "AveragePool", "LpPool"):
+            for ceil in (0, 1):
+                attrs = dict(kernel_shape=[3] * k, strides=[2] * k, pads=[1] * k + [0] * k)
+                if op != "LpPool":
+                    attrs["ceil_mode"] = ceil
+                elif ceil:
+                    continue
+                if op == "AveragePool":
+                    for cip in (0, 1):
+                        case("pool", f"{op}{k}d_ceil{ceil}_cip{cip}",
+                             [node(op, ["x"], count_include_pad=cip, **attrs)], sym_in, ["y"],
+                             opset=19, shapes=shapes)
+                elif op == "LpPool":
+                    for p in (1, 2, 3):
+                        case("pool", f"{op}{k}d_p{p}", [node(op, ["x"], p=p, **attrs)], sym_in,
+                             ["y"], opset=18, shapes=shapes)
+                else:
+                    case("pool", f"{op}{k}d_ceil{ceil}", [node(op, ["x"], **attrs)], sym_in,
+                         ["y"], opset=12, shapes=shapes)
+        case("pool", f"MaxPool{k}d_dilated", [node("MaxPool", ["x"], kernel_shape=[2] * k,
+                                                   dilations=[2] * k, strides=[1] * k)],
+             sym_in, ["y"], opset=12, shapes=shapes)
+        case("pool", f"AveragePool{k}d_same_upper_s1",
+             [node("AveragePool", ["x"], kernel_shape=[3] * k, auto_pad="SAME_UPPER")], sym_in,
+             ["y"], opset=19, shapes=shapes)
+        for order in (0, 1):
+            case("pool", f"MaxPool{k}d_indices_order{order}",
+                 [node("MaxPool", ["x"], ["y", "i"], kernel_shape=[2] * k, strides=[2] * k,
+                       pads=[1] * k + [1] * k, storage_order=order)],
+                 [("x", [2, 3] + sp)], ["y", "i"], opset=12, out_types={"i": TensorProto.INT64})
+        for op in ("GlobalMaxPool", "GlobalAveragePool", "GlobalLpPool"):
+            case("pool", f"{op}{k}d", [node(op, ["x"])], sym_in, ["y"], shapes=shapes)
+
+
+# ---- normalization ---------------------------------------------------------------------------
+def norm_cases():
+    for axis in (-1, 1, 2):
+        case("norm", f"LayerNorm_axis{axis}",
+             [node("LayerNormalization", ["x", "s", "b"], ["y", "mean", "inv"], axis=axis,
+                   epsilon=1e-3)],
+             [("x", [2, 3, 4])], ["y", "mean", "inv"],
+             [("s", rnd([3, 4][axis if axis < 0 else axis - 1:] if axis != -1 else [4])),
+              ("b", rnd([4] if axis == -1 else [3, 4][axis - 1:], 2))], opset=17)
+    case("norm", "LayerNorm_sym_nobias",
+         [node("LayerNormalization", ["x", "s"], axis=-1)], [("x", ["n", "t", 8])], ["y"],
+         [("s", rnd([8]))], opset=17, shapes=[{"x": [1, 5, 8]}, {"x": [2, 3, 8]}])
+    case("norm", "InstanceNorm", [node("InstanceNormalization", ["x", "s", "b"], epsilon=1e-2)],
+         [("x", ["n", 3, "h", "w"])], ["y"], [("s", rnd([3])), ("b", rnd([3], 2))],
+         shapes=[{"x": [2, 3, 4, 5]}, {"x": [1, 3, 6, 2]}])
+    case("norm", "GroupNorm18", [node("GroupNormalization", ["x", "s", "b"], num_groups=2)],
+         [("x", [2, 4, 3, 3])], ["y"], [("s", rnd([2])), ("b", rnd([2], 2))], opset=18)
+    case("norm", "GroupNorm21", [node("GroupNormalization", ["x", "s", "b"], num_groups=2,
+                                      epsilon=1e-3)],
+         [("x", ["n", 6, "h", "w"])], ["y"], [("s", rnd([6])), ("b", rnd([6], 2))], opset=21,
+         shapes=[{"x": [2, 6, 3, 4]}, {"x": [1, 6, 5, 2]}])
+    for size in (3, 5):  # onnxruntime refuses even sizes
+        case("norm", f"LRN_size{size}", [node("LRN", ["x"], size=size, alpha=1e-2, beta=0.6,
+                                              bias=2.0)],
+             [("x", ["n", 5, "h", "w"])], ["y"], shapes=[{"x": [2, 5, 3, 4]}, {"x": [1, 5, 6, 2]}])
+    case("norm", "MVN", [node("MeanVarianceNormalization", ["x"])], [("x", [2, 3, 4, 5])], ["y"])
+    case("norm", "MVN_axes", [node("MeanVarianceNormalization", ["x"], axes=[1, -1])],
+         [("x", [2, 3, 4])], ["y"])
+    case("norm", "BatchNorm_inference",
+         [node("BatchNormalization", ["x", "s", "b", "m", "v"], epsilon=1e-3)],
+         [("x", ["n", 3, "h"])], ["y"],
+         [("s", rnd([3])), ("b", rnd([3], 2)), ("m", rnd([3], 3)),
+          ("v", np.abs(rnd([3], 4)) + 0.5)], shapes=[{"x": [2, 3, 4]}, {"x": [1, 3, 7]}])
+    case("norm", "BatchNorm_training",
+         [node("BatchNormalization", ["x", "s", "b", "m", "v"], ["y", "rm", "rv"], momentum=0.8,
+               training_mode=1)],
+         [("x", [2, 3, 4, 5])], ["y", "rm", "rv"],
+         [("s", rnd([3])), ("b", rnd([3], 2)), ("m", rnd([3], 3)),
+          ("v", np.abs(rnd([3], 4)) + 0.5)], opset=15)
+
+
+# ---- convolution -----------------------------------------------------------------------------
+def conv_cases():
+    for k in (1, 2, 3):
+        sp = [8, 7, 6][:k]
+        sym_in = [("x", ["n", 4] + [f"s{i}" for i in range(k)])]
+        shapes = [{"x": [1, 4] + sp}, {"x": [2, 4] + [s + 2 for s in sp]}]
+        for groups, dil, stride, pads in ((1, 1, 1, 0), (2, 2, 1, 1), (4, 1, 2, 1), (1, 1, 2, 0)):
+            w = rnd([6 if groups != 4 else 8, 4 // groups] + [3] * k)
+            case("conv", f"Conv{k}d_g{groups}_d{dil}_s{stride}_p{pads}",
+                 [node("Conv", ["x", "w", "b"], group=groups, dilations=[dil] * k,
+                       strides=[stride] * k, pads=[pads] * (2 * k))],
+                 sym_in, ["y"], [("w", w), ("b", rnd([w.shape[0]], 2))], shapes=shapes)
+        case("conv", f"Conv{k}d_same_lower",
+             [node("Conv", ["x", "w"], auto_pad="SAME_LOWER", kernel_shape=[2] * k)], sym_in,
+             ["y"], [("w", rnd([3, 4] + [2] * k))], shapes=shapes)
+        # ConvTranspose
+        for groups, stride, pads, opad, dil in ((1, 2, 1, 1, 1), (2, 2, 0, 0, 1), (1, 1, 1, 0, 2),
+                                                (2, 3, 2, 1, 2)):
+            w = rnd([4, 6 // groups] + [3] * k)
+            case("conv", f"ConvTranspose{k}d_g{groups}_s{stride}_p{pads}_op{opad}_d{dil}",
+                 [node("ConvTranspose", ["x", "w", "b"], group=groups, strides=[stride] * k,
+                       pads=[pads] * (2 * k), output_padding=[opad] * k, dilations=[dil] * k)],
+                 sym_in, ["y"], [("w", w), ("b", rnd([6], 2))], shapes=shapes)
+        case("conv", f"ConvTranspose{k}d_k2s2", [node("ConvTranspose", ["x", "w"], strides=[2] * k)],
+             sym_in, ["y"], [("w", rnd([4, 3] + [2] * k))], shapes=shapes)
+        case("conv", f"ConvTranspose{k}d_k2s2_outpad",
+             [node("ConvTranspose", ["x", "w"], strides=[2] * k, output_padding=[1] * k)],
+             sym_in, ["y"], [("w", rnd([4, 3] + [2] * k))], shapes=shapes)
+        static = [("x", [1, 4] + sp)]
+        case("conv", f"ConvTranspose{k}d_output_shape",
+             [node("ConvTranspose", ["x", "w"], strides=[2] * k,
+                   output_shape=[2 * s + 1 for s in sp])],
+             static, ["y"], [("w", rnd([4, 3] + [3] * k))])
+        for ap in ("SAME_UPPER", "SAME_LOWER"):
+            case("conv", f"ConvTranspose{k}d_{ap}",
+                 [node("ConvTranspose", ["x", "w"], strides=[2] * k, auto_pad=ap)],
+                 static, ["y"], [("w", rnd([4, 3] + [3] * k))])
+
+
+# ---- resize ----------------------------------------------------------------------------------
+def resize_cases():
+    sym = [("x", ["n", 2, "h", "w"])]
+    shapes = [{"x": [1, 2, 4, 5]}, {"x": [2, 2, 7, 3]}]
+    empty = np.array([], np.float32)
+    coords = ["half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric"]
+    for scales in ([1, 1, 2, 3], [1, 1, 0.6, 1.5], [1, 1, 0.5, 0.5], [1, 1, 1.25, 2.5]):
+        tag = "x".join(str(s).replace(".", "p") for s in scales[2:])
+        sc = np.array(scales, np.float32)
+        for coord in coords + ["half_pixel_symmetric"]:
+            modes = (("nearest", "round_prefer_floor"), ("nearest", "round_prefer_ceil"),
+                     ("nearest", "floor"), ("nearest", "ceil"), ("linear", None), ("cubic", None))
+            if scales[2] in (0.5, 1.25):  # the full matrix at the first two scales only
+                modes = (("nearest", "floor"), ("linear", None))
+            for mode, nm in modes:
+                if mode == "nearest" and coord == "half_pixel_symmetric":
+                    continue
+                attrs = dict(mode=mode, coordinate_transformation_mode=coord)
+                if nm:
+                    attrs["nearest_mode"] = nm
+                opset = 19 if coord == "half_pixel_symmetric" else 13
+                case("resize", f"{mode}_{nm or ''}_{coord}_{tag}",
+                     [node("Resize", ["x", "roi", "scales"], **attrs)], sym, ["y"],
+                     [("roi", empty), ("scales", sc)], opset=opset, shapes=shapes)
+    for ex, a in ((1, -0.5), (0, -0.5), (1, -0.75)):
+        case("resize", f"cubic_exclude{ex}_A{a}",
+             [node("Resize", ["x", "roi", "scales"], mode="cubic", exclude_outside=ex,
+                   cubic_coeff_a=a)], sym, ["y"],
+             [("roi", empty), ("scales", np.array([1, 1, 0.8, 1.7], np.float32))], shapes=shapes)
+    for mode in ("nearest", "linear", "cubic"):
+        case("resize", f"sizes_{mode}", [node("Resize", ["x", "roi", "", "sizes"], mode=mode)],
+             [("x", [1, 2, 5, 4])], ["y"],
+             [("roi", empty), ("sizes", np.array([1, 2, 3, 7], np.int64))])
+    for pol in ("not_larger", "not_smaller"):
+        case("resize", f"sizes_axes_{pol}",
+             [node("Resize", ["x", "", "", "sizes"], mode="linear", axes=[2, 3],
+                   keep_aspect_ratio_policy=pol)],
+             [("x", [1, 2, 5, 4])], ["y"], [("sizes", np.array([7, 9], np.int64))], opset=19)
+    case("resize", "scales_axes_opset19",
+         [node("Resize", ["x", "", "scales"], mode="linear", axes=[3, 2])], sym, ["y"],
+         [("scales", np.array([2.0, 1.5], np.float32))], opset=19, shapes=shapes)
+    case("resize", "linear_3d", [node("Resize", ["x", "", "scales"], mode="linear")],
+         [("x", [1, 1, 3, 4, 2])], ["y"],
+         [("scales", np.array([1, 1, 2, 0.5, 3], np.float32))], opset=13)
+    case("resize", "opset10_nearest", [node("Resize", ["x", "scales"], mode="nearest")], sym,
+         ["y"], [("scales", np.array([1, 1, 2, 3], np.float32))], opset=10, shapes=shapes)
+    case("resize", "opset11_linear_roi_unused",
+         [node("Resize", ["x", "roi", "scales"], mode="linear")], sym, ["y"],
+         [("roi", empty), ("scales", np.array([1, 1, 2, 2], np.float32))], opset=11,
+         shapes=shapes)
+    case("resize", "upsample7_nearest", [node("Upsample", ["x"], mode="nearest",
+                                              scales=[1.0, 1.0, 2.0, 3.0])], sym, ["y"], opset=7,
+         shapes=shapes)
+    for mode in ("nearest", "linear"):
+        case("resize", f"upsample9_{mode}", [node("Upsample", ["x", "scales"], mode=mode)], sym,
+             ["y"], [("scales", np.array([1, 1, 2, 3], np.float32))], opset=9, shapes=shapes)
+
+
+# ---- matmul / gemm ---------------------------------------------------------------------------
+def matmul_cases():
+    for name, a, b in (("1dx2d", [4], [4, 3]), ("2dx1d", [3, 4], [4]), ("1dx1d", [4], [4]),
+                       ("1dx3d", [4], [2, 4, 3]), ("3dx1d", [2, 3, 4], [4]),
+                       ("bcast", [2, 1, 3, 4], [5, 4, 2]), ("2dx3d", [3, 4], [2, 4, 5])):
+        case("matmul", f"MatMul_{name}", [node("MatMul", ["a", "b"])], [("a", a), ("b", b)],
+             ["y"])
+    case("matmul", "MatMul_sym", [node("MatMul", ["a", "b"])], [("a", ["n", "t", 4])], ["y"],
+         [("b", rnd([4, 6]))], shapes=[{"a": [1, 3, 4]}, {"a": [2, 5, 4]}])
+    for ta in (0, 1):
+        for tb in (0, 1):
+            for cshape in ([3, 5], [5], [1], [3, 1], []):
+                a = [4, 3] if ta else [3, 4]
+                b = [5, 4] if tb else [4, 5]
+                case("matmul", f"Gemm_ta{ta}_tb{tb}_c{'x'.join(map(str, cshape)) or 'scalar'}",
+                     [node("Gemm", ["a", "b", "c"], transA=ta, transB=tb, alpha=0.5, beta=2.0)],
+                     [("a", a)], ["y"], [("b", rnd(b)), ("c", rnd(cshape, 2))])
+    case("matmul", "Gemm_noc", [node("Gemm", ["a", "b"], transB=1)], [("a", ["n", 4])], ["y"],
+         [("b", rnd([6, 4]))], opset=11, shapes=[{"a": [1, 4]}, {"a": [3, 4]}])
+
+
+# ---- errors: clean messages (exit 1), never a crash -----------------------------------------
+ERRORS = []  # (name, model, feeds or None (compile error expected), regex)
+
+
+def error_case(name, nodes, inputs, inits=(), opset=13, run_shapes=None, expect=""):
+    dummy = {n: [1 if isinstance(v, str) else v for v in sh] for n, sh in inputs}
+    case("errors", name, nodes, inputs, ["y"], inits, opset=opset, shapes=run_shapes or [dummy])
+    n, m, runs = CASES["errors"].pop()
+    ERRORS.append((n, m, runs if run_shapes else None, expect))
+
+
+def error_cases():
+    x4 = [("x", ["n", 2, "h", "w"])]
+    error_case("resize_runtime_scales", [node("Resize", ["x", "", "s"], mode="linear")],
+               x4 + [("s", [4])], expect=r"input 's' \(scales\) is a run-time value")
+    error_case("reduce_runtime_axes", [node("ReduceSum", ["x", "a"])],
+               [("x", [2, 3]), ("a", [1])], expect=r"input 'a' \(axes\) is a run-time value")
+    error_case("resize_antialias", [node("Resize", ["x", "", "s"], mode="linear", antialias=1)],
+               x4, [("s", np.array([1, 1, 2, 2], np.float32))], opset=18,
+               expect="antialias=1 is not supported")
+    error_case("conv_4d_window", [node("Conv", ["x", "w"])], [("x", [1, 1, 2, 2, 2, 2])],
+               [("w", rnd([1, 1, 1, 1, 1, 1]))], expect="only 1-D, 2-D and 3-D Conv")
+    error_case("convtranspose_same_symbolic",
+               [node("ConvTranspose", ["x", "w"], strides=[2, 2], auto_pad="SAME_UPPER")],
+               x4, [("w", rnd([2, 1, 3, 3]))], expect="need static spatial input dims")
+    error_case("maxpool3d_input_too_small", [node("MaxPool", ["x"], kernel_shape=[3, 3, 3])],
+               [("x", ["n", 1, "d", 4, 4])], opset=12, run_shapes=[{"x": [1, 1, 2, 4, 4]}],
+               expect="max_pool3d output depth")
+    error_case("resize_zero_scale", [node("Resize", ["x", "", "s"])], x4,
+               [("s", np.array([1, 1, 0, 2], np.float32))], expect="scales must be positive")
+
+
+def run_error_case(relaxc, work, name, m, runs, expect):
+    import re
+    d = os.path.join(work, name)
+    os.makedirs(d, exist_ok=True)
+    path = os.path.join(d, "model.onnx")
+    onnx.save(m, path)
+    so = os.path.join(d, "model.so")
+    p = subprocess.run([relaxc, "compile", path, "-o", so], capture_output=True, text=True)
+    if runs is not None and p.returncode == 0:
+        args = [relaxc, "run", so, "--output-dir", os.path.join(d, "out")]
+        for n, v in runs[0].items():
+            f = os.path.join(d, f"in_{n}.npy")
+            np.save(f, v)
+            args += ["--input", f"{n}={f}"]
+        p = subprocess.run(args, capture_output=True, text=True)
+    text = (p.stderr + p.stdout).strip()
+    if p.returncode != 1 or not re.search(expect, text):
+        return False, f"expected exit 1 with /{expect}/, got exit {p.returncode}: {text[:300]}"
+    return True, text.splitlines()[0][:200]
+
+
+FAMILIES = {"reduce": reduce_cases, "pool": pool_cases, "norm": norm_cases, "conv": conv_cases,
+            "resize": resize_cases, "matmul": matmul_cases, "errors": error_cases}
+
+
+def ort_run(model_path, feeds):
+    import onnxruntime as ort
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    s = ort.InferenceSession(model_path, so, providers=["CPUExecutionProvider"])
+    return [o.name for o in s.get_outputs()], s.run(None, feeds)
+
+
+def run_case(relaxc, work, name, m, runs):
+    d = os.path.join(work, name)
+    os.makedirs(d, exist_ok=True)
+    path = os.path.join(d, "model.onnx")
+    onnx.save(m, path)
+    so = os.path.join(d, "model.so")
+    p = subprocess.run([relaxc, "compile", path, "-o", so], capture_output=True, text=True)
+    if p.returncode != 0:
+        return False, f"compile exit {p.returncode}: {(p.stderr or p.stdout).strip()[:300]}"
+    msgs = []
+    for k, feeds in enumerate(runs):
+        try:
+            names, refs = ort_run(path, feeds)
+        except Exception as e:  # noqa: BLE001 (the reference itself failed: report the case)
+            return False, f"onnxruntime failed: {str(e)[:200]}"
+        args = [relaxc, "run", so, "--output-dir", os.path.join(d, f"out{k}")]
+        for n, v in feeds.items():
+            f = os.path.join(d, f"in{k}_{n}.npy")
+            np.save(f, v)
+            args += ["--input", f"{n}={f}"]
+        p = subprocess.run(args, capture_output=True, text=True)
+        if p.returncode != 0:
+            return False, f"run exit {p.returncode}: {(p.stderr or p.stdout).strip()[:300]}"
+        for n, ref in zip(names, refs):
+            got = np.load(os.path.join(d, f"out{k}", n + ".npy"))
+            ok, msg = compare.compare(got, ref)
+            if not ok:
+                return False, f"run {k} ({', '.join(str(list(v.shape)) for v in feeds.values())}) output {n}: {msg}"
+            msgs.append(msg)
+    return True, f"{len(runs)} run(s)"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--relaxc", required=True)
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--filter", default=None, help="only cases whose name contains this")
+    ap.add_argument("families", nargs="*", default=sorted(FAMILIES))
+    args = ap.parse_args()
+    for f in args.families:
+        FAMILIES[f]()
+    passed = failed = 0
+    for name, m, runs, expect in ERRORS:
+        if args.filter and args.filter not in name:
+            continue
+        ok, msg = run_error_case(args.relaxc, os.path.join(args.work, "errors"), name, m, runs, expect)
+        passed += ok
+        failed += not ok
+        if not ok:
+            print(f"FAIL errors/{name}: {msg}", flush=True)
+    for fam in args.families:
+        for name, m, runs in CASES.get(fam, []):
+            if args.filter and args.filter not in name:
+                continue
+            ok, msg = run_case(args.relaxc, os.path.join(args.work, fam), name, m, runs)
+            passed += ok
+            failed += not ok
+            if not ok:
+                print(f"FAIL {fam}/{name}: {msg}", flush=True)
+    print(f"nn cases: {passed} passed, {failed} failed")
+    return 0 if failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
