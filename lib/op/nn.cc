@@ -11,13 +11,9 @@ namespace relax {
 namespace {
 
 using window::Idx;
+using window::SpatialRank;
 using window::Window;
 
-// Spatial rank of an N-D window op from its name ("relax.nn.conv2d" -> 2).
-int SpatialRank(const CallNode& c) {
-  const std::string& n = OpName(c);
-  return n[n.size() - 2] - '0';
-}
 
 // ---- conv{1,2,3}d (N, C, spatial... data; O, I/groups, kernel... weight) -------------------
 StructInfo InferConv(const CallNode& c, BlockBuilder& bb) {

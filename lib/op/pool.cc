@@ -13,12 +13,9 @@ namespace relax {
 namespace {
 
 using window::Idx;
+using window::SpatialRank;
 using window::Window;
 
-int SpatialRank(const CallNode& c) {
-  const std::string& n = OpName(c);
-  return n[n.size() - 2] - '0';
-}
 
 struct PoolSpec {
   int k;
@@ -66,6 +63,14 @@ std::vector<int64_t> CopyPads(const PoolSpec& p) {
   return pads;
 }
 
+// X padded with `fill` by CopyPads(p) (X itself when no side is padded).
+te::Tensor PaddedInput(const te::Tensor& X, const PoolSpec& p, PrimExpr fill) {
+  std::vector<int64_t> pads = CopyPads(p);
+  bool padded = false;
+  for (int64_t v : pads) padded |= v != 0;
+  return padded ? window::PadNd(X, pads, std::move(fill)) : X;
+}
+
 std::vector<PrimExpr> OutShape(const PoolSpec& p, const std::vector<PrimExpr>& xs) {
   std::vector<PrimExpr> out = {xs[0], xs[1]};
   for (const auto& e : window::WindowOutDims(p.win, xs, p.kernel, p.ceil_mode)) out.push_back(e);
@@ -90,10 +95,7 @@ std::vector<PrimExpr> PaddedIdx(const PoolSpec& p, const std::vector<Var>& i,
 te::Tensor ComputeMaxPool(const CallNode& c, const std::vector<te::Tensor>& in) {
   te::Tensor X = in[0];
   PoolSpec p = GetPool(c, static_cast<int>(X->shape().size()));
-  std::vector<int64_t> pads = CopyPads(p);
-  bool padded = false;
-  for (int64_t v : pads) padded |= v != 0;
-  te::Tensor P = padded ? window::PadNd(X, pads, te::MinValue(X->dtype())) : X;
+  te::Tensor P = PaddedInput(X, p, te::MinValue(X->dtype()));
   auto r = Taps(p);
   return te::Compute(
       OutShape(p, X->shape()),
@@ -111,11 +113,8 @@ te::Tensor ComputeAvgPool(const CallNode& c, const std::vector<te::Tensor>& in) 
   const auto& xs = X->shape();
   PoolSpec p = GetPool(c, static_cast<int>(xs.size()));
   bool include_pad = GetIntAttr(c.attrs, "count_include_pad") != 0;
-  std::vector<int64_t> pads = CopyPads(p);
-  bool padded = false;
-  for (int64_t v : pads) padded |= v != 0;
   DataType t = X->dtype();
-  te::Tensor P = padded ? window::PadNd(X, pads, FloatImm(0.0, t)) : X;
+  te::Tensor P = PaddedInput(X, p, FloatImm(0.0, t));
   auto r = Taps(p);
   std::vector<PrimExpr> shape = OutShape(p, xs);
   auto sum = te::Compute(
@@ -143,11 +142,8 @@ te::Tensor ComputeLpPool(const CallNode& c, const std::vector<te::Tensor>& in) {
   te::Tensor X = in[0];
   PoolSpec p = GetPool(c, static_cast<int>(X->shape().size()));
   int64_t pw = GetIntAttr(c.attrs, "p");
-  std::vector<int64_t> pads = CopyPads(p);
-  bool padded = false;
-  for (int64_t v : pads) padded |= v != 0;
   DataType t = X->dtype();
-  te::Tensor P = padded ? window::PadNd(X, pads, FloatImm(0.0, t)) : X;
+  te::Tensor P = PaddedInput(X, p, FloatImm(0.0, t));
   auto r = Taps(p);
   std::vector<PrimExpr> shape = OutShape(p, X->shape());
   auto sum = te::Compute(

@@ -14,6 +14,12 @@ namespace relax::window {
 
 inline std::vector<PrimExpr> Idx(const std::vector<Var>& v) { return {v.begin(), v.end()}; }
 
+/// Spatial rank of an N-D window op from its name ("relax.nn.conv2d" -> 2, "..._pool3d" -> 3).
+inline int SpatialRank(const CallNode& c) {
+  const std::string& n = OpName(c);
+  return n[n.size() - 2] - '0';
+}
+
 // Output extent of one spatial axis of a sliding window (ONNX Conv, MaxPool, AveragePool):
 //   floor mode: floor((in + pad_begin + pad_end - dil*(k-1) - 1) / s) + 1;
 //   ceil mode:  the same with ceil, except that the last window must start inside the input or
