@@ -75,3 +75,10 @@ set_tests_properties(models.det.text_320x320 PROPERTIES FIXTURES_REQUIRED
                      "det_artifact;cls_text_images")
 set_tests_properties(models.rec.text_1x48x320 PROPERTIES FIXTURES_REQUIRED
                      "rec_artifact;cls_text_images")
+
+# det's output map is written in the input's symbolic dims (batch, h, w), not unknown dims.
+add_test(NAME models.det.symbolic_output_shape
+         COMMAND bash ${RELAX_VENV_PYTHON} ${RELAX_MODEL_TEST_DIR}/check_symbolic_output.py
+                 --relaxc $<TARGET_FILE:relaxc> --model-name ch_PP-OCRv4_det_infer.onnx
+                 --expect 0:0,2:2,3:3)
+set_tests_properties(models.det.symbolic_output_shape PROPERTIES TIMEOUT 300 LABELS models)
