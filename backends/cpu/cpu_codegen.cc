@@ -64,6 +64,15 @@ void ValidateCpuTarget(const Target& t) {
     if (!sti || !sti->isCPUStringValid(mcpu))
       RELAX_THROW("-mcpu=" << mcpu << " is not a CPU LLVM knows for " << triple.str()
                            << " (e.g. x86-64, x86-64-v3, skylake, znver3, native)");
+    // The kernels are 64-bit code: a 32-bit-only CPU (i386, i686, pentium4...) would make
+    // LLVM abort during codegen.
+    std::unique_ptr<llvm::MCSubtargetInfo> cpu(lt->createMCSubtargetInfo(triple, mcpu, ""));
+    bool has64 = false;
+    for (const auto& kv : cpu->getAllProcessorFeatures())
+      if (std::string(kv.Key) == "64bit") has64 = cpu->getFeatureBits().test(kv.Value);
+    if (!has64)
+      RELAX_THROW("-mcpu=" << mcpu << " cannot run 64-bit code; relaxc generates x86-64 kernels "
+                           << "(e.g. x86-64, x86-64-v3, skylake, znver3, native)");
   }
 }
 

@@ -831,7 +831,10 @@ te::Tensor ComputeRuntimeShape(const CallNode& c, const std::vector<te::Tensor>&
       n = Select(pos, FloorDiv(dist + sd - PrimExpr(1), sd),
                  FloorDiv(PrimExpr(0) - dist - sd - PrimExpr(1), PrimExpr(0) - sd));
     }
-    dims.push_back(Max(n, PrimExpr(0)));
+    // delta 0 has no length (ONNX: undefined): -1, which vm.builtin.tensor_to_shape reports as
+    // an invalid dim naming the node.
+    PrimExpr zero_step = t.is_float() ? Eq(d, FloatImm(0.0, t)) : Eq(I64(d), PrimExpr(0));
+    dims.push_back(Select(zero_step, PrimExpr(-1), Max(n, PrimExpr(0))));
   }
   return te::Compute(
       {PrimExpr(r)},

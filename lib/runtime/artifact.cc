@@ -69,8 +69,8 @@ struct Mapping {
 // linked into every binary that can load artifacts (the binary must export them, e.g. with
 // CMake ENABLE_EXPORTS / -rdynamic).
 [[maybe_unused]] __attribute__((used)) void* const kCApiAnchor[] = {
-    reinterpret_cast<void*>(&RelaxSetLastError), reinterpret_cast<void*>(&RelaxGetLastError),
-    reinterpret_cast<void*>(&RelaxParallelFor), reinterpret_cast<void*>(&RelaxCheckKernelArgs),
+    reinterpret_cast<void*>(&RelaxSetLastError),   reinterpret_cast<void*>(&RelaxGetLastError),
+    reinterpret_cast<void*>(&RelaxParallelFor),    reinterpret_cast<void*>(&RelaxCheckKernelArgs),
     reinterpret_cast<void*>(&RelaxWorkspaceAlloc), reinterpret_cast<void*>(&RelaxWorkspaceFree)};
 
 }  // namespace
@@ -91,7 +91,9 @@ void WriteArtifact(const std::string& path, const ArtifactParts& parts) {
 std::shared_ptr<LoadedArtifact> LoadedArtifact::Load(const std::string& path) {
   const std::string where = "artifact '" + path + "'";
   Fd fd;
-  fd.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO (or a device) must not block before the regular-file check
+  // below refuses it; it has no effect on the reads of a regular file.
+  fd.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd.fd < 0) RELAX_THROW("cannot open " << where << ": " << ErrnoText());
   struct stat sb;
   if (::fstat(fd.fd, &sb) != 0) RELAX_THROW("cannot stat " << where << ": " << ErrnoText());

@@ -112,6 +112,22 @@ def case_runtime_shapes(r):
     bad["es"] = np.array([1, 1, 1, 5], np.int64)
     r.run(so, bad, expect_error="Expand 'y_expand': output dim 3 computed from tensor data is "
                                 "invalid (negative: -1)")
+    # reflect/edge padding of an empty axis has nothing to read: a run-time error (it once read
+    # past a 0-size buffer); Range with delta 0 has no length.
+    m2 = model([helper.make_node("Pad", ["xe", "pe"], ["y_pe"], name="pad_e", mode="reflect"),
+                helper.make_node("Range", ["ra", "rb", "rd"], ["y_rg"], name="rg0")],
+               [vi("xe", TensorProto.FLOAT, ["a", "b"]), vi("pe", TensorProto.INT64, [4]),
+                vi("ra", TensorProto.INT64, []), vi("rb", TensorProto.INT64, []),
+                vi("rd", TensorProto.INT64, [])],
+               outs(["y_pe"], {"y_pe": 2}) + [vi("y_rg", TensorProto.INT64, ["n"])])
+    so2 = r.compile(m2, "empty_pad_range")
+    good = dict(xe=np.ones((2, 4), np.float32), pe=np.array([1, 0, 1, 0], np.int64),
+                ra=np.array(0, np.int64), rb=np.array(5, np.int64), rd=np.array(2, np.int64))
+    same(r.run(so2, good), ort(m2, good), " empty_pad_range")
+    r.run(so2, dict(good, xe=np.zeros((0, 4), np.float32)),
+          expect_error="Pad 'pad_e': mode 'reflect' cannot pad empty axis 0")
+    r.run(so2, dict(good, rd=np.array(0, np.int64)),
+          expect_error="Range 'rg0': output dim 0 computed from tensor data is invalid")
     print("PASS: bad run-time shapes refused")
 
 

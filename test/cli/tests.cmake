@@ -84,6 +84,10 @@ relax_cli_error(compile_output_directory 1 "out_dir\\.so': it exists and is not 
                 ${RELAXC} compile ${PROJECT_SOURCE_DIR}/test/controlflow/nonzero_consumer.rx -o ${W}/out_dir.so)
 relax_cli_error(compile_directory 1 "a_directory\\.onnx' is a directory, not a model file"
                 ${RELAXC} compile ${W}/a_directory.onnx -o ${W}/out_dir.so)
+relax_cli_error(run_artifact_fifo 1 "out_fifo' is not a regular file"
+                ${RELAX_RUN} ${W}/out_fifo --input x=${W}/good.npy)
+relax_cli_error(compile_target_32bit_cpu 1 "-mcpu=i386 cannot run 64-bit code"
+                ${RELAXC} compile ${W}/div_int.onnx -o ${W}/out_t.so --target "cpu -mcpu=i386")
 relax_cli_error(compile_dev_zero 1 "'/dev/zero' is not a regular file"
                 ${RELAXC} compile /dev/zero -o ${W}/out_zero.so)
 relax_cli_error(compile_conv_strides0 1 "Conv 'conv0': strides and dilations must be positive"

@@ -473,6 +473,18 @@ void AddMovementConverters(ConverterTable* t) {
         value = MakeConstant(dt, {}, zero);
       }
     }
+    // reflect / edge / wrap read the input along a padded axis: it may not be empty (ONNX
+    // leaves it undefined; reading it would run past a 0-size buffer). A run-time check.
+    auto require_nonempty = [&](int64_t axis) {
+      if (mode == "constant") return;
+      PrimExpr d = Dims(x)[static_cast<size_t>(axis)];
+      if (ctx.bb().analyzer().CanProve(d >= PrimExpr(1))) return;
+      ctx.bb().Emit(MakeCall(Op("relax.check_dims_equal"),
+                             {MakeShapeExpr({Max(d, PrimExpr(1)), d}),
+                              MakeStringImm(ctx.Where(n) + "mode '" + mode +
+                                            "' cannot pad empty axis " + std::to_string(axis))}),
+                    "check");
+    };
     std::optional<std::vector<int64_t>> axes;
     if (ImportContext::HasInput(n, 3)) {
       axes = StaticInts(ctx, n, 3);
@@ -493,6 +505,8 @@ void AddMovementConverters(ConverterTable* t) {
           RELAX_THROW(ctx.Where(n) << pads->size() << " pads for rank " << r);
         full = *pads;
       }
+      for (int64_t i = 0; i < r; ++i)
+        if (full[i] != 0 || full[i + r] != 0) require_nonempty(i);
       return {ctx.Emit(MakeCall(Op("relax.pad"), {x, value}, {{"pads", full}, {"mode", mode}}), n)};
     }
     if (axes) RELAX_THROW(ctx.Where(n) << "run-time pads with an axes input are not supported");
@@ -500,6 +514,7 @@ void AddMovementConverters(ConverterTable* t) {
     int64_t k = 0;
     (*p->sinfo->values)[0].AsInt(&k);
     if (k != 2 * r) RELAX_THROW(ctx.Where(n) << k << " pads for rank " << r);
+    for (int64_t i = 0; i < r; ++i) require_nonempty(i);
     Expr dims = ctx.bb().Emit(
         MakeCall(Op("relax.runtime_shape"), {x, p}, {{"fn", std::string("pad")}}), "pad_dims");
     return {
