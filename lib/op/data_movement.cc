@@ -481,7 +481,43 @@ StructInfo InferBroadcastTo(const CallNode& c, BlockBuilder& bb) {
   const auto& x = TensorArg(c, 0);
   const ShapeExprNode* s = OutShapeArg(c);
   if (!s) RELAX_THROW("op 'relax.broadcast_to': the target must be a shape expression");
-  return TensorSInfo(BroadcastShapes(*x.values, s->values, DescribeCall(c), bb), x.dtype);
+  const std::vector<PrimExpr>& xs = *x.values;
+  const std::vector<PrimExpr>& ts = s->values;
+  if (xs.size() > ts.size())
+    return TensorSInfo(BroadcastShapes(xs, ts, DescribeCall(c), bb), x.dtype);
+  // ONNX Expand: each input dim is 1 or the target dim (or the target dim is 1). A symbolic
+  // input dim that cannot be proved equal to the target is allowed to be 1 at run time: the
+  // output takes the target dim and a run-time check requires x_d == 1 or x_d == t_d, written
+  // without a select as e == t_d with e = x_d + (t_d - x_d) * [x_d == 1] (the kernel reads
+  // index 0 of such a dim when it is 1).
+  std::vector<PrimExpr> out;
+  arith::Analyzer& an = bb.analyzer();
+  size_t off = ts.size() - xs.size();
+  for (size_t i = 0; i < ts.size(); ++i) {
+    const PrimExpr& t = ts[i];
+    if (i < off) {
+      out.push_back(t);
+      continue;
+    }
+    const PrimExpr& d = xs[i - off];
+    int64_t cd = -1, ct = -1;
+    d.AsInt(&cd);
+    t.AsInt(&ct);
+    if (ct == 1) {
+      out.push_back(d);
+    } else if (cd == 1 || an.CanProveEqual(d, t)) {
+      out.push_back(t);
+    } else {
+      PrimExpr one(1), zero(0);
+      PrimExpr is_one = (one - Min(Max(d - one, zero), one)) * Min(d, one);
+      PrimExpr e = d + (t - d) * is_one;
+      bb.UnifyDim(an.Simplify(e), t,
+                  DescribeCall(c) + " broadcast axis " + std::to_string(i) + " (input dim " +
+                      ToString(d) + " must be 1 or equal)");
+      out.push_back(t);
+    }
+  }
+  return TensorSInfo(out, x.dtype);
 }
 te::Tensor ComputeBroadcastTo(const CallNode& c, const std::vector<te::Tensor>& in) {
   const auto& xs = in[0]->shape();
@@ -494,7 +530,11 @@ te::Tensor ComputeBroadcastTo(const CallNode& c, const std::vector<te::Tensor>& 
         for (size_t d = 0; d < xs.size(); ++d) {
           int64_t v;
           bool one = xs[d].AsInt(&v) && v == 1;
-          idx.push_back(one ? PrimExpr(0) : ClampIndex(i[d + n - xs.size()], xs[d]));
+          PrimExpr j = ClampIndex(i[d + n - xs.size()], xs[d]);
+          // A symbolic input dim may be 1 at run time (InferBroadcastTo checks it is 1 or the
+          // output dim): read index 0 then.
+          if (!one && !xs[d].AsInt()) j = Select(Eq(xs[d], PrimExpr(1)), PrimExpr(0), j);
+          idx.push_back(one ? PrimExpr(0) : j);
         }
         return (*in[0])(idx);
       },

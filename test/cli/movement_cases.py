@@ -114,16 +114,27 @@ def case_runtime_shapes(r):
                                 "invalid (negative: -1)")
     # reflect/edge padding of an empty axis has nothing to read: a run-time error (it once read
     # past a 0-size buffer); Range with delta 0 has no length.
+    # Expand of symbolic dims that are 1 at run time broadcasts them (run-time and constant
+    # target shapes).
     m2 = model([helper.make_node("Pad", ["xe", "pe"], ["y_pe"], name="pad_e", mode="reflect"),
-                helper.make_node("Range", ["ra", "rb", "rd"], ["y_rg"], name="rg0")],
+                helper.make_node("Range", ["ra", "rb", "rd"], ["y_rg"], name="rg0"),
+                helper.make_node("Expand", ["xb", "sb"], ["y_eb"], name="exp_rt"),
+                helper.make_node("Expand", ["xb", "sc"], ["y_ec"], name="exp_c")],
                [vi("xe", TensorProto.FLOAT, ["a", "b"]), vi("pe", TensorProto.INT64, [4]),
                 vi("ra", TensorProto.INT64, []), vi("rb", TensorProto.INT64, []),
-                vi("rd", TensorProto.INT64, [])],
-               outs(["y_pe"], {"y_pe": 2}) + [vi("y_rg", TensorProto.INT64, ["n"])])
+                vi("rd", TensorProto.INT64, []), vi("xb", TensorProto.FLOAT, ["c", "d"]),
+                vi("sb", TensorProto.INT64, [2])],
+               outs(["y_pe", "y_eb", "y_ec"], {"y_pe": 2, "y_eb": 2, "y_ec": 2})
+               + [vi("y_rg", TensorProto.INT64, ["n"])],
+               [i64("sc", [3, 4])])
     so2 = r.compile(m2, "empty_pad_range")
     good = dict(xe=np.ones((2, 4), np.float32), pe=np.array([1, 0, 1, 0], np.int64),
-                ra=np.array(0, np.int64), rb=np.array(5, np.int64), rd=np.array(2, np.int64))
+                ra=np.array(0, np.int64), rb=np.array(5, np.int64), rd=np.array(2, np.int64),
+                xb=np.arange(3, dtype=np.float32).reshape(3, 1), sb=np.array([3, 4], np.int64))
     same(r.run(so2, good), ort(m2, good), " empty_pad_range")
+    good1 = dict(good, xb=np.full((1, 1), 7, np.float32))
+    same(r.run(so2, good1), ort(m2, good1), " expand 1x1")
+    r.run(so2, dict(good, xb=np.ones((2, 1), np.float32)), expect_error="Expand 'exp")
     r.run(so2, dict(good, xe=np.zeros((0, 4), np.float32)),
           expect_error="Pad 'pad_e': mode 'reflect' cannot pad empty axis 0")
     r.run(so2, dict(good, rd=np.array(0, np.int64)),
