@@ -1,6 +1,7 @@
-# Sourced environment for relaxc scripts and tests: exports RELAX_ROOT, RELAX_CACHE, RELAX_VENV, RELAX_PYTHON, RELAX_MODEL_DIR.
+# Sourced environment for relaxc scripts and tests: exports RELAX_ROOT, RELAX_CACHE, RELAX_VENV, RELAX_PYTHON, RELAX_MODEL_DIR,
+# RELAX_EXPORT_VENV and RELAX_EXPORT_DIR.
 # The venv lives in a machine-level cache keyed by the hash of the pinned requirements files:
-#   ~/.cache/relaxc/venv-<first 12 hex of sha256 of `cat scripts/requirements*.txt`>
+#   ~/.cache/relaxc/venv-<first 12 hex of sha256 of `cat scripts/requirements-nodeps.txt scripts/requirements.txt`>
 # Any variable already set in the environment is kept (e.g. RELAX_VENV=/some/venv).
 RELAX_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 RELAX_CACHE="${RELAX_CACHE:-${HOME}/.cache/relaxc}"
@@ -9,9 +10,9 @@ RELAX_CACHE="${RELAX_CACHE:-${HOME}/.cache/relaxc}"
 # directory from CMake (RELAX_SOURCE_DIR), never from __FILE__, which this makes relative.
 export CCACHE_BASEDIR="${CCACHE_BASEDIR:-${RELAX_ROOT}}"
 if [[ -z "${RELAX_VENV:-}" ]]; then
-  # LC_ALL=C in a subshell: glob order (requirements-nodeps.txt before requirements.txt) must not
-  # depend on the caller's locale, or the hash would change.
-  RELAX_REQ_HASH="$(LC_ALL=C; cat "${RELAX_ROOT}"/scripts/requirements*.txt | sha256sum | cut -c1-12)"
+  # The two files named in a fixed order (requirements-export.txt is the export venv's, not ours).
+  RELAX_REQ_HASH="$(cat "${RELAX_ROOT}"/scripts/requirements-nodeps.txt \
+    "${RELAX_ROOT}"/scripts/requirements.txt | sha256sum | cut -c1-12)"
   RELAX_VENV="${RELAX_CACHE}/venv-${RELAX_REQ_HASH}"
 fi
 RELAX_PYTHON="${RELAX_PYTHON:-${RELAX_VENV}/bin/python}"
@@ -22,5 +23,16 @@ if [[ -z "${RELAX_MODEL_DIR:-}" ]]; then
   done
   unset _relax_d
 fi
+# The export venv (torch & co., scripts/requirements-export.txt) and the cache of exported models
+# (scripts/export_models.sh): keyed by the hash of what decides their content, so a change of pins
+# or of the export script makes fresh ones and an unchanged checkout reuses them.
+if [[ -z "${RELAX_EXPORT_VENV:-}" ]]; then
+  RELAX_EXPORT_VENV="${RELAX_CACHE}/export-venv-$(sha256sum < "${RELAX_ROOT}/scripts/requirements-export.txt" | cut -c1-12)"
+fi
+if [[ -z "${RELAX_EXPORT_DIR:-}" ]]; then
+  RELAX_EXPORT_DIR="${RELAX_CACHE}/models-$(cat "${RELAX_ROOT}/scripts/requirements-export.txt" \
+    "${RELAX_ROOT}/scripts/requirements-nodeps.txt" "${RELAX_ROOT}/test/models/export_models.py" | sha256sum | cut -c1-12)"
+fi
 RELAX_CLS_MODEL="${RELAX_CLS_MODEL:-${RELAX_MODEL_DIR:+${RELAX_MODEL_DIR}/ch_ppocr_mobile_v2.0_cls_infer.onnx}}"
-export RELAX_ROOT RELAX_CACHE RELAX_VENV RELAX_PYTHON RELAX_MODEL_DIR RELAX_CLS_MODEL
+export RELAX_ROOT RELAX_CACHE RELAX_VENV RELAX_PYTHON RELAX_MODEL_DIR RELAX_CLS_MODEL RELAX_EXPORT_VENV
+export RELAX_EXPORT_DIR

@@ -10,7 +10,7 @@ PKGS=(
   llvm-22-dev libclang-rt-22-dev libmlir-22-dev mlir-22-tools clang-22 llvm-22-tools lld-22
   libonnx-dev libprotobuf-dev protobuf-compiler libcli11-dev libdlpack-dev nlohmann-json3-dev
   libfmt-dev libxxhash-dev libgtest-dev libzstd-dev zlib1g-dev libcurl4-openssl-dev libxml2-dev
-  libedit-dev ninja-build ccache cmake g++ imagemagick fonts-dejavu-core python3-venv
+  libedit-dev ninja-build ccache cmake g++ imagemagick fonts-dejavu-core python3-venv espeak-ng
   libonnx-testdata
 )
 missing=()
@@ -61,6 +61,8 @@ else
   unset RELAX_MODEL_DIR RELAX_CLS_MODEL
   source scripts/env.sh
   [[ -f "${RELAX_CLS_MODEL}" ]] || { echo "error: classifier model missing after pip install" >&2; exit 1; }
+  compgen -G "${RELAX_VENV}/lib/python3*/site-packages/silero_vad/data/silero_vad.onnx" >/dev/null \
+    || { echo "error: silero-vad models missing after pip install" >&2; exit 1; }
   date -u +%FT%TZ > "${STAMP}"
   log "venv ready: ${RELAX_VENV}"
 fi

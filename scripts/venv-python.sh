@@ -4,7 +4,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 if [[ ! -x "${RELAX_PYTHON}" || ! -f "${RELAX_VENV}/.relaxc-setup-done" ]]; then
   echo "error: the relaxc test venv is missing or incomplete: ${RELAX_VENV}" >&2
-  echo "error: run 'bash scripts/setup.sh' first (it creates the venv from scripts/requirements*.txt)" >&2
+  echo "error: run 'bash scripts/setup.sh' first (it creates the venv from scripts/requirements.txt and requirements-nodeps.txt)" >&2
   exit 1
 fi
 if [[ -z "${RELAX_CLS_MODEL}" || ! -f "${RELAX_CLS_MODEL}" ]]; then

@@ -211,6 +211,13 @@ Value Emitter::Intrinsic(const tir::CallNode* n) {
     Value x = arg(0);
     return mlir::math::PowFOp::create(b_, loc_, x, arg(1));
   }
+  if (name == "reinterpret") {  // the same bits as another type of the same storage width
+    want(1);
+    Value x = arg(0);
+    mlir::Type tt = ScalarType(n->dtype);
+    if (x.getType() == tt) return x;
+    return BitcastOp::create(b_, loc_, tt, x);
+  }
   if (name == "truncdiv" || name == "truncmod") {
     want(2);
     DataType t = n->args[0].dtype();

@@ -69,6 +69,10 @@ bool Emitter::HasDim(const PrimExpr& v) const {
 }
 
 mlir::Type Emitter::ScalarType(DataType t) {
+  // Storage-only types are their bit patterns (int4/uint4 one per byte); relax.astype converts
+  // them with integer arithmetic (lib/op/dtype_convert.cc).
+  if (t.is_bfloat16()) return b_.getIntegerType(16);
+  if (t.is_float8() || t.is_int4()) return b_.getIntegerType(8);
   if (t.is_float()) {
     if (t.bits == 32) return b_.getF32Type();
     if (t.bits == 64) return b_.getF64Type();
@@ -261,7 +265,7 @@ std::vector<int64_t> Emitter::ArgSignature() const {
   for (size_t i = 0; i < f_->buffers.size(); ++i) {
     // DLPack dtype of the runtime tensor (bool is stored as uint1, see ndarray.cc).
     const DataType t = f_->buffers[i]->dtype;
-    int64_t code = t.is_float() ? kDLFloat : (t.is_uint() || t.is_bool()) ? kDLUInt : kDLInt;
+    int64_t code = DLPackCode(t);
     int64_t bits = t.is_bool() ? 1 : t.bits;
     sig.insert(sig.end(), {code, bits, 1, static_cast<int64_t>(f_->param_shapes[i].size())});
     for (size_t d = 0; d < f_->param_shapes[i].size(); ++d) {

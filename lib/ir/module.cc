@@ -74,11 +74,12 @@ class RelaxPrinter {
       std::memcpy(&d, p, 8);
       os << ToString(FloatImm(d, t));
     } else {
-      // Integers (sign- or zero-extended) and other floats (raw bits in hex).
+      // Integers (sign- or zero-extended) and other floats, bfloat16 and float8 included (raw
+      // bits in hex).
       int nb = std::min(t.bytes(), 8);
       uint64_t u = 0;
       std::memcpy(&u, p, static_cast<size_t>(nb));  // little-endian host
-      if (t.is_float()) {
+      if (t.is_float() || t.is_bfloat16() || t.is_float8()) {
         char buf[32];
         snprintf(buf, sizeof(buf), "0x%llx", static_cast<unsigned long long>(u));
         os << buf;

@@ -303,6 +303,7 @@ class FunctionCodegen {
       const VarRef& p = fn_->params[i];
       const StructInfo& s = p->sinfo;
       std::string what = "input '" + InputName(i, p) + "'";
+      if (s->kind == SIKind::kObject) continue;  // a sequence: checked by VirtualMachine::RunValues
       if (s->kind != SIKind::kTensor || !s->values)
         RELAX_THROW(what << ": only tensor inputs of known rank are supported");
       for (const auto& d : *s->values)
@@ -571,8 +572,19 @@ void EmitSignature(const IRModule& mod, const FunctionNode* fn, runtime::Executa
   for (size_t i = 0; i < fn->params.size(); ++i) {
     const VarRef& p = fn->params[i];
     auto it = mod.attrs.find("input_name." + std::to_string(i));
-    runtime::TensorSig s{
-        it == mod.attrs.end() ? p->name : it->second, ToRuntimeString(p->sinfo->dtype), {}};
+    std::string name = it == mod.attrs.end() ? p->name : it->second;
+    if (p->sinfo->kind == SIKind::kObject) {
+      // An ONNX sequence input: its element dtype is a module attribute set by the importer.
+      auto et = mod.attrs.find("input_sequence." + std::to_string(i));
+      if (et == mod.attrs.end())
+        RELAX_THROW("@main parameter '" << p->name << "' is an Object that is not a sequence");
+      exec->inputs.push_back({name, et->second, {}, true});
+      continue;
+    }
+    if (p->sinfo->kind != SIKind::kTensor || !p->sinfo->values)
+      RELAX_THROW("@main parameter '" << p->name << "' must be a tensor of known rank, got "
+                                      << ToString(p->sinfo));
+    runtime::TensorSig s{name, ToRuntimeString(p->sinfo->dtype), {}};
     for (const auto& d : *p->sinfo->values) s.dims.push_back(Dim(d));
     exec->inputs.push_back(s);
   }
@@ -583,9 +595,15 @@ void EmitSignature(const IRModule& mod, const FunctionNode* fn, runtime::Executa
     outs = {fn->ret_sinfo};
   for (size_t i = 0; i < outs.size(); ++i) {
     auto it = mod.attrs.find("output_name." + std::to_string(i));
-    runtime::TensorSig s{it == mod.attrs.end() ? "output" + std::to_string(i) : it->second,
-                         ToRuntimeString(outs[i]->dtype),
-                         {}};
+    std::string name = it == mod.attrs.end() ? "output" + std::to_string(i) : it->second;
+    if (outs[i]->kind == SIKind::kObject) {
+      auto et = mod.attrs.find("output_sequence." + std::to_string(i));
+      if (et == mod.attrs.end())
+        RELAX_THROW("@main result " << i << " is an Object that is not a sequence");
+      exec->outputs.push_back({name, et->second, {}, true});
+      continue;
+    }
+    runtime::TensorSig s{name, ToRuntimeString(outs[i]->dtype), {}};
     if (outs[i]->values)
       for (const auto& d : *outs[i]->values) s.dims.push_back(Dim(d));
     exec->outputs.push_back(s);

@@ -8,6 +8,7 @@
 // argument (`shape(d0, d1)`, vars bound at run time by the importer's match_casts); their
 // kernels bind those dims from the output buffer. Every data-dependent index is clamped into
 // its axis, so an out-of-range index (undefined in ONNX) never reads out of bounds.
+#include <algorithm>
 #include <optional>
 
 #include "op_common.h"
@@ -67,35 +68,6 @@ PrimExpr I64(const PrimExpr& e) {
 PrimExpr ClampIndex(const PrimExpr& i, const PrimExpr& extent) {
   return Max(PrimExpr(0), Min(i, extent - PrimExpr(1)));
 }
-
-// The trailing `shape(...)` argument of a run-time-shaped op, or null.
-const ShapeExprNode* OutShapeArg(const CallNode& c) {
-  return c.args.empty() ? nullptr : As<ShapeExprNode>(c.args.back());
-}
-
-// Output dims of a call inside its kernel: constants stay, every symbolic dim of the call's
-// StructInfo becomes a kernel-local var (equal dims share one) bound from the output buffer.
-std::vector<PrimExpr> KernelDims(const std::vector<PrimExpr>& dims) {
-  std::vector<PrimExpr> out;
-  std::vector<std::pair<PrimExpr, Var>> fresh;
-  for (const PrimExpr& d : dims) {
-    if (d.AsInt()) {
-      out.push_back(d);
-      continue;
-    }
-    PrimExpr v;
-    for (const auto& [e, var] : fresh)
-      if (ExprDeepEqual(e, d)) v = var;
-    if (!v.defined()) {
-      Var nv = MakeVar("o" + std::to_string(fresh.size()));
-      fresh.push_back({d, nv});
-      v = nv;
-    }
-    out.push_back(v);
-  }
-  return out;
-}
-std::vector<PrimExpr> CallOutDims(const CallNode& c) { return KernelDims(*c.sinfo->values); }
 
 void CheckIntTensor(const CallNode& c, size_t i, const char* what) {
   const auto& t = TensorArg(c, i);
@@ -248,9 +220,13 @@ std::vector<std::pair<SliceAxis, PrimExpr>> SliceAll(const std::vector<PrimExpr>
 // strided_slice {begin, end, axes, strides}: constant parameters.
 std::vector<std::pair<SliceAxis, PrimExpr>> StaticSlices(const CallNode& c,
                                                          const std::vector<PrimExpr>& dims) {
+  // ONNX writes "to the end" as INT64_MAX / INT64_MIN and allows steps as large: clamp to
+  // +-2^62 (beyond any dim, and the formulas in SliceOne cannot overflow: their sums stay below
+  // 2^63). The result is the same for every dim < 2^62.
   auto ints = [&](const char* k) {
+    constexpr int64_t kFar = int64_t{1} << 62;
     std::vector<PrimExpr> v;
-    for (int64_t x : GetIntsAttr(c.attrs, k)) v.push_back(x);
+    for (int64_t x : GetIntsAttr(c.attrs, k)) v.push_back(std::clamp(x, -kFar, kFar));
     return v;
   };
   auto b = ints("begin"), e = ints("end"), a = ints("axes"), s = ints("strides");
@@ -748,6 +724,15 @@ te::Tensor ComputeArange(const CallNode& c, const std::vector<te::Tensor>& in) {
 //  - "values"    (v): R = len(v) (the values themselves, e.g. ConstantOfShape, Split)
 //  - "squeeze"   (x, axes): R = rank(x) - len(axes)
 //  - "unsqueeze" (x, axes): R = rank(x) + len(axes)
+//  - "resize_scales" (x, scales) {axes}: R = len(scales), floor(dim(x, axes[j]) * scales[j]) in
+//                f64 (exact for f32 scales); a scale that is not in (0, 1e12) reads -1
+//  - "resize_policy" (x, sizes) {axes, policy}: R = len(sizes), round(s * dim(x, axes[j])) with
+//                s the min (not_larger) or max (not_smaller) of sizes[j] / dim(x, axes[j]) (f32)
+//  - "resize_taps" (x, v) {axes, sizes, support}: R = rank(x), the antialias tap count per axis:
+//                2 ceil(support / min(s, 1)) with s = v[j] (scales) or v[j] / dim (sizes = 1) on
+//                axis axes[j] (f32), 2 elsewhere and for s <= 0
+//  - "reduce"    (x, axes): R = 2 * rank(x), the keepdims output dims, then the extent reduced
+//                on each axis (dyn_reduce's carrier); an axis out of range or repeated reads -1
 int64_t RuntimeShapeRank(const CallNode& c) {
   const std::string& fn = GetStrAttr(c.attrs, "fn");
   auto len = [&](size_t i) {
@@ -759,11 +744,13 @@ int64_t RuntimeShapeRank(const CallNode& c) {
     return k;
   };
   if (fn == "slice" || fn == "tile" || fn == "pad") return TensorArg(c, 0).ndim;
-  if (fn == "slice_params") return 2 * TensorArg(c, 0).ndim;
+  if (fn == "slice_params" || fn == "reduce") return 2 * TensorArg(c, 0).ndim;
+  if (fn == "resize_taps") return TensorArg(c, 0).ndim;
   if (fn == "reshape") return len(1);
   if (fn == "expand") return std::max<int64_t>(TensorArg(c, 0).ndim, len(1));
   if (fn == "range") return 1;
   if (fn == "values") return len(0);
+  if (fn == "resize_scales" || fn == "resize_policy") return len(1);
   if (fn == "squeeze") return TensorArg(c, 0).ndim - len(1);
   if (fn == "unsqueeze") return TensorArg(c, 0).ndim + len(1);
   RELAX_THROW("op 'relax.runtime_shape': unknown fn '" << fn << "'");
@@ -855,6 +842,75 @@ te::Tensor ComputeRuntimeShape(const CallNode& c, const std::vector<te::Tensor>&
           v = Select(Not(is_axis(i)) && Eq(rank_of[i], PrimExpr(q)), xs[i], v);
       }
       dims.push_back(v);
+    }
+  } else if (fn == "resize_scales") {
+    const auto& xs = in[0]->shape();
+    const auto& axes = GetIntsAttr(c.attrs, "axes");
+    if (static_cast<int64_t>(axes.size()) != r)
+      RELAX_THROW("op 'relax.runtime_shape' (resize_scales): one axis per scale");
+    DataType f64 = DataType::Float(64);
+    for (int64_t j = 0; j < r; ++j) {
+      PrimExpr sc = Cast(f64, (*in[1])({PrimExpr(j)}));
+      PrimExpr prod =
+          Cast(f64,
+               xs[NormalizeAxis(axes[j], static_cast<int>(xs.size()), "relax.runtime_shape")]) *
+          sc;
+      PrimExpr ok = sc > FloatImm(0.0, f64) && sc < FloatImm(1e12, f64);
+      dims.push_back(Select(ok, Cast(DataType::Int(64), prod), PrimExpr(-1)));
+    }
+  } else if (fn == "resize_policy") {
+    const auto& xs = in[0]->shape();
+    const auto& axes = GetIntsAttr(c.attrs, "axes");
+    if (static_cast<int64_t>(axes.size()) != r)
+      RELAX_THROW("op 'relax.runtime_shape' (resize_policy): one axis per size");
+    DataType f32 = DataType::Float(32);
+    bool larger = GetStrAttr(c.attrs, "policy") == "not_smaller";
+    std::vector<PrimExpr> ins;
+    PrimExpr sc;
+    for (int64_t j = 0; j < r; ++j) {
+      ins.push_back(Cast(
+          f32, xs[NormalizeAxis(axes[j], static_cast<int>(xs.size()), "relax.runtime_shape")]));
+      PrimExpr q = Cast(f32, (*in[1])({PrimExpr(j)})) / ins.back();
+      sc = !sc.defined() ? q : larger ? Max(sc, q) : Min(sc, q);
+    }
+    for (int64_t j = 0; j < r; ++j) {
+      PrimExpr v = sc * ins[j] + FloatImm(0.5, f32);
+      dims.push_back(Select(v >= FloatImm(0.0, f32), Cast(DataType::Int(64), v), PrimExpr(-1)));
+    }
+  } else if (fn == "resize_taps") {
+    const auto& xs = in[0]->shape();
+    const auto& axes = GetIntsAttr(c.attrs, "axes");
+    DataType f32 = DataType::Float(32), i64 = DataType::Int(64);
+    bool sizes = GetIntAttr(c.attrs, "sizes") != 0;
+    PrimExpr support = FloatImm(GetFloatAttr(c.attrs, "support"), f32);
+    dims.assign(r, PrimExpr(2));
+    for (size_t j = 0; j < axes.size(); ++j) {
+      int d = NormalizeAxis(axes[j], static_cast<int>(r), "relax.runtime_shape");
+      PrimExpr v = Cast(f32, (*in[1])({PrimExpr(static_cast<int64_t>(j))}));
+      PrimExpr sc = sizes ? v / Cast(f32, xs[d]) : v;
+      PrimExpr q = support / Min(sc, FloatImm(1.0, f32));
+      PrimExpr tr = Cast(i64, q);
+      PrimExpr ceil = tr + Select(Cast(f32, tr) < q, PrimExpr(1), PrimExpr(0));
+      dims[d] = Select(sc > FloatImm(0.0, f32), PrimExpr(2) * ceil, PrimExpr(2));
+    }
+  } else if (fn == "reduce") {
+    const auto& xs = in[0]->shape();
+    int64_t rx = static_cast<int64_t>(xs.size()), k = 0;
+    in[1]->shape()[0].AsInt(&k);
+    PrimExpr bad = IntImm(0, DataType::Bool());
+    std::vector<PrimExpr> hits(rx, PrimExpr(0));
+    for (int64_t j = 0; j < k; ++j) {
+      PrimExpr a = at(1, j);
+      bad = bad || a < PrimExpr(-rx) || a >= PrimExpr(rx);
+      PrimExpr na = Select(a < PrimExpr(0), a + PrimExpr(rx), a);
+      for (int64_t d = 0; d < rx; ++d)
+        hits[d] = hits[d] + Select(Eq(na, PrimExpr(d)), PrimExpr(1), PrimExpr(0));
+    }
+    for (int64_t d = 0; d < rx; ++d) bad = bad || hits[d] > PrimExpr(1);
+    for (int64_t d = 0; d < 2 * rx; ++d) {
+      PrimExpr hit = hits[d % rx] > PrimExpr(0), n = xs[d % rx];
+      PrimExpr v = d < rx ? Select(hit, PrimExpr(1), n) : Select(hit, n, PrimExpr(1));
+      dims.push_back(Select(bad, PrimExpr(-1), v));
     }
   } else if (fn == "range") {
     DataType t = in[0]->dtype();

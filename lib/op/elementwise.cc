@@ -2,6 +2,7 @@
 // hard_sigmoid, clip), cast, and NumPy-broadcast binary arithmetic.
 // Semantics: ONNX operator spec (Relu, Sigmoid, HardSigmoid, Clip, Cast, Add,
 // Sub, Mul, Div, Max, Min, Pow), numpy broadcasting rules.
+#include "dtype_convert.h"
 #include "op_common.h"
 #include "relax/te/te.h"
 
@@ -130,7 +131,8 @@ void RegisterElementwiseOps() {
   });
   RegisterUnary("identity", [](const PrimExpr& x, const Attrs&) { return x; });
 
-  // cast(x) {dtype = "f32"}
+  // cast(x) {dtype = "f32", saturate = 1 (optional; float8 targets only)}. Conversions to and
+  // from the storage-only types (bf16, float8, int4/uint4) are in dtype_convert.cc.
   {
     OpInfo info;
     info.name = "relax.astype";
@@ -146,10 +148,13 @@ void RegisterElementwiseOps() {
     info.compute = [](const CallNode& c, const std::vector<te::Tensor>& in) {
       DataType t;
       ParseDataType(GetStrAttr(c.attrs, "dtype"), &t);
+      bool saturate = !c.attrs.count("saturate") || GetIntAttr(c.attrs, "saturate") != 0;
       auto out = te::Compute(
           in[0]->shape(),
           [&](const std::vector<Var>& i) {
             PrimExpr x = (*in[0])(std::vector<PrimExpr>(i.begin(), i.end()));
+            if (t.is_storage_only() || x.dtype().is_storage_only())
+              return ConvertStorageType(x, t, saturate);
             if (t.is_bool()) return Ne(x, FloatConst(0, x.dtype()));
             return Cast(t, x);
           },

@@ -14,7 +14,6 @@ using window::Idx;
 using window::SpatialRank;
 using window::Window;
 
-
 // ---- conv{1,2,3}d (N, C, spatial... data; O, I/groups, kernel... weight) -------------------
 StructInfo InferConv(const CallNode& c, BlockBuilder& bb) {
   CheckArity(c, 2);
@@ -70,7 +69,8 @@ te::Tensor ComputeConv(const CallNode& c, const std::vector<te::Tensor>& in) {
   std::vector<te::ReduceAxis> red = {te::RAxis(cg, "rc")};
   for (int d = 0; d < k; ++d) red.push_back(te::RAxis(kernel[d], "rk" + std::to_string(d)));
   DataType t = X->dtype();
-  te::Tensor P = padded ? window::PadNd(X, win.pads, FloatImm(0.0, t)) : X;
+  te::Tensor P =
+      padded ? window::PadNd(X, win.pads, t.is_float() ? FloatImm(0.0, t) : IntImm(0, t)) : X;
   return te::Compute(
       shape,
       [&](const std::vector<Var>& i) {

@@ -2,9 +2,12 @@
 #ifndef RELAX_LIB_OP_OP_COMMON_H_
 #define RELAX_LIB_OP_OP_COMMON_H_
 
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "relax/ir/tir.h"
 #include "relax/op/op.h"
 #include "relax/support/error.h"
 #include "relax/transform/block_builder.h"
@@ -73,6 +76,51 @@ inline int NormalizeAxis(int64_t axis, int ndim, const std::string& op) {
     RELAX_THROW("op '" << op << "': axis " << axis << " out of range for rank " << ndim);
   return static_cast<int>(axis < 0 ? axis + ndim : axis);
 }
+
+// The trailing `shape(...)` argument of a run-time-shaped op, or null.
+inline const ShapeExprNode* OutShapeArg(const CallNode& c) {
+  return c.args.empty() ? nullptr : As<ShapeExprNode>(c.args.back());
+}
+
+// Output dims of a call inside its kernel: constants stay, every symbolic dim of the call's
+// StructInfo becomes a kernel-local var (equal dims share one) bound from the output buffer.
+inline std::vector<PrimExpr> KernelDims(const std::vector<PrimExpr>& dims) {
+  std::vector<PrimExpr> out;
+  std::vector<std::pair<PrimExpr, Var>> fresh;
+  for (const PrimExpr& d : dims) {
+    if (d.AsInt()) {
+      out.push_back(d);
+      continue;
+    }
+    PrimExpr v;
+    for (const auto& [e, var] : fresh)
+      if (ExprDeepEqual(e, d)) v = var;
+    if (!v.defined()) {
+      Var nv = MakeVar("o" + std::to_string(fresh.size()));
+      fresh.push_back({d, nv});
+      v = nv;
+    }
+    out.push_back(v);
+  }
+  return out;
+}
+/// A hand-written PrimFunc named after the op, over `buffers` (the inputs, then the one output)
+/// with `body`, called in destination-passing style: call_tir(gv, (args...)) of the call's
+/// StructInfo.
+inline Expr CallHandWrittenPrimFunc(BlockBuilder& bb, const CallNode& c, std::string name,
+                                    std::vector<Buffer> buffers, tir::Stmt body,
+                                    std::vector<Expr> args) {
+  auto fn = std::make_shared<tir::PrimFuncNode>();
+  fn->name = std::move(name);
+  fn->buffers = std::move(buffers);
+  fn->num_outputs = 1;
+  fn->body = std::move(body);
+  Expr gv = bb.AddPrimFunc(fn, fn->name);
+  return MakeCall(GetOp("relax.call_tir"), {gv, MakeTuple(std::move(args))}, {}, {c.sinfo});
+}
+
+/// The call's own output dims as KernelDims.
+inline std::vector<PrimExpr> CallOutDims(const CallNode& c) { return KernelDims(*c.sinfo->values); }
 
 }  // namespace relax
 

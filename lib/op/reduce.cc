@@ -4,6 +4,7 @@
 // opset < 13 coerce-to-2D form into it), GlobalAveragePool, ReduceSum/Mean/Max/Min/Prod/L1/L2/
 // LogSum/LogSumExp/SumSquare (axes already normalized by the importer) and ArgMax/ArgMin.
 #include <algorithm>
+#include <functional>
 #include <iterator>
 
 #include "op_common.h"
@@ -104,13 +105,17 @@ struct ReduceSpec {
   bool keepdims;
 };
 
+void CheckReduceKind(const std::string& kind) {
+  static const char* kKinds[] = {"sum", "mean", "max",     "min",         "prod",
+                                 "l1",  "l2",   "log_sum", "log_sum_exp", "sum_square"};
+  if (std::find(std::begin(kKinds), std::end(kKinds), kind) == std::end(kKinds))
+    RELAX_THROW("reduce: unknown kind '" << kind << "'");
+}
+
 ReduceSpec GetReduceSpec(const CallNode& c, int ndim) {
   ReduceSpec r{GetStrAttr(c.attrs, "kind"), std::vector<bool>(ndim, false),
                GetIntAttr(c.attrs, "keepdims") != 0};
-  static const char* kKinds[] = {"sum", "mean", "max",     "min",         "prod",
-                                 "l1",  "l2",   "log_sum", "log_sum_exp", "sum_square"};
-  if (std::find(std::begin(kKinds), std::end(kKinds), r.kind) == std::end(kKinds))
-    RELAX_THROW("reduce: unknown kind '" << r.kind << "'");
+  CheckReduceKind(r.kind);
   for (int64_t a : GetIntsAttr(c.attrs, "axes")) {
     int k = NormalizeAxis(a, ndim, "relax.reduce");
     if (r.reduced[k]) RELAX_THROW("reduce: axis " << a << " repeated");
@@ -157,12 +162,61 @@ std::vector<PrimExpr> ReduceInputIdx(const std::vector<Var>& i, const ReduceSpec
   return idx;
 }
 
+// The reduction of `kind` into `out_shape`: reduce axes from `axes_for(tag)` (a fresh set per
+// pass), input index from `in_idx`, `count` the number of elements reduced into each output.
+using AxesFor = std::function<std::vector<te::ReduceAxis>(const std::string&)>;
+using InputIdx = std::function<std::vector<PrimExpr>(const std::vector<Var>&,
+                                                     const std::vector<te::ReduceAxis>&)>;
+te::Tensor ReduceKernel(const std::string& kind, const te::Tensor& X,
+                        const std::vector<PrimExpr>& out_shape, const AxesFor& axes_for,
+                        const InputIdx& in_idx, const PrimExpr& count) {
+  DataType t = X->dtype();
+  auto imm = [&](double v) { return t.is_float() ? FloatImm(v, t) : IntImm(int64_t(v), t); };
+  // log_sum_exp: exp(x - m) summed, m the max (0 when the max is -inf: empty or all -inf).
+  te::Tensor mx;
+  if (kind == "log_sum_exp") {
+    auto ax = axes_for("m");
+    mx = te::Compute(
+        out_shape,
+        [&](const std::vector<Var>& i) { return te::MaxReduce((*X)(in_idx(i, ax)), ax); }, "max");
+  }
+  auto shift = [&](const std::vector<Var>& i) {
+    PrimExpr m = (*mx)(std::vector<PrimExpr>(i.begin(), i.end()));
+    return Select(m > te::MinValue(t), m, imm(0));
+  };
+  std::string comb = kind == "max"    ? "max"
+                     : kind == "min"  ? "min"
+                     : kind == "prod" ? "prod"
+                                      : "sum";
+  auto ax = axes_for("r");
+  auto red = te::Compute(
+      out_shape,
+      [&](const std::vector<Var>& i) {
+        PrimExpr v = (*X)(in_idx(i, ax));
+        if (kind == "l1") v = Select(v < imm(0), imm(0) - v, v);
+        if (kind == "l2" || kind == "sum_square") v = v * v;
+        if (kind == "log_sum_exp") v = CallIntrin("exp", {v - shift(i)}, t);
+        return te::Reduce(comb, v, ax);
+      },
+      "red");
+  if (kind != "mean" && kind != "l2" && kind != "log_sum" && kind != "log_sum_exp") return red;
+  return te::Compute(
+      out_shape,
+      [&](const std::vector<Var>& i) {
+        PrimExpr v = (*red)(std::vector<PrimExpr>(i.begin(), i.end()));
+        if (kind == "mean")
+          return t.is_float() ? v / Cast(t, count) : CallIntrin("truncdiv", {v, Cast(t, count)}, t);
+        if (kind == "l2") return CallIntrin("sqrt", {v}, t);
+        if (kind == "log_sum") return CallIntrin("log", {v}, t);
+        return CallIntrin("log", {v}, t) + shift(i);
+      },
+      "out");
+}
+
 te::Tensor ComputeReduce(const CallNode& c, const std::vector<te::Tensor>& in) {
   te::Tensor X = in[0];
   const auto& xs = X->shape();
   ReduceSpec r = GetReduceSpec(c, static_cast<int>(xs.size()));
-  DataType t = X->dtype();
-  std::vector<PrimExpr> out_shape = ReducedShape(xs, r);
   auto axes_for = [&](const std::string& tag) {
     std::vector<te::ReduceAxis> ax;
     for (size_t d = 0; d < xs.size(); ++d)
@@ -172,50 +226,56 @@ te::Tensor ComputeReduce(const CallNode& c, const std::vector<te::Tensor>& in) {
   PrimExpr count = 1;
   for (size_t d = 0; d < xs.size(); ++d)
     if (r.reduced[d]) count = count * xs[d];
-  auto imm = [&](double v) { return t.is_float() ? FloatImm(v, t) : IntImm(int64_t(v), t); };
-  // log_sum_exp: exp(x - m) summed, m the max (0 when the max is -inf: empty or all -inf).
-  te::Tensor mx;
-  if (r.kind == "log_sum_exp") {
-    auto ax = axes_for("m");
-    mx = te::Compute(
-        out_shape,
-        [&](const std::vector<Var>& i) {
-          return te::MaxReduce((*X)(ReduceInputIdx(i, r, ax)), ax);
-        },
-        "max");
-  }
-  auto shift = [&](const std::vector<Var>& i) {
-    PrimExpr m = (*mx)(std::vector<PrimExpr>(i.begin(), i.end()));
-    return Select(m > te::MinValue(t), m, imm(0));
-  };
-  std::string comb = r.kind == "max"    ? "max"
-                     : r.kind == "min"  ? "min"
-                     : r.kind == "prod" ? "prod"
-                                        : "sum";
-  auto ax = axes_for("r");
-  auto red = te::Compute(
-      out_shape,
-      [&](const std::vector<Var>& i) {
-        PrimExpr v = (*X)(ReduceInputIdx(i, r, ax));
-        if (r.kind == "l1") v = Select(v < imm(0), imm(0) - v, v);
-        if (r.kind == "l2" || r.kind == "sum_square") v = v * v;
-        if (r.kind == "log_sum_exp") v = CallIntrin("exp", {v - shift(i)}, t);
-        return te::Reduce(comb, v, ax);
+  return ReduceKernel(
+      r.kind, X, ReducedShape(xs, r), axes_for,
+      [&](const std::vector<Var>& i, const std::vector<te::ReduceAxis>& ax) {
+        return ReduceInputIdx(i, r, ax);
       },
-      "red");
-  if (r.kind != "mean" && r.kind != "l2" && r.kind != "log_sum" && r.kind != "log_sum_exp")
-    return red;
-  return te::Compute(
-      out_shape,
-      [&](const std::vector<Var>& i) {
-        PrimExpr v = (*red)(std::vector<PrimExpr>(i.begin(), i.end()));
-        if (r.kind == "mean")
-          return t.is_float() ? v / Cast(t, count) : CallIntrin("truncdiv", {v, Cast(t, count)}, t);
-        if (r.kind == "l2") return CallIntrin("sqrt", {v}, t);
-        if (r.kind == "log_sum") return CallIntrin("log", {v}, t);
-        return CallIntrin("log", {v}, t) + shift(i);
+      count);
+}
+
+// ---- relax.dyn_reduce(x, carrier) {kind}: axes known only at run time ----------------------
+// `carrier` is a zero-element tensor of shape (o_0..o_{R-1}, e_0..e_{R-1}, 0) (runtime_shape fn
+// "reduce" bound by match_cast): o_d is the keepdims output dim (1 on a reduced axis, else x's
+// dim) and e_d the extent reduced on axis d (x's dim on a reduced axis, else 1). On every axis
+// one of the two is 1, so input index i_d + r_d covers x exactly once; the loop nest is the
+// ordinary one over symbolic extents. The result keeps the reduced axes as 1s.
+StructInfo InferDynReduce(const CallNode& c, BlockBuilder& bb) {
+  CheckArity(c, 2);
+  const auto& x = TensorArg(c, 0);
+  const auto& carrier = TensorArg(c, 1);
+  if (carrier.ndim != 2 * x.ndim + 1)
+    RELAX_THROW(bb.context() << "dyn_reduce: the carrier needs rank 2 * rank(x) + 1");
+  std::string kind = GetStrAttr(c.attrs, "kind");
+  CheckReduceKind(kind);
+  bool float_only = kind == "l2" || kind == "log_sum" || kind == "log_sum_exp";
+  if (float_only && !x.dtype.is_float())
+    RELAX_THROW(bb.context() << "reduce " << kind << " needs a float tensor");
+  if (x.dtype.is_bool()) RELAX_THROW(bb.context() << "reduce on bool tensors is not supported");
+  return TensorSInfo(
+      std::vector<PrimExpr>(carrier.values->begin(), carrier.values->begin() + x.ndim), x.dtype);
+}
+
+te::Tensor ComputeDynReduce(const CallNode& c, const std::vector<te::Tensor>& in) {
+  te::Tensor X = in[0];
+  size_t r = X->shape().size();
+  const auto& cs = in[1]->shape();
+  std::vector<PrimExpr> out(cs.begin(), cs.begin() + r);
+  PrimExpr count = 1;
+  for (size_t d = 0; d < r; ++d) count = count * cs[r + d];
+  return ReduceKernel(
+      GetStrAttr(c.attrs, "kind"), X, out,
+      [&](const std::string& tag) {
+        std::vector<te::ReduceAxis> ax;
+        for (size_t d = 0; d < r; ++d) ax.push_back(te::RAxis(cs[r + d], tag + std::to_string(d)));
+        return ax;
       },
-      "out");
+      [&](const std::vector<Var>& i, const std::vector<te::ReduceAxis>& ax) {
+        std::vector<PrimExpr> idx;
+        for (size_t d = 0; d < r; ++d) idx.push_back(i[d] + ax[d].var);
+        return idx;
+      },
+      count);
 }
 
 // ---- relax.argmax / relax.argmin {axis, keepdims, select_last_index} -> i64 -------------
@@ -280,6 +340,7 @@ void RegisterReduceOps() {
   RegisterOp("relax.nn.global_avg_pool", OpPatternKind::kCommReduce, InferGlobalAvgPool,
              ComputeGlobalAvgPool);
   RegisterOp("relax.reduce", OpPatternKind::kCommReduce, InferReduce, ComputeReduce);
+  RegisterOp("relax.dyn_reduce", OpPatternKind::kOpaque, InferDynReduce, ComputeDynReduce);
   RegisterOp("relax.argmax", OpPatternKind::kCommReduce, InferArgReduce,
              [](const CallNode& c, const std::vector<te::Tensor>& in) {
                return ComputeArgReduce(c, in, true);

@@ -27,6 +27,10 @@ void EnsureRegistered() {
     RegisterLossOps();
     RegisterPoolOps();
     RegisterResizeOp();
+    RegisterRecurrentOps();
+    RegisterSamplingOps();
+    RegisterLinalgOps();
+    RegisterRearrangeOps();
   });
 }
 }  // namespace

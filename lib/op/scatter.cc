@@ -124,14 +124,8 @@ Expr LegalizeScatter(const CallNode& c, BlockBuilder& bb) {
       return tir::Store(out, j, Combine(red, Load(out, j), Load(upd, p)));
     });
   }
-  auto f = std::make_shared<tir::PrimFuncNode>();
-  f->name = te::KernelNameHint(OpName(c));
-  f->buffers = {data, idx, upd, out};
-  f->num_outputs = 1;
-  f->body = tir::Seq({copy, scatter});
-  Expr gv = bb.AddPrimFunc(f, f->name);
-  return MakeCall(GetOp("relax.call_tir"), {gv, MakeTuple({c.args[0], c.args[1], c.args[2]})}, {},
-                  {c.sinfo});
+  return CallHandWrittenPrimFunc(bb, c, te::KernelNameHint(OpName(c)), {data, idx, upd, out},
+                                 tir::Seq({copy, scatter}), {c.args[0], c.args[1], c.args[2]});
 }
 
 }  // namespace

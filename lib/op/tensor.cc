@@ -19,13 +19,15 @@ StructInfo InferReshape(const CallNode& c, BlockBuilder& bb) {
 }
 }  // namespace
 
-// lib/op/data_movement.cc, lib/op/scatter.cc
+// lib/op/data_movement.cc, lib/op/scatter.cc, lib/op/scan.cc
 void RegisterDataMovementOps();
 void RegisterScatterOps();
+void RegisterScanOps();
 
 void RegisterTensorOps() {
   RegisterDataMovementOps();
   RegisterScatterOps();
+  RegisterScanOps();
   RegisterOp("relax.reshape", OpPatternKind::kInjective, InferReshape, nullptr);
 }
 

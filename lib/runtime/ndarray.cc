@@ -28,14 +28,31 @@ DLDataType ParseDType(const std::string& name) {
   if (name == "uint32") return {kDLUInt, 32, 1};
   if (name == "uint64") return {kDLUInt, 64, 1};
   if (name == "bool") return {kDLUInt, 1, 1};
+  // Storage-only types (see DataType in relax/ir/dtype.h): bfloat16 and float8 hold their bit
+  // patterns; int4/uint4 one value per byte. Float8 codes are DLPack 1.1's.
+  if (name == "bfloat16") return {kDLBfloat, 16, 1};
+  if (name == "float8_e4m3fn") return {kDLFloat8E4M3FN, 8, 1};
+  if (name == "float8_e4m3fnuz") return {kDLFloat8E4M3FNUZ, 8, 1};
+  if (name == "float8_e5m2") return {kDLFloat8E5M2, 8, 1};
+  if (name == "float8_e5m2fnuz") return {kDLFloat8E5M2FNUZ, 8, 1};
+  if (name == "int4") return {kDLInt, 4, 1};
+  if (name == "uint4") return {kDLUInt, 4, 1};
   RELAX_THROW("unknown dtype '" << name
-                                << "' (expected float16/32/64, int8/16/32/64, uint8/16/32/64 "
-                                   "or bool)");
+                                << "' (expected float16/32/64, int8/16/32/64, uint8/16/32/64, "
+                                   "bool, bfloat16, float8_e4m3fn/e4m3fnuz/e5m2/e5m2fnuz, "
+                                   "int4 or uint4)");
 }
 
 std::string DTypeToString(DLDataType t) {
   if (t.lanes == 1) {
     if (t.code == kDLUInt && t.bits == 1) return "bool";
+    if (t.code == kDLBfloat && t.bits == 16) return "bfloat16";
+    if (t.code == kDLFloat8E4M3FN && t.bits == 8) return "float8_e4m3fn";
+    if (t.code == kDLFloat8E4M3FNUZ && t.bits == 8) return "float8_e4m3fnuz";
+    if (t.code == kDLFloat8E5M2 && t.bits == 8) return "float8_e5m2";
+    if (t.code == kDLFloat8E5M2FNUZ && t.bits == 8) return "float8_e5m2fnuz";
+    if (t.code == kDLInt && t.bits == 4) return "int4";
+    if (t.code == kDLUInt && t.bits == 4) return "uint4";
     const char* base = nullptr;
     if (t.code == kDLFloat) base = "float";
     if (t.code == kDLInt) base = "int";
@@ -119,6 +136,26 @@ NDArray NDArray::CreateView(std::vector<int64_t> new_shape) const {
   a.c_->dl.shape = a.c_->shape.data();
   a.c_->dl.strides = nullptr;
   return a;
+}
+
+NDArray NDArray::ReinterpretView(DLDataType dtype) const {
+  Check();
+  if (DTypeBytes(dtype) != DTypeBytes(this->dtype()) || dtype.lanes != 1)
+    RELAX_THROW("cannot view a " << DTypeToString(this->dtype()) << " tensor as "
+                                 << DTypeToString(dtype) << " (element sizes differ)");
+  NDArray a = CreateView(shape());
+  a.c_->dl.dtype = dtype;
+  return a;
+}
+
+DLDataType BitPatternDType(DLDataType t) {
+  if (t.lanes != 1) return t;
+  if (t.code == kDLBfloat && t.bits == 16) return {kDLUInt, 16, 1};
+  if (t.code >= kDLFloat8E4M3FN && t.code <= kDLFloat8E5M2FNUZ && t.bits == 8)
+    return {kDLUInt, 8, 1};
+  if (t.code == kDLInt && t.bits == 4) return {kDLInt, 8, 1};
+  if (t.code == kDLUInt && t.bits == 4) return {kDLUInt, 8, 1};
+  return t;
 }
 
 void NDArray::Check() const {

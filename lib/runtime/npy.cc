@@ -38,7 +38,8 @@ bool DescrToDType(const std::string& t, DLDataType* out) {
 }
 
 std::string DTypeToDescr(DLDataType dt) {
-  std::string s = DTypeToString(dt);
+  // Storage-only types have no NumPy dtype: their bit patterns are saved (BitPatternDType).
+  std::string s = DTypeToString(BitPatternDType(dt));
   if (s == "float32") return "<f4";
   if (s == "float64") return "<f8";
   if (s == "float16") return "<f2";

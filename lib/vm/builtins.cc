@@ -5,6 +5,7 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "builtin_args.h"
 #include "relax/runtime/device_api.h"
 #include "relax/support/error.h"
 #include "relax/vm/executable.h"
@@ -12,32 +13,8 @@
 namespace relax::runtime {
 namespace {
 
-using Args = std::vector<Value>;
+using namespace builtin_args;  // NOLINT: the shared argument readers (builtin_args.h)
 
-void CheckArgc(const char* fn, const Args& a, size_t n) {
-  if (a.size() != n) RELAX_THROW(fn << ": expected " << n << " arguments, got " << a.size());
-}
-
-template <typename T>
-const T& As(const char* fn, const Args& a, size_t i, const char* type) {
-  const T* p = std::get_if<T>(&a[i]);
-  if (!p)
-    RELAX_THROW(fn << ": argument " << i << " must be a " << type << ", got "
-                   << ValueTypeName(a[i]));
-  return *p;
-}
-int64_t AsInt(const char* fn, const Args& a, size_t i) { return As<int64_t>(fn, a, i, "int"); }
-const std::string& AsStr(const char* fn, const Args& a, size_t i) {
-  return As<std::string>(fn, a, i, "string");
-}
-const NDArray& AsTensor(const char* fn, const Args& a, size_t i) {
-  const NDArray& t = As<NDArray>(fn, a, i, "tensor");
-  if (!t.defined()) RELAX_THROW(fn << ": argument " << i << " is an undefined tensor");
-  return t;
-}
-const std::vector<int64_t>& AsShape(const char* fn, const Args& a, size_t i) {
-  return As<Shape>(fn, a, i, "shape").dims;
-}
 ShapeHeapObj& AsHeap(const char* fn, const Args& a, size_t i) {
   const ShapeHeap& h = As<ShapeHeap>(fn, a, i, "shape_heap");
   if (!h) RELAX_THROW(fn << ": argument " << i << " is a null shape heap");
@@ -365,8 +342,17 @@ Value TensorToShape(const Args& a) {
   return NDArray::Empty(shape, DLDataType{kDLInt, 64, 1});
 }
 
-std::unordered_map<std::string, BuiltinFn>& Registry() {
-  static std::unordered_map<std::string, BuiltinFn> r = {
+// vm.builtin.raise(string message) -> never returns: the error of a code path the compiler
+// proved invalid (e.g. an If branch whose shapes contradict an op's requirements), raised only
+// if the program reaches it at run time.
+Value Raise(const Args& a) {
+  const char* fn = "vm.builtin.raise";
+  CheckArgc(fn, a, 1);
+  RELAX_THROW(AsStr(fn, a, 0));
+}
+
+BuiltinTable& Registry() {
+  static BuiltinTable r = {
       {"vm.builtin.alloc_shape_heap", AllocShapeHeap},
       {"vm.builtin.check_tensor", CheckTensor},
       {"vm.builtin.match_shape", MatchShape},
@@ -385,7 +371,17 @@ std::unordered_map<std::string, BuiltinFn>& Registry() {
       {"vm.builtin.read_if_cond", ReadIfCond},
       {"vm.builtin.nonzero", NonZero},
       {"vm.builtin.tensor_to_shape", TensorToShape},
+      {"vm.builtin.raise", Raise},
   };
+  static const bool families = [] {
+    AddSelectBuiltins(&r);
+    AddScanBuiltins(&r);
+    AddSignalBuiltins(&r);
+    AddTextBuiltins(&r);
+    AddSequenceBuiltins(&r);
+    return true;
+  }();
+  (void)families;
   return r;
 }
 

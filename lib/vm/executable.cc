@@ -68,7 +68,9 @@ json SigToJson(const TensorSig& s) {
     else
       dims.push_back(d.sym);
   }
-  return {{"name", s.name}, {"dtype", s.dtype}, {"dims", dims}};
+  json j = {{"name", s.name}, {"dtype", s.dtype}, {"dims", dims}};
+  if (s.sequence) j["sequence"] = true;
+  return j;
 }
 
 // ---- validating readers -------------------------------------------------------------------
@@ -141,6 +143,11 @@ TensorSig ParseSig(const json& j, const std::string& where) {
       if (d.value < 0) Fail(w, "negative dim");
     }
     s.dims.push_back(d);
+  }
+  if (j.contains("sequence")) {
+    if (!j["sequence"].is_boolean()) Fail(where + ".sequence", "expected a boolean");
+    s.sequence = j["sequence"].get<bool>();
+    if (s.sequence && !s.dims.empty()) Fail(where + ".dims", "a sequence has no dims");
   }
   return s;
 }

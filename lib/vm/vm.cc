@@ -275,6 +275,10 @@ Value VirtualMachine::Invoke(const std::string& name, std::vector<Value> args) {
 }
 
 void VirtualMachine::CheckInputs(const std::vector<NDArray>& inputs) const {
+  CheckInputValues(std::vector<Value>(inputs.begin(), inputs.end()));
+}
+
+void VirtualMachine::CheckInputValues(const std::vector<Value>& inputs) const {
   const auto& sig = artifact_->exec().inputs;
   if (inputs.size() != sig.size()) {
     std::string names;
@@ -285,8 +289,25 @@ void VirtualMachine::CheckInputs(const std::vector<NDArray>& inputs) const {
   std::map<std::string, std::pair<int64_t, std::string>> bound;  // sym -> (value, input name)
   for (size_t i = 0; i < sig.size(); ++i) {
     const TensorSig& s = sig[i];
-    const NDArray& t = inputs[i];
     std::string what = "input '" + s.name + "'";
+    if (s.sequence) {
+      const Tuple* seq = std::get_if<Tuple>(&inputs[i]);
+      if (!seq || !*seq)
+        RELAX_THROW(what << ": expected a sequence of " << s.dtype << " tensors, got a "
+                         << ValueTypeName(inputs[i]));
+      for (size_t k = 0; k < (*seq)->fields.size(); ++k) {
+        const NDArray* e = std::get_if<NDArray>(&(*seq)->fields[k]);
+        if (!e || !e->defined() || e->device().device_type != kDLCPU)
+          RELAX_THROW(what << ": sequence element " << k << " is not a cpu tensor");
+        if (DTypeToString(e->dtype()) != s.dtype)
+          RELAX_THROW(what << ": sequence element " << k << " has dtype "
+                           << DTypeToString(e->dtype()) << ", expected " << s.dtype);
+      }
+      continue;
+    }
+    const NDArray* tp = std::get_if<NDArray>(&inputs[i]);
+    if (!tp) RELAX_THROW(what << ": expected a tensor, got a " << ValueTypeName(inputs[i]));
+    const NDArray& t = *tp;
     if (!t.defined()) RELAX_THROW(what << ": undefined tensor");
     if (t.device().device_type != kDLCPU)
       RELAX_THROW(what << ": expected a cpu tensor, got one on " << DeviceToString(t.device()));
@@ -314,32 +335,48 @@ void VirtualMachine::CheckInputs(const std::vector<NDArray>& inputs) const {
 }
 
 std::vector<NDArray> VirtualMachine::Run(const std::vector<NDArray>& inputs) {
-  CheckInputs(inputs);
-  const Executable& exec = artifact_->exec();
-  std::vector<Value> args(inputs.begin(), inputs.end());
-  Value result = Invoke(exec.entry, std::move(args));
   std::vector<NDArray> outs;
-  if (auto* t = std::get_if<NDArray>(&result)) {
+  for (const Value& v : RunValues(std::vector<Value>(inputs.begin(), inputs.end()))) {
+    const NDArray* t = std::get_if<NDArray>(&v);
+    if (!t)
+      RELAX_THROW("output " << outs.size() << " is a sequence; this interface returns tensors"
+                            << " only (use RunValues)");
     outs.push_back(*t);
+  }
+  return outs;
+}
+
+std::vector<Value> VirtualMachine::RunValues(const std::vector<Value>& inputs) {
+  CheckInputValues(inputs);
+  const Executable& exec = artifact_->exec();
+  Value result = Invoke(exec.entry, inputs);
+  // A single sequence output is itself a tuple: the signature tells it from a result tuple.
+  bool single_seq = exec.outputs.size() == 1 && exec.outputs[0].sequence;
+  std::vector<Value> outs;
+  if (std::holds_alternative<NDArray>(result) || single_seq) {
+    outs.push_back(result);
   } else if (auto* tup = std::get_if<Tuple>(&result); tup && *tup) {
-    for (size_t i = 0; i < (*tup)->fields.size(); ++i) {
-      auto* ft = std::get_if<NDArray>(&(*tup)->fields[i]);
-      if (!ft || !ft->defined())
-        RELAX_THROW("entry function '" << exec.entry << "' returned a tuple whose field " << i
-                                       << " is a " << ValueTypeName((*tup)->fields[i])
-                                       << ", expected a tensor");
-      outs.push_back(*ft);
-    }
+    outs = (*tup)->fields;
   } else {
     RELAX_THROW("entry function '" << exec.entry << "' returned a " << ValueTypeName(result)
                                    << ", expected a tensor or a tuple of tensors");
   }
-  for (const NDArray& o : outs)
-    if (!o.defined())
-      RELAX_THROW("entry function '" << exec.entry << "' returned an undefined tensor");
   if (!exec.outputs.empty() && outs.size() != exec.outputs.size())
     RELAX_THROW("entry function '" << exec.entry << "' returned " << outs.size()
                                    << " outputs, the signature declares " << exec.outputs.size());
+  for (size_t i = 0; i < outs.size(); ++i) {
+    bool seq = i < exec.outputs.size() && exec.outputs[i].sequence;
+    bool ok = false;
+    if (auto* t = std::get_if<NDArray>(&outs[i])) ok = !seq && t->defined();
+    if (auto* t = std::get_if<Tuple>(&outs[i]); t && *t && seq) {
+      ok = true;
+      for (const Value& e : (*t)->fields) ok &= std::holds_alternative<NDArray>(e);
+    }
+    if (!ok)
+      RELAX_THROW("entry function '" << exec.entry << "' returned a " << ValueTypeName(outs[i])
+                                     << " as output " << i << ", expected a "
+                                     << (seq ? "sequence of tensors" : "defined tensor"));
+  }
   return outs;
 }
 

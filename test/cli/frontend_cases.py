@@ -168,6 +168,20 @@ def same(got, want, what=""):
     print(f"PASS{what}: {len(got)} outputs match")
 
 
+def cases_main(cases, doc=None):
+    """The command line of a case file: `CASE --relaxc PATH --work DIR` runs cases[CASE] with a
+    Runner working in DIR/CASE."""
+    p = argparse.ArgumentParser(description=doc)
+    p.add_argument("case", choices=sorted(cases))
+    p.add_argument("--relaxc", required=True)
+    p.add_argument("--work", required=True)
+    args = p.parse_args()
+    work = os.path.join(args.work, args.case)
+    os.makedirs(work, exist_ok=True)
+    cases[args.case](Runner(args.relaxc, work))
+    return 0
+
+
 def case_const_dedupe_shape(r):
     """Zero constants of shapes [4] and [2, 2] have the same bytes: each output keeps its shape."""
     z4 = numpy_helper.from_array(np.zeros(4, np.float32), "z4")
@@ -221,6 +235,37 @@ def case_div_trunc_symbolic(r):
     for n in (4, 5, 8):
         inputs = {"x": np.arange(n * 6, dtype=np.float32).reshape(n, 6)}
         same(r.run(so, inputs), ort(m, inputs), f" n={n}")
+
+
+def case_mod_fold(r):
+    """Integer Mod of known shape values folds at import (fmod=0: the divisor's sign; fmod=1: the
+    dividend's), and a Reshape of a known value to [1] keeps it known: torch's attention
+    export slices Shape(x) up to Reshape(Mod(2, 3), [1]) and reshapes by the result, which needs
+    a length known at compile time. Checked against onnxruntime at n = 3 and 5."""
+    x = vi("x", TensorProto.FLOAT, ["n", 6])
+    nodes = [helper.make_node("Constant", [], ["a"], name="ca", value_ints=[-3, 7, -7, 3, 9]),
+             helper.make_node("Constant", [], ["b"], name="cb", value_ints=[2, -2, 2, -2, -1]),
+             helper.make_node("Mod", ["a", "b"], ["m0"], name="mod0"),
+             helper.make_node("Mod", ["a", "b"], ["m1"], name="mod1", fmod=1),
+             helper.make_node("Constant", [], ["two"], name="c2", value_int=2),
+             helper.make_node("Constant", [], ["three"], name="c3", value_int=3),
+             helper.make_node("Mod", ["two", "three"], ["e0"], name="mod2"),
+             helper.make_node("Constant", [], ["one"], name="c1", value_ints=[1]),
+             helper.make_node("Reshape", ["e0", "one"], ["end"], name="reshape_end"),
+             helper.make_node("Constant", [], ["zero"], name="c0", value_ints=[0]),
+             helper.make_node("Shape", ["x"], ["s"], name="shape0"),
+             helper.make_node("Slice", ["s", "zero", "end"], ["s2"], name="slice0"),
+             helper.make_node("Relu", ["x"], ["xr"], name="relu0"),
+             helper.make_node("Reshape", ["xr", "s2"], ["y"], name="reshape0")]
+    m = model(nodes, [x], [vi("m0", TensorProto.INT64, [5]), vi("m1", TensorProto.INT64, [5]),
+                           vi("y", TensorProto.FLOAT, ["n", 6])])
+    so = r.compile(m, "mod_fold")
+    for n in (3, 5):
+        inputs = {"x": np.arange(n * 6, dtype=np.float32).reshape(n, 6) - 7}
+        want = ort(m, inputs)
+        np.testing.assert_array_equal(want[0], [1, -1, 1, -1, 0])
+        np.testing.assert_array_equal(want[1], [-1, 1, -1, 1, 0])
+        same(r.run(so, inputs), want, f" n={n}")
 
 
 def case_known_int_dtypes(r):
@@ -419,6 +464,68 @@ def case_output_dir_symlink(r):
     leftovers = [f for f in os.listdir(out_dir) if f != "y.npy"]
     if leftovers:
         raise SystemExit(f"FAIL: temporary files left in DIR: {leftovers}")
+
+
+def compile_error(r, onnx_path, needle):
+    """Compiling `onnx_path` must exit 1 with an `error:` line containing `needle`."""
+    cmd = [r.relaxc, "compile", onnx_path, "-o", onnx_path + ".so"]
+    print("+ " + " ".join(cmd), flush=True)
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    sys.stdout.write(p.stdout + p.stderr)
+    if p.returncode != 1 or "error:" not in p.stderr or needle not in p.stderr:
+        raise SystemExit(f"FAIL: expected exit 1 with '{needle}', got {p.returncode}")
+    print(f"PASS: refused ({needle})")
+
+
+def case_external_data(r):
+    """Weights saved as external data (onnx.save_model(save_as_external_data=True)) import and
+    match onnxruntime; a location outside the model's folder (absolute, '..', a symlink out) or
+    a range past the end of the file is refused with an error naming the initializer."""
+    rng = np.random.default_rng(7)
+    w = numpy_helper.from_array(rng.standard_normal((64, 32)).astype(np.float32), "w")
+    b = numpy_helper.from_array(rng.standard_normal(32).astype(np.float32), "b")
+    m = model([helper.make_node("MatMul", ["x", "w"], ["t"], name="mm"),
+               helper.make_node("Add", ["t", "b"], ["y"], name="add")],
+              [vi("x", TensorProto.FLOAT, ["n", 64])], [vi("y", TensorProto.FLOAT, ["n", 32])],
+              [w, b])
+    d = r.path("external_data")
+    os.makedirs(d, exist_ok=True)
+    onnx_path = os.path.join(d, "mlp.onnx")
+    onnx.save_model(m, onnx_path, save_as_external_data=True, all_tensors_to_one_file=True,
+                    location="mlp.weights", size_threshold=0)
+    assert os.path.getsize(onnx_path) < 1024, "the weights were not written externally"
+    so = os.path.join(d, "mlp.so")
+    r.check_call([r.relaxc, "compile", onnx_path, "-o", so])
+    x = rng.standard_normal((3, 64)).astype(np.float32)
+    same(r.run(so, {"x": x}), ort(onnx.load(onnx_path), {"x": x}))
+
+    def edited(name, location, extra=()):
+        mm = onnx.load(onnx_path, load_external_data=False)
+        t = mm.graph.initializer[0]
+        del t.external_data[:]
+        for k, v in (("location", location),) + tuple(extra):
+            e = t.external_data.add()
+            e.key, e.value = k, v
+        p = os.path.join(d, name + ".onnx")
+        onnx.save(mm, p)
+        return p
+
+    secret = r.path("secret.bin")
+    with open(secret, "wb") as f:
+        f.write(b"\0" * 8192)
+    link = os.path.join(d, "link.bin")
+    if os.path.lexists(link):
+        os.remove(link)
+    os.symlink(secret, link)
+    compile_error(r, edited("abs", secret), "is an absolute path")
+    compile_error(r, edited("dotdot", "../secret.bin"), "outside the model's folder")
+    compile_error(r, edited("symlink", "link.bin"), "outside the model's folder")
+    compile_error(r, edited("missing", "nope.bin"), "cannot open external data file 'nope.bin'")
+    compile_error(r, edited("past_end", "mlp.weights", (("offset", "100000000"),)),
+                  "past the end")
+    compile_error(r, edited("bad_len", "mlp.weights", (("length", "-4"),)),
+                  "not a non-negative integer")
+    compile_error(r, edited("short", "mlp.weights", (("length", "16"),)), "initializer 'w'")
 
 
 CASES = {k[5:]: v for k, v in globals().items() if k.startswith("case_")}

@@ -8,22 +8,20 @@ import numpy as np
 
 
 def write_unsupported_model(path):
-    """A tiny valid ONNX model (opset 13) using NonMaxSuppression and Einsum, which relaxc does not support."""
+    """A tiny valid ONNX model (opset 13) using RandomUniformLike and Multinomial (random ops,
+    out of scope), which relaxc does not support."""
     import onnx
     from onnx import TensorProto, helper
 
-    boxes = helper.make_tensor_value_info("boxes", TensorProto.FLOAT, [1, 4, 4])
-    scores = helper.make_tensor_value_info("scores", TensorProto.FLOAT, [1, 1, 4])
     a = helper.make_tensor_value_info("a", TensorProto.FLOAT, [2, 3])
-    b = helper.make_tensor_value_info("b", TensorProto.FLOAT, [3, 2])
-    sel = helper.make_tensor_value_info("selected", TensorProto.INT64, [None, 3])
-    prod = helper.make_tensor_value_info("prod", TensorProto.FLOAT, [2, 2])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])
+    n = helper.make_tensor_value_info("n", TensorProto.INT32, [2, 1])
     nodes = [
-        helper.make_node("Relu", ["a"], ["a_relu"], name="relu_ok"),
-        helper.make_node("NonMaxSuppression", ["boxes", "scores"], ["selected"], name="nms_node"),
-        helper.make_node("Einsum", ["a_relu", "b"], ["prod"], name="einsum_node", equation="ij,jk->ik"),
+        helper.make_node("Relu", ["a"], ["y"], name="relu_ok"),
+        helper.make_node("RandomUniformLike", ["a"], ["r"], name="rand_node"),
+        helper.make_node("Multinomial", ["r"], ["n"], name="multinomial_node"),
     ]
-    graph = helper.make_graph(nodes, "unsupported_ops", [boxes, scores, a, b], [sel, prod])
+    graph = helper.make_graph(nodes, "unsupported_ops", [a], [y, n])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8,
                               producer_name="relaxc-cli-tests")
     onnx.checker.check_model(model)
@@ -55,6 +53,18 @@ def write_small_models(d):
     nodes = [helper.make_node("Relu", ["x" if i == 0 else f"r{i - 1}"], [f"r{i}" if i < 2999 else "y"],
                               name=f"relu{i}") for i in range(3000)]
     save(helper.make_graph(nodes, "chain", [xs], [ys]), "relu_chain.onnx")
+    # A node without op_type or outputs (found by the importer fuzzer: naming it in the
+    # unsupported-op report read output 0 of an empty list).
+    bare = onnx.NodeProto()
+    bare.input.extend(["a"])
+    save(helper.make_graph([helper.make_node("Neg", ["a"], ["y"]), bare], "bare", [a], [y]),
+         "empty_op_type.onnx", opset=22)
+    # Only the ai.onnx.ml opset imported, yet a default-domain node.
+    ml_only = helper.make_model(
+        helper.make_graph([helper.make_node("Neg", ["a"], ["y"], name="neg_default")], "mlonly",
+                          [a], [y]),
+        opset_imports=[helper.make_opsetid("ai.onnx.ml", 3)], ir_version=8)
+    onnx.save(ml_only, os.path.join(d, "ml_only_default_node.onnx"))
     np.save(os.path.join(d, "div_a.npy"), np.array([7, np.iinfo(np.int64).min, -9], dtype=np.int64))
     np.save(os.path.join(d, "div_b.npy"), np.array([0, -1, 2], dtype=np.int64))
     np.save(os.path.join(d, "chain_x.npy"), np.array([[-1, 2, -3, 4]] * 2, dtype=np.float32))

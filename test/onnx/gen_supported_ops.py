@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
-# Writes docs/supported_ops.md (per-op ONNX node-test conformance) from run_node_tests.py's results.json.
+# Writes docs/supported_ops.md (per-op ONNX node-test conformance) from run_node_tests.py's results.json files.
 """Generate docs/supported_ops.md from the results of test/onnx/run_node_tests.py.
 
-One row per ONNX op type used by any node test of the suite: whether relaxc has a converter, the
-range of default-domain opsets of the tests that use it, how many of those tests pass (out-of-scope
-tests not counted), and the failing tests with their status and reason (a test using several ops
-counts for each of them).
+Takes the results.json of any of the four runs: the Debian suite (libonnx-testdata) and the
+pinned onnx wheel's suite, each static and dynamic (--dynamic). One row per ONNX op type used by
+any node test: whether relaxc has a converter, the default-domain opsets of the tests that use it,
+per run how many of those tests pass (out-of-scope tests not counted; the dynamic runs cover the
+tests the static run passes), and the failing static tests with their status and reason (a test
+using several ops counts for each of them).
 """
 import argparse
 import json
@@ -14,95 +16,147 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
+RUNS = ("debian", "debian-dynamic", "pypi", "pypi-dynamic")
+WORK = {"debian": "onnx", "debian-dynamic": "onnx_dynamic", "pypi": "onnx_pypi",
+        "pypi-dynamic": "onnx_pypi_dynamic"}
+EXPECTED = {"debian": "expected.txt", "debian-dynamic": "expected_dynamic.txt",
+            "pypi": "expected_pypi.txt", "pypi-dynamic": "expected_pypi_dynamic.txt"}
 REGEN = """\
     ninja -C build relaxc
-    scripts/venv-python.sh test/onnx/run_node_tests.py --relaxc build/tools/relaxc --work build/test/onnx --docs"""
+    R="scripts/venv-python.sh test/onnx/run_node_tests.py --relaxc build/tools/relaxc"
+    $R --work build/test/onnx && $R --work build/test/onnx_dynamic --dynamic
+    $R --suite pypi --work build/test/onnx_pypi && $R --suite pypi --work build/test/onnx_pypi_dynamic --dynamic
+    scripts/venv-python.sh test/onnx/gen_supported_ops.py"""
 
 
 def md_escape(text):
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("results", nargs="?", default=os.path.join(ROOT, "build", "test", "onnx", "results.json"))
-    ap.add_argument("--expected", default=os.path.join(HERE, "expected.txt"),
-                    help="expectations file whose (shorter) reasons are preferred")
-    ap.add_argument("-o", "--output", default=os.path.join(ROOT, "docs", "supported_ops.md"))
-    args = ap.parse_args()
-    if not os.path.isfile(args.results):
-        print(f"error: {args.results} not found; run test/onnx/run_node_tests.py first", file=sys.stderr)
-        return 1
-    with open(args.results) as f:
+def load_run(path, run):
+    with open(path) as f:
         data = json.load(f)
     results = data["results"]
-    expected = {}
-    if os.path.isfile(args.expected):
-        with open(args.expected) as f:
+    exp = os.path.join(HERE, EXPECTED[run])
+    if os.path.isfile(exp):
+        with open(exp) as f:
             for line in f:
                 parts = line.split(None, 2)
                 if len(parts) == 3 and not line.startswith("#"):
-                    expected[parts[0]] = (parts[1], parts[2].strip())
-    for name, r in results.items():
-        if name in expected and expected[name][0] == r["status"]:
-            r["reason"] = expected[name][1]
-    ops = set(data["supported_ops"])
+                    r = results.get(parts[0])
+                    if r and r["status"] == parts[1]:
+                        r["reason"] = parts[2].strip()  # the (shorter) hand-kept reason
+    return data
 
-    per_op = {op: [] for op in ops}
-    for name, r in results.items():
-        for op in r["ops"]:
-            per_op.setdefault(op, []).append((name, r))
 
-    def counted(rs):
-        return [r for r in rs if r["status"] != "out-of-scope"]
+def main():
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("results", nargs="*",
+                    help="results.json files (default: build/test/{onnx,onnx_dynamic,onnx_pypi,"
+                         "onnx_pypi_dynamic}/results.json, those that exist)")
+    ap.add_argument("-o", "--output", default=os.path.join(ROOT, "docs", "supported_ops.md"))
+    args = ap.parse_args()
+    paths = args.results or [os.path.join(ROOT, "build", "test", WORK[r], "results.json") for r in RUNS]
+    runs = {}
+    for p in paths:
+        if not os.path.isfile(p):
+            if args.results:
+                print(f"error: {p} not found; run test/onnx/run_node_tests.py first", file=sys.stderr)
+                return 1
+            continue
+        with open(p) as f:
+            run = json.load(f).get("suite", "debian")
+        if run not in RUNS:
+            print(f"error: {p}: unknown suite '{run}'", file=sys.stderr)
+            return 1
+        runs[run] = load_run(p, run)
+    if "debian" not in runs and "pypi" not in runs:
+        print("error: no static results found; run test/onnx/run_node_tests.py first", file=sys.stderr)
+        return 1
+    order = [r for r in RUNS if r in runs]
 
-    total = len(counted(results.values()))
-    passed = sum(1 for r in results.values() if r["status"] == "pass")
-    strict = sum(1 for r in results.values() if r.get("strict"))
-    n_oos = len(results) - total
-    n_unsup = sum(1 for r in results.values() if r["status"] == "unsupported")
+    ops = set()
+    per_op = {}  # op -> run -> [(test, result)]
+    for run in order:
+        ops |= set(runs[run]["supported_ops"])
+        for name, r in runs[run]["results"].items():
+            for op in r["ops"]:
+                per_op.setdefault(op, {}).setdefault(run, []).append((name, r))
+    for op in ops:
+        per_op.setdefault(op, {})
+
     lines = [
         "<!-- Generated by test/onnx/gen_supported_ops.py; do not edit by hand. -->",
         "# Supported ONNX operators",
         "",
-        "**Generated file, do not edit by hand.** It is produced from the ONNX backend node tests",
-        "(Debian package `libonnx-testdata`) run through `relaxc compile` + `relaxc run` by",
-        "`test/onnx/run_node_tests.py` (the ctest test `onnx.node_tests`). Regenerate with:",
+        "**Generated file, do not edit by hand.** It is produced from the ONNX backend node tests of",
+        "two suites, Debian's `libonnx-testdata` (opsets <= 17) and the node tests shipped in the",
+        "pinned `onnx` wheel (opsets <= 21), run through `relaxc compile` + `relaxc run` by",
+        "`test/onnx/run_node_tests.py` (ctest `onnx.node_tests*`), each static and in the dynamic",
+        "variant (every input dim > 1 made symbolic; run on the tests the static variant passes).",
+        "Regenerate with:",
         "",
         "```sh",
         REGEN,
         "```",
         "",
-        f"Node tests: {len(results)}; {n_oos} out of scope (random ops, training, strings), "
-        f"{passed} of the other {total} pass (compared as ONNX's backend runner does: "
-        f"rtol {data.get('rtol', 1e-3):g}, atol {data.get('atol', 1e-7):g}; {strict} also at "
-        f"rtol {data.get('strict_rtol', 1e-4):g} / atol {data.get('strict_atol', 1e-5):g}); "
-        f"{n_unsup} use an op type without a converter. A test using several ops counts for each "
-        "of them. Expected statuses are in `test/onnx/expected.txt`.",
+    ]
+    for run in order:
+        data = runs[run]
+        res = data["results"]
+        total = sum(1 for r in res.values() if r["status"] != "out-of-scope")
+        passed = sum(1 for r in res.values() if r["status"] == "pass")
+        strict = sum(1 for r in res.values() if r.get("strict"))
+        n_oos = len(res) - total
+        n_unsup = sum(1 for r in res.values() if r["status"] == "unsupported")
+        if run.endswith("-dynamic"):
+            lines.append(f"- **{run}**: {passed} of the {total} tests run pass "
+                         f"({100.0 * passed / max(1, total):.1f}%); failures are listed in "
+                         f"`test/onnx/{EXPECTED[run]}`.")
+        else:
+            lines.append(
+                f"- **{run}**: {len(res)} node tests; {n_oos} out of scope (random ops, training, "
+                f"strings), {passed} of the other {total} pass (compared as ONNX's backend runner "
+                f"does: rtol {data.get('rtol', 1e-3):g}, atol {data.get('atol', 1e-7):g}; {strict} "
+                f"also at rtol {data.get('strict_rtol', 1e-4):g} / atol "
+                f"{data.get('strict_atol', 1e-5):g}); {n_unsup} use an op type without a converter."
+                f" Expected statuses: `test/onnx/{EXPECTED[run]}`.")
+    lines += [
         "",
-        "| ONNX op | converter | opsets tested | node tests passing / run | failing tests (status: reason: tests) |",
-        "|---|---|---|---|---|",
+        "A test using several ops counts for each of them. Columns give passing / run.",
+        "",
+        "| ONNX op | converter | opsets tested | " + " | ".join(order) +
+        " | failing static tests (suite: status: reason: tests) |",
+        "|---|---|---|" + "---|" * len(order) + "---|",
     ]
     for op in sorted(per_op):
-        tests = sorted(per_op[op], key=lambda x: x[0])
-        run = [(n, r) for n, r in tests if r["status"] != "out-of-scope"]
-        n_pass = sum(1 for _, r in run if r["status"] == "pass")
-        opsets = sorted({r.get("opset") for _, r in tests if r.get("opset") is not None})
+        by_run = per_op[op]
+        opsets = sorted({r.get("opset") for rs in by_run.values() for _, r in rs
+                         if r.get("opset") is not None})
         orange = (f"{opsets[0]}" if len(opsets) == 1 else f"{opsets[0]}-{opsets[-1]}") if opsets else "-"
-        groups = {}
-        for n, r in run:
-            if r["status"] != "pass":
-                groups.setdefault((r["status"], r["reason"]), []).append(f"`{n}`")
-        fails = [f"{st}: {md_escape(why)}: {', '.join(names)}" for (st, why), names in sorted(groups.items())]
-        if len(run) != len(tests):
-            fails.append(f"out-of-scope: {len(tests) - len(run)} test(s)")
-        count = f"{n_pass} / {len(run)}" if run else "0 / 0"
+        cols = []
+        fails = []
+        for run in order:
+            tests = sorted(by_run.get(run, []), key=lambda x: x[0])
+            counted = [(n, r) for n, r in tests if r["status"] != "out-of-scope"]
+            n_pass = sum(1 for _, r in counted if r["status"] == "pass")
+            cols.append(f"{n_pass} / {len(counted)}")
+            if run.endswith("-dynamic"):
+                continue
+            groups = {}
+            for n, r in counted:
+                if r["status"] != "pass":
+                    groups.setdefault((r["status"], r["reason"]), []).append(f"`{n}`")
+            fails += [f"{run}: {st}: {md_escape(why)}: {', '.join(names)}"
+                      for (st, why), names in sorted(groups.items())]
+            if len(counted) != len(tests):
+                fails.append(f"{run}: out-of-scope: {len(tests) - len(counted)} test(s)")
         conv = "yes" if op in ops else "no"
-        lines.append(f"| {op} | {conv} | {orange} | {count} | {'<br>'.join(fails)} |")
+        lines.append(f"| {op} | {conv} | {orange} | {' | '.join(cols)} | {'<br>'.join(fails)} |")
     lines.append("")
     with open(args.output, "w") as f:
         f.write("\n".join(lines))
-    print(f"wrote {args.output} ({len(per_op)} ops, {passed}/{total} node tests passing)")
+    print(f"wrote {args.output} ({len(per_op)} ops; runs: {', '.join(order)})")
     return 0
 
 

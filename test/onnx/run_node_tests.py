@@ -56,6 +56,45 @@ STRICT_RTOL, STRICT_ATOL = 1e-4, 1e-5
 # Suites: Debian's libonnx-testdata (opsets <= 17) and the node tests shipped in the onnx wheel
 # pinned in scripts/requirements.txt (opsets <= 21), each with its own expectations file.
 SUITE_EXPECTED = {"debian": "expected.txt", "pypi": "expected_pypi.txt"}
+# The dynamic variant (--dynamic) runs the tests the static variant passes with every input dim > 1
+# made symbolic (make_dynamic); its file lists the static-pass / dynamic-fail tests.
+SUITE_EXPECTED_DYNAMIC = {"debian": "expected_dynamic.txt", "pypi": "expected_pypi_dynamic.txt"}
+INT_ELEMS = {onnx.TensorProto.INT8, onnx.TensorProto.INT16, onnx.TensorProto.INT32, onnx.TensorProto.INT64,
+             onnx.TensorProto.UINT8, onnx.TensorProto.UINT16, onnx.TensorProto.UINT32,
+             onnx.TensorProto.UINT64}
+
+
+def make_dynamic(model):
+    """The dynamic variant of a node-test model: every graph-input dim > 1 becomes a dim_param
+    (equal sizes share one name, `dyn_<size>`), dims of 1 stay 1, and 1-D integer inputs (which
+    feed shape-like operands: Reshape shapes, Slice starts, TopK k...) keep their length. Declared
+    output dims > 1 become unknown and value_info is dropped, so nothing static is left for the
+    compiler to rely on but what the graph computes. The test data is unchanged."""
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+    inits = {t.name for t in m.graph.initializer}
+    for vi in m.graph.input:
+        if vi.name in inits or not vi.type.HasField("tensor_type"):
+            continue
+        tt = vi.type.tensor_type
+        if not tt.HasField("shape") or (len(tt.shape.dim) == 1 and tt.elem_type in INT_ELEMS):
+            continue
+        for d in tt.shape.dim:
+            if d.HasField("dim_value") and d.dim_value > 1:
+                d.dim_param = f"dyn_{d.dim_value}"
+    for vi in m.graph.output:
+        if vi.type.HasField("tensor_type") and vi.type.tensor_type.HasField("shape"):
+            for d in vi.type.tensor_type.shape.dim:
+                if d.HasField("dim_value") and d.dim_value > 1:
+                    d.Clear()
+    del m.graph.value_info[:]
+    return m
+
+
+def sampled(name, fraction, seed):
+    """Deterministic sample: the test is in when its seeded hash falls below `fraction`."""
+    h = int(hashlib.sha256(f"{seed}:{name}".encode()).hexdigest()[:8], 16)
+    return h < fraction * 0x100000000
 
 
 def suite_data(suite):
@@ -228,16 +267,95 @@ def classify_failure(p, clean_class):
                      f" repro: {repro}")
 
 
-def read_tensor_pb(path):
-    t = onnx.TensorProto()
+def read_tensor_pb(path, optional=False):
+    """A TensorProto, or for an optional-typed value (`optional`) the tensor an OptionalProto
+    holds (an empty optional or a non-tensor element raises: no .npy form)."""
     with open(path, "rb") as f:
-        t.ParseFromString(f.read())
+        data = f.read()
+    if optional:
+        o = onnx.OptionalProto()
+        o.ParseFromString(data)
+        if o.elem_type != onnx.OptionalProto.TENSOR:
+            raise ValueError("an empty optional or an optional of a non-tensor")
+        t = o.tensor_value
+        if not t.name:
+            t.name = o.name
+        return t
+    t = onnx.TensorProto()
+    t.ParseFromString(data)
     return t
+
+
+def is_sequence_type(tp):
+    """Whether a graph value's TypeProto is a sequence, or an optional of a sequence."""
+    if tp.HasField("optional_type"):
+        tp = tp.optional_type.elem_type
+    return tp.HasField("sequence_type")
+
+
+def read_sequence_pb(path, optional=False):
+    """(name, [TensorProto]) of a SequenceProto of tensors (inside an OptionalProto when
+    `optional`); an empty optional or non-tensor elements raise. relaxc run takes a sequence
+    as a directory of 0.npy, 1.npy, ... and writes a sequence output the same way."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if optional:
+        o = onnx.OptionalProto()
+        o.ParseFromString(data)
+        if o.elem_type != onnx.OptionalProto.SEQUENCE:
+            raise ValueError("an empty optional or an optional of a non-sequence")
+        s, name = o.sequence_value, o.name
+    else:
+        s = onnx.SequenceProto()
+        s.ParseFromString(data)
+        name = s.name
+    if s.elem_type != onnx.SequenceProto.TENSOR and len(s.tensor_values) == 0 and s.elem_type != 0:
+        raise ValueError("a sequence of non-tensors")
+    return name or s.name, list(s.tensor_values)
 
 
 def graph_input_names(model):
     inits = {i.name for i in model.graph.initializer}
     return [i.name for i in model.graph.input if i.name not in inits]
+
+
+# Element types NumPy lacks (ONNX 16-22). relaxc run reads and writes them as their bit
+# patterns (docs/design.md "Low-precision element types"): bfloat16 as uint16, float8 as uint8,
+# int4 as int8 and uint4 as uint8, one value per byte.
+BITS_DTYPE = {onnx.TensorProto.BFLOAT16: np.uint16, 17: np.uint8, 18: np.uint8, 19: np.uint8,
+              20: np.uint8, 21: np.uint8, 22: np.int8}
+# float8 bit patterns -> float32 with onnx's own conversion (the independent reference).
+F8_TO_F32 = {17: dict(fn=True, uz=False), 18: dict(fn=True, uz=True), 19: dict(fn=False, uz=False),
+             20: dict(fn=True, uz=True)}
+
+
+def graph_elem_types(values):
+    return {v.name: v.type.tensor_type.elem_type for v in values if v.type.HasField("tensor_type")}
+
+
+def proto_bits(t, elem):
+    """The bit patterns (BITS_DTYPE[elem]) of a test-data tensor of low-precision type `elem`."""
+    if t.data_type in (onnx.TensorProto.UINT16, onnx.TensorProto.UINT8):  # stored as raw bits
+        return numpy_helper.to_array(t).astype(BITS_DTYPE[elem])
+    if elem in (21, 22):  # int4: onnx unpacks them (as float32 values)
+        return numpy_helper.to_array(t).astype(BITS_DTYPE[elem])
+    dims = tuple(t.dims)
+    width = np.dtype(BITS_DTYPE[elem])
+    if t.raw_data:
+        return np.frombuffer(t.raw_data, dtype=width).reshape(dims).copy()
+    return np.array(t.int32_data, dtype=np.int64).astype(width).reshape(dims)
+
+
+def bits_to_comparable(got, elem, want):
+    """relaxc's bit-pattern output of low-precision type `elem` in the form `want` has."""
+    if elem == onnx.TensorProto.BFLOAT16:
+        if want.dtype == np.uint16:
+            return got.astype(np.uint16)
+        return (got.astype(np.uint32) << 16).view(np.float32)
+    if elem in F8_TO_F32:
+        f = numpy_helper.float8e5m2_to_float32 if elem in (19, 20) else numpy_helper.float8e4m3_to_float32
+        return f(got.astype(np.uint8), **F8_TO_F32[elem]).astype(np.float32).reshape(got.shape)
+    return got.astype(want.dtype)
 
 
 def compare_output(name, got, want, rtol=RTOL, atol=ATOL):
@@ -266,18 +384,18 @@ def compare_output(name, got, want, rtol=RTOL, atol=ATOL):
     return None
 
 
-def run_test(test_dir, relaxc, work, timeout):
+def run_test(test_dir, relaxc, work, timeout, dynamic=False):
     """Runs one node test; returns (status, reason, strict) where strict says whether a passing
-    test also passes at STRICT_RTOL / STRICT_ATOL."""
+    test also passes at STRICT_RTOL / STRICT_ATOL. `dynamic` runs the make_dynamic variant."""
     model = onnx.load(os.path.join(test_dir, "model.onnx"), load_external_data=False)
     why = out_of_scope_reason(model, test_dir)
     if why:
         return "out-of-scope", why, False
-    status, reason, strict = run_compiled(test_dir, model, relaxc, work, timeout)
+    status, reason, strict = run_compiled(test_dir, model, relaxc, work, timeout, dynamic)
     return status, reason, strict
 
 
-def run_compiled(test_dir, model, relaxc, work, timeout):
+def run_compiled(test_dir, model, relaxc, work, timeout, dynamic=False):
     name = os.path.basename(test_dir)
     strict = True
     tdir = os.path.join(work, name)
@@ -293,6 +411,9 @@ def run_compiled(test_dir, model, relaxc, work, timeout):
 
     artifact = os.path.join(tdir, "model.so")
     model_path = os.path.join(test_dir, "model.onnx")
+    if dynamic:
+        model_path = os.path.join(tdir, "model_dynamic.onnx")
+        onnx.save(make_dynamic(model), model_path)
     cached = None
     if CACHE_DIR:
         with open(model_path, "rb") as f:
@@ -313,6 +434,8 @@ def run_compiled(test_dir, model, relaxc, work, timeout):
                 os.replace(tmp, cached)
         in_names = graph_input_names(model)
         out_names = [o.name for o in model.graph.output]
+        in_elem = graph_elem_types(model.graph.input)
+        out_elem = graph_elem_types(model.graph.output)
         sets = sorted(glob.glob(os.path.join(test_dir, "test_data_set_*")))
         if not sets:
             return "run-error", "harness: test has no test_data_set_*", False
@@ -323,16 +446,39 @@ def run_compiled(test_dir, model, relaxc, work, timeout):
             os.makedirs(outdir)
             cmd = [relaxc, "run", artifact, "--output-dir", outdir]
             in_files = numbered_pbs(ds, "input")
+            inits = {x.name for x in model.graph.initializer}
+            real_inputs = [i for i in model.graph.input if i.name not in inits]
+            optional_inputs = {k for k, x in enumerate(real_inputs) if x.type.HasField("optional_type")}
+            seq_inputs = {k for k, x in enumerate(real_inputs) if is_sequence_type(x.type)}
             for i, pb in enumerate(in_files):
+                if i in seq_inputs:
+                    try:
+                        sname, elems = read_sequence_pb(pb, optional=i in optional_inputs)
+                        arrs = [numpy_helper.to_array(e) for e in elems]
+                    except Exception as e:
+                        return ("run-error", f"harness: cannot read {dsname}/{os.path.basename(pb)} as a"
+                                f" sequence of tensors ({short(str(e), 80)})", False)
+                    iname = sname if sname in in_names else (
+                        in_names[i] if i < len(in_names) else (sname or f"input_{i}"))
+                    sdir = os.path.join(ddir, f"input_{i}")
+                    os.makedirs(sdir)
+                    for k, arr in enumerate(arrs):
+                        np.save(os.path.join(sdir, f"{k}.npy"), arr, allow_pickle=False)
+                    cmd += ["--input", f"{iname}={sdir}"]
+                    continue
                 try:
-                    t = read_tensor_pb(pb)
+                    t = read_tensor_pb(pb, optional=i in optional_inputs)
                     arr = numpy_helper.to_array(t)
                 except Exception as e:  # sequences/optionals/strings the harness cannot express as .npy
                     return ("run-error", f"harness: cannot read {dsname}/{os.path.basename(pb)} as a tensor"
                             f" ({short(str(e), 80)})", False)
                 if arr.dtype == object:
                     return "run-error", f"harness: input {i} is a string tensor (no .npy form)", False
-                iname = t.name or (in_names[i] if i < len(in_names) else f"input_{i}")
+                # Some suites' data name tensors unlike the graph ("x" for input "input").
+                iname = t.name if t.name in in_names else (
+                    in_names[i] if i < len(in_names) else (t.name or f"input_{i}"))
+                if in_elem.get(iname) in BITS_DTYPE:
+                    arr = proto_bits(t, in_elem[iname])
                 npy = os.path.join(ddir, f"input_{i}.npy")
                 np.save(npy, arr, allow_pickle=False)
                 cmd += ["--input", f"{iname}={npy}"]
@@ -340,14 +486,22 @@ def run_compiled(test_dir, model, relaxc, work, timeout):
             if p.returncode != 0:
                 return classify_failure(p, "run-error") + (False,)
             out_files = numbered_pbs(ds, "output")
+            seq_outputs = {k for k, x in enumerate(model.graph.output) if is_sequence_type(x.type)}
             for i, pb in enumerate(out_files):
+                if i in seq_outputs:
+                    opt = model.graph.output[i].type.HasField("optional_type")
+                    why = compare_sequence_output(pb, out_names, i, outdir, opt)
+                    if why:
+                        return "mismatch", (f"{dsname}: {why}" if len(sets) > 1 else why), False
+                    continue
                 try:
                     t = read_tensor_pb(pb)
                     want = numpy_helper.to_array(t)
                 except Exception as e:
                     return ("mismatch", f"harness: cannot read expected {os.path.basename(pb)}"
                             f" ({short(str(e), 80)})", False)
-                oname = t.name or (out_names[i] if i < len(out_names) else f"output_{i}")
+                oname = t.name if t.name in out_names else (
+                    out_names[i] if i < len(out_names) else (t.name or f"output_{i}"))
                 got_path = os.path.join(outdir, sanitize(oname) + ".npy")
                 if not os.path.isfile(got_path):
                     return "mismatch", f"output {oname}: relaxc wrote no {os.path.basename(got_path)}", False
@@ -355,6 +509,8 @@ def run_compiled(test_dir, model, relaxc, work, timeout):
                     got = np.load(got_path, allow_pickle=False)
                 except Exception as e:
                     return "mismatch", f"output {oname}: unreadable .npy ({short(str(e), 80)})", False
+                if out_elem.get(oname) in BITS_DTYPE:
+                    got = bits_to_comparable(got, out_elem[oname], want)
                 why = compare_output(oname, got, want)
                 if why:
                     return "mismatch", (f"{dsname}: {why}" if len(sets) > 1 else why), False
@@ -364,6 +520,32 @@ def run_compiled(test_dir, model, relaxc, work, timeout):
         return "pass", "", strict
     except subprocess.TimeoutExpired:
         return "timeout", f"compile + run exceeded {timeout:g} s", False
+
+
+def compare_sequence_output(pb, out_names, i, outdir, optional=False):
+    """Compares the expected SequenceProto `pb` with relaxc's directory <outdir>/<name>/ of
+    0.npy, 1.npy, ...; returns why they differ, or None."""
+    try:
+        sname, elems = read_sequence_pb(pb, optional=optional)
+        want = [numpy_helper.to_array(e) for e in elems]
+    except Exception as e:
+        return f"harness: cannot read expected {os.path.basename(pb)} ({short(str(e), 80)})"
+    oname = sname if sname in out_names else (out_names[i] if i < len(out_names) else f"output_{i}")
+    got_dir = os.path.join(outdir, sanitize(oname))
+    if not os.path.isdir(got_dir):
+        return f"output {oname}: relaxc wrote no sequence directory {os.path.basename(got_dir)}"
+    n = len([f for f in os.listdir(got_dir) if f.endswith(".npy")])
+    if n != len(want):
+        return f"output {oname}: sequence of {n} tensors, expected {len(want)}"
+    for k, w in enumerate(want):
+        try:
+            got = np.load(os.path.join(got_dir, f"{k}.npy"), allow_pickle=False)
+        except Exception as e:
+            return f"output {oname}[{k}]: unreadable .npy ({short(str(e), 80)})"
+        why = compare_output(f"{oname}[{k}]", got, w)
+        if why:
+            return why
+    return None
 
 
 def load_expected(path):
@@ -394,19 +576,32 @@ EXPECTED_HEADER = """\
 """
 
 
-def write_expected(path, results, old, suite):
+def write_expected(path, results, old, suite, partial=False):
+    """Rewrites the expectations file from `results`; a partial run (--filter, --sample) keeps the
+    entries of the tests it did not run."""
     with open(path, "w") as f:
         header = EXPECTED_HEADER
-        if suite != "debian":
+        base = suite.replace("-dynamic", "")
+        if base != "debian":
             header = header.replace("(Debian libonnx-testdata)", "(the pinned onnx wheel's node tests)")
-            header = header.replace("--update-expected --docs", f"--update-expected --suite {suite}")
+            header = header.replace("--update-expected --docs", f"--update-expected --suite {base}")
+        if suite.endswith("-dynamic"):
+            header = header.replace("# Every ONNX backend node test", "# Dynamic variant (--dynamic): every node test")
+            header = header.replace("that does not pass, with", "that passes static but not dynamic, with")
+            header = header.replace("--update-expected", "--dynamic --update-expected")
         f.write(header)
-        for name in sorted(results):
+        entries = {}
+        if partial:
+            entries = {n: v for n, v in old.items() if n not in results}
+        for name in results:
             st, reason = results[name]["status"], results[name]["reason"]
             if name in old and old[name][0] == st and old[name][1]:
                 reason = old[name][1]
             if st != "pass":
-                f.write(f"{name} {st} {reason or '-'}\n")
+                entries[name] = (st, reason)
+        for name in sorted(entries):
+            st, reason = entries[name]
+            f.write(f"{name} {st} {reason or '-'}\n")
 
 
 def main():
@@ -422,6 +617,12 @@ def main():
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--timeout", type=float, default=60.0, help="per-test seconds")
     ap.add_argument("--filter", default=None, help="only tests whose name matches this regex (no stale check)")
+    ap.add_argument("--dynamic", action="store_true",
+                    help="run the dynamic variant (make_dynamic) of the tests the static expectations"
+                         " say pass, against the suite's dynamic expectations file")
+    ap.add_argument("--sample", type=float, default=None,
+                    help="run a deterministic sample of this fraction of the tests (no stale check)")
+    ap.add_argument("--seed", type=int, default=1, help="seed of --sample")
     ap.add_argument("--update-expected", action="store_true", help="rewrite the expectations file")
     ap.add_argument("--docs", nargs="?", const=os.path.join(os.path.dirname(os.path.dirname(here)), "docs",
                                                           "supported_ops.md"), default=None,
@@ -432,8 +633,14 @@ def main():
     ap.add_argument("-v", "--verbose", action="store_true", help="print every test")
     args = ap.parse_args()
     args.data = args.data or suite_data(args.suite)
-    args.expected = args.expected or os.path.join(here, SUITE_EXPECTED[args.suite])
-    SUITE = args.suite
+    static_expected = os.path.join(here, SUITE_EXPECTED[args.suite])
+    if args.dynamic:
+        args.expected = args.expected or os.path.join(here, SUITE_EXPECTED_DYNAMIC[args.suite])
+    args.expected = args.expected or static_expected
+    SUITE = args.suite + ("-dynamic" if args.dynamic else "")
+    if os.environ.get("RELAX_TEST_FULL") == "1":
+        args.sample = None  # scripts/test_full.sh: every test
+    partial = bool(args.filter or args.sample is not None)
 
     if not os.path.isdir(args.data):
         print(f"error: ONNX node test data not found: {args.data}\n"
@@ -459,18 +666,24 @@ def main():
                 shutil.rmtree(os.path.join(root, other), ignore_errors=True)
         CACHE_DIR = os.path.join(root, key)
 
+    static_listed = load_expected(static_expected) if args.dynamic else {}
     chosen = []
     for d in sorted(os.listdir(args.data)):
         tdir = os.path.join(args.data, d)
         mpath = os.path.join(tdir, "model.onnx")
         if not os.path.isfile(mpath) or (args.filter and not re.search(args.filter, d)):
             continue
+        if args.sample is not None and not sampled(d, args.sample, args.seed):
+            continue
+        if args.dynamic and d in static_listed:  # only what the static variant passes
+            continue
         m = onnx.load(mpath, load_external_data=False)
         chosen.append((d, tdir, model_ops(m), default_opset(m)))
 
     results = {}
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        futs = {pool.submit(run_test, tdir, args.relaxc, args.work, args.timeout): (d, m_ops, opset)
+        futs = {pool.submit(run_test, tdir, args.relaxc, args.work, args.timeout, args.dynamic):
+                (d, m_ops, opset)
                 for d, tdir, m_ops, opset in chosen}
         for fut in concurrent.futures.as_completed(futs):
             d, m_ops, opset = futs[fut]
@@ -488,9 +701,16 @@ def main():
                    "rtol": RTOL, "atol": ATOL, "strict_rtol": STRICT_RTOL, "strict_atol": STRICT_ATOL},
                   f, indent=1, sort_keys=True)
 
-    if args.docs and not args.filter:
-        subprocess.run([sys.executable, os.path.join(here, "gen_supported_ops.py"),
-                        os.path.join(args.work, "results.json"), "--expected", args.expected,
+    if args.docs and not partial:
+        # This run's results and those of the other suites/variants in sibling work dirs.
+        parent = os.path.dirname(os.path.abspath(args.work))
+        files = [os.path.join(args.work, "results.json")]
+        for w in ("onnx", "onnx_dynamic", "onnx_pypi", "onnx_pypi_dynamic"):
+            f = os.path.join(parent, w, "results.json")
+            if os.path.isfile(f) and os.path.abspath(w) != os.path.abspath(args.work) and \
+                    os.path.realpath(f) != os.path.realpath(files[0]):
+                files.append(f)
+        subprocess.run([sys.executable, os.path.join(here, "gen_supported_ops.py"), *files,
                         "-o", args.docs], check=False)
 
     expected = load_expected(args.expected)
@@ -510,12 +730,12 @@ def main():
             problems.append(f"REGRESSED {d}: {st} {reason} (not listed, so expected to pass)")
         else:
             problems.append(f"CHANGED {d}: expected {want}, got {st} {reason}")
-    if not args.filter:
+    if not partial:
         for d in sorted(set(expected) - set(results)):
             problems.append(f"STALE {d}: listed in {os.path.basename(args.expected)} but not in the suite")
 
     if args.update_expected:
-        write_expected(args.expected, results, expected, SUITE)
+        write_expected(args.expected, results, expected, SUITE, partial)
         print(f"wrote {args.expected}")
 
     counts = {s: 0 for s in STATUSES}
@@ -543,6 +763,9 @@ def main():
     else:
         print("OK: all statuses match the expectations")
     print(f"{SUITE}: {n_pass} passed, {n_fail} failed, {n_skip} skipped")
+    if args.dynamic and results:
+        print(f"{SUITE}: {100.0 * n_pass / max(1, len(results) - n_skip):.1f}% of the"
+              f" {len(results) - n_skip} static-passing tests run also pass dynamic")
     return rc
 
 

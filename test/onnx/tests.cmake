@@ -17,6 +17,22 @@ add_test(NAME onnx.node_tests_pypi
                  --work ${CMAKE_CURRENT_BINARY_DIR}/onnx_pypi --jobs 2 --timeout 60)
 set_tests_properties(onnx.node_tests_pypi PROPERTIES TIMEOUT 1200 LABELS onnx PROCESSORS 2)
 
+# The dynamic variant (every input dim > 1 symbolic) of the tests each suite passes static, checked
+# against expected_dynamic.txt / expected_pypi_dynamic.txt. CI runs a seeded 20 % sample;
+# scripts/test_full.sh (RELAX_TEST_FULL=1) runs all of them.
+foreach(suite debian pypi)
+  set(tag "")
+  if(suite STREQUAL "pypi")
+    set(tag "_pypi")
+  endif()
+  add_test(NAME onnx.node_tests${tag}_dynamic
+           COMMAND bash ${RELAX_VENV_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/onnx/run_node_tests.py
+                   --suite ${suite} --dynamic --sample 0.2 --seed 1 --relaxc $<TARGET_FILE:relaxc>
+                   --src ${PROJECT_SOURCE_DIR} --work ${CMAKE_CURRENT_BINARY_DIR}/onnx${tag}_dynamic
+                   --jobs 2 --timeout 60)
+  set_tests_properties(onnx.node_tests${tag}_dynamic PROPERTIES TIMEOUT 1200 LABELS onnx PROCESSORS 2)
+endforeach()
+
 # relaxc vs onnxruntime on small models of the nn op families with constant parameters (attribute
 # and mode combinations, symbolic dims at two sizes) and their error messages; one test per family
 # (test/onnx/nn_cases.py).
@@ -27,3 +43,11 @@ foreach(family conv errors matmul norm pool reduce resize)
                    --work ${CMAKE_CURRENT_BINARY_DIR}/onnx_nn_cases ${family})
   set_tests_properties(onnx.nn_cases.${family} PROPERTIES TIMEOUT 600 LABELS onnx)
 endforeach()
+
+# relaxc vs onnxruntime on LSTM / GRU / RNN variants the node tests leave out (bidirectional with
+# sequence_lens, layout=1, symbolic batch and sequence at several sizes, activations with
+# alpha/beta, clip, omitted outputs); test/onnx/rnn_cases.py.
+add_test(NAME onnx.rnn_cases
+         COMMAND bash ${RELAX_VENV_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/onnx/rnn_cases.py
+                 --relaxc $<TARGET_FILE:relaxc> --work ${CMAKE_CURRENT_BINARY_DIR}/onnx_rnn_cases)
+set_tests_properties(onnx.rnn_cases PROPERTIES TIMEOUT 600 LABELS onnx)

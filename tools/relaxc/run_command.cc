@@ -12,11 +12,9 @@
 #include <map>
 #include <set>
 
-#include "relax/runtime/artifact.h"
 #include "relax/runtime/npy.h"
-#include "relax/runtime/thread_pool.h"
 #include "relax/support/error.h"
-#include "relax/vm/vm.h"
+#include "relax/vm/runner.h"
 
 namespace relax::tools {
 namespace {
@@ -50,7 +48,14 @@ std::string FormatValue(const NDArray& a, int64_t i) {
     std::snprintf(buf, sizeof(buf), "%.9g", load(double{}));
   } else if (dt == "float16") {
     std::snprintf(buf, sizeof(buf), "%.9g", static_cast<double>(HalfToFloat(load(uint16_t{}))));
-  } else if (dt == "int8") {
+  } else if (dt == "bfloat16") {  // the upper half of an f32
+    uint32_t bits = static_cast<uint32_t>(load(uint16_t{})) << 16;
+    float f;
+    std::memcpy(&f, &bits, 4);
+    std::snprintf(buf, sizeof(buf), "%.9g", static_cast<double>(f));
+  } else if (dt.rfind("float8_", 0) == 0) {  // bit patterns
+    std::snprintf(buf, sizeof(buf), "0x%02x", static_cast<unsigned>(load(uint8_t{})));
+  } else if (dt == "int8" || dt == "int4") {
     std::snprintf(buf, sizeof(buf), "%d", static_cast<int>(load(int8_t{})));
   } else if (dt == "int16") {
     std::snprintf(buf, sizeof(buf), "%d", static_cast<int>(load(int16_t{})));
@@ -58,7 +63,7 @@ std::string FormatValue(const NDArray& a, int64_t i) {
     std::snprintf(buf, sizeof(buf), "%" PRId32, load(int32_t{}));
   } else if (dt == "int64") {
     std::snprintf(buf, sizeof(buf), "%" PRId64, load(int64_t{}));
-  } else if (dt == "uint8") {
+  } else if (dt == "uint8" || dt == "uint4") {
     std::snprintf(buf, sizeof(buf), "%u", static_cast<unsigned>(load(uint8_t{})));
   } else if (dt == "uint16") {
     std::snprintf(buf, sizeof(buf), "%u", static_cast<unsigned>(load(uint16_t{})));
@@ -85,14 +90,45 @@ std::string SanitizeName(const std::string& name) {
   return s;
 }
 
+// A sequence input given as a directory of DIR/0.npy, DIR/1.npy, ... (consecutive from 0; an
+// empty directory is an empty sequence).
+runtime::Value LoadSequence(const std::string& name, const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec))
+    RELAX_THROW("input '" << name << "' is a sequence: expected a directory of 0.npy, 1.npy, ..."
+                          << ", got '" << dir << "'");
+  size_t count = 0;
+  for (const auto& e : fs::directory_iterator(dir, ec))
+    if (e.path().extension() == ".npy") ++count;
+  std::vector<NDArray> elems;
+  for (size_t k = 0; k < count; ++k) {
+    fs::path f = fs::path(dir) / (std::to_string(k) + ".npy");
+    if (!fs::is_regular_file(f, ec))
+      RELAX_THROW("input '" << name << "': sequence directory '" << dir << "' holds " << count
+                            << " .npy files but no " << f.filename().string()
+                            << " (expected 0.npy to " << count - 1 << ".npy)");
+    elems.push_back(runtime::LoadNpy(f.string()));
+  }
+  auto seq = std::make_shared<runtime::TupleObj>();
+  seq->fields = std::vector<runtime::Value>(elems.begin(), elems.end());
+  return runtime::Tuple(std::move(seq));
+}
+
+std::string Describe(const std::string& name, const NDArray& o) {
+  std::string line = name + ": shape=" + runtime::ShapeToString(o.shape()) +
+                     " dtype=" + runtime::DTypeToString(o.dtype()) + " values=[";
+  int64_t n = o.numel();
+  for (int64_t k = 0; k < n && k < 8; ++k) line += (k ? ", " : "") + FormatValue(o, k);
+  if (n > 8) line += ", ...";
+  return line + "]";
+}
+
 void RunOrThrow(const RunOptions& opts) {
   if (opts.repeat < 1) RELAX_THROW("--repeat must be >= 1, got " << opts.repeat);
-  runtime::NumThreadsFromEnv();  // a bad RELAX_NUM_THREADS is an error before any work
-  auto artifact = runtime::LoadedArtifact::Load(opts.artifact);
-  const auto& sig = artifact->exec().inputs;
-  std::string expected;
-  for (size_t i = 0; i < sig.size(); ++i) expected += (i ? ", " : "") + sig[i].name;
-  if (expected.empty()) expected = "none";
+  runtime::ArtifactRunner runner(opts.artifact);
+  const auto& sig = runner.inputs();
+  std::string expected = runner.InputNamesText();
 
   std::map<std::string, std::string> files;
   for (const std::string& spec : opts.inputs) {
@@ -106,44 +142,51 @@ void RunOrThrow(const RunOptions& opts) {
     if (!files.emplace(name, spec.substr(eq + 1)).second)
       RELAX_THROW("input '" << name << "' given more than once");
   }
-  std::vector<NDArray> inputs;
+  std::vector<runtime::Value> inputs;
   for (const auto& s : sig) {
     auto it = files.find(s.name);
     if (it == files.end())
       RELAX_THROW("missing input '" << s.name << "' (expected inputs: " << expected << ")");
-    inputs.push_back(runtime::LoadNpy(it->second));
+    if (s.sequence)
+      inputs.push_back(LoadSequence(s.name, it->second));
+    else
+      inputs.push_back(runtime::LoadNpy(it->second));
   }
 
-  runtime::VirtualMachine vm(artifact);
+  runtime::VirtualMachine& vm = runner.vm();
   vm.set_profiling(opts.profile);
   vm.set_max_instructions(opts.max_instructions);
-  std::vector<NDArray> outputs;
+  std::vector<runtime::Value> outputs;
   double total_ms = 0;
   std::vector<double> times;
   // With --repeat, one untimed warm-up run first (page faults, thread-pool start).
-  if (opts.repeat > 1) outputs = vm.Run(inputs);
+  if (opts.repeat > 1) outputs = runner.RunValues(inputs);
   for (int r = 0; r < opts.repeat; ++r) {
     auto t0 = std::chrono::steady_clock::now();
-    outputs = vm.Run(inputs);
+    outputs = runner.RunValues(inputs);
     auto t1 = std::chrono::steady_clock::now();
     times.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
     total_ms += times.back();
   }
   std::sort(times.begin(), times.end());
 
-  const auto& osig = artifact->exec().outputs;
   std::set<std::string> used;
   for (size_t i = 0; i < outputs.size(); ++i) {
-    const NDArray& o = outputs[i];
-    std::string name =
-        i < osig.size() && !osig[i].name.empty() ? osig[i].name : "output" + std::to_string(i);
-    std::string line = name + ": shape=" + runtime::ShapeToString(o.shape()) +
-                       " dtype=" + runtime::DTypeToString(o.dtype()) + " values=[";
-    int64_t n = o.numel();
-    for (int64_t k = 0; k < n && k < 8; ++k) line += (k ? ", " : "") + FormatValue(o, k);
-    if (n > 8) line += ", ...";
-    line += "]";
-    std::cout << line << "\n";
+    std::string name = runner.OutputName(i);
+    // A sequence output (a tuple of tensors) is written as the directory DIR/<name>/ holding
+    // 0.npy, 1.npy, ...; a tensor as DIR/<name>.npy.
+    std::vector<NDArray> elems;
+    const auto* seq = std::get_if<runtime::Tuple>(&outputs[i]);
+    if (seq) {
+      std::cout << name << ": sequence of " << (*seq)->fields.size() << " tensors\n";
+      for (size_t k = 0; k < (*seq)->fields.size(); ++k) {
+        elems.push_back(std::get<NDArray>((*seq)->fields[k]));
+        std::cout << Describe(name + "[" + std::to_string(k) + "]", elems.back()) << "\n";
+      }
+    } else {
+      elems.push_back(std::get<NDArray>(outputs[i]));
+      std::cout << Describe(name, elems.back()) << "\n";
+    }
     if (!opts.output_dir.empty()) {
       std::error_code ec;
       std::filesystem::create_directories(opts.output_dir, ec);
@@ -151,7 +194,15 @@ void RunOrThrow(const RunOptions& opts) {
         RELAX_THROW("cannot create output directory '" << opts.output_dir << "': " << ec.message());
       std::string file = SanitizeName(name);
       while (!used.insert(file).second) file += "_";
-      runtime::SaveNpy((std::filesystem::path(opts.output_dir) / (file + ".npy")).string(), o);
+      std::filesystem::path base = std::filesystem::path(opts.output_dir) / file;
+      if (!seq) {
+        runtime::SaveNpy(base.string() + ".npy", elems[0]);
+        continue;
+      }
+      std::filesystem::create_directories(base, ec);
+      if (ec) RELAX_THROW("cannot create directory '" << base.string() << "': " << ec.message());
+      for (size_t k = 0; k < elems.size(); ++k)
+        runtime::SaveNpy((base / (std::to_string(k) + ".npy")).string(), elems[k]);
     }
   }
   if (opts.repeat > 1) {
@@ -169,7 +220,9 @@ void RunOrThrow(const RunOptions& opts) {
 
 void AddRunOptions(CLI::App& app, std::shared_ptr<RunOptions> opts) {
   app.add_option("artifact", opts->artifact, "Compiled artifact (.so) to run")->required();
-  app.add_option("--input,-i", opts->inputs, "Input as NAME=FILE.npy (repeatable)");
+  app.add_option("--input,-i", opts->inputs,
+                 "Input as NAME=FILE.npy, or NAME=DIR for a sequence input (DIR/0.npy, 1.npy, ...;"
+                 " repeatable)");
   app.add_option("--output-dir,-o", opts->output_dir, "Write each output as DIR/<name>.npy");
   app.add_option("--repeat", opts->repeat, "Run N times and print the mean latency");
   app.add_option("--max-instructions", opts->max_instructions,

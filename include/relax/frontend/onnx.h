@@ -21,11 +21,20 @@ class UnsupportedOpError : public Error {
   using Error::Error;
 };
 
+/// Counters an import fills in (for `--stats` and the importer fuzzer).
+struct OnnxImportStats {
+  int64_t nodes = 0;                ///< nodes of the main graph
+  int64_t nodes_converted = 0;      ///< nodes whose converter ran to completion
+  bool reached_conversion = false;  ///< the model passed loading and checks; conversion began
+};
+
 struct OnnxImportOptions {
   /// Inclusive bounds on symbolic dims by name (`--bound n=1..4096`): the dim_param as
   /// written in the model, or the symbolic var's name. Recorded as function attrs (by var
   /// name) and used by the analyzer.
   std::map<std::string, std::pair<int64_t, int64_t>> bounds;
+  /// Filled in when not null, also when the import fails.
+  OnnxImportStats* stats = nullptr;
 };
 
 /// Imports the ONNX model at `path`.
@@ -50,7 +59,16 @@ struct OnnxImportOptions {
 /// data, a tensor whose declared size does not match its data or whose byte size
 /// overflows int64, a graph output with an undefined or mismatching element type.
 /// UnsupportedOpError as described above.
+/// External data (ONNX IR spec, external tensor data) is read from files relative to the
+/// model's folder; a location outside that folder (absolute, "..", or through a symlink) is
+/// an error naming the tensor.
 IRModule ImportOnnx(const std::string& path, const OnnxImportOptions& options = {});
+
+/// Imports a serialized ModelProto held in memory. `name` stands for the model in messages
+/// and in the module's `source` attribute; external data is read relative to `model_dir`
+/// (an empty `model_dir` makes any external tensor an error). Errors as ImportOnnx.
+IRModule ImportOnnxBytes(const std::string& bytes, const std::string& name,
+                         const std::string& model_dir, const OnnxImportOptions& options = {});
 
 }  // namespace relax::frontend
 

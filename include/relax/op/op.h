@@ -74,6 +74,10 @@ void RegisterActivationOps();
 void RegisterLossOps();
 void RegisterPoolOps();
 void RegisterResizeOp();
+void RegisterRecurrentOps();
+void RegisterSamplingOps();
+void RegisterLinalgOps();
+void RegisterRearrangeOps();
 
 }  // namespace relax
 

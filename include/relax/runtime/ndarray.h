@@ -15,8 +15,17 @@ namespace relax::runtime {
 /// The host CPU device {kDLCPU, 0}.
 inline constexpr DLDevice kCPUDevice{kDLCPU, 0};
 
+/// DLPack 1.1 type codes of the float8 formats (the bundled dlpack.h predates them).
+inline constexpr uint8_t kDLFloat8E4M3FN = 10;
+inline constexpr uint8_t kDLFloat8E4M3FNUZ = 11;
+inline constexpr uint8_t kDLFloat8E5M2 = 12;
+inline constexpr uint8_t kDLFloat8E5M2FNUZ = 13;
+
 /// Parses a dtype name: "float32", "float64", "float16", "int8", "int16", "int32", "int64",
-/// "uint8", "uint16", "uint32", "uint64" or "bool" ({kDLUInt, 1, 1}, stored in 1 byte).
+/// "uint8", "uint16", "uint32", "uint64" or "bool" ({kDLUInt, 1, 1}, stored in 1 byte), and the
+/// storage-only types "bfloat16" ({kDLBfloat, 16}), "float8_e4m3fn", "float8_e4m3fnuz",
+/// "float8_e5m2", "float8_e5m2fnuz" (codes above, 8 bits; bit patterns) and "int4"/"uint4"
+/// ({kDLInt/kDLUInt, 4}, stored unpacked: one value per byte, int4 sign-extended).
 /// Throws relax::Error on an unknown name.
 DLDataType ParseDType(const std::string& name);
 /// The name of `dtype` as accepted by ParseDType ("float32", "bool", ...); unknown codes are
@@ -24,6 +33,10 @@ DLDataType ParseDType(const std::string& name);
 std::string DTypeToString(DLDataType dtype);
 /// Bytes per element of `dtype` (bool -> 1; sub-byte types round up to whole bytes).
 size_t DTypeBytes(DLDataType dtype);
+/// The plain dtype whose .npy form carries the elements of a storage-only dtype: uint16 for
+/// bfloat16, uint8 for the float8 formats and uint4, int8 for int4 (same bytes); `dtype`
+/// itself for every other dtype.
+DLDataType BitPatternDType(DLDataType dtype);
 /// True when a and b are the same dtype.
 inline bool DTypeEqual(DLDataType a, DLDataType b) {
   return a.code == b.code && a.bits == b.bits && a.lanes == b.lanes;
@@ -48,6 +61,8 @@ class NDArray {
   /// A tensor sharing this one's data with `new_shape`. Throws relax::Error when the element
   /// count differs or a dim is negative.
   NDArray CreateView(std::vector<int64_t> new_shape) const;
+  /// A view of the same bytes with dtype `dtype`, which must have this array's element size.
+  NDArray ReinterpretView(DLDataType dtype) const;
 
   bool defined() const { return static_cast<bool>(c_); }
   const std::vector<int64_t>& shape() const;

@@ -19,6 +19,8 @@ NDArray LoadNpy(const std::string& path);
 /// header does not fit). The data goes to a new temporary file in the same directory, renamed
 /// over `path`: an existing file or symlink at `path` is replaced, never written through.
 /// Throws relax::Error naming the file on I/O failure or an unsupported dtype/device.
+/// Storage-only dtypes (bfloat16, float8, int4/uint4) are saved as their BitPatternDType
+/// (uint16, uint8, int8/uint8): NumPy has no such dtypes.
 void SaveNpy(const std::string& path, const NDArray& array);
 
 }  // namespace relax::runtime

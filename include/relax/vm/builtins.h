@@ -31,6 +31,13 @@ using BuiltinFn = std::function<Value(const std::vector<Value>& args)>;
 ///  - vm.builtin.store_shape(heap, program, shape slots) -> null: heap[slots[i]] = value i.
 ///  - vm.builtin.read_if_cond(int | one-element cpu tensor) -> int 0/1 (non-zero is true).
 ///  - vm.builtin.nonzero(tensor) -> new int64 tensor (ndim, nnz) (ONNX NonZero).
+///  - Data-dependent ONNX ops, each returning a tensor it allocates (the compiler binds its
+///    dims with a match_cast; a trailing string `what` names the node in run-time errors):
+///    vm.builtin.topk, unique, compress, nms (lib/vm/builtins_select.cc: TopK, Unique,
+///    Compress, NonMaxSuppression), vm.builtin.cumsum (builtins_scan.cc: CumSum with a
+///    run-time axis), vm.builtin.dft, stft, window (builtins_signal.cc: DFT, STFT, Hann /
+///    Hamming / Blackman windows), vm.builtin.tfidf (builtins_text.cc: TfIdfVectorizer). Their
+///    arguments are documented at each definition.
 ///  - vm.builtin.check_dims_equal(heap, 2-dim program, string msg) -> null.
 ///  - vm.builtin.reshape(tensor, shape) -> view NDArray.
 ///  - vm.builtin.make_tuple(values...) -> Tuple; vm.builtin.tuple_getitem(tuple, int i).

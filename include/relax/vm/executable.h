@@ -94,10 +94,13 @@ struct DimSig {
   std::string sym;
   int64_t value = -1;
 };
+/// `sequence`: the value is an ONNX sequence (a VM tuple of tensors of element type `dtype`;
+/// `dims` is empty, the elements' shapes are not part of the signature).
 struct TensorSig {
   std::string name;
   std::string dtype;
   std::vector<DimSig> dims;
+  bool sequence = false;
 };
 
 struct Executable {

@@ -56,6 +56,11 @@ class VirtualMachine {
   /// mismatch, a failing builtin/kernel ("kernel 'name' failed: ..."), or a malformed program.
   std::vector<NDArray> Run(const std::vector<NDArray>& inputs);
 
+  /// Run with sequence inputs and outputs (TensorSig::sequence): such an input is a Tuple of
+  /// cpu tensors of the declared element dtype (checked), such an output comes back as a
+  /// Tuple of tensors; tensor inputs and outputs are as in Run. Throws relax::Error.
+  std::vector<Value> RunValues(const std::vector<Value>& inputs);
+
   /// Calls VM function `name` with `args` without signature checks; returns its result.
   Value Invoke(const std::string& name, std::vector<Value> args);
 
@@ -76,6 +81,7 @@ class VirtualMachine {
   Value Execute(size_t func_index, std::vector<Value> args, int depth);
   Value CallCallee(const Callee& callee, std::vector<Value> args, int depth);
   void CheckInputs(const std::vector<NDArray>& inputs) const;
+  void CheckInputValues(const std::vector<Value>& inputs) const;
 
   std::shared_ptr<LoadedArtifact> artifact_;
   std::vector<Value> constants_;

@@ -5,6 +5,8 @@
 // HardSigmoid Clip, Cast, CastLike, Identity. Semantics: ONNX operator spec, sections of the same
 // names.
 #include <cmath>
+#include <functional>
+#include <optional>
 
 #include "import_context.h"
 
@@ -52,30 +54,57 @@ Expr LegacyBroadcastRhs(ImportContext& ctx, const onnx::NodeProto& n, const Expr
   return ctx.Emit(MakeCall(GetOp("relax.reshape"), {rhs, MakeShapeExpr(shape)}), n).expr;
 }
 
+// The element values of a binary op on two known integer values (shape arithmetic), or
+// nullopt when they are not known or `fold` declines an element.
+std::optional<Value> FoldBinary(ImportContext& ctx, const onnx::NodeProto& n, IntFold fold) {
+  const Value& a = ctx.Get(n.input(0));
+  const Value& b = ctx.Get(n.input(1));
+  if (!fold || !a.ints || !b.ints) return std::nullopt;
+  const auto& x = *a.ints;
+  const auto& y = *b.ints;
+  // Known values are 0-D (one element) or 1-D: broadcasting needs equal lengths or a length
+  // of 1, and a length-1 operand against a length-0 one gives length 0.
+  if (x.size() != y.size() && x.size() != 1 && y.size() != 1)
+    RELAX_THROW(ctx.Where(n) << "cannot broadcast shape values of lengths " << x.size() << " and "
+                             << y.size());
+  size_t len = x.size() == 1 ? y.size() : x.size();
+  std::vector<PrimExpr> r;
+  auto& an = ctx.bb().analyzer();
+  for (size_t i = 0; i < len; ++i) {
+    PrimExpr e = fold(an, x[x.size() == 1 ? 0 : i], y[y.size() == 1 ? 0 : i]);
+    if (!e.defined()) return std::nullopt;
+    r.push_back(an.Simplify(e));
+  }
+  return Value{nullptr, r, a.scalar && b.scalar, a.dtype};
+}
+
+// ONNX Mod on integers (ONNX operator spec, Mod): fmod=0 takes the divisor's sign (floor mod,
+// -3 mod 2 = 1), fmod=1 the dividend's (truncated, -3 fmod 2 = -1). Constants fold exactly
+// (x mod -1 = 0); x mod 0 and symbolic operands of unknown sign are not folded.
+PrimExpr ModFold(arith::Analyzer& an, PrimExpr a, PrimExpr b, bool truncated) {
+  int64_t x, y;
+  if (a.AsInt(&x) && b.AsInt(&y)) {
+    if (y == 0) return PrimExpr();
+    if (y == -1) return PrimExpr(int64_t{0});
+    int64_t r = x % y;
+    if (!truncated && r != 0 && ((r < 0) != (y < 0))) r += y;
+    return PrimExpr(r);
+  }
+  if (an.CanProve(a >= PrimExpr(0)) && an.CanProve(b > PrimExpr(0))) return FloorMod(a, b);
+  return PrimExpr();
+}
+PrimExpr FloorModFold(arith::Analyzer& an, PrimExpr a, PrimExpr b) {
+  return ModFold(an, a, b, false);
+}
+PrimExpr TruncModFold(arith::Analyzer& an, PrimExpr a, PrimExpr b) {
+  return ModFold(an, a, b, true);
+}
+
 Converter Binary(const std::string& op, IntFold fold) {
   return [op, fold](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
     if (n.input_size() != 2)
       RELAX_THROW(ctx.Where(n) << "expects 2 inputs, got " << n.input_size());
-    const Value& a = ctx.Get(n.input(0));
-    const Value& b = ctx.Get(n.input(1));
-    if (fold && a.ints && b.ints) {
-      const auto& x = *a.ints;
-      const auto& y = *b.ints;
-      // Known values are 0-D (one element) or 1-D: broadcasting needs equal lengths or a
-      // length of 1, and a length-1 operand against a length-0 one gives length 0.
-      if (x.size() != y.size() && x.size() != 1 && y.size() != 1)
-        RELAX_THROW(ctx.Where(n) << "cannot broadcast shape values of lengths " << x.size()
-                                 << " and " << y.size());
-      size_t len = x.size() == 1 ? y.size() : x.size();
-      std::vector<PrimExpr> r;
-      auto& an = ctx.bb().analyzer();
-      for (size_t i = 0; i < len; ++i) {
-        PrimExpr e = fold(an, x[x.size() == 1 ? 0 : i], y[y.size() == 1 ? 0 : i]);
-        if (!e.defined()) break;
-        r.push_back(an.Simplify(e));
-      }
-      if (r.size() == len) return {Value{nullptr, r, a.scalar && b.scalar, a.dtype}};
-    }
+    if (auto v = FoldBinary(ctx, n, fold)) return {*v};
     Expr lhs = ctx.Tensor(n, 0);
     Expr rhs = LegacyBroadcastRhs(ctx, n, lhs, ctx.Tensor(n, 1));
     return {ctx.Emit(MakeCall(GetOp(op), {lhs, rhs}), n)};
@@ -124,8 +153,17 @@ bool IsConstScalar(ImportContext& ctx, const onnx::NodeProto& n, int i) {
   return c && c->numel() == 1;
 }
 
-Converter Unary(const std::string& op) {
-  return [op](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
+// `fold`, if given, maps known integer values (shape values) at import, like Binary's.
+Converter Unary(const std::string& op, std::function<PrimExpr(const PrimExpr&)> fold = nullptr,
+                bool fold_unsigned = true) {
+  return [op, fold, fold_unsigned](ImportContext& ctx,
+                                   const onnx::NodeProto& n) -> std::vector<Value> {
+    const Value& x = ctx.Get(n.input(0));
+    if (fold && x.ints && (x.dtype.is_int() || (fold_unsigned && x.dtype.is_uint()))) {
+      std::vector<PrimExpr> r;
+      for (const auto& e : *x.ints) r.push_back(ctx.bb().analyzer().Simplify(fold(e)));
+      return {Value{nullptr, r, x.scalar, x.dtype}};
+    }
     return {ctx.Emit(MakeCall(GetOp(op), {ctx.Tensor(n, 0)}), n)};
   };
 }
@@ -142,9 +180,38 @@ Converter Fixed(const std::string& op, int arity) {
   };
 }
 
+// Cast to `dt`; `saturate` (opset 19+) applies to float8 targets (ONNX Cast, float8 table).
 std::vector<Value> CastTo(ImportContext& ctx, const onnx::NodeProto& n, DataType dt) {
   const Value& x = ctx.Get(n.input(0));
-  if (x.ints && (dt.is_int() || dt.is_uint())) {
+  int64_t saturate = AttrInt(n, "saturate", 1);
+  // Small bool constants and known integer values cast to bool or from bool at import (the
+  // conditions of an If on shape arithmetic stay constants).
+  const ConstantNode* xc = As<ConstantNode>(x.expr);
+  bool bool_const = xc && xc->dtype.is_bool() && xc->shape.size() <= 1 && xc->numel() <= 64;
+  if (bool_const && dt.is_bool()) return {x};
+  if (bool_const && (dt.is_int() || dt.is_uint()) && !dt.is_int4()) {
+    std::vector<PrimExpr> vals;
+    for (int64_t i = 0; i < xc->numel(); ++i)
+      vals.push_back(PrimExpr(int64_t{xc->data->at(i) != 0}));
+    return {Value{nullptr, vals, xc->shape.empty(), dt}};
+  }
+  if (x.ints && dt.is_bool()) {
+    std::vector<uint8_t> bytes;
+    for (const auto& e : *x.ints) {
+      int64_t c;
+      if (!e.AsInt(&c)) {
+        bytes.clear();
+        break;
+      }
+      bytes.push_back(c != 0);
+    }
+    if (bytes.size() == x.ints->size() && !bytes.empty()) {
+      std::vector<int64_t> shape;
+      if (!x.scalar) shape.push_back(static_cast<int64_t>(bytes.size()));
+      return {Value{MakeConstant(dt, shape, std::move(bytes)), std::nullopt, x.scalar, dt}};
+    }
+  }
+  if (x.ints && (dt.is_int() || dt.is_uint()) && !dt.is_int4()) {
     // Constants wrap to the narrower type as the cast would; symbolic values are dims,
     // which fit.
     std::vector<PrimExpr> vals = *x.ints;
@@ -157,8 +224,9 @@ std::vector<Value> CastTo(ImportContext& ctx, const onnx::NodeProto& n, DataType
     }
     return {Value{nullptr, vals, x.scalar, dt}};
   }
-  return {ctx.Emit(
-      MakeCall(GetOp("relax.astype"), {ctx.Tensor(n, 0)}, {{"dtype", ToRuntimeString(dt)}}), n)};
+  Attrs a{{"dtype", ToRuntimeString(dt)}};
+  if (dt.is_float8()) a["saturate"] = int64_t{saturate != 0 ? 1 : 0};
+  return {ctx.Emit(MakeCall(GetOp("relax.astype"), {ctx.Tensor(n, 0)}, a), n)};
 }
 
 }  // namespace
@@ -181,8 +249,9 @@ void AddMathConverters(ConverterTable* t) {
   (*t)["Tanh"] = Unary("relax.tanh");
   (*t)["Log"] = Unary("relax.log");
   (*t)["Erf"] = Unary("relax.erf");
-  (*t)["Abs"] = Unary("relax.abs");
-  (*t)["Neg"] = Unary("relax.negative");
+  (*t)["Abs"] = Unary("relax.abs", [](const PrimExpr& a) { return Max(a, PrimExpr(0) - a); });
+  (*t)["Neg"] = Unary(
+      "relax.negative", [](const PrimExpr& a) { return PrimExpr(0) - a; }, false);
   (*t)["Identity"] = [](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
     return {ctx.Get(n.input(0))};
   };
@@ -271,6 +340,8 @@ void AddMathConverters(ConverterTable* t) {
     Expr a = ctx.Tensor(n, 0);
     if (a->sinfo->dtype.is_float() && fmod == 0)
       RELAX_THROW(ctx.Where(n) << "attribute 'fmod' must be 1 for float inputs");
+    if (a->sinfo->dtype.is_int() || a->sinfo->dtype.is_uint())
+      if (auto v = FoldBinary(ctx, n, fmod ? TruncModFold : FloorModFold)) return {*v};
     return {ctx.Emit(MakeCall(GetOp("relax.mod"), {a, ctx.Tensor(n, 1)}, {{"fmod", fmod}}), n)};
   };
   (*t)["BitShift"] = [](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {

@@ -50,20 +50,6 @@ std::optional<std::vector<int64_t>> StaticInts(ImportContext& ctx, const onnx::N
   return out;
 }
 
-// Input i as a 1-D tensor of static length (a 0-D tensor is reshaped to (1,)).
-Expr Vector(ImportContext& ctx, const onnx::NodeProto& n, int i) {
-  Expr t = ctx.Tensor(n, i);
-  if (!t->sinfo->values) RELAX_THROW(ctx.Where(n) << "input " << i << " has unknown rank");
-  if (t->sinfo->values->empty())
-    t = ctx.bb().Emit(MakeCall(Op("relax.reshape"), {t, MakeShapeExpr({PrimExpr(1)})}), "vec");
-  if (t->sinfo->values->size() != 1 || !(*t->sinfo->values)[0].AsInt())
-    RELAX_THROW(ctx.Where(n) << "input '" << n.input(i)
-                             << "' must be a 1-D tensor of static length");
-  if (!(t->sinfo->dtype.is_int() || t->sinfo->dtype.is_uint()))
-    RELAX_THROW(ctx.Where(n) << "input '" << n.input(i) << "' must be an integer tensor");
-  return t;
-}
-
 int Axis(ImportContext& ctx, const onnx::NodeProto& n, int64_t axis, int64_t rank) {
   if (axis < -rank || axis >= rank)
     RELAX_THROW(ctx.Where(n) << "axis " << axis << " out of range for rank " << rank);
@@ -78,12 +64,16 @@ Expr Reshape(ImportContext& ctx, const Expr& x, const std::vector<PrimExpr>& s,
 }  // namespace
 
 std::vector<PrimExpr> RuntimeDims(ImportContext& ctx, const onnx::NodeProto& n, const Expr& dims,
-                                  const std::vector<PrimExpr>& known) {
+                                  const std::vector<PrimExpr>& known, const std::string& what,
+                                  Expr* carrier) {
   auto& bb = ctx.bb();
   int64_t r = 0;
   if (!dims->sinfo->values || dims->sinfo->values->size() != 1 ||
       !(*dims->sinfo->values)[0].AsInt(&r))
     RELAX_THROW(ctx.Where(n) << "the number of run-time dims must be static");
+  if (r > kMaxRank)
+    RELAX_THROW(ctx.Where(n) << "the output would have rank " << r << " (run-time shape of length "
+                             << r << "); ranks above " << kMaxRank << " are not supported");
   std::string base = n.output(0);
   for (char& ch : base)
     if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
@@ -104,11 +94,25 @@ std::vector<PrimExpr> RuntimeDims(ImportContext& ctx, const onnx::NodeProto& n, 
   }
   pattern.push_back(PrimExpr(0));
   Expr shaped = bb.Emit(MakeCall(MakeExternFunc("vm.builtin.tensor_to_shape"),
-                                 {dims, MakeStringImm(ctx.Where(n) + "output")}, {},
+                                 {dims, MakeStringImm(ctx.Where(n) + what)}, {},
                                  {TensorSInfoNDim(static_cast<int>(r) + 1, DataType::Int(64))}),
                         base + "_shape");
-  bb.EmitMatchCast(shaped, TensorSInfo(pattern, DataType::Int(64)), base + "_dims");
+  Expr cast = bb.EmitMatchCast(shaped, TensorSInfo(pattern, DataType::Int(64)), base + "_dims");
+  if (carrier) *carrier = cast;
   return vars;
+}
+
+Expr Vector(ImportContext& ctx, const onnx::NodeProto& n, int i) {
+  Expr t = ctx.Tensor(n, i);
+  if (!t->sinfo->values) RELAX_THROW(ctx.Where(n) << "input " << i << " has unknown rank");
+  if (t->sinfo->values->empty())
+    t = ctx.bb().Emit(MakeCall(Op("relax.reshape"), {t, MakeShapeExpr({PrimExpr(1)})}), "vec");
+  if (t->sinfo->values->size() != 1 || !(*t->sinfo->values)[0].AsInt())
+    RELAX_THROW(ctx.Where(n) << "input '" << n.input(i)
+                             << "' must be a 1-D tensor of static length");
+  if (!(t->sinfo->dtype.is_int() || t->sinfo->dtype.is_uint()))
+    RELAX_THROW(ctx.Where(n) << "input '" << n.input(i) << "' must be an integer tensor");
+  return t;
 }
 
 std::vector<Value> SliceData(ImportContext& ctx, const onnx::NodeProto& n) {
@@ -147,12 +151,21 @@ std::vector<Value> SliceData(ImportContext& ctx, const onnx::NodeProto& n) {
   }
   // Run-time parameters.
   Expr st = Vector(ctx, n, 1), en = Vector(ctx, n, 2);
-  int64_t k = 0;
-  (*st->sinfo->values)[0].AsInt(&k);
+  auto length = [](const Expr& v) {
+    int64_t len = -1;
+    (*v->sinfo->values)[0].AsInt(&len);
+    return len;
+  };
+  // One entry per sliced axis (each axis at most once), so at most the rank.
+  int64_t k = length(st);
+  if (k < 0 || k > r)
+    RELAX_THROW(ctx.Where(n) << "starts has " << k << " entries; the input has rank " << r);
   std::vector<int64_t> iota, ones(k, 1);
   for (int64_t i = 0; i < k; ++i) iota.push_back(i);
   Expr ax = ImportContext::HasInput(n, 3) ? Vector(ctx, n, 3) : I64Const(iota);
   Expr sp = ImportContext::HasInput(n, 4) ? Vector(ctx, n, 4) : I64Const(ones);
+  if (length(en) != k || length(ax) != k || length(sp) != k)
+    RELAX_THROW(ctx.Where(n) << "starts, ends, axes and steps differ in length");
   if (steps)
     for (int64_t s : *steps)
       if (s == 0) RELAX_THROW(ctx.Where(n) << "a step is 0");
@@ -214,12 +227,88 @@ std::vector<Value> SqueezeData(ImportContext& ctx, const onnx::NodeProto& n, boo
       ctx.Emit(MakeCall(Op("relax.reshape"), {x, MakeShapeExpr(RuntimeDims(ctx, n, dims))}), n)};
 }
 
+namespace {
+
+// reflect / edge / wrap read the input along a padded axis: it may not be empty (ONNX leaves it
+// undefined; reading it would run past a 0-size buffer). A run-time check where not provable.
+void RequireNonEmpty(ImportContext& ctx, const onnx::NodeProto& n, const Expr& x, int64_t axis,
+                     const std::string& mode) {
+  if (mode == "constant") return;
+  PrimExpr d = Dims(x)[static_cast<size_t>(axis)];
+  if (ctx.bb().analyzer().CanProve(d >= PrimExpr(1))) return;
+  ctx.bb().Emit(MakeCall(Op("relax.check_dims_equal"),
+                         {MakeShapeExpr({Max(d, PrimExpr(1)), d}),
+                          MakeStringImm(ctx.Where(n) + "mode '" + mode +
+                                        "' cannot pad empty axis " + std::to_string(axis))}),
+                "check");
+}
+
+// Pad with a run-time `pads` vector of all 2 * rank entries (begins then ends): the output dims
+// come from a runtime_shape kernel and are bound by match_cast. reflect/edge/wrap read every
+// axis, so each must be non-empty (a run-time check where not provable).
+std::vector<Value> PadRuntime(ImportContext& ctx, const onnx::NodeProto& n, const Expr& x,
+                              const Expr& value, const Expr& p, const std::string& mode) {
+  int64_t r = static_cast<int64_t>(Dims(x).size()), k = -1;
+  (*p->sinfo->values)[0].AsInt(&k);
+  if (k != 2 * r) RELAX_THROW(ctx.Where(n) << k << " pads for rank " << r);
+  for (int64_t i = 0; i < r; ++i) RequireNonEmpty(ctx, n, x, i, mode);
+  Expr dims = ctx.bb().Emit(
+      MakeCall(Op("relax.runtime_shape"), {x, p}, {{"fn", std::string("pad")}}), "pad_dims");
+  return {
+      ctx.Emit(MakeCall(Op("relax.pad"), {x, value, p, MakeShapeExpr(RuntimeDims(ctx, n, dims))},
+                        {{"mode", mode}}),
+               n)};
+}
+
+// The full 2 * r pads vector from the `pads` entries of the axes whose begin/end positions are
+// `idx` (1-D int64: the axes, then the axes + r): zeros scattered with `pads` at run time.
+Expr ScatterPads(ImportContext& ctx, const onnx::NodeProto& n, int64_t r, const Expr& idx,
+                 Expr pads) {
+  if (pads->sinfo->dtype != DataType::Int(64))
+    pads = ctx.bb().Emit(MakeCall(Op("relax.astype"), {pads}, {{"dtype", std::string("int64")}}),
+                         "pads_i64");
+  int64_t ni = -1, np = -1;
+  (*idx->sinfo->values)[0].AsInt(&ni);
+  (*pads->sinfo->values)[0].AsInt(&np);
+  if (ni != np) RELAX_THROW(ctx.Where(n) << np << " pads for " << ni / 2 << " axes");
+  return ctx.bb().Emit(
+      MakeCall(Op("relax.scatter_elements"), {I64Const(std::vector<int64_t>(2 * r, 0)), idx, pads},
+               {{"reduction", std::string("none")}, {"axis", int64_t{0}}}),
+      "pads_full");
+}
+
+// Pad whose `axes` input is a run-time tensor (ONNX Pad-18): negative axes are normalized
+// (a + r) at run time and the pads scattered into the full vector; an axis out of range is a
+// run-time error of the scatter kernel.
+std::vector<Value> PadRuntimeAxes(ImportContext& ctx, const onnx::NodeProto& n, const Expr& x,
+                                  const Expr& value,
+                                  const std::optional<std::vector<int64_t>>& pads,
+                                  const std::string& mode) {
+  int64_t r = static_cast<int64_t>(Dims(x).size());
+  Expr ax = Vector(ctx, n, 3);
+  auto& bb = ctx.bb();
+  if (ax->sinfo->dtype != DataType::Int(64))
+    ax = bb.Emit(MakeCall(Op("relax.astype"), {ax}, {{"dtype", std::string("int64")}}), "axes_i64");
+  Expr zero = I64Const({0}, true), rank = I64Const({r}, true);
+  Expr neg = bb.Emit(MakeCall(Op("relax.less"), {ax, zero}), "axes_neg");
+  Expr shifted = bb.Emit(MakeCall(Op("relax.add"), {ax, rank}), "axes_shifted");
+  Expr axn = bb.Emit(MakeCall(Op("relax.where"), {neg, shifted, ax}), "axes_norm");
+  Expr ends = bb.Emit(MakeCall(Op("relax.add"), {axn, rank}), "axes_end");
+  Expr idx = bb.Emit(MakeCall(Op("relax.concat"), {axn, ends}, {{"axis", int64_t{0}}}), "pad_idx");
+  Expr p = ScatterPads(ctx, n, r, idx, pads ? I64Const(*pads) : Vector(ctx, n, 1));
+  return PadRuntime(ctx, n, x, value, p, mode);
+}
+
+}  // namespace
+
 void AddMovementConverters(ConverterTable* t) {
   (*t)["Dropout"] = [](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
     if (ImportContext::HasInput(n, 2)) {
       auto tm = StaticInts(ctx, n, 2);
       const Value& v = ctx.Get(n.input(2));
       const ConstantNode* c = As<ConstantNode>(v.expr);
+      if (tm && tm->size() != 1)
+        RELAX_THROW(ctx.Where(n) << "training_mode must have exactly one element");
       bool on = tm ? (*tm)[0] != 0 : !(c && c->numel() == 1 && c->data->data()[0] == 0);
       if (on)
         RELAX_THROW(ctx.Where(n) << "training_mode must be a constant false (inference only)");
@@ -315,7 +404,7 @@ void AddMovementConverters(ConverterTable* t) {
         }
         return out;
       }
-      int64_t chunk = (d + num - 1) / num;
+      int64_t chunk = d / num + (d % num != 0);
       if (ctx.opset() < 18 && d % num != 0)
         RELAX_THROW(ctx.Where(n) << "axis of size " << d << " does not split into " << num
                                  << " equal parts");
@@ -473,23 +562,13 @@ void AddMovementConverters(ConverterTable* t) {
         value = MakeConstant(dt, {}, zero);
       }
     }
-    // reflect / edge / wrap read the input along a padded axis: it may not be empty (ONNX
-    // leaves it undefined; reading it would run past a 0-size buffer). A run-time check.
-    auto require_nonempty = [&](int64_t axis) {
-      if (mode == "constant") return;
-      PrimExpr d = Dims(x)[static_cast<size_t>(axis)];
-      if (ctx.bb().analyzer().CanProve(d >= PrimExpr(1))) return;
-      ctx.bb().Emit(MakeCall(Op("relax.check_dims_equal"),
-                             {MakeShapeExpr({Max(d, PrimExpr(1)), d}),
-                              MakeStringImm(ctx.Where(n) + "mode '" + mode +
-                                            "' cannot pad empty axis " + std::to_string(axis))}),
-                    "check");
-    };
     std::optional<std::vector<int64_t>> axes;
     if (ImportContext::HasInput(n, 3)) {
       axes = StaticInts(ctx, n, 3);
-      if (!axes) RELAX_THROW(ctx.Where(n) << "axes must be constant");
-      for (auto& a : *axes) a = Axis(ctx, n, a, r);
+      if (axes)
+        for (auto& a : *axes) a = Axis(ctx, n, a, r);
+      else
+        return PadRuntimeAxes(ctx, n, x, value, pads, mode);
     }
     if (pads) {
       std::vector<int64_t> full(2 * r, 0);
@@ -506,21 +585,16 @@ void AddMovementConverters(ConverterTable* t) {
         full = *pads;
       }
       for (int64_t i = 0; i < r; ++i)
-        if (full[i] != 0 || full[i + r] != 0) require_nonempty(i);
+        if (full[i] != 0 || full[i + r] != 0) RequireNonEmpty(ctx, n, x, i, mode);
       return {ctx.Emit(MakeCall(Op("relax.pad"), {x, value}, {{"pads", full}, {"mode", mode}}), n)};
     }
-    if (axes) RELAX_THROW(ctx.Where(n) << "run-time pads with an axes input are not supported");
-    Expr p = Vector(ctx, n, 1);
-    int64_t k = 0;
-    (*p->sinfo->values)[0].AsInt(&k);
-    if (k != 2 * r) RELAX_THROW(ctx.Where(n) << k << " pads for rank " << r);
-    for (int64_t i = 0; i < r; ++i) require_nonempty(i);
-    Expr dims = ctx.bb().Emit(
-        MakeCall(Op("relax.runtime_shape"), {x, p}, {{"fn", std::string("pad")}}), "pad_dims");
-    return {
-        ctx.Emit(MakeCall(Op("relax.pad"), {x, value, p, MakeShapeExpr(RuntimeDims(ctx, n, dims))},
-                          {{"mode", mode}}),
-                 n)};
+    if (axes) {  // constant axes, run-time pads: scatter them into the full vector
+      std::vector<int64_t> idx(*axes);
+      for (int64_t a : *axes) idx.push_back(a + r);
+      return PadRuntime(ctx, n, x, value, ScatterPads(ctx, n, r, I64Const(idx), Vector(ctx, n, 1)),
+                        mode);
+    }
+    return PadRuntime(ctx, n, x, value, Vector(ctx, n, 1), mode);
   };
   auto scatter = [](const char* op) {
     return [op](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
@@ -552,8 +626,10 @@ void AddMovementConverters(ConverterTable* t) {
   };
   (*t)["ConstantOfShape"] = [](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
     Expr value;
+    std::optional<std::vector<PrimExpr>> known;  // the value, when an integer
     if (const auto* a = FindAttr(n, "value")) {
       value = TensorProtoToConstant(a->t(), ctx.Where(n) + "value");
+      known = KnownInts(value);
       if (As<ConstantNode>(value)->numel() != 1)
         RELAX_THROW(ctx.Where(n) << "value must hold one element");
       if (!As<ConstantNode>(value)->shape.empty()) value = Reshape(ctx, value, {}, "value");
@@ -574,7 +650,15 @@ void AddMovementConverters(ConverterTable* t) {
           MakeCall(Op("relax.runtime_shape"), {s}, {{"fn", std::string("values")}}), "dims");
       shape = RuntimeDims(ctx, n, dims);
     }
-    return {ctx.Emit(MakeCall(Op("relax.full"), {value, MakeShapeExpr(shape)}), n)};
+    Value out = ctx.Emit(MakeCall(Op("relax.full"), {value, MakeShapeExpr(shape)}), n);
+    // A short 1-D integer result is a shape value too (e.g. a run of 1s concatenated into a
+    // Reshape shape): its values are known.
+    int64_t len = -1;
+    if (known && shape.size() == 1 && shape[0].AsInt(&len) && len <= 64) {
+      out.ints = std::vector<PrimExpr>(static_cast<size_t>(len), (*known)[0]);
+      out.dtype = value->sinfo->dtype;
+    }
+    return {out};
   };
   (*t)["Range"] = [](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
     Expr a = ctx.Tensor(n, 0), l = ctx.Tensor(n, 1), d = ctx.Tensor(n, 2);
@@ -582,6 +666,9 @@ void AddMovementConverters(ConverterTable* t) {
       if ((*e)->sinfo->values && (*e)->sinfo->values->size() == 1) *e = Reshape(ctx, *e, {}, "s");
     auto sa = StaticInts(ctx, n, 0), sl = StaticInts(ctx, n, 1), sd = StaticInts(ctx, n, 2);
     PrimExpr len;
+    for (const auto* v : {&sa, &sl, &sd})
+      if (*v && (*v)->size() != 1)
+        RELAX_THROW(ctx.Where(n) << "start, limit and delta must be scalars");
     if (sa && sl && sd) {
       int64_t st = (*sa)[0], lim = (*sl)[0], dl = (*sd)[0];
       if (dl == 0) RELAX_THROW(ctx.Where(n) << "delta is 0");
@@ -613,9 +700,16 @@ void AddMovementConverters(ConverterTable* t) {
     PrimExpr depth;
     auto sd = StaticInts(ctx, n, 1);
     if (sd) {
+      if (sd->size() != 1)
+        RELAX_THROW(ctx.Where(n) << "depth must have exactly one element, got " << sd->size());
       depth = (*sd)[0];
     } else {
       Expr d = ctx.Tensor(n, 1);
+      const auto& dv = d->sinfo->values;
+      int64_t len = 1;
+      if (!dv || dv->size() > 1 || (dv->size() == 1 && (!(*dv)[0].AsInt(&len) || len != 1)))
+        RELAX_THROW(ctx.Where(n) << "depth must be a scalar or a 1-element tensor, got "
+                                 << ToString(d->sinfo));
       if (!d->sinfo->dtype.is_int())
         d = ctx.bb().Emit(
             MakeCall(Op("relax.astype"), {d}, {{"dtype", ToRuntimeString(DataType::Int(64))}}),

@@ -47,24 +47,6 @@ std::vector<Value> AddBias(ImportContext& ctx, const onnx::NodeProto& n, const V
   return {ctx.Emit(MakeCall(GetOp("relax.add"), {y.expr, rb.expr}), n)};
 }
 
-Expr ScalarConst(DataType t, double v) {
-  if (t == DataType::Float(64)) {
-    std::vector<uint8_t> b(8);
-    std::memcpy(b.data(), &v, 8);
-    return MakeConstant(t, {}, b);
-  }
-  if (t.is_float()) {
-    float f = static_cast<float>(v);
-    std::vector<uint8_t> b(4);
-    std::memcpy(b.data(), &f, 4);
-    return MakeConstant(DataType::Float(32), {}, b);
-  }
-  int64_t i = static_cast<int64_t>(v);
-  std::vector<uint8_t> b(t.bytes());
-  std::memcpy(b.data(), &i, b.size());
-  return MakeConstant(t, {}, b);
-}
-
 std::vector<Value> ConvertConv(ImportContext& ctx, const onnx::NodeProto& n) {
   Expr x = ctx.Tensor(n, 0), w = ctx.Tensor(n, 1);
   int k = SpatialRankOf(ctx, n, x);
@@ -187,6 +169,24 @@ std::vector<Value> ConvertGemm(ImportContext& ctx, const onnx::NodeProto& n) {
 }
 
 }  // namespace
+
+Expr ScalarConst(DataType t, double v) {
+  if (t == DataType::Float(64)) {
+    std::vector<uint8_t> b(8);
+    std::memcpy(b.data(), &v, 8);
+    return MakeConstant(t, {}, b);
+  }
+  if (t.is_float()) {
+    float f = static_cast<float>(v);
+    std::vector<uint8_t> b(4);
+    std::memcpy(b.data(), &f, 4);
+    return MakeConstant(DataType::Float(32), {}, b);
+  }
+  int64_t i = static_cast<int64_t>(v);
+  std::vector<uint8_t> b(t.bytes());
+  std::memcpy(b.data(), &i, b.size());
+  return MakeConstant(t, {}, b);
+}
 
 void AddNNConverters(ConverterTable* t) {
   (*t)["Conv"] = ConvertConv;

@@ -95,6 +95,10 @@ std::vector<Value> ConvertBatchNorm(ImportContext& ctx, const onnx::NodeProto& n
   Builder b(ctx, n);
   Expr x = args[0];
   int r = RankOf(ctx, n, x, 2);
+  for (int i = 1; i < 5; ++i)
+    if (args[i]->sinfo->ndim != 1 || !args[i]->sinfo->values)
+      RELAX_THROW(ctx.Where(n) << "input " << i << " must be 1-D (one value per channel), got rank "
+                               << args[i]->sinfo->ndim);
   DataType t = x->sinfo->dtype;
   std::vector<int64_t> axes = {0};
   for (int i = 2; i < r; ++i) axes.push_back(i);

@@ -1,7 +1,8 @@
 // ONNX reduction converters: ReduceSum ReduceMean ReduceMax ReduceMin ReduceProd ReduceL1
 // ReduceL2 ReduceLogSum ReduceLogSumExp ReduceSumSquare (-> relax.reduce) and ArgMax ArgMin.
 // Axes come from the `axes` attribute (ReduceSum before opset 13, the others before opset 18) or
-// from a constant second input; empty axes reduce everything unless noop_with_empty_axes = 1.
+// from the second input; empty axes reduce everything unless noop_with_empty_axes = 1. An axes
+// input that is tensor data takes the run-time path (RuntimeAxesReduce).
 // Semantics: ONNX operator spec, sections of the same names.
 #include <algorithm>
 
@@ -11,43 +12,107 @@ namespace relax::frontend::onnx_import {
 
 namespace {
 
+// The axes input's values when they are all compile-time constants.
+std::optional<std::vector<int64_t>> KnownAxes(ImportContext& ctx, const onnx::NodeProto& n) {
+  const Value& v = ctx.Get(n.input(1));
+  if (v.ints) {
+    std::vector<int64_t> out;
+    for (const auto& e : *v.ints) {
+      int64_t c;
+      if (!e.AsInt(&c)) return std::nullopt;
+      out.push_back(c);
+    }
+    return out;
+  }
+  // Run-time contents of static length 0: no axes, known at compile time.
+  Expr t = ctx.Tensor(n, 1);
+  int64_t k = -1;
+  if (t->sinfo->values && t->sinfo->values->size() == 1 && (*t->sinfo->values)[0].AsInt(&k) &&
+      k == 0)
+    return std::vector<int64_t>();
+  return std::nullopt;
+}
+
+// Axes that are tensor data (1-D, static length k > 0): runtime_shape fn "reduce" computes, per
+// axis, the keepdims output dim and the extent reduced (-1 for an axis out of range or repeated:
+// a run-time error naming the node); RuntimeDims binds them, and dyn_reduce reads them from the
+// carrier's shape. keepdims = 0 then drops the reduced axes with a run-time squeeze (reshape).
+Value RuntimeAxesReduce(ImportContext& ctx, const onnx::NodeProto& n, const std::string& kind,
+                        const Expr& x) {
+  auto& bb = ctx.bb();
+  Expr ax = ctx.Tensor(n, 1);
+  const auto& as = ax->sinfo->values;
+  if (!as || as->size() != 1 || !(*as)[0].AsInt())
+    RELAX_THROW(ctx.Where(n) << "input '" << n.input(1)
+                             << "' (axes) must be a 1-D tensor of static length");
+  if (!(ax->sinfo->dtype.is_int() || ax->sinfo->dtype.is_uint()))
+    RELAX_THROW(ctx.Where(n) << "input '" << n.input(1) << "' (axes) must be an integer tensor");
+  int r = x->sinfo->ndim;
+  Expr dims =
+      bb.Emit(MakeCall(GetOp("relax.runtime_shape"), {x, ax}, {{"fn", std::string("reduce")}}),
+              "reduce_dims");
+  Expr carrier;
+  std::string what = "axes must be distinct and in [" + std::to_string(-r) + ", " +
+                     std::to_string(r - 1) + "]; reduce";
+  RuntimeDims(ctx, n, dims, {}, what, &carrier);
+  Expr call = MakeCall(GetOp("relax.dyn_reduce"), {x, carrier}, {{"kind", kind}});
+  if (AttrInt(n, "keepdims", 1) != 0) return ctx.Emit(call, n);
+  Expr red = bb.Emit(call, "reduced");
+  Expr sq =
+      bb.Emit(MakeCall(GetOp("relax.runtime_shape"), {red, ax}, {{"fn", std::string("squeeze")}}),
+              "squeeze_dims");
+  return ctx.Emit(MakeCall(GetOp("relax.reshape"), {red, MakeShapeExpr(RuntimeDims(ctx, n, sq))}),
+                  n);
+}
+
+// The reduction of `x` (input 0 of `n`, possibly cast) by node `n`'s axes.
+Value ReduceOf(ImportContext& ctx, const onnx::NodeProto& n, const std::string& kind,
+               int64_t axes_input_since, const Expr& x) {
+  int r = x->sinfo->ndim;
+  if (r < 0 || !x->sinfo->values) RELAX_THROW(ctx.Where(n) << "input has unknown rank");
+  std::vector<int64_t> axes;
+  if (ctx.opset() >= axes_input_since) {
+    if (ImportContext::HasInput(n, 1)) {
+      std::optional<std::vector<int64_t>> known = KnownAxes(ctx, n);
+      if (!known) return RuntimeAxesReduce(ctx, n, kind, x);
+      axes = *known;
+    }
+  } else {
+    axes = AttrInts(n, "axes", {});
+  }
+  int64_t keepdims = AttrInt(n, "keepdims", 1);
+  if (axes.empty()) {
+    if (AttrInt(n, "noop_with_empty_axes", 0) != 0) {
+      // Identity (ONNX: the input is returned unchanged).
+      return ctx.Emit(MakeCall(GetOp("relax.identity"), {x}), n);
+    }
+    for (int i = 0; i < r; ++i) axes.push_back(i);
+  }
+  for (auto& a : axes) {
+    if (a < -r || a >= r)
+      RELAX_THROW(ctx.Where(n) << "axis " << a << " out of range for rank " << r);
+    if (a < 0) a += r;
+  }
+  std::sort(axes.begin(), axes.end());
+  if (std::adjacent_find(axes.begin(), axes.end()) != axes.end())
+    RELAX_THROW(ctx.Where(n) << "repeated axis in axes");
+  Attrs a{{"kind", kind}, {"axes", axes}, {"keepdims", keepdims != 0 ? int64_t{1} : int64_t{0}}};
+  return ctx.Emit(MakeCall(GetOp("relax.reduce"), {x}, a), n);
+}
+
+// ReduceMax/ReduceMin of a bool tensor (opset 20): reduced as uint8 (max = any, min = all).
 Converter Reduce(const std::string& kind, int64_t axes_input_since) {
-  return [kind, axes_input_since](ImportContext& ctx,
-                                  const onnx::NodeProto& n) -> std::vector<Value> {
-    Expr x = ctx.Tensor(n, 0);
-    int r = x->sinfo->ndim;
-    if (r < 0 || !x->sinfo->values) RELAX_THROW(ctx.Where(n) << "input has unknown rank");
-    std::vector<int64_t> axes;
-    if (ctx.opset() >= axes_input_since) {
-      if (ImportContext::HasInput(n, 1)) {
-        if (!ctx.Get(n.input(1)).ints)
-          RELAX_THROW(ctx.Where(n) << "input '" << n.input(1)
-                                   << "' (axes) is a run-time value; relaxc needs the axes as a "
-                                      "constant (an initializer or a Constant node)");
-        axes = ctx.ConstInts(n, 1);
-      }
-    } else {
-      axes = AttrInts(n, "axes", {});
-    }
-    int64_t keepdims = AttrInt(n, "keepdims", 1);
-    if (axes.empty()) {
-      if (AttrInt(n, "noop_with_empty_axes", 0) != 0) {
-        // Identity (ONNX: the input is returned unchanged).
-        return {ctx.Emit(MakeCall(GetOp("relax.identity"), {x}), n)};
-      }
-      for (int i = 0; i < r; ++i) axes.push_back(i);
-    }
-    for (auto& a : axes) {
-      if (a < -r || a >= r)
-        RELAX_THROW(ctx.Where(n) << "axis " << a << " out of range for rank " << r);
-      if (a < 0) a += r;
-    }
-    std::sort(axes.begin(), axes.end());
-    if (std::adjacent_find(axes.begin(), axes.end()) != axes.end())
-      RELAX_THROW(ctx.Where(n) << "repeated axis in axes");
-    Attrs a{{"kind", kind}, {"axes", axes}, {"keepdims", keepdims != 0 ? int64_t{1} : int64_t{0}}};
-    return {ctx.Emit(MakeCall(GetOp("relax.reduce"), {x}, a), n)};
-  };
+  return
+      [kind, axes_input_since](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
+        Expr x = ctx.Tensor(n, 0);
+        if (!x->sinfo->dtype.is_bool() || (kind != "max" && kind != "min"))
+          return {ReduceOf(ctx, n, kind, axes_input_since, x)};
+        auto cast = [&](const Expr& e, const char* dt) {
+          return ctx.Emit(MakeCall(GetOp("relax.astype"), {e}, {{"dtype", std::string(dt)}}), n);
+        };
+        Value r = ReduceOf(ctx, n, kind, axes_input_since, cast(x, "uint8").expr);
+        return {cast(r.expr, "bool")};
+      };
 }
 
 Converter ArgReduce(const std::string& op) {

@@ -200,8 +200,20 @@ void AddTensorConverters(ConverterTable* t) {
   };
   (*t)["Reshape"] = [](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
     if (ctx.opset() >= 5 && !ctx.Get(n.input(1)).ints) return ReshapeData(ctx, n);
-    Expr x = ctx.Tensor(n, 0);
     std::vector<PrimExpr> target = KnownShape(ctx, n, 1);
+    // A known integer value (0-D or 1-D shape arithmetic) reshaped to 0-D or 1-D stays known:
+    // exporters wrap scalars as [1] and back around shape computations.
+    const Value& xv = ctx.Get(n.input(0));
+    if (xv.ints && target.size() <= 1) {
+      size_t len = xv.ints->size();
+      int64_t c = -2;
+      if (target.empty()
+              ? len == 1
+              : target[0].AsInt(&c) && (c == -1 || c == static_cast<int64_t>(len) ||
+                                        (c == 0 && !xv.scalar && AttrInt(n, "allowzero", 0) == 0)))
+        return {Value{nullptr, *xv.ints, target.empty(), xv.dtype}};
+    }
+    Expr x = ctx.Tensor(n, 0);
     const auto& in = *x->sinfo->values;
     bool allowzero = AttrInt(n, "allowzero", 0) != 0;
     int infer = -1;

@@ -15,6 +15,19 @@
 
 namespace relax::frontend::onnx_import {
 
+/// The node's name; its first output's when unnamed; "<unnamed OP>" when it has neither (a
+/// malformed node), for error messages.
+std::string NodeName(const onnx::NodeProto& n);
+
+/// What the importer knows of an ONNX sequence's elements (the sequence itself is a run-time
+/// VM object, StructInfo Object): their dtype and rank (kNoElemRank: no element seen yet, e.g.
+/// SequenceEmpty; -1: elements of different or unknown ranks).
+struct SeqElem {
+  static constexpr int kNoElemRank = -2;
+  DataType dtype = DataType::Float(32);
+  int ndim = kNoElemRank;
+};
+
 /// An ONNX value during import: a Relax expression, and for small integer
 /// tensors (shapes and their arithmetic) the element values as PrimExprs.
 struct Value {
@@ -22,6 +35,8 @@ struct Value {
   std::optional<std::vector<PrimExpr>> ints;  // 0-D or 1-D known integer values
   bool scalar = false;                        // `ints` describes a 0-D tensor
   DataType dtype = DataType::Int(64);         // element type of `ints` (int/uint)
+  bool none = false;                          // an empty ONNX optional (no expr, no ints)
+  std::optional<SeqElem> seq = std::nullopt;  // set: `expr` is an ONNX sequence (a VM tuple)
 };
 
 class ImportContext {
@@ -31,10 +46,23 @@ class ImportContext {
   BlockBuilder& bb() { return *bb_; }
   int64_t opset() const { return opset_; }
 
-  void Set(const std::string& name, Value v) { values_[name] = std::move(v); }
-  bool Has(const std::string& name) const { return values_.count(name) > 0; }
-  /// The value named `name`; Error naming the current node if undefined.
+  /// Defines `name` in the innermost scope.
+  void Set(const std::string& name, Value v) { scopes_.back()[name] = std::move(v); }
+  /// Whether `name` is visible (innermost scope first, then the enclosing ones).
+  bool Has(const std::string& name) const { return Find(name) != nullptr; }
+  /// The visible value named `name`; Error naming the current node if undefined.
   const Value& Get(const std::string& name) const;
+  /// The visible value named `name`, or null.
+  const Value* Find(const std::string& name) const;
+
+  /// Scopes of a subgraph (ONNX lexical scoping): names defined in an inner scope shadow the
+  /// outer ones and disappear when it is popped. An If branch pushes a scope on top of the
+  /// enclosing graph's; a Loop/Scan body becomes its own Relax function, so its converter swaps
+  /// the whole chain for one scope holding the body's parameters (`SwapScopes`).
+  void PushScope() { scopes_.emplace_back(); }
+  void PopScope() { scopes_.pop_back(); }
+  using Scopes = std::vector<std::map<std::string, Value>>;
+  void SwapScopes(Scopes* other) { scopes_.swap(*other); }
   /// Input `i` of `node` as a tensor expression (materializing known ints as a constant of
   /// their dtype).
   Expr Tensor(const onnx::NodeProto& node, int i);
@@ -54,8 +82,15 @@ class ImportContext {
  private:
   BlockBuilder* bb_;
   int64_t opset_;
-  std::map<std::string, Value> values_;
+  Scopes scopes_ = Scopes(1);
 };
+
+/// The largest static dim a graph input may declare (2^48).
+constexpr int64_t kMaxDim = int64_t{1} << 48;
+/// The largest tensor rank the importer accepts (graph inputs, shapes computed at run time).
+/// ONNX sets no limit; real models stay far below, and a run-time shape of length 2^31 (a
+/// declared shape-operand length) would otherwise make one symbolic var per dim.
+constexpr int64_t kMaxRank = 64;
 
 /// Converts one node; returns its outputs in order.
 using Converter = std::function<std::vector<Value>(ImportContext&, const onnx::NodeProto&)>;
@@ -96,9 +131,21 @@ std::vector<Value> SqueezeData(ImportContext& ctx, const onnx::NodeProto& n, boo
 /// Fresh symbolic vars bound at run time to the values of `dims`, a 1-D integer tensor of
 /// static length computed by the graph (values above 2^62 read as 2^62; a negative one is a
 /// run-time error naming the node). Entries of `known` that are defined are taken as they are
-/// (not read from the data).
+/// (not read from the data). `what` names the values in the negative-value error (after the
+/// node); `carrier`, if given, receives the match_cast zero-element tensor of shape
+/// (dims..., 0), for a kernel that binds the dims from its shape.
 std::vector<PrimExpr> RuntimeDims(ImportContext& ctx, const onnx::NodeProto& n, const Expr& dims,
-                                  const std::vector<PrimExpr>& known = {});
+                                  const std::vector<PrimExpr>& known = {},
+                                  const std::string& what = "output", Expr* carrier = nullptr);
+/// Input `i` as a 1-D integer tensor of static length (a 0-D tensor is reshaped to (1,));
+/// Error naming the node otherwise.
+Expr Vector(ImportContext& ctx, const onnx::NodeProto& n, int i);
+/// The converter-table key of a node: its op type in the default domain (`""` or `ai.onnx`),
+/// else "<domain>.<op type>" (e.g. "ai.onnx.ml.Binarizer").
+std::string ConverterKey(const onnx::NodeProto& n);
+/// A 0-D constant of value `v`: float64 as is, other float types as float32 (the kernels'
+/// scalar operand type), integer types truncated to `t`.
+Expr ScalarConst(DataType t, double v);
 void AddLogicConverters(ConverterTable* t);
 void AddActivationConverters(ConverterTable* t);
 void AddLossConverters(ConverterTable* t);
@@ -106,6 +153,53 @@ void AddReduceConverters(ConverterTable* t);
 void AddPoolConverters(ConverterTable* t);
 void AddNormConverters(ConverterTable* t);
 void AddResizeConverters(ConverterTable* t);
+void AddControlFlowConverters(ConverterTable* t);
+void AddOptionalConverters(ConverterTable* t);
+void AddSequenceConverters(
+    ConverterTable* t);  // convert_sequence.cc: Sequence*, SplitToSequence...
+
+/// Converts one node through the converter table and defines its outputs in the innermost
+/// scope. Errors are prefixed with the node (`Where`), so an error inside a subgraph names the
+/// inner node after the outer one. Unknown op types are an Error (the unsupported-op report
+/// runs before conversion and covers subgraphs).
+void ConvertNode(ImportContext& ctx, const onnx::NodeProto& n);
+/// Defines a graph's initializers in the innermost scope and converts its nodes in order
+/// (counting the converted nodes in `*converted` when given).
+void ConvertGraphBody(ImportContext& ctx, const onnx::GraphProto& g, int64_t* converted = nullptr);
+/// Converts nodes [start, end) of `g` (ConvertGraphBody's node loop). An If whose branches give
+/// outputs of different ranks is converted with the rest of `g` inside each branch
+/// (ConvertIfWithTail); the outputs of `g` are then set to the joined results.
+void ConvertNodes(ImportContext& ctx, const onnx::GraphProto& g, int start, int64_t* converted);
+/// Thrown by the If converter when its branches' outputs differ in rank: the graph walk
+/// (ConvertNodes) then converts the If together with the rest of the graph.
+struct IfRankSplit {};
+/// The If node `g.node(i)` with nodes i+1.. of `g` duplicated into both branches, so each
+/// continues with outputs of a known rank; sets the outputs of `g` in the current scope
+/// (convert_controlflow.cc).
+void ConvertIfWithTail(ImportContext& ctx, const onnx::GraphProto& g, int i, int64_t* converted);
+/// `s` as an identifier for the text IR: non-alphanumerics become '_', and a leading digit (or
+/// an empty name) gets a 'v' prefix.
+std::string CleanName(const std::string& s);
+/// Whether `g` or any subgraph of it uses If, Loop or Scan.
+bool HasControlFlow(const onnx::GraphProto& g);
+
+void AddRecurrentConverters(ConverterTable* t);
+void AddSelectConverters(ConverterTable* t);    // convert_select.cc: TopK, Unique, NMS, CumSum...
+void AddSignalConverters(ConverterTable* t);    // convert_signal.cc: DFT, STFT, windows
+void AddTextConverters(ConverterTable* t);      // convert_text.cc: TfIdfVectorizer
+void AddQuantizeConverters(ConverterTable* t);  // convert_quantize.cc: Q/DQ, QLinear*, *Integer
+void AddMlConverters(ConverterTable* t);        // convert_ml.cc: the ai.onnx.ml domain
+
+/// Emits a packed call `extern(builtin)(args) -> Tensor[ndim, dtype]` whose callee allocates its
+/// result, and one match_cast of it to `dims`: defined entries are checked at run time, the
+/// others become fresh symbolic vars (>= 0) named after output `out` of the node. Returns the
+/// match_cast var (its StructInfo holds the bound dims).
+Value EmitDataDependent(ImportContext& ctx, const onnx::NodeProto& n, int out,
+                        const std::string& builtin, std::vector<Expr> args,
+                        std::vector<PrimExpr> dims, DataType dtype);
+void AddSamplingConverters(ConverterTable* t);
+void AddLinalgConverters(ConverterTable* t);
+void AddRearrangeConverters(ConverterTable* t);
 
 }  // namespace relax::frontend::onnx_import
 

@@ -1,13 +1,16 @@
 // ONNX importer driver: model loading/checking, graph inputs with symbolic dims,
 // initializers, node conversion through the op-family tables, outputs.
 #include <onnx/checker.h>
-#include <onnx/shape_inference/implementation.h>
 
 #include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <functional>
+#include <limits>
 #include <set>
 #include <sstream>
 
+#include "external_data.h"
 #include "import_context.h"
 #include "relax/op/op.h"
 #include "relax/support/file.h"
@@ -18,21 +21,43 @@ using namespace onnx_import;
 
 namespace onnx_import {
 
+std::string NodeName(const onnx::NodeProto& n) {
+  if (!n.name().empty()) return n.name();
+  if (n.output_size() && !n.output(0).empty()) return n.output(0);
+  return "<unnamed " + (n.op_type().empty() ? std::string("node") : n.op_type()) + ">";
+}
+
+std::string ConverterKey(const onnx::NodeProto& n) {
+  if (n.domain().empty() || n.domain() == "ai.onnx") return n.op_type();
+  return n.domain() + "." + n.op_type();
+}
+
 std::string ImportContext::Where(const onnx::NodeProto& node) const {
   std::ostringstream os;
-  os << node.op_type() << " '" << (node.name().empty() ? node.output(0) : node.name()) << "': ";
+  os << node.op_type() << " '" << NodeName(node) << "': ";
   return os.str();
 }
 
+const Value* ImportContext::Find(const std::string& name) const {
+  for (auto s = scopes_.rbegin(); s != scopes_.rend(); ++s) {
+    auto it = s->find(name);
+    if (it != s->end()) return &it->second;
+  }
+  return nullptr;
+}
+
 const Value& ImportContext::Get(const std::string& name) const {
-  auto it = values_.find(name);
-  if (it == values_.end()) RELAX_THROW("value '" << name << "' is used before it is defined");
-  return it->second;
+  const Value* v = Find(name);
+  if (!v) RELAX_THROW("value '" << name << "' is used before it is defined");
+  return *v;
 }
 
 Expr ImportContext::Tensor(const onnx::NodeProto& node, int i) {
   if (!HasInput(node, i)) RELAX_THROW(Where(node) << "missing input " << i);
   const Value& v = Get(node.input(i));
+  if (v.none) RELAX_THROW(Where(node) << "input '" << node.input(i) << "' is an empty optional");
+  if (v.seq)
+    RELAX_THROW(Where(node) << "input '" << node.input(i) << "' is a sequence, not a tensor");
   if (v.expr) return v.expr;
   // Known integer values only: a constant when all are constants.
   std::vector<int64_t> data;
@@ -118,10 +143,7 @@ double ImportContext::ConstFloat(const onnx::NodeProto& node, int i) {
 
 Value ImportContext::Emit(const Expr& call, const onnx::NodeProto& node, int out) {
   std::string name = out < node.output_size() ? node.output(out) : node.name();
-  std::string clean;
-  for (char ch : name) clean += (std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_');
-  if (clean.empty() || std::isdigit(static_cast<unsigned char>(clean[0]))) clean = "v" + clean;
-  VarRef v = bb_->Emit(call, clean);
+  VarRef v = bb_->Emit(call, CleanName(name));
   // A tensor whose static size overflows int64 bytes cannot exist (allocation sizes are int64).
   const StructInfo& s = v->sinfo;
   if (s->kind == SIKind::kTensor && s->values) {
@@ -187,6 +209,20 @@ DataType OnnxDType(int elem_type, const std::string& what) {
       return DataType::UInt(64);
     case onnx::TensorProto::BOOL:
       return DataType::Bool();
+    case onnx::TensorProto::BFLOAT16:
+      return DataType::BFloat16();
+    case 17:  // FLOAT8E4M3FN (the system libonnx may predate it)
+      return DataType::Float8(DataType::kFloat8E4M3FN);
+    case 18:  // FLOAT8E4M3FNUZ (the system libonnx may predate it)
+      return DataType::Float8(DataType::kFloat8E4M3FNUZ);
+    case 19:  // FLOAT8E5M2 (the system libonnx may predate it)
+      return DataType::Float8(DataType::kFloat8E5M2);
+    case 20:  // FLOAT8E5M2FNUZ (the system libonnx may predate it)
+      return DataType::Float8(DataType::kFloat8E5M2FNUZ);
+    case 21:  // UINT4 (the system libonnx may predate it)
+      return DataType::UInt(4);
+    case 22:  // INT4 (the system libonnx may predate it)
+      return DataType::Int(4);
     default:
       RELAX_THROW(what << ": unsupported ONNX element type " << elem_type);
   }
@@ -233,7 +269,27 @@ Expr TensorProtoToConstant(const onnx::TensorProto& t, const std::string& what) 
       std::memcpy(data.data() + i * item, &v, item);
     }
   };
-  if (t.has_raw_data()) {
+  if (dt.is_int4()) {
+    // ONNX packs int4/uint4 two per byte (the first element in the low nibble), in raw_data or
+    // one packed byte per int32_data entry; relaxc stores one value per byte (sign-extended).
+    const int64_t packed = (numel + 1) / 2;
+    std::vector<uint8_t> bytes;
+    if (t.has_raw_data()) {
+      bytes.assign(t.raw_data().begin(), t.raw_data().end());
+    } else {
+      for (int32_t v : t.int32_data()) bytes.push_back(static_cast<uint8_t>(v));
+    }
+    if (static_cast<int64_t>(bytes.size()) != packed)
+      RELAX_THROW(what << ": declared shape " << DimsText(shape) << " of " << ToString(dt)
+                       << " needs " << packed << " packed bytes, the tensor holds "
+                       << bytes.size());
+    data.resize(static_cast<size_t>(numel));
+    for (int64_t i = 0; i < numel; ++i) {
+      int nib = (bytes[i / 2] >> (4 * (i % 2))) & 0xF;
+      if (dt.is_int() && nib >= 8) nib -= 16;
+      data[i] = static_cast<uint8_t>(nib);
+    }
+  } else if (t.has_raw_data()) {
     if (static_cast<int64_t>(t.raw_data().size()) != nbytes)
       RELAX_THROW(what << ": raw data has " << t.raw_data().size() << " bytes, but declared shape "
                        << DimsText(shape) << " of " << ToString(dt) << " needs " << nbytes);
@@ -248,7 +304,9 @@ Expr TensorProtoToConstant(const onnx::TensorProto& t, const std::string& what) 
     fill(t.int32_data(), [](int32_t v) { return v; });
   } else if (dt == DataType::Int(8) || dt == DataType::UInt(8) || dt == DataType::Bool()) {
     fill(t.int32_data(), [](int32_t v) { return static_cast<uint8_t>(v); });
-  } else if (dt == DataType::Int(16) || dt == DataType::UInt(16)) {
+  } else if (dt.is_float8()) {  // bit patterns, one per int32_data entry
+    fill(t.int32_data(), [](int32_t v) { return static_cast<uint8_t>(v); });
+  } else if (dt == DataType::Int(16) || dt == DataType::UInt(16) || dt.is_bfloat16()) {
     fill(t.int32_data(), [](int32_t v) { return static_cast<uint16_t>(v); });
   } else if (dt == DataType::UInt(32)) {
     fill(t.uint64_data(), [](uint64_t v) { return static_cast<uint32_t>(v); });
@@ -295,6 +353,76 @@ std::optional<std::vector<PrimExpr>> KnownInts(const Expr& e) {
 }  // namespace onnx_import
 
 namespace {
+const ConverterTable& Converters();
+void CheckArity(const onnx_import::ImportContext& ctx, const onnx::NodeProto& n);
+}  // namespace
+
+namespace onnx_import {
+
+void ConvertNode(ImportContext& ctx, const onnx::NodeProto& n) {
+  std::string saved = ctx.bb().context();
+  ctx.bb().set_context(ctx.Where(n));
+  CheckArity(ctx, n);
+  std::vector<Value> outs;
+  try {
+    auto it = Converters().find(ConverterKey(n));
+    if (it == Converters().end()) RELAX_THROW("unsupported op type");
+    outs = it->second(ctx, n);
+  } catch (const UnsupportedOpError&) {
+    throw;
+  } catch (const Error& e) {
+    std::string msg = e.what();
+    std::string where = ctx.Where(n);
+    if (msg.rfind(where, 0) != 0) msg = where + msg;
+    RELAX_THROW(msg);
+  }
+  ctx.bb().set_context(saved);
+  for (size_t i = 0; i < outs.size() && i < static_cast<size_t>(n.output_size()); ++i)
+    if (!n.output(i).empty()) ctx.Set(n.output(i), outs[i]);
+}
+
+void ConvertGraphBody(ImportContext& ctx, const onnx::GraphProto& g, int64_t* converted) {
+  for (const auto& t : g.initializer()) {
+    Expr c = TensorProtoToConstant(t, "initializer '" + t.name() + "'");
+    const ConstantNode* cn = As<ConstantNode>(c);
+    ctx.Set(t.name(), Value{c, KnownInts(c), cn->shape.empty(), cn->dtype});
+  }
+  ConvertNodes(ctx, g, 0, converted);
+}
+
+void ConvertNodes(ImportContext& ctx, const onnx::GraphProto& g, int start, int64_t* converted) {
+  for (int i = start; i < g.node_size(); ++i) {
+    std::string saved = ctx.bb().context();
+    try {
+      ConvertNode(ctx, g.node(i));
+    } catch (const IfRankSplit&) {
+      ctx.bb().set_context(saved);
+      ConvertIfWithTail(ctx, g, i, converted);
+      return;
+    }
+    if (converted) ++*converted;
+  }
+}
+
+std::string CleanName(const std::string& s) {
+  std::string out;
+  for (char ch : s) out += (std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_');
+  if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0]))) out = "v" + out;
+  return out;
+}
+
+bool HasControlFlow(const onnx::GraphProto& g) {
+  for (const auto& n : g.node()) {
+    if (n.op_type() == "If" || n.op_type() == "Loop" || n.op_type() == "Scan") return true;
+    for (const auto& a : n.attribute())
+      if (a.has_g() && HasControlFlow(a.g())) return true;
+  }
+  return false;
+}
+
+}  // namespace onnx_import
+
+namespace {
 
 // The newest default-domain opset whose semantics every converter implements, and the newest
 // ONNX IR version this importer reads (ONNX 1.17). Opsets 18-22 changed none of the converted
@@ -316,34 +444,114 @@ const ConverterTable& Converters() {
     AddPoolConverters(&t);
     AddNormConverters(&t);
     AddResizeConverters(&t);
+    AddRecurrentConverters(&t);
+    AddSelectConverters(&t);
+    AddSignalConverters(&t);
+    AddTextConverters(&t);
+    AddSamplingConverters(&t);
+    AddLinalgConverters(&t);
+    AddRearrangeConverters(&t);
+    AddControlFlowConverters(&t);
+    AddOptionalConverters(&t);
+    AddSequenceConverters(&t);
+    AddQuantizeConverters(&t);
+    AddMlConverters(&t);
     return t;
   }();
   return table;
 }
 
-onnx::ModelProto LoadModel(const std::string& path) {
-  std::string bytes = ReadRegularFile(path, "model file");
+onnx::ModelProto LoadModel(const std::string& bytes, const std::string& path) {
   onnx::ModelProto model;
   if (bytes.empty() || !model.ParseFromString(bytes) || !model.has_graph())
     RELAX_THROW("'" << path << "' is not a valid ONNX model (protobuf parse failed or no graph)");
   return model;
 }
 
-std::string CleanName(const std::string& s) {
-  std::string out;
-  for (char ch : s) out += (std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_');
-  if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0]))) out = "v" + out;
-  return out;
+// The tensor type of a graph input: a tensor, or an optional tensor (fed as a tensor: an
+// optional graph input is always present at run time, see convert_optional.cc); else null.
+const onnx::TypeProto_Tensor* InputTensorType(const onnx::ValueInfoProto& in) {
+  const onnx::TypeProto& t = in.type();
+  if (t.has_tensor_type()) return &t.tensor_type();
+  if (t.has_optional_type() && t.optional_type().elem_type().has_tensor_type())
+    return &t.optional_type().elem_type().tensor_type();
+  return nullptr;
+}
+
+// The element tensor type of a sequence-typed value (a sequence of tensors, or an optional of
+// one: an optional graph input is always present); else null.
+const onnx::TypeProto_Tensor* SequenceElemType(const onnx::TypeProto& t) {
+  const onnx::TypeProto* s = &t;
+  if (s->has_optional_type()) s = &s->optional_type().elem_type();
+  if (s->has_sequence_type() && s->sequence_type().elem_type().has_tensor_type())
+    return &s->sequence_type().elem_type().tensor_type();
+  return nullptr;
+}
+
+// Input and output counts against the op's schema (ONNX operator spec, "Inputs (min - max)"), so
+// converters may read their required inputs unchecked. libonnx's schema for the newest version
+// <= the model's opset; ops it does not know are left to their converter.
+void CheckArity(const ImportContext& ctx, const onnx::NodeProto& n) {
+  if (!n.domain().empty() && n.domain() != "ai.onnx") return;  // other domains: the converter
+  const onnx::OpSchema* schema =
+      onnx::OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(ctx.opset()), "");
+  if (!schema) return;
+  auto check = [&](int have, int lo, int hi, const char* what) {
+    if (have < lo || have > hi) {
+      std::ostringstream os;
+      os << ctx.Where(n) << "has " << have << " " << what << (have == 1 ? "" : "s")
+         << ", the op takes ";
+      if (lo == hi)
+        os << lo;
+      else if (hi == std::numeric_limits<int>::max())
+        os << "at least " << lo;
+      else
+        os << lo << " to " << hi;
+      RELAX_THROW(os.str());
+    }
+  };
+  // For opsets newer than libonnx knows, the schema is an older version: later versions add
+  // optional inputs/outputs, so only the lower bounds apply.
+  static const int known =
+      onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map().at("").second;
+  const bool exact = ctx.opset() <= known;
+  // Ops whose newer versions made a required input optional (OptionalHasElement-18 and
+  // OptionalGetElement-18 take an optional or no input): their converters check the inputs.
+  if (!exact && (n.op_type() == "OptionalHasElement" || n.op_type() == "OptionalGetElement"))
+    return;
+  const int unbounded = std::numeric_limits<int>::max();
+  check(n.input_size(), schema->min_input(), exact ? schema->max_input() : unbounded, "input");
+  check(n.output_size(), schema->min_output(), exact ? schema->max_output() : unbounded, "output");
+  for (int i = 0; i < std::min(n.input_size(), schema->min_input()); ++i) {
+    // A required input given as "" (the optional-input placeholder) is missing.
+    const auto& formal = schema->inputs();
+    size_t k = std::min<size_t>(static_cast<size_t>(i), formal.empty() ? 0 : formal.size() - 1);
+    if (n.input(i).empty() && !formal.empty() &&
+        formal[k].GetOption() == onnx::OpSchema::FormalParameterOption::Single)
+      RELAX_THROW(ctx.Where(n) << "required input " << i << " ('" << formal[k].GetName()
+                               << "') is empty");
+  }
 }
 
 }  // namespace
 
 IRModule ImportOnnx(const std::string& path, const OnnxImportOptions& options) {
-  onnx::ModelProto model = LoadModel(path);
+  std::string bytes = ReadRegularFile(path, "model file");
+  std::string dir = std::filesystem::path(path).parent_path().string();
+  return ImportOnnxBytes(bytes, path, dir.empty() ? "." : dir, options);
+}
+
+IRModule ImportOnnxBytes(const std::string& bytes, const std::string& path,
+                         const std::string& model_dir, const OnnxImportOptions& options) {
+  OnnxImportStats local_stats;
+  OnnxImportStats& stats = options.stats ? *options.stats : local_stats;
+  stats = OnnxImportStats{};
+  onnx::ModelProto model = LoadModel(bytes, path);
   if (model.ir_version() > kNewestIrVersion)
     RELAX_THROW("'" << path << "': ONNX IR version " << model.ir_version()
                     << " is newer than the newest this importer understands (" << kNewestIrVersion
                     << ")");
+  LoadExternalData(&model, model_dir);  // before the checker, which would look for the files
   int64_t opset = -1;
   int64_t max_opset = 0;
   std::set<std::string> domains;
@@ -355,7 +563,14 @@ IRModule ImportOnnx(const std::string& path, const OnnxImportOptions& options) {
     if (domain.empty()) opset = o.version();
     max_opset = std::max<int64_t>(max_opset, o.version());
   }
-  if (opset < 0) RELAX_THROW("'" << path << "': model imports no default-domain opset");
+  if (opset < 0) {
+    // Only other domains imported (an ai.onnx.ml-only model): no node may use the default one.
+    for (const auto& n : model.graph().node())
+      if (n.domain().empty() || n.domain() == "ai.onnx")
+        RELAX_THROW("'" << path << "': model imports no default-domain opset, but node '"
+                        << NodeName(n) << "' (" << n.op_type() << ") is in the default domain");
+    opset = kNewestOpset;
+  }
   if (opset < 1 || opset > kNewestOpset)
     RELAX_THROW("'" << path << "': default-domain opset " << opset
                     << " is not supported (this importer implements opsets 1 to " << kNewestOpset
@@ -368,18 +583,30 @@ IRModule ImportOnnx(const std::string& path, const OnnxImportOptions& options) {
     }
   }
   const onnx::GraphProto& g = model.graph();
+  stats.nodes = g.node_size();
 
   // Every unsupported op, reported at once.
   {
     std::vector<std::pair<std::string, std::string>> missing;
     std::set<std::string> seen;
-    for (const auto& n : g.node()) {
-      if ((!n.domain().empty() && n.domain() != "ai.onnx") || !Converters().count(n.op_type())) {
-        std::string key = (n.domain().empty() ? "" : n.domain() + ".") + n.op_type();
-        if (seen.insert(key).second)
-          missing.push_back({key, n.name().empty() ? n.output(0) : n.name()});
-      }
-    }
+    // Subgraphs (If branches, Loop/Scan bodies) included; their nodes are named with the path
+    // of enclosing nodes and attributes ("loop1/body/add3").
+    std::function<void(const onnx::GraphProto&, const std::string&)> walk =
+        [&](const onnx::GraphProto& graph, const std::string& prefix) {
+          for (const auto& n : graph.node()) {
+            std::string name = prefix + NodeName(n);
+            if (!Converters().count(ConverterKey(n))) {
+              std::string key = (n.domain().empty() ? "" : n.domain() + ".") +
+                                (n.op_type().empty() ? "<empty op_type>" : n.op_type());
+              if (seen.insert(key).second) missing.push_back({key, name});
+            }
+            for (const auto& a : n.attribute()) {
+              if (a.has_g()) walk(a.g(), name + "/" + a.name() + "/");
+              for (const auto& sub : a.graphs()) walk(sub, name + "/" + a.name() + "/");
+            }
+          }
+        };
+    walk(g, "");
     if (!missing.empty()) {
       std::ostringstream os;
       os << "'" << path << "' (opset " << opset << ") uses " << missing.size()
@@ -397,12 +624,7 @@ IRModule ImportOnnx(const std::string& path, const OnnxImportOptions& options) {
   ImportContext ctx(&bb, opset);
 
   std::set<std::string> init_names;
-  for (const auto& t : g.initializer()) {
-    init_names.insert(t.name());
-    Expr c = TensorProtoToConstant(t, "initializer '" + t.name() + "'");
-    const ConstantNode* cn = As<ConstantNode>(c);
-    ctx.Set(t.name(), Value{c, KnownInts(c), cn->shape.empty(), cn->dtype});
-  }
+  for (const auto& t : g.initializer()) init_names.insert(t.name());
 
   // Graph inputs -> params with symbolic dims. A dim_value >= 0 is static; each distinct
   // dim_param is one var (distinct names stay distinct vars even when they clean to the same
@@ -411,8 +633,8 @@ IRModule ImportOnnx(const std::string& path, const OnnxImportOptions& options) {
   std::vector<const onnx::ValueInfoProto*> inputs;
   for (const auto& in : g.input()) {
     if (init_names.count(in.name())) continue;
-    if (!in.type().has_tensor_type())
-      RELAX_THROW("graph input '" << in.name() << "' is not a tensor");
+    if (!InputTensorType(in) && !SequenceElemType(in.type()))
+      RELAX_THROW("graph input '" << in.name() << "' is not a tensor or a sequence of tensors");
     inputs.push_back(&in);
   }
   auto is_static = [](const onnx::TensorShapeProto::Dimension& d) {
@@ -438,22 +660,49 @@ IRModule ImportOnnx(const std::string& path, const OnnxImportOptions& options) {
     sym_vars.push_back(v);
     return v;
   };
+  static const onnx::TensorShapeProto kNoShape;  // sequence inputs declare no dims
   for (int pass = 0; pass < 2; ++pass)
     for (const auto* in : inputs)
-      for (const auto& d : in->type().tensor_type().shape().dim()) {
+      for (const auto& d :
+           (InputTensorType(*in) ? InputTensorType(*in)->shape() : kNoShape).dim()) {
         std::string p = param_of(d);
         if (p.empty() || param_vars.count(p) || (pass == 0) != (CleanName(p) == p)) continue;
         param_vars.emplace(p, new_var(unique_name(CleanName(p))));
       }
   std::vector<VarRef> params;
   for (const auto* in : inputs) {
-    const auto& tt = in->type().tensor_type();
+    if (const auto* et = SequenceElemType(in->type())) {
+      // A sequence input: a run-time VM tuple (StructInfo Object); the element dtype goes to
+      // the signature, the element rank (when declared) to the importer (convert_sequence.cc).
+      SeqElem e;
+      e.dtype = OnnxDType(et->elem_type(), "graph input '" + in->name() + "' element");
+      e.ndim = et->has_shape() ? et->shape().dim_size() : -1;
+      std::string idx = std::to_string(params.size());
+      mod.attrs["input_name." + idx] = in->name();
+      mod.attrs["input_sequence." + idx] = ToRuntimeString(e.dtype);
+      VarRef p = MakeVar(CleanName(in->name()), ObjectSInfo());
+      params.push_back(p);
+      Value v;
+      v.expr = p;
+      v.seq = e;
+      ctx.Set(in->name(), v);
+      continue;
+    }
+    const auto& tt = *InputTensorType(*in);
     DataType dt = OnnxDType(tt.elem_type(), "graph input '" + in->name() + "'");
+    if (tt.shape().dim_size() > kMaxRank)
+      RELAX_THROW("graph input '" << in->name() << "' has rank " << tt.shape().dim_size()
+                                  << "; ranks above " << kMaxRank << " are not supported");
     std::vector<PrimExpr> dims;
     std::vector<int64_t> static_dims;
     for (int i = 0; i < tt.shape().dim_size(); ++i) {
       const auto& d = tt.shape().dim(i);
       if (is_static(d)) {
+        // No tensor has 2^48 elements along one axis; refusing such dims keeps the shape
+        // arithmetic of every converter (d + k, d * s) far from int64 overflow.
+        if (d.dim_value() > kMaxDim)
+          RELAX_THROW("graph input '" << in->name() << "' dim " << i << " is " << d.dim_value()
+                                      << "; dims above 2^48 are not supported");
         dims.push_back(IntImm(d.dim_value()));
         static_dims.push_back(d.dim_value());
         continue;
@@ -487,23 +736,15 @@ IRModule ImportOnnx(const std::string& path, const OnnxImportOptions& options) {
     if (auto b = var_bounds.find(VarName(v)); b != var_bounds.end())
       bb.analyzer().Bind(v, b->second.first, b->second.second);
 
-  bb.BeginDataflowBlock();
-  for (const auto& n : g.node()) {
-    bb.set_context(ctx.Where(n));
-    std::vector<Value> outs;
-    try {
-      outs = Converters().at(n.op_type())(ctx, n);
-    } catch (const UnsupportedOpError&) {
-      throw;
-    } catch (const Error& e) {
-      std::string msg = e.what();
-      std::string where = ctx.Where(n);
-      if (msg.rfind(where, 0) != 0) msg = where + msg;
-      RELAX_THROW(msg);
-    }
-    for (size_t i = 0; i < outs.size() && i < static_cast<size_t>(n.output_size()); ++i)
-      if (!n.output(i).empty()) ctx.Set(n.output(i), outs[i]);
-  }
+  // A graph with control flow is imported into one binding block: its If bindings and loop
+  // calls sit between ops whose results cross them (dataflow blocks hold only pure op calls).
+  const bool control_flow = HasControlFlow(g);
+  if (control_flow)
+    bb.BeginBindingBlock();
+  else
+    bb.BeginDataflowBlock();
+  stats.reached_conversion = true;
+  ConvertGraphBody(ctx, g, &stats.nodes_converted);
 
   // Outputs: check declared dims, then bind as dataflow outputs.
   std::vector<Expr> results;
@@ -513,6 +754,25 @@ IRModule ImportOnnx(const std::string& path, const OnnxImportOptions& options) {
     if (!ctx.Has(out.name()))
       RELAX_THROW("graph output '" << out.name()
                                    << "' is not produced by any node, input or initializer");
+    const Value& ov = ctx.Get(out.name());
+    if (ov.seq) {
+      const auto* et = SequenceElemType(out.type());
+      if (!et && out.type().value_case() != onnx::TypeProto::VALUE_NOT_SET)
+        RELAX_THROW("graph output '"
+                    << out.name() << "' is a sequence but not declared as a sequence of tensors");
+      if (et && et->elem_type() != onnx::TensorProto::UNDEFINED &&
+          OnnxDType(et->elem_type(), "graph output '" + out.name() + "'") != ov.seq->dtype)
+        RELAX_THROW("graph output '" << out.name() << "' is declared as a sequence of "
+                                     << ToString(OnnxDType(et->elem_type(), out.name()))
+                                     << " but the graph computes a sequence of "
+                                     << ToString(ov.seq->dtype));
+      VarRef gv = bb.Emit(ov.expr, "out" + std::to_string(oi), /*is_output=*/true);
+      mod.attrs["output_sequence." + std::to_string(oi)] = ToRuntimeString(ov.seq->dtype);
+      mod.attrs["output_name." + std::to_string(oi++)] = out.name();
+      results.push_back(gv);
+      result_sinfo.push_back(gv->sinfo);
+      continue;
+    }
     if (!out.type().has_tensor_type())
       RELAX_THROW("graph output '" << out.name() << "' is not declared as a tensor");
     int elem_type = out.type().tensor_type().elem_type();
@@ -554,17 +814,10 @@ IRModule ImportOnnx(const std::string& path, const OnnxImportOptions& options) {
     result_sinfo.push_back(gv->sinfo);
   }
   if (results.empty()) RELAX_THROW("'" << path << "': the graph has no outputs");
-  if (model.ir_version() <= 8 && max_opset <= 17) {
-    // ONNX's own shape inference, as a consistency check only, and only after our import
-    // validated the attributes (libonnx's inference can trap on e.g. zero strides).
-    try {
-      onnx::ModelProto copy = model;
-      onnx::shape_inference::InferShapes(copy, onnx::OpSchemaRegistry::Instance(),
-                                         onnx::ShapeInferenceOptions(true, 0, false));
-    } catch (const std::exception& e) {
-      RELAX_THROW("'" << path << "' failed ONNX shape inference: " << e.what());
-    }
-  }
+  // libonnx's shape inference is not run: the import above computes every dim itself and
+  // unifies the declared graph-output dims with them (authoritative), while libonnx 1.12's rules
+  // lag the spec (e.g. MaxPool with ceil_mode drops a last window that starts in the padding
+  // since onnx 1.16, which 1.12 rejects).
 
   auto seq = std::make_shared<SeqExprNode>();
   seq->blocks.push_back(bb.EndBlock());

@@ -1,0 +1,88 @@
+/* The embedding C API of the relaxc runtime: load a compiled artifact and run it in-process.
+ *
+ * Exported by the shared library librelax_runtime.so (runtime + VM only, no compiler), together
+ * with the functions of c_api.h. Tensors are DLPack DLTensors; their layout (data, device, ndim,
+ * dtype, shape, strides, byte_offset) is the one of DLPack 1.x, and outputs are handed over as
+ * DLManagedTensor (the unversioned managed tensor DLPack 1.x keeps).
+ *
+ * Errors: every function that can fail returns 0 on success and non-zero on failure, after
+ * recording a message that RelaxGetLastError() (c_api.h) returns on the same thread. The messages
+ * are the ones `relax-run` prints after "error: ", e.g. "input 'x': dim 1 must be 3, got 4" or
+ * "cannot open artifact 'm.so': No such file or directory". No C++ exception crosses this API;
+ * a missing, truncated, corrupt or wrong-version artifact is an error, never a crash.
+ *
+ * Threads: a RelaxModule may be used from any thread; RelaxModuleRun calls on one module are
+ * serialized by the module (use one module per thread to run concurrently). Kernels run on the
+ * runtime's thread pool (RELAX_NUM_THREADS threads). */
+#ifndef RELAX_RUNTIME_MODULE_API_H_
+#define RELAX_RUNTIME_MODULE_API_H_
+
+#include <dlpack/dlpack.h>
+#include <stdint.h>
+
+#include "relax/runtime/c_api.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A loaded artifact with its VM. Opaque; created by RelaxModuleLoad, freed by RelaxModuleFree. */
+typedef struct RelaxModule RelaxModule;
+
+/* Description of one input or output of the entry function. Every pointer is owned by the
+ * module and stays valid until RelaxModuleFree. */
+typedef struct {
+  const char* name;       /* the ONNX graph input/output name */
+  const char* dtype_name; /* "float32", "int64", "bool", "bfloat16", ... (ParseDType names) */
+  DLDataType dtype;       /* the same as a DLPack dtype; bool is {kDLUInt, 1, 1} */
+  int32_t ndim;           /* rank (for an output whose rank the compiler did not know: 0) */
+  const int64_t* shape;   /* ndim dims; -1 for a symbolic dim */
+  /* ndim entries: for a symbolic dim its name ("batch") or, for an output, the expression of
+   * input dims that gives it ("n + 1"); NULL for a fixed dim. */
+  const char* const* dim_names;
+} RelaxTensorInfo;
+
+/* Loads and verifies the artifact at `path` (header, section table, checksum, executable, then
+ * dlopen of its kernels) and builds a VM for it. On success stores a new module in *out, which
+ * the caller frees with RelaxModuleFree. On failure *out is set to NULL and the message names the
+ * path and the problem ("truncated", "checksum mismatch", ...). Also fails when RELAX_NUM_THREADS
+ * is set to an invalid value. */
+int32_t RelaxModuleLoad(const char* path, RelaxModule** out);
+
+/* Frees a module (NULL is allowed). Output tensors of earlier runs stay valid: each holds its own
+ * reference to what it needs. */
+void RelaxModuleFree(RelaxModule* mod);
+
+/* The number of inputs / outputs of the entry function (>= 0). */
+int32_t RelaxModuleNumInputs(const RelaxModule* mod);
+int32_t RelaxModuleNumOutputs(const RelaxModule* mod);
+
+/* Describes input / output `index` (0 <= index < the count above) into *out. Returns non-zero
+ * ("input index 5 out of range [0, 2)") on a bad index or a NULL argument. */
+int32_t RelaxModuleGetInputInfo(const RelaxModule* mod, int32_t index, RelaxTensorInfo* out);
+int32_t RelaxModuleGetOutputInfo(const RelaxModule* mod, int32_t index, RelaxTensorInfo* out);
+
+/* Runs the entry function.
+ *
+ * inputs: `num_inputs` pointers, in the input order above (RelaxModuleGetInputInfo), each a CPU
+ *   DLTensor ({kDLCPU, 0}) of the declared dtype and rank whose dims match the signature (fixed
+ *   dims equal, one value per symbolic dim across all inputs). `data + byte_offset` is the first
+ *   element; `strides` must be NULL or the compact row-major strides. kDLBool (8 bits) is
+ *   accepted for bool. A storage-only dtype (bfloat16, float8_*, int4/uint4: one value per
+ *   byte) may also be given as its bit pattern (uint16, uint8, int8), as relax-run accepts. The
+ *   inputs are only read, and only during the call (the caller keeps ownership).
+ * outputs: an array of `num_outputs` slots, which must equal RelaxModuleNumOutputs(mod). On
+ *   success each slot receives a new DLManagedTensor in output order: a compact CPU tensor
+ *   (strides NULL, byte_offset 0) allocated by the runtime, independent of the inputs and of the
+ *   module. The caller owns it and releases it with `t->deleter(t)`. On failure no slot is
+ *   written and nothing needs freeing.
+ * Errors (non-zero, message as relax-run prints it): a wrong count, NULL tensor, non-CPU device,
+ *   wrong dtype or rank, a dim that breaks the signature (the message names the input, the dim
+ *   and the constraint), non-compact strides, a failing kernel or builtin. */
+int32_t RelaxModuleRun(RelaxModule* mod, const DLTensor* const* inputs, int32_t num_inputs,
+                       DLManagedTensor** outputs, int32_t num_outputs);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* RELAX_RUNTIME_MODULE_API_H_ */

@@ -1,0 +1,521 @@
+// Recurrent layers: relax.nn.lstm, relax.nn.gru and relax.nn.rnn, one layer in every direction
+// (forward, reverse, bidirectional) per call.
+// Semantics: ONNX operator spec (Operators.md), sections LSTM, GRU and RNN, opsets 7, 14 and 22
+// (layout from 14): gate orders LSTM iofc (peepholes i, o, f), GRU zrh, per-direction activation
+// lists with activation_alpha / activation_beta, `clip` on the gate pre-activations (LSTM's h
+// takes the cell state unclipped, as in onnxruntime), `input_forget` (LSTM),
+// `linear_before_reset` (GRU), `sequence_lens` (steps past a batch entry's length leave its
+// state unchanged and write zeros to Y; a reverse direction starts at its last valid step).
+//
+// Arguments: X, W, R, then the optional inputs that the attribute `optional_inputs` (five 0/1
+// flags: B, sequence_lens, initial_h, initial_c, P) marks present, in that order. Result: the
+// tuple (Y, Y_h) for GRU/RNN, (Y, Y_h, Y_c) for LSTM.
+//
+// Legalization builds one PrimFunc by hand (not a TE compute: the time loop carries state). It
+// transposes W and R into workspace buffers once (W_t[d, k, row] = W[d, row, k]) and computes the
+// gates' input part for every time step (gates_x[d, b, time, row] = x_time . W row + W's bias),
+// then runs one serial loop over the time steps of every direction at once; each step is a few
+// parallel loops: the gates' state part (gates_h[d, b, row] = h . R row + R's bias), parallel
+// over (direction, batch entry, chunk of 64 gate rows), each chunk an axpy over k whose inner
+// loop walks contiguous rows (vectorized); then the state update, parallel over (direction,
+// batch entry, hidden unit). Y_h (and Y_c) are the state buffers. The PrimFunc is marked
+// `schedule = "pre-scheduled"`; the schedule stage leaves it alone (docs/design.md).
+#include <functional>
+#include <set>
+
+#include "op_common.h"
+#include "relax/te/te.h"
+
+namespace relax {
+
+namespace {
+
+struct Family {
+  std::string op;
+  int gates;  // gate blocks of H rows in W and R
+  int acts;   // activations per direction
+  bool lstm, gru;
+};
+
+const Family& FamilyOf(const std::string& op) {
+  static const Family kLSTM{"relax.nn.lstm", 4, 3, true, false};
+  static const Family kGRU{"relax.nn.gru", 3, 2, false, true};
+  static const Family kRNN{"relax.nn.rnn", 1, 1, false, false};
+  if (op == kLSTM.op) return kLSTM;
+  if (op == kGRU.op) return kGRU;
+  return kRNN;
+}
+
+enum OptionalInput { kB = 0, kSeqLens, kInitH, kInitC, kP, kNumOptional };
+const char* kOptionalNames[] = {"B", "sequence_lens", "initial_h", "initial_c", "P"};
+
+int NumDirections(const CallNode& c) {
+  const std::string& d = GetStrAttr(c.attrs, "direction");
+  if (d == "forward" || d == "reverse") return 1;
+  if (d == "bidirectional") return 2;
+  RELAX_THROW("op '" << OpName(c) << "': unknown direction '" << d << "'");
+}
+
+// Argument index of each optional input (-1: absent), checked against the argument count.
+std::vector<int> OptionalArgs(const CallNode& c, const Family& f) {
+  const auto& flags = GetIntsAttr(c.attrs, "optional_inputs");
+  if (flags.size() != kNumOptional)
+    RELAX_THROW("op '" << OpName(c) << "': attribute optional_inputs needs " << kNumOptional
+                       << " flags");
+  std::vector<int> at(kNumOptional, -1);
+  int next = 3;
+  for (int i = 0; i < kNumOptional; ++i)
+    if (flags[i]) {
+      if (!f.lstm && (i == kInitC || i == kP))
+        RELAX_THROW("op '" << OpName(c) << "' has no input " << kOptionalNames[i]);
+      at[i] = next++;
+    }
+  CheckArity(c, static_cast<size_t>(next));
+  return at;
+}
+
+// The activation functions of the ONNX recurrent ops (lower-case names), f(x) for a var x.
+const char* kActivations[] = {
+    "relu",       "tanh",        "sigmoid", "affine",   "leakyrelu", "thresholdedrelu",
+    "scaledtanh", "hardsigmoid", "elu",     "softsign", "softplus"};
+bool KnownActivation(const std::string& a) {
+  for (const char* k : kActivations)
+    if (a == k) return true;
+  return false;
+}
+
+PrimExpr ApplyActivation(const std::string& a, double alpha, double beta, const PrimExpr& x) {
+  DataType t = x.dtype();
+  auto F = [&](double v) { return FloatImm(v, t); };
+  auto Exp = [&](const PrimExpr& v) { return CallIntrin("exp", {v}, t); };
+  auto Abs = [&](const PrimExpr& v) { return Select(v < F(0), F(0) - v, v); };
+  if (a == "relu") return Max(x, F(0));
+  if (a == "tanh") return CallIntrin("tanh", {x}, t);
+  if (a == "sigmoid") return F(1) / (F(1) + Exp(F(0) - x));
+  if (a == "affine") return F(alpha) * x + F(beta);
+  if (a == "leakyrelu") return Select(x < F(0), F(alpha) * x, x);
+  if (a == "thresholdedrelu") return Select(x > F(alpha), x, F(0));
+  if (a == "scaledtanh") return F(alpha) * CallIntrin("tanh", {F(beta) * x}, t);
+  if (a == "hardsigmoid") return Max(F(0), Min(F(1), F(alpha) * x + F(beta)));
+  if (a == "elu") return Select(x < F(0), F(alpha) * (Exp(x) - F(1)), x);
+  if (a == "softsign") return x / (F(1) + Abs(x));
+  if (a == "softplus")  // log(1 + exp(x)) without overflow
+    return Max(x, F(0)) + CallIntrin("log", {F(1) + Exp(F(0) - Abs(x))}, t);
+  RELAX_THROW("internal error: unknown activation '" << a << "'");
+}
+
+StructInfo InferRecurrent(const CallNode& c, BlockBuilder& bb) {
+  const Family& f = FamilyOf(OpName(c));
+  std::vector<int> opt = OptionalArgs(c, f);
+  int dirs = NumDirections(c);
+  int64_t layout = GetIntAttr(c.attrs, "layout");
+  if (layout != 0 && layout != 1)
+    RELAX_THROW("op '" << OpName(c) << "': layout must be 0 or 1, got " << layout);
+  for (int k = 0; k < dirs * f.acts; ++k) {
+    std::string key = "act" + std::to_string(k);
+    if (!KnownActivation(GetStrAttr(c.attrs, key)))
+      RELAX_THROW("op '" << OpName(c) << "': unknown activation '" << GetStrAttr(c.attrs, key)
+                         << "'");
+    GetFloatAttr(c.attrs, key + "_alpha");
+    GetFloatAttr(c.attrs, key + "_beta");
+  }
+  const std::string what = bb.context() + DescribeCall(c);
+  const auto& x = TensorArg(c, 0);
+  if (x.ndim != 3 || !(x.dtype == DataType::Float(32) || x.dtype == DataType::Float(64)))
+    RELAX_THROW(what << ": X must be a 3-D f32 or f64 tensor");
+  const auto& xs = *x.values;
+  PrimExpr seq = xs[layout ? 1 : 0], batch = xs[layout ? 0 : 1], input = xs[2];
+  auto shape_of = [&](int i, const char* name, size_t rank) -> const std::vector<PrimExpr>& {
+    const auto& s = TensorArg(c, i);
+    if (s.ndim != static_cast<int>(rank) || s.dtype != x.dtype)
+      RELAX_THROW(what << ": " << name << " must be a " << rank << "-D tensor of X's dtype");
+    return *s.values;
+  };
+  auto unify = [&](const PrimExpr& a, const PrimExpr& b, const std::string& name) {
+    return bb.UnifyDim(a, b, DescribeCall(c) + " " + name);
+  };
+  const auto& w = shape_of(1, "W", 3);
+  const auto& r = shape_of(2, "R", 3);
+  PrimExpr hidden = r[2];
+  int64_t hs = GetIntAttr(c.attrs, "hidden_size");
+  if (hs >= 0) hidden = unify(hidden, PrimExpr(hs), "R dim 2 vs hidden_size");
+  PrimExpr rows = PrimExpr(f.gates) * hidden;
+  unify(w[0], PrimExpr(dirs), "W dim 0 (directions)");
+  unify(r[0], PrimExpr(dirs), "R dim 0 (directions)");
+  unify(w[1], rows, "W dim 1 (gates x hidden_size)");
+  unify(r[1], rows, "R dim 1 (gates x hidden_size)");
+  unify(w[2], input, "W dim 2 vs X input size");
+  auto state_shape = [&]() {
+    return layout ? std::vector<PrimExpr>{batch, PrimExpr(dirs), hidden}
+                  : std::vector<PrimExpr>{PrimExpr(dirs), batch, hidden};
+  };
+  if (opt[kB] >= 0) {
+    const auto& b = shape_of(opt[kB], "B", 2);
+    unify(b[0], PrimExpr(dirs), "B dim 0 (directions)");
+    unify(b[1], PrimExpr(2 * f.gates) * hidden, "B dim 1");
+  }
+  if (opt[kSeqLens] >= 0) {
+    const auto& s = TensorArg(c, opt[kSeqLens]);
+    if (s.ndim != 1 || !(s.dtype.is_int() || s.dtype.is_uint()))
+      RELAX_THROW(what << ": sequence_lens must be a 1-D integer tensor");
+    unify((*s.values)[0], batch, "sequence_lens dim 0 vs batch");
+  }
+  for (int k : {kInitH, kInitC}) {
+    if (opt[k] < 0) continue;
+    const auto& s = shape_of(opt[k], kOptionalNames[k], 3);
+    auto want = state_shape();
+    for (int a = 0; a < 3; ++a)
+      unify(s[a], want[a], std::string(kOptionalNames[k]) + " dim " + std::to_string(a));
+  }
+  if (opt[kP] >= 0) {
+    const auto& p = shape_of(opt[kP], "P", 2);
+    unify(p[0], PrimExpr(dirs), "P dim 0 (directions)");
+    unify(p[1], PrimExpr(3) * hidden, "P dim 1");
+  }
+  std::vector<PrimExpr> y = layout ? std::vector<PrimExpr>{batch, seq, PrimExpr(dirs), hidden}
+                                   : std::vector<PrimExpr>{seq, PrimExpr(dirs), batch, hidden};
+  std::vector<StructInfo> outs = {TensorSInfo(y, x.dtype), TensorSInfo(state_shape(), x.dtype)};
+  if (f.lstm) outs.push_back(TensorSInfo(state_shape(), x.dtype));
+  return TupleSInfo(outs);
+}
+
+// `name`, with underscores appended while it is one of `taken` (the text form stays unambiguous
+// when a model's dim has the name of a kernel var).
+std::string Fresh(std::string name, const std::set<std::string>& taken) {
+  while (taken.count(name)) name += "_";
+  return name;
+}
+
+// Nested lets around a statement: Bind() names a value, Wrap() closes the scope.
+struct Lets {
+  explicit Lets(const std::set<std::string>* t) : taken(t) {}
+  const std::set<std::string>* taken;  // names of the PrimFunc's shape vars
+  std::vector<std::pair<Var, PrimExpr>> binds;
+  PrimExpr Bind(const std::string& name, const PrimExpr& v) {
+    Var var = MakeVar(Fresh(name, *taken), v.dtype());
+    binds.push_back({var, v});
+    return var;
+  }
+  tir::Stmt Wrap(tir::Stmt body) const {
+    for (size_t i = binds.size(); i-- > 0;) body = tir::Let(binds[i].first, binds[i].second, body);
+    return body;
+  }
+};
+
+// Builds the recurrent kernel of one call (see the file comment).
+class RecurrentKernel {
+ public:
+  RecurrentKernel(const CallNode& c, const std::vector<te::Tensor>& in)
+      : c_(c), f_(FamilyOf(OpName(c))), opt_(OptionalArgs(c, f_)) {
+    dirs_ = NumDirections(c);
+    reverse_only_ = GetStrAttr(c.attrs, "direction") == "reverse";
+    layout_ = GetIntAttr(c.attrs, "layout") != 0;
+    clip_ = GetFloatAttr(c.attrs, "clip");
+    input_forget_ = f_.lstm && GetIntAttr(c.attrs, "input_forget") != 0;
+    lbr_ = f_.gru && GetIntAttr(c.attrs, "linear_before_reset") != 0;
+    for (const auto& t : in) {
+      params_.push_back(t->buffer);
+      std::vector<Var> vars;
+      for (const auto& dim : t->buffer->shape) CollectVars(dim, &vars);
+      for (const auto& v : vars) taken_.insert(VarName(v));
+    }
+    X_ = params_[0];
+    W_ = params_[1];
+    R_ = params_[2];
+    t_ = X_->dtype;
+    seq_ = X_->shape[layout_ ? 1 : 0];
+    batch_ = X_->shape[layout_ ? 0 : 1];
+    input_ = X_->shape[2];
+    hidden_ = R_->shape[2];
+    PrimExpr D(dirs_);
+    Y_ = MakeBuffer("Y", t_,
+                    layout_ ? std::vector<PrimExpr>{batch_, seq_, D, hidden_}
+                            : std::vector<PrimExpr>{seq_, D, batch_, hidden_});
+    auto state = layout_ ? std::vector<PrimExpr>{batch_, D, hidden_}
+                         : std::vector<PrimExpr>{D, batch_, hidden_};
+    Yh_ = MakeBuffer("Y_h", t_, state);
+    if (f_.lstm) Yc_ = MakeBuffer("Y_c", t_, state);
+    // Gate pre-activations: the input part (with W's bias) and the state part (with R's bias).
+    PrimExpr rows = PrimExpr(f_.gates) * hidden_;
+    gx_ = MakeBuffer("gates_x", t_, {D, batch_, seq_, rows});  // every time step, before the loop
+    gh_ = MakeBuffer("gates_h", t_, {D, batch_, rows});
+    // W and R transposed once per call, so a step's dot products run along contiguous rows.
+    wt_ = MakeBuffer("W_t", t_, {D, input_, rows});
+    rt_ = MakeBuffer("R_t", t_, {D, hidden_, rows});
+    if (f_.gru && !lbr_) rh_ = MakeBuffer("reset_h", t_, {D, batch_, hidden_});
+  }
+
+  tir::PrimFunc Build() {
+    s_ = MakeVar(Fresh("step", taken_));
+    PrimExpr rows = PrimExpr(f_.gates) * hidden_;
+    // GRU without linear_before_reset: the hidden gate's state rows wait for r * h.
+    PrimExpr h_rows = rh_ ? PrimExpr(2) * hidden_ : rows;
+    auto x_at = [&](const PrimExpr&, const PrimExpr& b, const PrimExpr& t, const PrimExpr& k) {
+      return Load(X_, XIdx(t, b, k));
+    };
+    auto h_at = [&](const PrimExpr& d, const PrimExpr& b, const PrimExpr&, const PrimExpr& k) {
+      return Load(Yh_, StateIdx(d, b, k));
+    };
+    std::vector<tir::Stmt> step = {MatVecStage("qh", gh_, 0, h_rows, hidden_, rt_, h_at, false)};
+    if (rh_) {
+      step.push_back(ResetStage());
+      auto rh_at = [&](const PrimExpr& d, const PrimExpr& b, const PrimExpr&, const PrimExpr& k) {
+        return Load(rh_, {d, b, k});
+      };
+      step.push_back(
+          MatVecStage("qr", gh_, PrimExpr(2) * hidden_, hidden_, hidden_, rt_, rh_at, false));
+    }
+    step.push_back(UpdateStage());
+    tir::Stmt body =
+        tir::Seq({Transpose("qw", W_, wt_, input_), Transpose("qrt", R_, rt_, hidden_), InitStage(),
+                  MatVecStage("qx", gx_, 0, rows, input_, wt_, x_at, true, true),
+                  tir::For(s_, IntImm(0), seq_, tir::ForKind::kSerial, tir::Seq(step))});
+    if (rh_) body = tir::Allocate(rh_, body);
+    for (const Buffer& b : {rt_, wt_, gh_, gx_}) body = tir::Allocate(b, body);
+    auto fn = std::make_shared<tir::PrimFuncNode>();
+    fn->name = te::KernelNameHint(OpName(c_));
+    fn->buffers = params_;
+    fn->buffers.push_back(Y_);
+    fn->buffers.push_back(Yh_);
+    if (Yc_) fn->buffers.push_back(Yc_);
+    fn->num_outputs = Yc_ ? 3 : 2;
+    fn->body = body;
+    fn->attrs["schedule"] = "pre-scheduled";
+    return fn;
+  }
+
+ private:
+  PrimExpr F(double v) const { return FloatImm(v, t_); }
+  Buffer Opt(int k) const { return opt_[k] >= 0 ? params_[opt_[k]] : Buffer(); }
+
+  // A parallel loop over (direction d, batch entry b, unit j < n); `body` gets d, b, j.
+  tir::Stmt ParallelDBJ(const std::string& tag, const PrimExpr& n,
+                        const std::function<tir::Stmt(const PrimExpr&, const PrimExpr&,
+                                                      const PrimExpr&, Lets&)>& body,
+                        const std::string& j_name = "unit") const {
+    Var q = MakeVar(Fresh(tag, taken_));
+    Lets l(&taken_);
+    PrimExpr d = l.Bind("dir", FloorDiv(q, batch_ * n));
+    PrimExpr b = l.Bind("batch_i", FloorMod(FloorDiv(q, n), batch_));
+    PrimExpr j = l.Bind(j_name, FloorMod(q, n));
+    tir::Stmt s = body(d, b, j, l);
+    return tir::For(q, IntImm(0), PrimExpr(dirs_) * batch_ * n, tir::ForKind::kParallel, l.Wrap(s));
+  }
+
+  std::vector<PrimExpr> StateIdx(const PrimExpr& d, const PrimExpr& b, const PrimExpr& j) const {
+    return layout_ ? std::vector<PrimExpr>{b, d, j} : std::vector<PrimExpr>{d, b, j};
+  }
+  std::vector<PrimExpr> XIdx(const PrimExpr& t, const PrimExpr& b, const PrimExpr& k) const {
+    return layout_ ? std::vector<PrimExpr>{b, t, k} : std::vector<PrimExpr>{t, b, k};
+  }
+  std::vector<PrimExpr> YIdx(const PrimExpr& t, const PrimExpr& d, const PrimExpr& b,
+                             const PrimExpr& j) const {
+    return layout_ ? std::vector<PrimExpr>{b, t, d, j} : std::vector<PrimExpr>{t, d, b, j};
+  }
+
+  // Steps of batch entry b: sequence_lens[b] clamped to [0, seq] (never an out-of-range read).
+  PrimExpr Length(const PrimExpr& b) const {
+    Buffer sl = Opt(kSeqLens);
+    if (!sl) return seq_;
+    return Max(PrimExpr(0), Min(Cast(DataType::Index(), Load(sl, {b})), seq_));
+  }
+  // The time index of step s for direction d: forward s, reverse len - 1 - s.
+  PrimExpr TimeOf(const PrimExpr& d, const PrimExpr& len) const {
+    PrimExpr rev = len - PrimExpr(1) - s_;
+    if (reverse_only_) return rev;
+    if (dirs_ == 1) return s_;
+    return Select(Eq(d, PrimExpr(0)), s_, rev);
+  }
+  PrimExpr Clip(const PrimExpr& x) const {
+    if (clip_ <= 0) return x;
+    return Max(F(-clip_), Min(F(clip_), x));
+  }
+  // Activation `role` (0: f, 1: g, 2: h) of direction d applied to clip(x) (to x itself when
+  // `clip` is false); the input is bound to a var first.
+  PrimExpr Act(int role, const PrimExpr& d, const PrimExpr& x, Lets& l, const std::string& name,
+               bool clip = true) const {
+    PrimExpr v = l.Bind(name + "_in", clip ? Clip(x) : x);
+    auto one = [&](int dir) {
+      std::string key = "act" + std::to_string(dir * f_.acts + role);
+      return ApplyActivation(GetStrAttr(c_.attrs, key), GetFloatAttr(c_.attrs, key + "_alpha"),
+                             GetFloatAttr(c_.attrs, key + "_beta"), v);
+    };
+    PrimExpr a0 = one(0);
+    if (dirs_ == 1) return l.Bind(name, a0);
+    PrimExpr a1 = one(1);
+    if (ExprDeepEqual(a0, a1)) return l.Bind(name, a0);
+    return l.Bind(name, Select(Eq(d, PrimExpr(0)), a0, a1));
+  }
+
+  tir::Stmt InitStage() const {
+    return ParallelDBJ(
+        "qi", hidden_, [&](const PrimExpr& d, const PrimExpr& b, const PrimExpr& j, Lets&) {
+          auto idx = StateIdx(d, b, j);
+          Buffer h0 = Opt(kInitH), c0 = Opt(kInitC);
+          std::vector<tir::Stmt> s = {tir::Store(Yh_, idx, h0 ? Load(h0, idx) : F(0))};
+          if (Yc_) s.push_back(tir::Store(Yc_, idx, c0 ? Load(c0, idx) : F(0)));
+          return tir::Seq(s);
+        });
+  }
+
+  // dst[d, k, j] = src[d, j, k]: a weight transposed into a workspace, parallel over (d, k).
+  tir::Stmt Transpose(const std::string& tag, const Buffer& src, const Buffer& dst,
+                      const PrimExpr& cols) const {
+    Var q = MakeVar(Fresh(tag, taken_)), j = MakeVar(Fresh("row", taken_));
+    Lets l(&taken_);
+    PrimExpr d = l.Bind("dir", FloorDiv(q, cols));
+    PrimExpr k = l.Bind("col", FloorMod(q, cols));
+    tir::Stmt s = tir::For(j, IntImm(0), dst->shape[2], tir::ForKind::kSerial,
+                           tir::Store(dst, {d, k, j}, Load(src, {d, j, k})));
+    return tir::For(q, IntImm(0), PrimExpr(dirs_) * cols, tir::ForKind::kParallel, l.Wrap(s));
+  }
+
+  // acc[d, b, row0 + j] = bias + sum_k vec(d, b, time, k) * wt[d, k, row0 + j] for j < n, where
+  // bias is W's (`w_bias`) or R's part of B, at the current step's time. Parallel over (d, b,
+  // chunks of kChunk rows); the innermost loop walks a chunk of rows (contiguous in acc and wt),
+  // vectorized. `all_times`: for every time (the input part, before the time loop, into
+  // acc[d, b, time, row]), parallel over (d, b, time, chunk).
+  using VecFn =
+      std::function<PrimExpr(const PrimExpr&, const PrimExpr&, const PrimExpr&, const PrimExpr&)>;
+  tir::Stmt MatVecStage(const std::string& tag, const Buffer& acc, const PrimExpr& row0,
+                        const PrimExpr& n, const PrimExpr& kdim, const Buffer& wt, const VecFn& vec,
+                        bool w_bias, bool all_times = false) const {
+    constexpr int64_t kChunk = 64;
+    PrimExpr chunks = FloorDiv(n + PrimExpr(kChunk - 1), PrimExpr(kChunk));
+    return ParallelDBJ(
+        tag, all_times ? seq_ * chunks : chunks,
+        [&](const PrimExpr& d, const PrimExpr& b, const PrimExpr& tc, Lets& l) {
+          PrimExpr len = l.Bind("seq_len", Length(b));
+          PrimExpr t = l.Bind("time", all_times ? FloorDiv(tc, chunks) : TimeOf(d, len));
+          PrimExpr c = all_times ? l.Bind("chunk", FloorMod(tc, chunks)) : tc;
+          auto acc_at = [&](const PrimExpr& row) {
+            return all_times ? std::vector<PrimExpr>{d, b, t, row}
+                             : std::vector<PrimExpr>{d, b, row};
+          };
+          PrimExpr j0 = l.Bind("row0", row0 + c * PrimExpr(kChunk));
+          PrimExpr jn = l.Bind("rows", Min(PrimExpr(kChunk), n - c * PrimExpr(kChunk)));
+          Var jj = MakeVar(Fresh("r", taken_)), jk = MakeVar(Fresh("r", taken_));
+          Var k = MakeVar(Fresh("k_red", taken_));
+          Buffer B = Opt(kB);
+          PrimExpr bias = F(0);
+          if (B)
+            bias = Load(B, {d, (w_bias ? PrimExpr(0) : PrimExpr(f_.gates) * hidden_) + j0 + jj});
+          tir::Stmt init = tir::For(jj, IntImm(0), jn, tir::ForKind::kVectorized,
+                                    tir::Store(acc, acc_at(j0 + jj), bias));
+          Lets kl(&taken_);
+          PrimExpr v = kl.Bind("v", vec(d, b, t, k));
+          std::vector<PrimExpr> at = acc_at(j0 + jk);
+          tir::Stmt upd =
+              tir::For(jk, IntImm(0), jn, tir::ForKind::kVectorized,
+                       tir::Store(acc, at, Load(acc, at) + v * Load(wt, {d, k, j0 + jk})));
+          tir::Stmt red = tir::For(k, IntImm(0), kdim, tir::ForKind::kSerial, kl.Wrap(upd), "",
+                                   tir::IterKind::kReduction);
+          return tir::IfThenElse(all_times ? t < len : s_ < len, tir::Seq({init, red}));
+        },
+        all_times ? "time_chunk" : "chunk");
+  }
+
+  // GRU without linear_before_reset: reset_h = r * h, r = f(x part + state part of gate r).
+  tir::Stmt ResetStage() const {
+    return ParallelDBJ(
+        "qs", hidden_, [&](const PrimExpr& d, const PrimExpr& b, const PrimExpr& j, Lets& l) {
+          PrimExpr len = l.Bind("seq_len", Length(b));
+          Lets in(&taken_);
+          PrimExpr t = in.Bind("time", TimeOf(d, len));
+          PrimExpr row = hidden_ + j;
+          PrimExpr r =
+              Act(0, d, Load(gx_, {d, b, t, row}) + Load(gh_, {d, b, row}), in, "reset_gate");
+          tir::Stmt st = in.Wrap(tir::Store(rh_, {d, b, j}, r * Load(Yh_, StateIdx(d, b, j))));
+          return tir::IfThenElse(s_ < len, st);
+        });
+  }
+
+  // The state update of unit j; Y at the step's time gets the new h, Y past the length zeros.
+  tir::Stmt UpdateStage() const {
+    return ParallelDBJ(
+        "qu", hidden_, [&](const PrimExpr& d, const PrimExpr& b, const PrimExpr& j, Lets& l) {
+          PrimExpr len = l.Bind("seq_len", Length(b));
+          auto si = StateIdx(d, b, j);
+          Lets u(&taken_);
+          PrimExpr t = u.Bind("time", TimeOf(d, len));
+          auto part = [&](const Buffer& buf, int g) {
+            PrimExpr row = PrimExpr(g) * hidden_ + j;
+            return Load(buf, buf == gx_ ? std::vector<PrimExpr>{d, b, t, row}
+                                        : std::vector<PrimExpr>{d, b, row});
+          };
+          auto gate = [&](int g) { return part(gx_, g) + part(gh_, g); };
+          PrimExpr h_prev = u.Bind("h_prev", Load(Yh_, si));
+          PrimExpr h_new;
+          std::vector<tir::Stmt> stores;
+          if (f_.lstm) {
+            Buffer P = Opt(kP);
+            auto peep = [&](int k, const PrimExpr& cell) {
+              return P ? Load(P, {d, PrimExpr(k) * hidden_ + j}) * cell : F(0);
+            };
+            PrimExpr c_prev = u.Bind("c_prev", Load(Yc_, si));
+            PrimExpr i = Act(0, d, gate(0) + peep(0, c_prev), u, "in_gate");
+            PrimExpr fg = input_forget_ ? u.Bind("forget_gate", F(1) - i)
+                                        : Act(0, d, gate(2) + peep(2, c_prev), u, "forget_gate");
+            PrimExpr cand = Act(1, d, gate(3), u, "c_cand");
+            PrimExpr cell = u.Bind("c_new", fg * c_prev + i * cand);
+            PrimExpr o = Act(0, d, gate(1) + peep(1, cell), u, "out_gate");
+            // h takes the cell state unclipped: clip bounds the gate pre-activations (as
+            // onnxruntime).
+            PrimExpr hc = Act(2, d, cell, u, "h_act", false);
+            h_new = u.Bind("h_new", o * hc);
+            stores.push_back(tir::Store(Yc_, si, cell));
+          } else if (f_.gru) {
+            PrimExpr z = Act(0, d, gate(0), u, "update_gate");
+            PrimExpr pre = gate(2);  // without linear_before_reset gates_h holds (r * h) . R_h
+            if (lbr_) {
+              PrimExpr r = Act(0, d, gate(1), u, "reset_gate");
+              pre = part(gx_, 2) + r * part(gh_, 2);
+            }
+            PrimExpr hh = Act(1, d, pre, u, "h_cand");
+            h_new = u.Bind("h_new", (F(1) - z) * hh + z * h_prev);
+          } else {
+            h_new = Act(0, d, gate(0), u, "h_new");
+          }
+          stores.push_back(tir::Store(Yh_, si, h_new));
+          stores.push_back(tir::Store(Y_, YIdx(t, d, b, j), h_new));
+          tir::Stmt live = u.Wrap(tir::Seq(stores));
+          tir::Stmt pad = tir::Store(Y_, YIdx(s_, d, b, j), F(0));
+          return tir::IfThenElse(s_ < len, live, pad);
+        });
+  }
+
+  const CallNode& c_;
+  const Family& f_;
+  std::vector<int> opt_;
+  int dirs_ = 1;
+  bool reverse_only_ = false, layout_ = false, input_forget_ = false, lbr_ = false;
+  double clip_ = 0;
+  std::vector<Buffer> params_;
+  std::set<std::string> taken_;
+  Buffer X_, W_, R_, Y_, Yh_, Yc_, gx_, gh_, wt_, rt_, rh_;
+  DataType t_;
+  PrimExpr seq_, batch_, input_, hidden_;
+  Var s_;
+};
+
+Expr LegalizeRecurrent(const CallNode& c, BlockBuilder& bb) {
+  std::vector<te::Tensor> in = te::Placeholders(c);
+  tir::PrimFunc f = RecurrentKernel(c, in).Build();
+  Expr gv = bb.AddPrimFunc(f, f->name);
+  return MakeCall(GetOp("relax.call_tir"), {gv, MakeTuple(c.args)}, {}, {c.sinfo});
+}
+
+}  // namespace
+
+void RegisterRecurrentOps() {
+  for (const char* name : {"relax.nn.lstm", "relax.nn.gru", "relax.nn.rnn"}) {
+    OpInfo info;
+    info.name = name;
+    info.pattern = OpPatternKind::kOpaque;
+    info.infer = InferRecurrent;
+    info.legalize = LegalizeRecurrent;
+    RegisterOp(std::move(info));
+  }
+}
+
+}  // namespace relax

@@ -1,0 +1,222 @@
+// The embedding C API (module_api.h) over ArtifactRunner: DLTensor in, DLManagedTensor out,
+// errors as return codes + RelaxSetLastError.
+#include "relax/runtime/module_api.h"
+
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "relax/support/error.h"
+#include "relax/vm/runner.h"
+
+using relax::runtime::ArtifactRunner;
+using relax::runtime::NDArray;
+using relax::runtime::TensorSig;
+
+namespace {
+
+// One input or output description with the storage its RelaxTensorInfo points into.
+struct TensorInfoStorage {
+  DLDataType dtype{};
+  std::vector<int64_t> shape;
+  std::vector<std::string> dim_names;
+  std::vector<const char*> dim_name_ptrs;
+
+  explicit TensorInfoStorage(const TensorSig& s) {
+    dtype = relax::runtime::ParseDType(s.dtype);
+    for (const auto& d : s.dims) {
+      shape.push_back(d.sym.empty() ? d.value : -1);
+      dim_names.push_back(d.sym);
+    }
+    for (const auto& n : dim_names) dim_name_ptrs.push_back(n.empty() ? nullptr : n.c_str());
+  }
+};
+
+// A runtime-allocated output handed to the caller: the DLManagedTensor keeps the NDArray alive.
+struct ManagedOutput {
+  NDArray array;
+  DLManagedTensor managed{};
+};
+
+void DeleteManagedOutput(DLManagedTensor* t) {
+  if (t) delete static_cast<ManagedOutput*>(t->manager_ctx);
+}
+
+// Runs `f`, turning any exception into RelaxSetLastError + a non-zero return.
+template <typename F>
+int32_t Guard(F&& f) {
+  try {
+    f();
+    return 0;
+  } catch (const std::exception& e) {
+    RelaxSetLastError(e.what());
+  } catch (...) {
+    RelaxSetLastError("unknown error");
+  }
+  return 1;
+}
+
+// Wraps caller-owned input `t` (borrowed for the call) as an NDArray; what the signature checks
+// (device, dtype, rank, dims) is left to VirtualMachine::Run, which names the input and dim.
+NDArray WrapInput(const DLTensor* t, const std::string& name) {
+  std::string what = "input '" + name + "'";
+  if (!t) RELAX_THROW(what << ": null DLTensor");
+  if (t->ndim < 0) RELAX_THROW(what << ": negative ndim " << t->ndim);
+  if (t->ndim > 0 && !t->shape) RELAX_THROW(what << ": null shape");
+  std::vector<int64_t> shape(t->shape, t->shape + t->ndim);
+  for (int32_t d = 0; d < t->ndim; ++d)
+    if (shape[d] < 0) RELAX_THROW(what << ": dim " << d << " is negative (" << shape[d] << ")");
+  DLDataType dtype = t->dtype;
+  if (dtype.code == 6 /* kDLBool (DLPack 1.x) */ && dtype.bits == 8 && dtype.lanes == 1)
+    dtype = DLDataType{kDLUInt, 1, 1};
+  if (t->strides) {
+    int64_t expect = 1;
+    for (int32_t d = t->ndim - 1; d >= 0; --d) {
+      if (shape[d] != 1 && t->strides[d] != expect)
+        RELAX_THROW(what << ": strides must be compact row-major (dim " << d << " has stride "
+                         << t->strides[d] << ", expected " << expect << ")");
+      expect *= shape[d];
+    }
+  }
+  char* data = static_cast<char*>(t->data);
+  if (data) data += t->byte_offset;
+  int64_t numel = relax::runtime::ShapeNumel(shape, what);
+  if (!data && numel != 0) RELAX_THROW(what << ": null data");
+  return NDArray::FromExternal(data, std::move(shape), dtype, nullptr, t->device);
+}
+
+// True when `out` shares bytes with one of `arrays`. An entry function can return an input (or a
+// view of it) or a weight of the read-only params section; such an output is copied, so that
+// every output is writable and outlives the caller's buffers and the module.
+bool Overlaps(const NDArray& out, const std::vector<NDArray>& arrays) {
+  auto lo = reinterpret_cast<uintptr_t>(out.data());
+  uintptr_t hi = lo + out.nbytes();
+  for (const NDArray& in : arrays) {
+    auto ilo = reinterpret_cast<uintptr_t>(in.data());
+    uintptr_t ihi = ilo + in.nbytes();
+    if (lo < ihi && ilo < hi) return true;
+  }
+  return false;
+}
+
+NDArray CopyOf(const NDArray& a) {
+  NDArray c = NDArray::Empty(a.shape(), a.dtype(), a.device());
+  if (a.nbytes()) std::memcpy(c.data(), a.data(), a.nbytes());
+  return c;
+}
+
+}  // namespace
+
+struct RelaxModule {
+  explicit RelaxModule(const std::string& path) : runner(path) {
+    for (const auto& s : runner.inputs()) inputs.emplace_back(s);
+    for (const auto& s : runner.outputs()) outputs.emplace_back(s);
+  }
+  ArtifactRunner runner;
+  std::vector<TensorInfoStorage> inputs, outputs;
+  std::mutex mu;  // serializes Run (the VM holds per-run state)
+};
+
+namespace {
+
+int32_t GetInfo(const RelaxModule* mod, int32_t index, RelaxTensorInfo* out, bool input) {
+  return Guard([&] {
+    const char* kind = input ? "input" : "output";
+    if (!mod || !out)
+      RELAX_THROW("RelaxModuleGet" << (input ? "Input" : "Output") << "Info: null "
+                                   << (mod ? "out" : "module"));
+    const auto& sigs = input ? mod->runner.inputs() : mod->runner.outputs();
+    const auto& infos = input ? mod->inputs : mod->outputs;
+    if (index < 0 || static_cast<size_t>(index) >= infos.size())
+      RELAX_THROW(kind << " index " << index << " out of range [0, " << infos.size() << ")");
+    const TensorInfoStorage& st = infos[index];
+    out->name = sigs[index].name.c_str();
+    out->dtype_name = sigs[index].dtype.c_str();
+    out->dtype = st.dtype;
+    out->ndim = static_cast<int32_t>(st.shape.size());
+    out->shape = st.shape.data();
+    out->dim_names = st.dim_name_ptrs.data();
+  });
+}
+
+}  // namespace
+
+extern "C" int32_t RelaxModuleLoad(const char* path, RelaxModule** out) {
+  if (out) *out = nullptr;
+  return Guard([&] {
+    if (!path) RELAX_THROW("RelaxModuleLoad: null path");
+    if (!out) RELAX_THROW("RelaxModuleLoad: null out");
+    *out = new RelaxModule(path);
+  });
+}
+
+extern "C" void RelaxModuleFree(RelaxModule* mod) { delete mod; }
+
+extern "C" int32_t RelaxModuleNumInputs(const RelaxModule* mod) {
+  return mod ? static_cast<int32_t>(mod->inputs.size()) : 0;
+}
+
+extern "C" int32_t RelaxModuleNumOutputs(const RelaxModule* mod) {
+  return mod ? static_cast<int32_t>(mod->outputs.size()) : 0;
+}
+
+extern "C" int32_t RelaxModuleGetInputInfo(const RelaxModule* mod, int32_t index,
+                                           RelaxTensorInfo* out) {
+  return GetInfo(mod, index, out, true);
+}
+
+extern "C" int32_t RelaxModuleGetOutputInfo(const RelaxModule* mod, int32_t index,
+                                            RelaxTensorInfo* out) {
+  return GetInfo(mod, index, out, false);
+}
+
+extern "C" int32_t RelaxModuleRun(RelaxModule* mod, const DLTensor* const* inputs,
+                                  int32_t num_inputs, DLManagedTensor** outputs,
+                                  int32_t num_outputs) {
+  return Guard([&] {
+    if (!mod) RELAX_THROW("RelaxModuleRun: null module");
+    const auto& sig = mod->runner.inputs();
+    if (num_inputs < 0 || (num_inputs > 0 && !inputs))
+      RELAX_THROW("RelaxModuleRun: bad input array (" << num_inputs << " inputs)");
+    if (num_outputs != static_cast<int32_t>(mod->outputs.size()) || (num_outputs > 0 && !outputs))
+      RELAX_THROW("RelaxModuleRun: the module has " << mod->outputs.size()
+                                                    << " outputs, the caller gave " << num_outputs
+                                                    << " slots");
+    // A wrong count is reported by the signature check ("expected 1 input (x), got 2").
+    std::vector<NDArray> in(num_inputs);
+    if (static_cast<size_t>(num_inputs) == sig.size())
+      for (int32_t i = 0; i < num_inputs; ++i) in[i] = WrapInput(inputs[i], sig[i].name);
+    std::vector<NDArray> outs;
+    {
+      std::lock_guard<std::mutex> lock(mod->mu);
+      outs = mod->runner.Run(in);
+    }
+    if (outs.size() != static_cast<size_t>(num_outputs))
+      RELAX_THROW("the entry function returned " << outs.size() << " outputs, expected "
+                                                 << num_outputs);
+    std::vector<std::unique_ptr<ManagedOutput>> made;
+    const uint8_t* params = mod->runner.artifact().params_data();
+    NDArray params_view;  // the read-only params section, to detect outputs that alias it
+    if (params)
+      params_view =
+          NDArray::FromExternal(const_cast<uint8_t*>(params),
+                                {static_cast<int64_t>(mod->runner.artifact().params_size())},
+                                DLDataType{kDLUInt, 8, 1}, nullptr);
+    for (NDArray& o : outs) {
+      bool alias = Overlaps(o, in) || (params_view.defined() && Overlaps(o, {params_view}));
+      auto m = std::make_unique<ManagedOutput>();
+      m->array = alias ? CopyOf(o) : o;
+      m->managed.dl_tensor = *m->array.dl();
+      m->managed.dl_tensor.data = m->array.data();
+      m->managed.dl_tensor.strides = nullptr;
+      m->managed.dl_tensor.byte_offset = 0;
+      m->managed.manager_ctx = m.get();
+      m->managed.deleter = DeleteManagedOutput;
+      made.push_back(std::move(m));
+    }
+    for (int32_t i = 0; i < num_outputs; ++i) outputs[i] = &made[i].release()->managed;
+  });
+}

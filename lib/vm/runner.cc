@@ -1,0 +1,56 @@
+// ArtifactRunner: load + run an artifact against its entry signature (shared by the run tools
+// and the embedding C API).
+#include "relax/vm/runner.h"
+
+#include "relax/runtime/thread_pool.h"
+#include "relax/support/error.h"
+
+namespace relax::runtime {
+namespace {
+
+std::shared_ptr<LoadedArtifact> LoadChecked(const std::string& path) {
+  NumThreadsFromEnv();  // a bad RELAX_NUM_THREADS is an error before any work
+  return LoadedArtifact::Load(path);
+}
+
+}  // namespace
+
+ArtifactRunner::ArtifactRunner(const std::string& path)
+    : artifact_(LoadChecked(path)), vm_(artifact_) {}
+
+std::string ArtifactRunner::OutputName(size_t i) const {
+  const auto& sig = outputs();
+  return i < sig.size() && !sig[i].name.empty() ? sig[i].name : "output" + std::to_string(i);
+}
+
+std::string ArtifactRunner::InputNamesText() const {
+  std::string names;
+  for (size_t i = 0; i < inputs().size(); ++i) names += (i ? ", " : "") + inputs()[i].name;
+  return names.empty() ? "none" : names;
+}
+
+std::vector<NDArray> ArtifactRunner::Run(std::vector<NDArray> in) {
+  std::vector<NDArray> outs;
+  for (Value& v : RunValues(std::vector<Value>(in.begin(), in.end()))) {
+    NDArray* t = std::get_if<NDArray>(&v);
+    if (!t)
+      RELAX_THROW("output '" << OutputName(outs.size())
+                             << "' is a sequence; this interface returns tensors only");
+    outs.push_back(std::move(*t));
+  }
+  return outs;
+}
+
+std::vector<Value> ArtifactRunner::RunValues(std::vector<Value> in) {
+  const auto& sig = inputs();
+  for (size_t i = 0; i < in.size() && i < sig.size(); ++i) {
+    NDArray* t = std::get_if<NDArray>(&in[i]);
+    if (!t || !t->defined() || sig[i].sequence) continue;  // VirtualMachine reports it
+    DLDataType want = ParseDType(sig[i].dtype);
+    DLDataType bits = BitPatternDType(want);
+    if (!DTypeEqual(want, bits) && DTypeEqual(t->dtype(), bits)) *t = t->ReinterpretView(want);
+  }
+  return vm_.RunValues(in);
+}
+
+}  // namespace relax::runtime

@@ -1,0 +1,264 @@
+"""relaxrt: run a relaxc artifact in-process from Python (ctypes + numpy, no compiled extension).
+
+    from relaxrt import Module
+    m = Module("model.so")
+    outs = m.run({"x": x})            # list of np.ndarray, in m.output_names order
+
+The runtime is librelax_runtime.so (include/relax/runtime/module_api.h): given as `lib`, else
+the file named by the environment variable RELAX_RUNTIME_LIB, else build/lib/ of this
+repository. Inputs are converted to C-contiguous arrays (never to another dtype: a wrong dtype
+is the runtime's error); outputs are copied into numpy arrays the caller owns. Any failure
+raises relaxrt.Error with the runtime's message (the text relax-run prints after "error: ").
+Storage-only dtypes (bfloat16, float8_*, int4/uint4) go in and come out as their bit patterns
+(uint16, uint8, int8), as with relax-run's .npy files.
+"""
+
+import ctypes
+import os
+import threading
+
+import numpy as np
+
+__all__ = ["Module", "Error", "TensorInfo", "load_library"]
+
+
+class Error(RuntimeError):
+    """A failure reported by the relaxc runtime (message as relax-run prints it)."""
+
+
+class _DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
+
+
+class _DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class _DLTensor(ctypes.Structure):
+    _fields_ = [
+        ("data", ctypes.c_void_p),
+        ("device", _DLDevice),
+        ("ndim", ctypes.c_int32),
+        ("dtype", _DLDataType),
+        ("shape", ctypes.POINTER(ctypes.c_int64)),
+        ("strides", ctypes.POINTER(ctypes.c_int64)),
+        ("byte_offset", ctypes.c_uint64),
+    ]
+
+
+class _DLManagedTensor(ctypes.Structure):
+    pass
+
+
+_DELETER = ctypes.CFUNCTYPE(None, ctypes.POINTER(_DLManagedTensor))
+_DLManagedTensor._fields_ = [
+    ("dl_tensor", _DLTensor),
+    ("manager_ctx", ctypes.c_void_p),
+    ("deleter", _DELETER),
+]
+
+
+class _TensorInfo(ctypes.Structure):
+    _fields_ = [
+        ("name", ctypes.c_char_p),
+        ("dtype_name", ctypes.c_char_p),
+        ("dtype", _DLDataType),
+        ("ndim", ctypes.c_int32),
+        ("shape", ctypes.POINTER(ctypes.c_int64)),
+        ("dim_names", ctypes.POINTER(ctypes.c_char_p)),
+    ]
+
+
+class TensorInfo:
+    """One input or output: name, dtype name ("float32"), shape (None for a symbolic dim) and
+    dim_names (the symbolic dim's name or expression, None for a fixed dim)."""
+
+    def __init__(self, info):
+        self.name = info.name.decode()
+        self.dtype = info.dtype_name.decode()
+        self.shape = tuple(None if info.shape[i] < 0 else int(info.shape[i])
+                           for i in range(info.ndim))
+        self.dim_names = tuple(None if info.dim_names[i] is None else info.dim_names[i].decode()
+                               for i in range(info.ndim))
+
+    def __repr__(self):
+        dims = ", ".join(str(d) if d is not None else n for d, n in zip(self.shape, self.dim_names))
+        return f"{self.name}: {self.dtype}[{dims}]"
+
+
+# DLPack codes: 0 int, 1 uint, 2 float, 4 bfloat. bool is {uint, 1 bit} in this runtime.
+_CODES = {"i": 0, "u": 1, "f": 2}
+
+
+def _dl_dtype(dt):
+    if dt == np.bool_:
+        return _DLDataType(1, 1, 1)
+    if dt.kind not in _CODES:
+        raise Error(f"unsupported numpy dtype {dt} (expected bool, int, uint or float)")
+    return _DLDataType(_CODES[dt.kind], dt.itemsize * 8, 1)
+
+
+def _np_dtype(dl):
+    if dl.lanes != 1:
+        raise Error(f"unsupported output dtype (code={dl.code}, bits={dl.bits}, lanes={dl.lanes})")
+    if dl.code == 1 and dl.bits == 1:
+        return np.dtype(np.bool_)
+    nbytes = max(1, (dl.bits + 7) // 8)
+    if dl.code == 2 and dl.bits in (16, 32, 64):
+        return np.dtype(f"float{dl.bits}")
+    if dl.code == 0 or (dl.code >= 10 and dl.bits == 8):  # int, or float8 bit patterns
+        return np.dtype(f"int{nbytes * 8}") if dl.code == 0 else np.dtype(np.uint8)
+    if dl.code in (1, 4):  # uint, bfloat16 bit patterns
+        return np.dtype(f"uint{nbytes * 8}")
+    raise Error(f"unsupported output dtype (code={dl.code}, bits={dl.bits})")
+
+
+_LIB = None
+_LIB_LOCK = threading.Lock()
+
+
+def _default_library_path():
+    env = os.environ.get("RELAX_RUNTIME_LIB")
+    if env:
+        return env
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return os.path.join(repo, "build", "lib", "librelax_runtime.so")
+
+
+def load_library(path=None):
+    """Loads (once per path) and returns the runtime library (ctypes.CDLL)."""
+    global _LIB
+    path = path or _default_library_path()
+    with _LIB_LOCK:
+        if _LIB is not None and _LIB[0] == path:
+            return _LIB[1]
+        if not os.path.exists(path):
+            raise Error(f"relaxc runtime library not found: {path} (build it, or set "
+                        "RELAX_RUNTIME_LIB)")
+        lib = ctypes.CDLL(path)
+        lib.RelaxGetLastError.restype = ctypes.c_char_p
+        lib.RelaxModuleLoad.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p)]
+        lib.RelaxModuleLoad.restype = ctypes.c_int32
+        lib.RelaxModuleFree.argtypes = [ctypes.c_void_p]
+        lib.RelaxModuleFree.restype = None
+        for f in (lib.RelaxModuleNumInputs, lib.RelaxModuleNumOutputs):
+            f.argtypes = [ctypes.c_void_p]
+            f.restype = ctypes.c_int32
+        for f in (lib.RelaxModuleGetInputInfo, lib.RelaxModuleGetOutputInfo):
+            f.argtypes = [ctypes.c_void_p, ctypes.c_int32, ctypes.POINTER(_TensorInfo)]
+            f.restype = ctypes.c_int32
+        lib.RelaxModuleRun.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.POINTER(_DLTensor)),
+                                       ctypes.c_int32,
+                                       ctypes.POINTER(ctypes.POINTER(_DLManagedTensor)),
+                                       ctypes.c_int32]
+        lib.RelaxModuleRun.restype = ctypes.c_int32
+        _LIB = (path, lib)
+        return lib
+
+
+def _check(lib, rc):
+    if rc != 0:
+        raise Error(lib.RelaxGetLastError().decode(errors="replace"))
+
+
+class Module:
+    """A loaded artifact. `run` may be called any number of times (one VM, reused)."""
+
+    def __init__(self, path, lib=None):
+        self._lib = lib if isinstance(lib, ctypes.CDLL) else load_library(lib)
+        self._handle = None
+        handle = ctypes.c_void_p()
+        _check(self._lib, self._lib.RelaxModuleLoad(os.fsencode(path), ctypes.byref(handle)))
+        self._handle = handle
+        self.path = path
+        self.inputs = self._infos(self._lib.RelaxModuleNumInputs, self._lib.RelaxModuleGetInputInfo)
+        self.outputs = self._infos(self._lib.RelaxModuleNumOutputs,
+                                   self._lib.RelaxModuleGetOutputInfo)
+        self.input_names = [i.name for i in self.inputs]
+        self.output_names = [o.name for o in self.outputs]
+
+    def _infos(self, count, get):
+        out = []
+        for i in range(count(self._handle)):
+            info = _TensorInfo()
+            _check(self._lib, get(self._handle, i, ctypes.byref(info)))
+            out.append(TensorInfo(info))
+        return out
+
+    def run(self, feeds):
+        """Runs the model on `feeds` ({input name: array-like}, every input exactly once) and
+        returns the outputs as a list of new numpy arrays in output_names order."""
+        if self._handle is None:
+            raise Error("module is closed")
+        unknown = sorted(set(feeds) - set(self.input_names))
+        if unknown:
+            raise Error(f"unknown input '{unknown[0]}' (expected inputs: "
+                        f"{', '.join(self.input_names) or 'none'})")
+        arrays, tensors, keep = [], [], []
+        for name in self.input_names:
+            if name not in feeds:
+                raise Error(f"missing input '{name}' (expected inputs: "
+                            f"{', '.join(self.input_names)})")
+            a = np.asarray(feeds[name])
+            if not a.flags.c_contiguous:  # (np.ascontiguousarray would make a 0-d array 1-d)
+                a = a.copy(order="C")
+            shape = (ctypes.c_int64 * max(1, a.ndim))(*a.shape)
+            t = _DLTensor()
+            t.data = a.ctypes.data if a.size else None
+            t.device = _DLDevice(1, 0)
+            t.ndim = a.ndim
+            t.dtype = _dl_dtype(a.dtype)
+            t.shape = ctypes.cast(shape, ctypes.POINTER(ctypes.c_int64))
+            t.strides = None
+            t.byte_offset = 0
+            arrays.append(a)
+            keep.append(shape)
+            tensors.append(t)
+        n_in, n_out = len(tensors), len(self.output_names)
+        in_ptrs = (ctypes.POINTER(_DLTensor) * max(1, n_in))(*[ctypes.pointer(t) for t in tensors])
+        out_ptrs = (ctypes.POINTER(_DLManagedTensor) * max(1, n_out))()
+        _check(self._lib, self._lib.RelaxModuleRun(self._handle, in_ptrs, n_in, out_ptrs, n_out))
+        results, err = [], None
+        for i in range(n_out):
+            m = out_ptrs[i].contents
+            try:
+                if err is None:
+                    results.append(self._to_numpy(m.dl_tensor))
+            except Error as e:
+                err = e
+            finally:
+                m.deleter(out_ptrs[i])
+        if err is not None:
+            raise err
+        return results
+
+    @staticmethod
+    def _to_numpy(t):
+        dt = _np_dtype(t.dtype)
+        shape = tuple(t.shape[i] for i in range(t.ndim))
+        out = np.empty(shape, dtype=dt)
+        if out.nbytes:
+            ctypes.memmove(out.ctypes.data, t.data + t.byte_offset, out.nbytes)
+        return out
+
+    def close(self):
+        """Frees the module now (also done when it is garbage-collected)."""
+        if self._handle is not None:
+            self._lib.RelaxModuleFree(self._handle)
+            self._handle = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    def __repr__(self):
+        return (f"Module({self.path!r}, inputs=[{', '.join(map(repr, self.inputs))}], "
+                f"outputs=[{', '.join(map(repr, self.outputs))}])")

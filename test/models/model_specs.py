@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+# The real-model suite's models: where each .onnx comes from, its inputs, and the sizes it runs at.
+"""Model specs of the real-model suite (test/models/run_model_suite.py).
+
+A spec is a dict:
+  file     path of the .onnx
+  source   "wheel" (trained, from a PyPI wheel in the core venv) or "export" (the export cache)
+  inputs   {name: {"shape": [int | dim name], "dtype": "float32"|"int64",
+                   "range": [lo, hi) for integer ids, "mask" for an attention mask,
+                   "value": dim name for an int64 scalar taken from the size (e.g. sr),
+                   "scale": float for random float inputs (default 1)}}
+  sizes    [{dim name: int}], two per dynamic axis; every size runs the ONE compiled artifact
+  job      optional name of a real-job check run on the relaxc outputs (see run_model_suite.py)
+Random inputs are drawn from a generator seeded per size, so a rerun feeds the same values.
+"""
+import glob
+import json
+import os
+
+import numpy as np
+
+SILERO_MODELS = ("silero_vad", "silero_vad_16k_op15", "silero_vad_16k_sequence", "silero_vad_half",
+                 "silero_vad_op18_ifless", "silero_vad_openvino_16k")
+# (sample rate, window): 512 (256) new samples + 64 (32) context samples per chunk.
+SR_WINDOWS = ((16000, 576), (8000, 288))
+
+
+def site_packages_dir(venv, rel):
+    for d in sorted(glob.glob(os.path.join(venv, "lib", "python3*", "site-packages", rel))):
+        if os.path.isdir(d):
+            return d
+    return None
+
+
+def silero_specs(data_dir):
+    """Every .onnx of silero_vad/data: batch 1 and 2 where the batch is not static, crossed with
+    16 kHz (576-sample window) and 8 kHz (288) where the model takes `sr`; the sequence model with
+    2 and 4 chunks. onnxruntime refuses other window lengths for these models."""
+    specs = {}
+    for name in SILERO_MODELS:
+        path = os.path.join(data_dir, name + ".onnx") if data_dir else ""
+        audio = {"shape": ["batch", "window"], "dtype": "float32", "scale": 0.1}
+        state = {"shape": [2, "batch", 128], "dtype": "float32", "scale": 0.1}
+        if name == "silero_vad_16k_sequence":
+            inputs = {"input": {"shape": ["chunks", 576], "dtype": "float32", "scale": 0.1},
+                      "h": {"shape": [1, 1, 128], "dtype": "float32", "scale": 0.1},
+                      "c": {"shape": [1, 1, 128], "dtype": "float32", "scale": 0.1}}
+            sizes = [{"chunks": 2}, {"chunks": 4}]
+        elif name == "silero_vad_openvino_16k":  # static [1, 576] and [2, 1, 128]
+            inputs = {"input": audio, "state": state}
+            sizes = [{"batch": 1, "window": 576}]
+        elif name == "silero_vad_half":  # no sr input: 16 kHz only
+            inputs = {"input": audio, "state": state}
+            sizes = [{"batch": b, "window": 576} for b in (1, 2)]
+        else:
+            inputs = {"input": audio, "state": state, "sr": {"shape": [], "dtype": "int64", "value": "sr"}}
+            sizes = [{"batch": b, "window": w, "sr": sr} for b in (1, 2) for sr, w in SR_WINDOWS]
+        specs[name] = {"file": path, "source": "wheel", "inputs": inputs, "sizes": sizes}
+    return specs
+
+
+def export_specs(export_dir):
+    """The models of the export cache (manifest.json written by export_models.py)."""
+    man = os.path.join(export_dir, "manifest.json") if export_dir else ""
+    if not man or not os.path.isfile(man):
+        return {}
+    with open(man) as f:
+        manifest = json.load(f)
+    specs = {}
+    for name, s in manifest.items():
+        s = dict(s)
+        s["file"] = os.path.join(export_dir, s["file"])
+        s["source"] = "export"
+        if name == "all_minilm_l6_v2":
+            s["job"] = "minilm_similarity"
+        specs[name] = s
+    return specs
+
+
+def make_inputs(spec, size, seed):
+    """{input name: array} for one size of a spec (same generator as export_models.py)."""
+    rng = np.random.default_rng(seed)
+    feeds = {}
+    for name, s in spec["inputs"].items():
+        shape = [size[d] if isinstance(d, str) else d for d in s["shape"]]
+        rg = s.get("range")
+        if "value" in s:
+            feeds[name] = np.array(size[s["value"]], np.int64).reshape(shape)
+        elif s["dtype"] == "float32":
+            feeds[name] = (rng.standard_normal(shape) * s.get("scale", 1.0)).astype(np.float32)
+        elif rg == "mask":
+            m = np.ones(shape, np.int64)
+            for b in range(shape[0]):  # batch row b keeps its first (len - b) tokens
+                m[b, max(1, shape[1] - b):] = 0
+            feeds[name] = m
+        else:
+            feeds[name] = rng.integers(rg[0], rg[1], size=shape, dtype=np.int64)
+    return feeds
+
+
+def size_label(size):
+    return ",".join(f"{k}={v}" for k, v in size.items()) or "static"
