@@ -490,12 +490,26 @@ const onnx::TypeProto_Tensor* SequenceElemType(const onnx::TypeProto& t) {
 
 // Input and output counts against the op's schema (ONNX operator spec, "Inputs (min - max)"), so
 // converters may read their required inputs unchecked. libonnx's schema for the newest version
-// <= the model's opset; ops it does not know are left to their converter.
+// <= the model's opset; ops it does not know are left to their converter. An op that libonnx
+// knows only from a later opset than the model's did not exist yet at the model's opset (ONNX
+// Operators.md, "since version"): an error, since its converter assumes a later version's inputs.
 void CheckArity(const ImportContext& ctx, const onnx::NodeProto& n) {
   if (!n.domain().empty() && n.domain() != "ai.onnx") return;  // other domains: the converter
   const onnx::OpSchema* schema =
       onnx::OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(ctx.opset()), "");
-  if (!schema) return;
+  if (!schema) {
+    if (const onnx::OpSchema* latest = onnx::OpSchemaRegistry::Schema(n.op_type(), "")) {
+      int first = latest->SinceVersion();
+      for (int v = static_cast<int>(ctx.opset()) + 1; v < first; ++v)
+        if (onnx::OpSchemaRegistry::Schema(n.op_type(), v, "")) {
+          first = v;
+          break;
+        }
+      RELAX_THROW(ctx.Where(n) << "op type '" << n.op_type() << "' does not exist at opset "
+                               << ctx.opset() << " (it was introduced in opset " << first << ")");
+    }
+    return;
+  }
   auto check = [&](int have, int lo, int hi, const char* what) {
     if (have < lo || have > hi) {
       std::ostringstream os;
