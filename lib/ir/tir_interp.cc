@@ -70,7 +70,7 @@ int64_t Machine::Run(const std::vector<InterpTensor>& tensors,
     for (size_t d = 0; d < t.shape.size(); ++d) {
       const PrimExpr& dim = logical(i)[d];
       if (dim.kind() == PrimKind::kVar && !vars_.count(dim.get())) {
-        Scalar s;
+        Scalar s{};
         s.i = Wrap(static_cast<uint64_t>(t.shape[d]), dim.dtype());
         vars_[dim.get()] = s;
       }
@@ -80,7 +80,7 @@ int64_t Machine::Run(const std::vector<InterpTensor>& tensors,
     const Var& v = f_.scalar_params[i];
     DataType t = v.dtype();
     CheckDType(t);
-    Scalar s;
+    Scalar s{};
     if (const int64_t* iv = std::get_if<int64_t>(&scalars[i])) {
       if (t.is_float())
         s.f = RoundTo(static_cast<double>(*iv), t);
@@ -147,7 +147,7 @@ void Machine::Exec(const Stmt& s) {
       ScopedVar scope(this, n->loop_var.get());
       for (int64_t i = 0; i < ext; ++i) {
         Step();
-        Scalar v;
+        Scalar v{};
         v.i = Wrap(static_cast<uint64_t>(mn) + static_cast<uint64_t>(i), vt);
         vars_[n->loop_var.get()] = v;
         Exec(n->body);

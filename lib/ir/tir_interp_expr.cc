@@ -84,7 +84,7 @@ double RoundTo(double v, DataType t) {
 }
 
 Scalar LoadElem(const uint8_t* p, DataType t) {
-  Scalar s;
+  Scalar s{};
   if (t.is_float()) {
     if (t.bits == 16) {
       uint16_t h;
@@ -246,7 +246,7 @@ uint8_t* Machine::Address(const Buffer& b, const std::vector<PrimExpr>& indices,
 Scalar Machine::Eval(const PrimExpr& e) {
   if (!e.defined()) Fail("undefined expression");
   DataType t = e.dtype();
-  Scalar s;
+  Scalar s{};
   switch (e.kind()) {
     case PrimKind::kIntImm: {
       int64_t v = e.as<IntImmNode>()->value;
@@ -309,7 +309,7 @@ Scalar Machine::Eval(const PrimExpr& e) {
 }
 
 Scalar Machine::EvalBinary(PrimKind k, DataType t, Scalar a, Scalar b) {
-  Scalar s;
+  Scalar s{};
   if (t.is_float()) {
     switch (k) {
       case PrimKind::kAdd:
@@ -416,7 +416,7 @@ Scalar Machine::CastValue(Scalar v, DataType from, DataType to) {
   CheckDType(from);
   CheckDType(to);
   if (from == to) return v;
-  Scalar s;
+  Scalar s{};
   if (to.is_bool()) {
     s.i = from.is_float() ? v.f != 0.0 : v.i != 0;  // NaN is true (unordered !=)
     return s;
@@ -461,7 +461,7 @@ Scalar Machine::EvalIntrinsic(const PrimExpr& e) {
     CheckDType(t);
     return Eval(n->args[i]).f;
   };
-  Scalar s;
+  Scalar s{};
   if (name == "exp" || name == "sqrt" || name == "tanh" || name == "log" || name == "erf") {
     want(1);
     double x = float_arg(0);

@@ -68,7 +68,8 @@ int main(int argc, char** argv) {
   app.add_option("--passes", passes, "Comma-separated pass list (run in order)");
   app.add_option("--pass-option", pass_options,
                  "A pass option KEY=VALUE for the PassContext (repeatable), e.g. "
-                 "fold-constants.max-elements=1024");
+                 "fold-constants.max-elements=1024")
+      ->allow_extra_args(false);  // one KEY=VALUE per occurrence
   app.add_option("input", input, "Input .rx file ('-' = stdin)");
   app.add_flag("--print-ir-after-all", print_after_all, "Print the IR after every pass (stderr)");
   app.add_option("--print-ir-after", print_after,

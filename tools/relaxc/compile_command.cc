@@ -169,7 +169,8 @@ void AddCompileCommand(CLI::App& app) {
                 "Skip an optional pass (fuse-ops, fuse-tir, fold-constants, dedupe-prim-funcs)");
   c->add_option("--pass-option", o->pass_options,
                 "A pass option KEY=VALUE (repeatable): fold-constants.max-elements, "
-                "fold-constants.max-steps, fold-constants.max-growth-bytes");
+                "fold-constants.max-steps, fold-constants.max-growth-bytes")
+      ->allow_extra_args(false);  // one KEY=VALUE per occurrence
   c->callback([o]() {
     int rc = RunCompile(*o);
     if (rc != 0) throw CLI::RuntimeError(rc);
