@@ -1,5 +1,6 @@
 // TIR interpreter, binding and statements: parameters are bound from host tensors (symbolic
 // dims from their shapes), then the body runs serially with a step limit.
+#include <algorithm>
 #include <limits>
 #include <new>
 #include <optional>
@@ -32,6 +33,9 @@ class ScopedVar {
   const PrimExprNode* v_;
   std::optional<Scalar> old_;
 };
+
+// MinSteps saturates here, well below int64 overflow.
+constexpr int64_t kStepCap = int64_t{1} << 62;
 
 // a * b, or nullopt on int64 overflow (both >= 0).
 std::optional<int64_t> MulNonNeg(int64_t a, int64_t b) {
@@ -128,8 +132,51 @@ int64_t Machine::Run(const std::vector<InterpTensor>& tensors,
            std::to_string(i) + " has " + std::to_string(numel));
     bufs_[b.get()] = st;
   }
-  if (f_.body) Exec(f_.body);
+  if (f_.body) {
+    int64_t need = MinSteps(f_.body);
+    if (need > opts_.max_steps)
+      Fail("step limit of " + std::to_string(opts_.max_steps) +
+           " exceeded (statements and loop iterations): the loops need at least " +
+           std::to_string(need));
+    Exec(f_.body);
+  }
   return steps_;
+}
+
+int64_t Machine::MinSteps(const Stmt& s) {
+  auto add = [](int64_t a, int64_t b) { return a + b > kStepCap ? kStepCap : a + b; };
+  if (!s) return 0;
+  switch (s->kind) {
+    case StmtKind::kSeq: {
+      int64_t n = 0;
+      for (const auto& c : As<SeqStmtNode>(s)->seq) n = add(n, MinSteps(c));
+      return n;
+    }
+    case StmtKind::kFor: {
+      const ForNode* n = As<ForNode>(s);
+      int64_t ext = 0;
+      try {
+        ext = EvalInt(n->extent);  // fails when it depends on an outer loop or let variable
+      } catch (const Error&) {
+        return 0;
+      }
+      if (ext <= 0) return 0;
+      int64_t per = add(1, MinSteps(n->body));
+      return per > kStepCap / ext ? kStepCap : ext * per;
+    }
+    case StmtKind::kLet:
+      return add(1, MinSteps(As<LetStmtNode>(s)->body));
+    case StmtKind::kAllocate:
+      return add(1, MinSteps(As<AllocateNode>(s)->body));
+    case StmtKind::kIf: {
+      const IfThenElseNode* n = As<IfThenElseNode>(s);
+      return add(1, std::min(MinSteps(n->then_case), MinSteps(n->else_case)));
+    }
+    case StmtKind::kStore:
+    case StmtKind::kEvaluate:
+      return 1;
+  }
+  return 0;
 }
 
 void Machine::Exec(const Stmt& s) {

@@ -50,6 +50,10 @@ class Machine {
   /// Binds the parameters and runs the body; returns the steps executed.
   int64_t Run(const std::vector<InterpTensor>& tensors, const std::vector<InterpScalar>& scalars);
   void Exec(const Stmt& s);
+  /// A lower bound of the steps running `s` takes from the current state: loop extents that
+  /// evaluate now (not depending on enclosing loop or let variables) count, others count 0,
+  /// and an If counts its cheaper branch. Lets a run that must exceed the limit fail at once.
+  int64_t MinSteps(const Stmt& s);
   /// Counts one step; throws past the limit.
   void Step() {
     if (++steps_ > opts_.max_steps)

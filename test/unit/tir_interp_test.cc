@@ -259,6 +259,20 @@ prim_func @k(A: Buffer[f32, (n)], B: Buffer[f32, (n)]) num_outputs=1 {
 )",
             small);
   EXPECT_NE(msg.find("step limit of 1000 exceeded"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("need at least 9000"), std::string::npos) << msg;  // 1000 * (1 + 4 * 2)
+  // A triangular nest (inner extent depends on the outer loop) is only caught while running.
+  msg = run(R"(
+prim_func @k(A: Buffer[f32, (n)], B: Buffer[f32, (n)]) num_outputs=1 {
+  for r in serial(0, 100) {
+    for i in serial(0, r) {
+      B[0] = B[0] + A[0]
+    }
+  }
+}
+)",
+            small);
+  EXPECT_NE(msg.find("step limit of 1000 exceeded"), std::string::npos) << msg;
+  EXPECT_EQ(msg.find("need at least"), std::string::npos) << msg;
   // A variable no parameter, loop or let binds.
   msg = run(R"(
 prim_func @k(A: Buffer[f32, (n)], B: Buffer[f32, (n)]) num_outputs=1 {
