@@ -58,7 +58,8 @@ using InterpScalar = std::variant<int64_t, double>;
 /// Limits of one run.
 struct InterpOptions {
   /// Steps allowed: one per executed statement (store, let, if, evaluate, allocate) and one
-  /// per loop iteration. Exceeding it is an error.
+  /// per loop iteration. Exceeding it is an error, raised before running anything when a lower
+  /// bound of the count (from the loop extents known on entry) already exceeds it.
   int64_t max_steps = int64_t{1} << 26;
   /// Largest total size, in bytes, of the buffers the PrimFunc allocates live at once.
   int64_t max_alloc_bytes = int64_t{1} << 31;
