@@ -1,5 +1,6 @@
 // Private to the TIR interpreter (tir_interp.cc: binding and statements; tir_interp_expr.cc:
-// values and expressions). See include/relax/ir/tir_interpreter.h for the semantics.
+// expressions; tir_interp_value.cc: scalar values and element storage). See
+// include/relax/ir/tir_interpreter.h for the semantics.
 #ifndef RELAX_LIB_IR_TIR_INTERP_INTERNAL_H_
 #define RELAX_LIB_IR_TIR_INTERP_INTERNAL_H_
 
