@@ -86,6 +86,7 @@ class Folder : public ExprMutator {
 
  private:
   Expr TryFold(const Expr& value) {
+    if (As<ConstantNode>(value)) return value;  // a constant, or an alias of a folded value
     if (const TupleGetItemNode* g = As<TupleGetItemNode>(value)) {
       const TupleNode* t = As<TupleNode>(g->tuple);
       if (t && g->index >= 0 && static_cast<size_t>(g->index) < t->fields.size() &&

@@ -33,7 +33,8 @@ FoldConstantsOptions FoldConstantsOptionsFrom(const PassContext& ctx);
 ///    (relax/ir/tir_interpreter.h) and the result becomes a Constant (a Tuple of Constants for
 ///    several outputs);
 ///  - `relax.reshape(Constant, shape(static))`: the same bytes with the new shape;
-///  - a TupleGetItem of a folded tuple.
+///  - a TupleGetItem of a folded tuple, and a variable bound to a constant (written in the
+///    input or folded).
 /// Uses of the bound variable are replaced by the constant and the binding is dropped, so
 /// folding follows chains. Calls over the limits of `FoldConstantsOptionsFrom(ctx)` or that
 /// the interpreter rejects (unsupported TIR, out-of-bounds access, step limit) are left as they
