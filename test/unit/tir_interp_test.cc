@@ -417,6 +417,9 @@ std::vector<HostTensor> RandomInputs(const IRModule& mod, uint32_t seed) {
       if (t.dtype == DataType::Float(32)) {
         float v = std::uniform_real_distribution<float>(-2.0f, 2.0f)(rng);
         std::memcpy(t.bytes.data() + i * 4, &v, 4);
+      } else if (t.dtype == DataType::Float(16)) {
+        uint16_t h = tir::FloatToHalf(std::uniform_real_distribution<float>(-2.0f, 2.0f)(rng));
+        std::memcpy(t.bytes.data() + i * 2, &h, 2);
       } else if (t.dtype == DataType::Int(32)) {
         int32_t v = std::uniform_int_distribution<int32_t>(-9, 9)(rng);
         std::memcpy(t.bytes.data() + i * 4, &v, 4);
@@ -437,7 +440,14 @@ void ExpectClose(const HostTensor& want, const HostTensor& got, DataType t,
   ASSERT_EQ(got.bytes.size(), want.bytes.size()) << label;
   int64_t n = NumelOf(want.shape);
   for (int64_t i = 0; i < n; ++i) {
-    if (t == DataType::Float(32)) {
+    if (t == DataType::Float(16)) {
+      // One f16 ulp: the kernel computes f16 ops in f32, the interpreter in double.
+      uint16_t ha, hb;
+      std::memcpy(&ha, want.bytes.data() + i * 2, 2);
+      std::memcpy(&hb, got.bytes.data() + i * 2, 2);
+      float a = tir::HalfToFloat(ha), b = tir::HalfToFloat(hb);
+      ASSERT_NEAR(a, b, 1e-3 + 1e-3 * std::fabs(a)) << label << " element " << i;
+    } else if (t == DataType::Float(32)) {
       float a, b;
       std::memcpy(&a, want.bytes.data() + i * 4, 4);
       std::memcpy(&b, got.bytes.data() + i * 4, 4);
@@ -547,6 +557,18 @@ func @main(%x: Tensor[(5, 4), f32], %y: Tensor[(4,), f32]) -> Tensor[(5, 4), f32
     %d: Tensor[(5, 4), f32] = relax.divide(%p, %l)
     %n: Tensor[(5, 4), f32] = relax.minimum(%d, %m)
     output %z: Tensor[(5, 4), f32] = relax.clip(%n) {max = 3.0:f64, min = -3.0:f64}
+  }
+  return %z
+}
+)"},
+    {"f16", R"(
+func @main(%x: Tensor[(3, 8), f16], %y: Tensor[(8,), f16]) -> Tensor[(3, 8), f16] {
+  dataflow {
+    %a: Tensor[(3, 8), f16] = relax.add(%x, %y)
+    %e: Tensor[(3, 8), f16] = relax.exp(%a)
+    %m: Tensor[(3, 8), f16] = relax.multiply(%e, %x)
+    %s: Tensor[(3, 8), f16] = relax.nn.softmax(%m) {axis = 1}
+    output %z: Tensor[(3, 8), f16] = relax.subtract(%s, %y)
   }
   return %z
 }
