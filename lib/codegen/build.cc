@@ -14,8 +14,8 @@
 namespace relax {
 
 std::vector<std::string> DefaultPipeline() {
-  return {"fuse-ops",          "fuse-tir",       "legalize",        "schedule",
-          "dedupe-prim-funcs", "flatten-buffer", "outline-parallel"};
+  return {"fuse-ops", "fuse-tir",          "legalize",       "fold-constants",
+          "schedule", "dedupe-prim-funcs", "flatten-buffer", "outline-parallel"};
 }
 
 std::string BuildSharedObject(const IRModule& mod, const Target& target,
@@ -29,12 +29,13 @@ std::string BuildSharedObject(const IRModule& mod, const Target& target,
 
 BuildStats Build(IRModule mod, const Target& target, const std::string& out_path,
                  PassRunner& runner, const std::vector<std::string>& disabled) {
-  static const std::set<std::string> kOptional = {"fuse-ops", "fuse-tir", "dedupe-prim-funcs"};
+  static const std::set<std::string> kOptional = {"fuse-ops", "fuse-tir", "fold-constants",
+                                                  "dedupe-prim-funcs"};
   for (const auto& d : disabled)
     if (!kOptional.count(d))
       RELAX_THROW("--disable-pass: '" << d
                                       << "' cannot be disabled (optional passes: fuse-ops, "
-                                         "fuse-tir, dedupe-prim-funcs)");
+                                         "fuse-tir, fold-constants, dedupe-prim-funcs)");
   std::vector<std::string> pipeline;
   for (const auto& p : DefaultPipeline())
     if (std::find(disabled.begin(), disabled.end(), p) == disabled.end()) pipeline.push_back(p);

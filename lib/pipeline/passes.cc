@@ -7,6 +7,7 @@
 #include "relax/lower/outline_parallel.h"
 #include "relax/schedule/schedule.h"
 #include "relax/transform/dedupe_prim_funcs.h"
+#include "relax/transform/fold_constants.h"
 #include "relax/transform/fuse_ops.h"
 #include "relax/transform/fuse_tir.h"
 #include "relax/transform/pass.h"
@@ -20,6 +21,10 @@ const bool kRegistered = [] {
                 FuseTIR});
   RegisterPass(
       {"legalize", "lower every high-level op to call_tir of a TE-built PrimFunc", LegalizeModule});
+  RegisterPass({"fold-constants",
+                "evaluate call_tir of all-constant arguments at compile time (TIR interpreter) "
+                "into constants",
+                FoldConstants});
   RegisterPass({"schedule",
                 "give each unscheduled PrimFunc its loops by the target's first matching "
                 "schedule rule",

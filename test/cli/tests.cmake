@@ -271,3 +271,13 @@ foreach(case symbolic runtime_checks errors)
                    --relaxc $<TARGET_FILE:relaxc> --work ${RELAX_CLI_WORK}/spatial)
   set_tests_properties(cli.spatial.${case} PROPERTIES TIMEOUT 600 LABELS cli)
 endforeach()
+
+# The fold-constants pass (fold_cases.py CASE): a constant Transpose -> Mul -> Add chain feeding a
+# MatMul folds into one constant (IR after fold-constants, --stats kernel count), the growth limit
+# keeps a large broadcast a kernel unless --pass-option raises it; outputs match onnxruntime.
+foreach(case chain growth)
+  add_test(NAME cli.fold.${case}
+           COMMAND bash ${RELAX_VENV_PYTHON} ${RELAX_CLI_TEST_DIR}/fold_cases.py ${case}
+                   --relaxc $<TARGET_FILE:relaxc> --work ${RELAX_CLI_WORK}/fold)
+  set_tests_properties(cli.fold.${case} PROPERTIES TIMEOUT 300 LABELS cli)
+endforeach()

@@ -7,9 +7,9 @@
 
 #include "../cli_main.h"
 #include "relax/codegen/codegen.h"
-#include "relax/parser/parser.h"
 #include "relax/lower/flatten_buffer.h"
 #include "relax/lower/vm_codegen.h"
+#include "relax/parser/parser.h"
 #include "relax/support/error.h"
 #include "relax/support/file.h"
 #include "relax/transform/pass.h"
@@ -64,7 +64,12 @@ int main(int argc, char** argv) {
   std::string passes, input = "-", print_after;
   bool print_after_all = false, time_passes = false, no_verify = false, split = false;
   std::string emit = "ir";
+  std::vector<std::string> pass_options;
   app.add_option("--passes", passes, "Comma-separated pass list (run in order)");
+  app.add_option("--pass-option", pass_options,
+                 "A pass option KEY=VALUE for the PassContext (repeatable), e.g. "
+                 "fold-constants.max-elements=1024")
+      ->allow_extra_args(false);  // one KEY=VALUE per occurrence
   app.add_option("input", input, "Input .rx file ('-' = stdin)");
   app.add_flag("--print-ir-after-all", print_after_all, "Print the IR after every pass (stderr)");
   app.add_option("--print-ir-after", print_after,
@@ -102,6 +107,13 @@ int main(int argc, char** argv) {
   else
     chunks.push_back({text, 1});
 
+  relax::PassContext pctx;
+  try {
+    relax::tools::ParsePassOptions(pass_options, &pctx.options);
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 2;
+  }
   for (const auto& n : SplitCommas(print_after))
     if (!relax::FindPass(n)) {
       std::cerr << "error: --print-ir-after: unknown pass '" << n << "'\n";
@@ -129,7 +141,7 @@ int main(int argc, char** argv) {
       for (const auto& n : SplitCommas(print_after)) opts.print_after.insert(n);
       opts.time_passes = time_passes;
       opts.verify_each = !no_verify;
-      relax::PassRunner runner(opts);
+      relax::PassRunner runner(opts, pctx);
       if (!no_verify) relax::VerifyWellFormed(mod);
       runner.Run(&mod, SplitCommas(passes));
       runner.Finish();

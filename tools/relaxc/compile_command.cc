@@ -1,5 +1,6 @@
 // `relaxc compile MODEL.onnx -o OUT.so [--target cpu] [--print-ir-after-all]
-// [--print-ir-after=PASS] [--time-passes] [--bound n=1..4096] [--stats]`.
+// [--print-ir-after=PASS] [--time-passes] [--bound n=1..4096] [--stats]
+// [--disable-pass=PASS] [--pass-option KEY=VALUE]`.
 #include "compile_command.h"
 
 #include <filesystem>
@@ -8,6 +9,7 @@
 #include <memory>
 #include <set>
 
+#include "../cli_main.h"
 #include "relax/codegen/build.h"
 #include "relax/frontend/onnx.h"
 #include "relax/parser/parser.h"
@@ -20,7 +22,7 @@ namespace {
 struct CompileOptions {
   std::string model, output, target = "cpu";
   bool print_after_all = false, time_passes = false, stats = false, no_verify = false;
-  std::vector<std::string> print_after, bounds, disabled;
+  std::vector<std::string> print_after, bounds, disabled, pass_options;
 };
 
 // Parses a whole decimal integer (no trailing characters).
@@ -108,6 +110,11 @@ int RunCompile(const CompileOptions& o) {
     PassContext pctx;
     pctx.target = target.ToString();
     pctx.bounds = iopts.bounds;
+    try {
+      ParsePassOptions(o.pass_options, &pctx.options);
+    } catch (const std::invalid_argument& e) {
+      throw Error(e.what());
+    }
     PassRunner runner(popts, pctx);
     IRModule mod = IsTextIR(o.model) ? LoadTextIR(o.model, iopts.bounds)
                                      : frontend::ImportOnnx(o.model, iopts);
@@ -159,7 +166,11 @@ void AddCompileCommand(CLI::App& app) {
   c->add_flag("--no-verify", o->no_verify, "Skip the well-formedness check after each pass");
   c->add_option("--bound", o->bounds, "Bound a symbolic dim: NAME=MAX or NAME=MIN..MAX");
   c->add_option("--disable-pass", o->disabled,
-                "Skip an optional pass (fuse-ops, fuse-tir, dedupe-prim-funcs)");
+                "Skip an optional pass (fuse-ops, fuse-tir, fold-constants, dedupe-prim-funcs)");
+  c->add_option("--pass-option", o->pass_options,
+                "A pass option KEY=VALUE (repeatable): fold-constants.max-elements, "
+                "fold-constants.max-steps, fold-constants.max-growth-bytes")
+      ->allow_extra_args(false);  // one KEY=VALUE per occurrence
   c->callback([o]() {
     int rc = RunCompile(*o);
     if (rc != 0) throw CLI::RuntimeError(rc);

@@ -30,7 +30,7 @@ struct BuildStats {
 /// passes are reported to `runner` as "codegen-mlir", "codegen-llvm" and
 /// "vm-codegen" for --print-ir-after(-all). Throws relax::Error.
 /// `disabled` names optional passes to skip (`relaxc compile --disable-pass`); only
-/// fuse-ops, fuse-tir and dedupe-prim-funcs may be skipped (Error otherwise).
+/// fuse-ops, fuse-tir, fold-constants and dedupe-prim-funcs may be skipped (Error otherwise).
 BuildStats Build(IRModule mod, const Target& target, const std::string& out_path,
                  PassRunner& runner, const std::vector<std::string>& disabled = {});
 
