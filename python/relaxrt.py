@@ -167,6 +167,8 @@ class Module:
     def __init__(self, path, lib=None):
         self._lib = lib if isinstance(lib, ctypes.CDLL) else load_library(lib)
         self._handle = None
+        self._cond = threading.Condition()  # guards _handle against close() during a run
+        self._active = 0  # runs in progress
         handle = ctypes.c_void_p()
         _check(self._lib, self._lib.RelaxModuleLoad(os.fsencode(path), ctypes.byref(handle)))
         self._handle = handle
@@ -187,9 +189,20 @@ class Module:
 
     def run(self, feeds):
         """Runs the model on `feeds` ({input name: array-like}, every input exactly once) and
-        returns the outputs as a list of new numpy arrays in output_names order."""
-        if self._handle is None:
-            raise Error("module is closed")
+        returns the outputs as a list of new numpy arrays in output_names order. Several threads
+        may run one module at once; close() waits for the runs in progress."""
+        with self._cond:
+            if self._handle is None:
+                raise Error("module is closed")
+            self._active += 1
+        try:
+            return self._run(feeds)
+        finally:
+            with self._cond:
+                self._active -= 1
+                self._cond.notify_all()
+
+    def _run(self, feeds):
         unknown = sorted(set(feeds) - set(self.input_names))
         if unknown:
             raise Error(f"unknown input '{unknown[0]}' (expected inputs: "
@@ -200,6 +213,8 @@ class Module:
                 raise Error(f"missing input '{name}' (expected inputs: "
                             f"{', '.join(self.input_names)})")
             a = np.asarray(feeds[name])
+            if not a.dtype.isnative:  # big-endian data: the runtime reads native byte order
+                a = a.astype(a.dtype.newbyteorder("="))
             if not a.flags.c_contiguous:  # (np.ascontiguousarray would make a 0-d array 1-d)
                 a = a.copy(order="C")
             shape = (ctypes.c_int64 * max(1, a.ndim))(*a.shape)
@@ -242,10 +257,17 @@ class Module:
         return out
 
     def close(self):
-        """Frees the module now (also done when it is garbage-collected)."""
-        if self._handle is not None:
-            self._lib.RelaxModuleFree(self._handle)
-            self._handle = None
+        """Frees the module now (also done when it is garbage-collected), after the runs in
+        progress on other threads end; later runs raise Error("module is closed")."""
+        cond = getattr(self, "_cond", None)
+        if cond is None:  # __init__ failed before the lock existed
+            return
+        with cond:
+            while self._active:
+                cond.wait()
+            if self._handle is not None:
+                self._lib.RelaxModuleFree(self._handle)
+                self._handle = None
 
     def __enter__(self):
         return self

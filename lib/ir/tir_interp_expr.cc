@@ -2,6 +2,7 @@
 // buffer loads) with the codegen's scalar semantics.
 #include <cmath>
 #include <limits>
+#include <sstream>
 
 #include "tir_interp_internal.h"
 
@@ -302,6 +303,19 @@ Scalar Machine::CastValue(Scalar v, DataType from, DataType to) {
     return s;
   }
   if (from.is_float()) {
+    // NaN or a value whose truncation the target cannot hold: LLVM's fptosi/fptoui give poison
+    // and the compiled kernel returns whatever the CPU's instruction does, so no interpreter
+    // value can be trusted to agree with it. Refused, so fold-constants leaves such a kernel.
+    const int bits = ComputeBits(to);
+    const double t = std::trunc(v.f);
+    const double lo = IsUnsigned(to) ? 0.0 : -std::ldexp(1.0, bits - 1);
+    const double hi = IsUnsigned(to) ? std::ldexp(1.0, bits) : std::ldexp(1.0, bits - 1);
+    if (std::isnan(v.f) || t < lo || t >= hi) {
+      std::ostringstream os;
+      os << "cast of " << v.f << " from " << ToString(from) << " to " << ToString(to)
+         << " is out of the target's range (the result is target-dependent)";
+      Fail(os.str());
+    }
     s.i = FloatToInt(v.f, to);
     return s;
   }

@@ -307,7 +307,8 @@ void RegisterMathOps() {
                   return Ne(x[0], x[0]) && Eq(x[0], x[0]);  // false
                 });
   // mod {fmod}: fmod = 0 takes the divisor's sign (integers only), fmod = 1 the dividend's
-  // (C fmod). Integer x mod 0 is 0 (the codegen's safe division), float fmod(x, 0) is NaN.
+  // (C fmod). Integer x mod 0 is 0 (the codegen's safe division), float fmod(x, 0) is NaN,
+  // fmod(x, +-inf) is x for finite x.
   RegisterMapOp("mod", 2, SameDType(IsNumericDT, "numeric"),
                 [](const std::vector<PrimExpr>& x, const Attrs& a) {
                   DataType t = x[0].dtype();
@@ -316,7 +317,16 @@ void RegisterMathOps() {
                     return fmod ? CallIntrin("truncmod", {x[0], x[1]}, t) : FloorMod(x[0], x[1]);
                   PrimExpr p = f64::From(x[0]), q = f64::From(x[1]);
                   PrimExpr k = fmod ? f64::Trunc(p / q) : f64::Floor(p / q);
-                  return f64::To(p - k * q, t);
+                  PrimExpr r = p - k * q;
+                  if (fmod) {
+                    // C fmod(x, +-inf) = x for finite x (k * q would be 0 * inf = NaN).
+                    DataType d = DataType::Float(64);
+                    PrimExpr inf = FloatImm(std::numeric_limits<double>::infinity(), d);
+                    PrimExpr q_inf =
+                        Eq(q, inf) || Eq(q, FloatImm(-std::numeric_limits<double>::infinity(), d));
+                    r = Select(q_inf && Eq(p - p, FloatImm(0.0, d)), p, r);
+                  }
+                  return f64::To(r, t);
                 });
   // bitshift {direction: 1 left, 0 right}: shift amounts >= the bit width give 0.
   RegisterMapOp("bitshift", 2, SameDType(IsIntDT, "integer"),

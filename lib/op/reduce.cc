@@ -294,7 +294,10 @@ StructInfo InferArgReduce(const CallNode& c, BlockBuilder& bb) {
   return TensorSInfo(s, DataType::Int(64));
 }
 
-// Two passes: the extreme value m, then the first (or last) index whose value equals m.
+// Two passes: the extreme value m, then the first (or last) index whose value equals m. The
+// max/min combiners propagate NaN, so a row holding a NaN has m = NaN and the index is that of
+// its first (last) NaN, as numpy.argmax/argmin (the ONNX reference implementation) give; an
+// index is always in range.
 te::Tensor ComputeArgReduce(const CallNode& c, const std::vector<te::Tensor>& in, bool is_max) {
   te::Tensor X = in[0];
   std::vector<PrimExpr> xs = X->shape();
@@ -326,7 +329,10 @@ te::Tensor ComputeArgReduce(const CallNode& c, const std::vector<te::Tensor>& in
   return te::Compute(
       out,
       [&](const std::vector<Var>& i) {
-        PrimExpr hit = Eq((*X)(in_idx(i, r2.var)), (*m)(std::vector<PrimExpr>(i.begin(), i.end())));
+        PrimExpr v = (*X)(in_idx(i, r2.var));
+        PrimExpr ext = (*m)(std::vector<PrimExpr>(i.begin(), i.end()));
+        PrimExpr hit = Eq(v, ext);
+        if (X->dtype().is_float()) hit = hit || (Ne(ext, ext) && Ne(v, v));  // both NaN
         PrimExpr k = Cast(i64, r2.var);
         if (last) return te::Reduce("max", Select(hit, k, IntImm(-1, i64)), {r2});
         return te::Reduce("min", Select(hit, k, te::MaxValue(i64)), {r2});

@@ -24,7 +24,10 @@ const bool kRegistered = [] {
   RegisterPass({"fold-constants",
                 "evaluate call_tir of all-constant arguments at compile time (TIR interpreter) "
                 "into constants",
-                FoldConstants});
+                FoldConstants,
+                {"fold-constants.max-elements", "fold-constants.max-steps",
+                 "fold-constants.max-growth-bytes"},
+                [](const PassContext& ctx) { FoldConstantsOptionsFrom(ctx); }});
   RegisterPass({"schedule",
                 "give each unscheduled PrimFunc its loops by the target's first matching "
                 "schedule rule",

@@ -59,12 +59,16 @@ int32_t Guard(F&& f) {
   return 1;
 }
 
-// Wraps caller-owned input `t` (borrowed for the call) as an NDArray; what the signature checks
-// (device, dtype, rank, dims) is left to VirtualMachine::Run, which names the input and dim.
-NDArray WrapInput(const DLTensor* t, const std::string& name) {
-  std::string what = "input '" + name + "'";
+// Wraps caller-owned input `t` (borrowed for the call) as an NDArray. The rank is checked against
+// the signature `sig` before the shape array is read (a wrong ndim must not read past the
+// caller's array); the other signature checks (device, dtype, dims) are left to
+// VirtualMachine::Run, which names the input and dim.
+NDArray WrapInput(const DLTensor* t, const TensorSig& sig) {
+  std::string what = "input '" + sig.name + "'";
   if (!t) RELAX_THROW(what << ": null DLTensor");
   if (t->ndim < 0) RELAX_THROW(what << ": negative ndim " << t->ndim);
+  if (!sig.sequence && t->ndim != static_cast<int32_t>(sig.dims.size()))
+    RELAX_THROW(what << ": expected " << sig.dims.size() << " dims, got " << t->ndim);
   if (t->ndim > 0 && !t->shape) RELAX_THROW(what << ": null shape");
   std::vector<int64_t> shape(t->shape, t->shape + t->ndim);
   for (int32_t d = 0; d < t->ndim; ++d)
@@ -181,14 +185,15 @@ extern "C" int32_t RelaxModuleRun(RelaxModule* mod, const DLTensor* const* input
     const auto& sig = mod->runner.inputs();
     if (num_inputs < 0 || (num_inputs > 0 && !inputs))
       RELAX_THROW("RelaxModuleRun: bad input array (" << num_inputs << " inputs)");
-    if (num_outputs != static_cast<int32_t>(mod->outputs.size()) || (num_outputs > 0 && !outputs))
+    if (num_outputs > 0 && !outputs) RELAX_THROW("RelaxModuleRun: null output array");
+    if (num_outputs != static_cast<int32_t>(mod->outputs.size()))
       RELAX_THROW("RelaxModuleRun: the module has " << mod->outputs.size()
                                                     << " outputs, the caller gave " << num_outputs
                                                     << " slots");
     // A wrong count is reported by the signature check ("expected 1 input (x), got 2").
     std::vector<NDArray> in(num_inputs);
     if (static_cast<size_t>(num_inputs) == sig.size())
-      for (int32_t i = 0; i < num_inputs; ++i) in[i] = WrapInput(inputs[i], sig[i].name);
+      for (int32_t i = 0; i < num_inputs; ++i) in[i] = WrapInput(inputs[i], sig[i]);
     std::vector<NDArray> outs;
     {
       std::lock_guard<std::mutex> lock(mod->mu);

@@ -4,6 +4,8 @@
 // include/relax/transform/fold_constants.h and docs/design.md ("Constant folding").
 #include "relax/transform/fold_constants.h"
 
+#include <algorithm>
+#include <charconv>
 #include <limits>
 #include <set>
 #include <string>
@@ -18,14 +20,14 @@ namespace relax {
 namespace {
 
 int64_t ParseLimit(const std::string& key, const std::string& text) {
-  size_t used = 0;
-  long long v = -1;
-  try {
-    v = std::stoll(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (text.empty() || used != text.size() || v < 0)
+  int64_t v = -1;
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, v);
+  bool digits = !text.empty() &&
+                std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+  if (digits && ec == std::errc::result_out_of_range)
+    RELAX_THROW("pass option '" << key << "': " << text << " is larger than 2^63-1");
+  if (!digits || ec != std::errc() || ptr != end)
     RELAX_THROW("pass option '" << key << "': '" << text
                                 << "' is not a non-negative decimal integer");
   return v;

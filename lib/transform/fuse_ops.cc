@@ -5,7 +5,8 @@
 // pattern is at most out-ewise-fusable (conv, matmul, pooling, reductions, elementwise);
 // an elemwise/broadcast op joins the group whose last value it consumes when that value
 // has no other use. So conv -> batch_norm -> add -> relu becomes one kernel, and the
-// intermediate tensors never reach memory except the anchor's own output.
+// intermediate tensors never reach memory except the anchor's own output. Values computed
+// from constants only group only with each other (fold-constants then evaluates the group).
 #include "relax/transform/fuse_ops.h"
 
 #include <map>
@@ -106,9 +107,23 @@ class Fuser : public ExprMutator {
     if (!block.is_dataflow) return block;
     std::vector<Group> groups;
     std::map<const VarNode*, size_t> open;  // group's last var -> group index
+    // Values computed from constants only (every tensor operand a Constant or such a value).
+    // They group only with each other, so a constant subgraph stays a call of its own whose
+    // operands are all constants and fold-constants can evaluate it after legalize; fused into a
+    // consumer that also reads run-time values it would be recomputed on every run.
+    std::set<const VarNode*> constant_valued;
+    std::vector<bool> group_constant;
     for (size_t i = 0; i < block.bindings.size(); ++i) {
       const Binding& b = block.bindings[i];
       if (b.match_sinfo) continue;
+      bool is_constant = As<ConstantNode>(b.value) != nullptr;
+      if (const CallNode* call = As<CallNode>(b.value)) {
+        is_constant = true;
+        for (const auto& a : call->args)
+          if (const VarNode* v = As<VarNode>(a); v && !constant_valued.count(v))
+            is_constant = false;
+      }
+      if (is_constant) constant_valued.insert(b.var.get());
       const OpInfo* info = FusableOp(b.value);
       if (!info) continue;
       const CallNode* c = As<CallNode>(b.value);
@@ -119,6 +134,7 @@ class Fuser : public ExprMutator {
           if (!v || !open.count(v) || uses_[v] != 1) continue;
           size_t g = open.at(v);
           if (groups[g].members.size() >= kMaxGroupSize) continue;
+          if (group_constant[g] != is_constant) continue;
           open.erase(v);
           groups[g].members.push_back(i);
           groups[g].last = b.var.get();
@@ -129,6 +145,7 @@ class Fuser : public ExprMutator {
       }
       if (!joined) {
         groups.push_back({{i}, b.var.get()});
+        group_constant.push_back(is_constant);
         open[b.var.get()] = groups.size() - 1;
       }
     }

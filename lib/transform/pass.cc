@@ -34,6 +34,23 @@ std::vector<const Pass*> ListPasses() {
   return out;
 }
 
+void CheckPassOptions(const PassContext& ctx) {
+  for (const auto& [key, value] : ctx.options) {
+    bool known = false;
+    std::string all;
+    for (const Pass* p : ListPasses())
+      for (const auto& k : p->option_keys) {
+        known = known || k == key;
+        all += (all.empty() ? "" : ", ") + k;
+      }
+    if (!known)
+      RELAX_THROW("unknown pass option '" << key << "' (known: " << (all.empty() ? "none" : all)
+                                          << ")");
+  }
+  for (const Pass* p : ListPasses())
+    if (p->check_options) p->check_options(ctx);
+}
+
 void PassRunner::Run(IRModule* mod, const std::vector<std::string>& names) {
   for (const auto& name : names) {
     const Pass* p = FindPass(name);

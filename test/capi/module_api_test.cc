@@ -168,6 +168,18 @@ TEST_F(ModuleApiTest, BadInputsGiveRelaxRunErrors) {
   EXPECT_EQ(run_err({2, 4, 3}, {kDLFloat, 64, 1}),
             "input 'x': expected dtype float32, got float64");
   EXPECT_EQ(run_err({2, -4, 3}, {kDLFloat, 32, 1}), "input 'x': dim 1 is negative (-4)");
+  // A rank that disagrees with the signature is refused before the shape array is read (an ndim
+  // far past the caller's array was once read out of bounds).
+  {
+    std::vector<int64_t> s3{2, 4, 3};
+    DLTensor big = Tensor(&x, &s3);
+    big.ndim = 1000000;
+    const DLTensor* bin[] = {&big};
+    EXPECT_NE(RelaxModuleRun(mod_, bin, 1, out, 2), 0);
+    EXPECT_STREQ(RelaxGetLastError(), "input 'x': expected 3 dims, got 1000000");
+    EXPECT_NE(RelaxModuleRun(mod_, bin, 1, nullptr, 2), 0);
+    EXPECT_STREQ(RelaxGetLastError(), "RelaxModuleRun: null output array");
+  }
   // Count mismatch and a wrong number of output slots.
   EXPECT_NE(RelaxModuleRun(mod_, nullptr, 0, out, 2), 0);
   EXPECT_STREQ(RelaxGetLastError(), "expected 1 input (x), got 0");

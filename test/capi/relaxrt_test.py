@@ -117,6 +117,33 @@ def main():
     with open(trunc, "wb") as f:
         f.write(data[: len(data) // 2])
     expect_error(lambda: relaxrt.Module(trunc), "truncated")
+    # Big-endian data is converted to native byte order, not read as garbage.
+    xb = rng.standard_normal((1, 5, 3)).astype(np.float32)
+    np.testing.assert_allclose(m.run({"x": xb.astype(">f4")})[0], sess.run(None, {"x": xb})[0],
+                               rtol=1e-4, atol=1e-5)
+    print("  big-endian input: converted, matches onnxruntime")
+    # close() on one thread while others run the module waits for their runs (it once freed the
+    # module under them: a segfault); runs that start after it raise "module is closed".
+    m2 = relaxrt.Module(so)
+    xl = rng.standard_normal((8, 4096, 3)).astype(np.float32)
+    outcomes = []
+
+    def runner():
+        try:
+            for _ in range(50):
+                m2.run({"x": xl})
+            outcomes.append("done")
+        except relaxrt.Error as e:
+            outcomes.append(str(e))
+
+    threads = [threading.Thread(target=runner) for _ in range(2)]
+    for t in threads:
+        t.start()
+    m2.close()
+    for t in threads:
+        t.join()
+    assert all(o in ("done", "module is closed") for o in outcomes), outcomes
+    print(f"  close() during runs on other threads: {outcomes}")
     m.close()
     expect_error(lambda: m.run({"x": x}), "module is closed")
     print("relaxrt: OK")

@@ -184,6 +184,27 @@ def case_errors(r):
         print(f"ok error {i}")
 
 
+def case_nan_inf(r):
+    """NaN and infinity where onnxruntime and the spec text leave room: ArgMax/ArgMin of a row
+    holding NaN give the first (select_last_index: last) NaN, as the ONNX reference
+    implementation (numpy.argmax/argmin on the row or the flipped row) does, never an index past
+    the axis; Mod with fmod=1 and an infinite divisor gives the dividend (C fmod)."""
+    x = np.array([[1, 3, 3], [np.nan, 1, 2], [0, np.nan, 5], [np.nan, np.nan, np.nan]], np.float32)
+    for op, fn in (("ArgMax", np.argmax), ("ArgMin", np.argmin)):
+        for last in (0, 1):
+            m = model([helper.make_node(op, ["x"], ["y"], name=f"{op.lower()}0", axis=1,
+                                        keepdims=0, select_last_index=last)],
+                      [vi("x", TensorProto.FLOAT, [4, 3])], [vi("y", TensorProto.INT64, [4])])
+            got = r.run(r.compile(m, f"{op}_nan_{last}"), {"x": x})[0]
+            want = (fn(x, axis=1) if not last
+                    else x.shape[1] - 1 - fn(np.flip(x, axis=1), axis=1)).astype(np.int64)
+            check(f"{op} select_last_index={last} with NaN", got, want)
+    a = np.array([5.5, -5.5, 5.5, -5.5, 0.0, np.inf, 3.0], np.float32)
+    b = np.array([np.inf, np.inf, -np.inf, -np.inf, np.inf, np.inf, 2.0], np.float32)
+    got = run_op(r, "fmod_inf", "Mod", {"a": a, "b": b}, "float32", fmod=1)
+    check("Mod fmod=1 with infinite divisors", got, np.fmod(a, b))
+
+
 CASES = {k[5:]: v for k, v in globals().items() if k.startswith("case_")}
 
 

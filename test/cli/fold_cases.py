@@ -92,7 +92,41 @@ def case_growth(r):
         same(r.run(so, {"x": x}), ort(m, {"x": x}), f" {tag}")
 
 
-CASES = {"chain": case_chain, "growth": case_growth}
+def case_cast_range(r):
+    """A constant float -> int Cast with values the target cannot hold (1e10, -3e9, NaN, inf) is
+    target-dependent (LLVM poison), so it must stay a kernel: the folded build's output equals
+    the unfolded build's; an in-range cast of the same kind folds."""
+    vals = np.array([1e10, 3e9, -3e9, np.nan, np.inf, 2.7], np.float32)
+    for to, np_to in ((TensorProto.INT32, np.int32), (TensorProto.INT8, np.int8),
+                      (TensorProto.UINT32, np.uint32)):
+        for tag, w in (("out", vals), ("in", np.array([1.5, -1.9, 100.2], np.float32))):
+            if tag == "in" and np_to == np.uint32:
+                w = np.abs(w)
+            c = numpy_helper.from_array(w, "c")
+            m = model([helper.make_node("Cast", ["c"], ["ci"], name="cast0", to=to),
+                       helper.make_node("Add", ["x", "ci"], ["y"], name="add0")],
+                      [vi("x", to, [len(w)])], [vi("y", to, [len(w)])], [c])
+            name = f"cast_{np.dtype(np_to).name}_{tag}"
+            so = r.compile(m, name)
+            onnx_path = r.path(f"{name}.onnx")
+            ir = r.check_call([r.relaxc, "compile", onnx_path, "-o", r.path(name + "_ir.so"),
+                               "--print-ir-after=fold-constants"]).stdout
+            kept = re.search(r"call_tir\(@\w*astype", ir) is not None
+            if kept != (tag == "out"):
+                raise SystemExit(f"FAIL: {name}: the cast was {'kept' if kept else 'folded'}")
+            nofold = r.path(name + "_nofold.so")
+            r.check_call([r.relaxc, "compile", onnx_path, "-o", nofold,
+                          "--disable-pass=fold-constants"])
+            x = np.zeros(len(w), np_to)
+            a, b = r.run(so, {"x": x})[0], r.run(nofold, {"x": x})[0]
+            if not np.array_equal(a, b):
+                raise SystemExit(f"FAIL: {name}: folded {a.tolist()} != unfolded {b.tolist()}")
+            if tag == "in" and not np.array_equal(a, np.trunc(w).astype(np_to)):
+                raise SystemExit(f"FAIL: {name}: {a.tolist()} != {np.trunc(w).astype(np_to)}")
+            print(f"PASS: {name} ({'kept' if kept else 'folded'}): {a.tolist()}")
+
+
+CASES = {"chain": case_chain, "growth": case_growth, "cast_range": case_cast_range}
 
 if __name__ == "__main__":
     sys.exit(cases_main(CASES, __doc__))

@@ -140,6 +140,11 @@ relax_cli_error(compile_op_before_its_opset 1
                 "Expand 'reduced': op type 'Expand' does not exist at opset 3 \\(it was introduced in opset 8\\)"
                 ${RELAXC} compile ${PROJECT_SOURCE_DIR}/test/fuzz/onnx_regressions/expand_before_its_opset.onnx
                 -o ${W}/out_fe.so)
+# --pass-option is checked before any work: an unknown key is a usage error (exit 2).
+relax_cli_error(compile_unknown_pass_option 2
+                "error: unknown pass option 'fold-constants.max-elemnts' \\(known: fold-constants.max-elements,"
+                ${RELAXC} compile ${PROJECT_SOURCE_DIR}/test/fuzz/onnx_regressions/expand_before_its_opset.onnx
+                -o ${W}/out_fe.so --pass-option fold-constants.max-elemnts=0)
 relax_cli_error(compile_conv_same_strides0 1
                 "Conv 'conv0': strides and dilations must be positive, got strides=\\[0, 0\\]"
                 ${RELAXC} compile ${W}/conv_same_strides0.onnx -o ${W}/out_fe.so)
@@ -236,7 +241,7 @@ endforeach()
 
 # Elementwise math, logic, activation and softmax-family ops beyond the node tests, and their
 # import errors (elementwise_cases.py run CASE).
-foreach(case bitwise math_ranges softmax_opset11 symbolic errors)
+foreach(case bitwise math_ranges softmax_opset11 symbolic errors nan_inf)
   add_test(NAME cli.elementwise.${case}
            COMMAND bash ${RELAX_VENV_PYTHON} ${RELAX_CLI_TEST_DIR}/elementwise_cases.py run ${case}
                    --relaxc $<TARGET_FILE:relaxc> --work ${RELAX_CLI_WORK}/elementwise)
@@ -275,7 +280,7 @@ endforeach()
 # The fold-constants pass (fold_cases.py CASE): a constant Transpose -> Mul -> Add chain feeding a
 # MatMul folds into one constant (IR after fold-constants, --stats kernel count), the growth limit
 # keeps a large broadcast a kernel unless --pass-option raises it; outputs match onnxruntime.
-foreach(case chain growth)
+foreach(case chain growth cast_range)
   add_test(NAME cli.fold.${case}
            COMMAND bash ${RELAX_VENV_PYTHON} ${RELAX_CLI_TEST_DIR}/fold_cases.py ${case}
                    --relaxc $<TARGET_FILE:relaxc> --work ${RELAX_CLI_WORK}/fold)

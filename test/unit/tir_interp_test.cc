@@ -94,8 +94,8 @@ prim_func @divmod(A: Buffer[i64, (n)], B: Buffer[i64, (n)], Q: Buffer[i64, (n)],
   EXPECT_EQ(steps, n * 5);  // one per iteration, one per store
 }
 
-// Narrow integer arithmetic wraps; casts truncate toward zero and wrap; bool is 0/1; unsigned
-// comparisons and min/max are unsigned.
+// Narrow integer arithmetic wraps; float -> int casts truncate toward zero; bool is 0/1;
+// unsigned comparisons and min/max are unsigned.
 TEST(TirInterp, NarrowIntegersAndCasts) {
   tir::PrimFunc f = ParseFunc(R"(
 prim_func @casts(A: Buffer[f32, (4)], B: Buffer[u8, (4)], C: Buffer[i8, (4)], D: Buffer[bool, (4)], E: Buffer[u8, (4)], F: Buffer[i32, (4)]) num_outputs=4 {
@@ -108,7 +108,7 @@ prim_func @casts(A: Buffer[f32, (4)], B: Buffer[u8, (4)], C: Buffer[i8, (4)], D:
 }
 )",
                               "casts");
-  std::vector<float> a = {300.7f, -129.9f, -0.5f, 127.0f};
+  std::vector<float> a = {100.7f, -128.9f, -0.5f, 127.9f};
   std::vector<uint8_t> b = {255, 0, 201, 100};
   std::vector<int8_t> c(4);
   std::vector<uint8_t> d(4, 7), e(4);
@@ -117,10 +117,36 @@ prim_func @casts(A: Buffer[f32, (4)], B: Buffer[u8, (4)], C: Buffer[i8, (4)], D:
                          {Tensor(&a, kF32, {4}), Tensor(&b, DataType::UInt(8), {4}),
                           Tensor(&c, DataType::Int(8), {4}), Tensor(&d, DataType::Bool(), {4}),
                           Tensor(&e, DataType::UInt(8), {4}), Tensor(&ff, DataType::Int(32), {4})});
-  EXPECT_EQ(c, (std::vector<int8_t>{44, 127, 0, 127}));  // 300 - 256, -129 + 256
+  EXPECT_EQ(c, (std::vector<int8_t>{100, -128, 0, 127}));
   EXPECT_EQ(d, (std::vector<uint8_t>{1, 0, 1, 0}));
   EXPECT_EQ(e, (std::vector<uint8_t>{99, 100, 45, 200}));  // (255 + 100) % 256 = 99
   EXPECT_EQ(ff, (std::vector<int32_t>{255, 128, 201, 128}));
+}
+
+// A float -> int cast whose truncated value the target cannot hold (or of NaN) is refused: the
+// compiled kernel's result is the CPU's (LLVM gives poison), so no value of ours would agree.
+TEST(TirInterp, OutOfRangeFloatToIntCastRefused) {
+  tir::PrimFunc f = ParseFunc(R"(
+prim_func @cast(A: Buffer[f32, (1)], B: Buffer[i8, (1)], C: Buffer[u32, (1)]) num_outputs=2 {
+  B[0] = i8(A[0])
+  C[0] = u32(A[0])
+}
+)",
+                              "cast");
+  auto run = [&](float x) {
+    std::vector<float> a = {x};
+    std::vector<int8_t> b(1);
+    std::vector<uint32_t> c(1);
+    return ErrorOf([&] {
+      tir::InterpretPrimFunc(f, {Tensor(&a, kF32, {1}), Tensor(&b, DataType::Int(8), {1}),
+                                 Tensor(&c, DataType::UInt(32), {1})});
+    });
+  };
+  EXPECT_EQ(run(127.5f), "");  // truncates to 127 (i8) and 127 (u32)
+  EXPECT_NE(run(128.0f).find("out of the target's range"), std::string::npos);
+  EXPECT_NE(run(-1.0f).find("to u32 is out of the target's range"), std::string::npos);
+  EXPECT_NE(run(std::nanf("")).find("out of the target's range"), std::string::npos);
+  EXPECT_EQ(run(-0.9f), "");  // truncates to 0: in range for u32 too
 }
 
 // The same PrimFunc before and after flatten-buffer (N-D indices vs one linear index, dims bound

@@ -110,7 +110,8 @@ int main(int argc, char** argv) {
   relax::PassContext pctx;
   try {
     relax::tools::ParsePassOptions(pass_options, &pctx.options);
-  } catch (const std::invalid_argument& e) {
+    relax::CheckPassOptions(pctx);
+  } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << "\n";
     return 2;
   }

@@ -110,10 +110,14 @@ int RunCompile(const CompileOptions& o) {
     PassContext pctx;
     pctx.target = target.ToString();
     pctx.bounds = iopts.bounds;
+    // A malformed or unknown --pass-option, or a bad value, is a usage error (exit 2), found
+    // before any work whether or not its pass runs.
     try {
       ParsePassOptions(o.pass_options, &pctx.options);
-    } catch (const std::invalid_argument& e) {
-      throw Error(e.what());
+      CheckPassOptions(pctx);
+    } catch (const std::exception& e) {
+      std::cerr << "error: " << e.what() << "\n";
+      return 2;
     }
     PassRunner runner(popts, pctx);
     IRModule mod = IsTextIR(o.model) ? LoadTextIR(o.model, iopts.bounds)

@@ -17,8 +17,9 @@
 //  - Floats: f16, f32 and f64; every operation is computed in double and rounded to the
 //    expression's dtype (so f32 results may differ from compiled code in the last ulp for the
 //    transcendental intrinsics). min/max propagate NaN; comparisons are ordered except `!=`.
-//  - Casts: float -> integer truncates toward zero and wraps modulo 2^bits (NaN -> 0; values
-//    out of the int64 range saturate first), a case the compiled code leaves undefined.
+//  - Casts: float -> integer truncates toward zero; NaN, or a truncated value the target type
+//    cannot hold, is an error (LLVM's fptosi/fptoui give poison there, so the compiled kernel's
+//    result is whatever the CPU's conversion gives and folding must not guess it).
 //  - bool is 0/1 (stored one byte; a non-zero byte reads as 1). Storage-only types (bf16,
 //    float8, int4/uint4) are their bit patterns: bf16 a 16-bit integer, float8 and int4 8-bit
 //    integers, uint4 an unsigned 8-bit integer (as the codegen treats them).

@@ -20,6 +20,10 @@ struct Pass {
   std::string description;  // one line, shown by `relax-opt --help`
   /// Rewrites the module in place; reads the compilation's PassContext.
   std::function<void(IRModule*, const PassContext&)> run;
+  /// The PassContext::options keys the pass reads ("<name>.<option>"), for --pass-option.
+  std::vector<std::string> option_keys = {};
+  /// Throws relax::Error naming the key when one of its options has a bad value (null: none).
+  std::function<void(const PassContext&)> check_options = nullptr;
 };
 
 /// Registers a pass (called once per pass from lib/transform/passes.cc).
@@ -28,6 +32,11 @@ void RegisterPass(Pass p);
 const Pass* FindPass(const std::string& name);
 /// All registered passes, sorted by name.
 std::vector<const Pass*> ListPasses();
+/// Checks `ctx.options` (from --pass-option) before any pass runs: every key must be one a
+/// registered pass declares (option_keys), and each pass's check_options must accept its values,
+/// whether or not the pass runs. Throws relax::Error naming the key ("unknown pass option
+/// 'fold-constants.max-elemnts' (known: ...)").
+void CheckPassOptions(const PassContext& ctx);
 
 struct PassInstrumentOptions {
   bool print_after_all = false;

@@ -11,15 +11,7 @@ namespace {
 // Constant), or nullopt. `scalar` tells a 0-D one.
 std::optional<std::vector<int64_t>> SmallConst(const Value& v, bool* scalar) {
   *scalar = v.scalar;
-  if (v.ints) {
-    std::vector<int64_t> out;
-    for (const auto& e : *v.ints) {
-      int64_t c;
-      if (!e.AsInt(&c)) return std::nullopt;
-      out.push_back(c);
-    }
-    return out;
-  }
+  if (v.ints) return ConstInts(v);
   const ConstantNode* c = As<ConstantNode>(v.expr);
   if (!c || c->shape.size() > 1 || c->numel() > 64 || !c->dtype.is_bool()) return std::nullopt;
   *scalar = c->shape.empty();

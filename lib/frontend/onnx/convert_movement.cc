@@ -39,15 +39,7 @@ const std::vector<PrimExpr>& Dims(const Expr& e) {
 std::optional<std::vector<int64_t>> StaticInts(ImportContext& ctx, const onnx::NodeProto& n,
                                                int i) {
   if (!ImportContext::HasInput(n, i)) return std::nullopt;
-  const Value& v = ctx.Get(n.input(i));
-  if (!v.ints) return std::nullopt;
-  std::vector<int64_t> out;
-  for (const auto& e : *v.ints) {
-    int64_t c;
-    if (!e.AsInt(&c)) return std::nullopt;
-    out.push_back(c);
-  }
-  return out;
+  return ConstInts(ctx.Get(n.input(i)));
 }
 
 int Axis(ImportContext& ctx, const onnx::NodeProto& n, int64_t axis, int64_t rank) {

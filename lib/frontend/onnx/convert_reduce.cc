@@ -15,15 +15,7 @@ namespace {
 // The axes input's values when they are all compile-time constants.
 std::optional<std::vector<int64_t>> KnownAxes(ImportContext& ctx, const onnx::NodeProto& n) {
   const Value& v = ctx.Get(n.input(1));
-  if (v.ints) {
-    std::vector<int64_t> out;
-    for (const auto& e : *v.ints) {
-      int64_t c;
-      if (!e.AsInt(&c)) return std::nullopt;
-      out.push_back(c);
-    }
-    return out;
-  }
+  if (v.ints) return ConstInts(v);
   // Run-time contents of static length 0: no axes, known at compile time.
   Expr t = ctx.Tensor(n, 1);
   int64_t k = -1;

@@ -95,15 +95,6 @@ int64_t NormAxis(ImportContext& ctx, const onnx::NodeProto& n, int64_t axis, int
   return axis < 0 ? axis + rank : axis;
 }
 
-// The value of a one-element integer input known at import, if any.
-std::optional<int64_t> KnownScalar(ImportContext& ctx, const onnx::NodeProto& n, int i) {
-  if (!ImportContext::HasInput(n, i)) return std::nullopt;
-  const Value& v = ctx.Get(n.input(i));
-  int64_t c;
-  if (v.ints && v.ints->size() == 1 && (*v.ints)[0].AsInt(&c)) return c;
-  return std::nullopt;
-}
-
 Expr ConstTensor(DataType t, const void* p) {
   std::vector<uint8_t> b(t.bytes());
   std::memcpy(b.data(), p, b.size());

@@ -19,14 +19,6 @@ const std::vector<PrimExpr>& Dims(ImportContext& ctx, const onnx::NodeProto& n, 
   return *e->sinfo->values;
 }
 
-std::optional<int64_t> KnownScalar(ImportContext& ctx, const onnx::NodeProto& n, int i) {
-  if (!ImportContext::HasInput(n, i)) return std::nullopt;
-  const Value& v = ctx.Get(n.input(i));
-  int64_t c;
-  if (v.ints && v.ints->size() == 1 && (*v.ints)[0].AsInt(&c)) return c;
-  return std::nullopt;
-}
-
 // Input i as an int32/int64 tensor (a size, length, step or axis); Error naming it otherwise.
 Expr IntInput(ImportContext& ctx, const onnx::NodeProto& n, int i, const char* what) {
   Expr e = ctx.Tensor(n, i);

@@ -39,6 +39,19 @@ struct Value {
   std::optional<SeqElem> seq = std::nullopt;  // set: `expr` is an ONNX sequence (a VM tuple)
 };
 
+/// The known integer values of `v` when `v.ints` is set and every entry is a compile-time
+/// constant (not a symbolic expression); nullopt otherwise.
+inline std::optional<std::vector<int64_t>> ConstInts(const Value& v) {
+  if (!v.ints) return std::nullopt;
+  std::vector<int64_t> out;
+  for (const auto& e : *v.ints) {
+    int64_t c;
+    if (!e.AsInt(&c)) return std::nullopt;
+    out.push_back(c);
+  }
+  return out;
+}
+
 class ImportContext {
  public:
   ImportContext(BlockBuilder* bb, int64_t opset) : bb_(bb), opset_(opset) {}
@@ -84,6 +97,16 @@ class ImportContext {
   int64_t opset_;
   Scopes scopes_ = Scopes(1);
 };
+
+/// The value of a one-element integer input i of `n` when it is known at import (a constant or
+/// a known shape value), else nullopt (also when the optional input is absent).
+inline std::optional<int64_t> KnownScalar(ImportContext& ctx, const onnx::NodeProto& n, int i) {
+  if (!ImportContext::HasInput(n, i)) return std::nullopt;
+  const Value& v = ctx.Get(n.input(i));
+  int64_t c;
+  if (v.ints && v.ints->size() == 1 && (*v.ints)[0].AsInt(&c)) return c;
+  return std::nullopt;
+}
 
 /// The largest static dim a graph input may declare (2^48).
 constexpr int64_t kMaxDim = int64_t{1} << 48;
