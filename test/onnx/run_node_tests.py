@@ -55,7 +55,12 @@ RTOL, ATOL = 1e-3, 1e-7
 STRICT_RTOL, STRICT_ATOL = 1e-4, 1e-5
 # Suites: Debian's libonnx-testdata (opsets <= 17) and the node tests shipped in the onnx wheel
 # pinned in scripts/requirements.txt (opsets <= 21), each with its own expectations file.
-SUITE_EXPECTED = {"debian": "expected.txt", "pypi": "expected_pypi.txt"}
+SUITE_EXPECTED = {"debian": "expected.txt", "pypi": "expected_pypi.txt",
+                  # Debian libonnx-testdata's other model collections (static only): small
+                  # models, PyTorch modules and PyTorch operators as exported by ONNX's tools.
+                  "simple": "expected_simple.txt",
+                  "pytorch-converted": "expected_pytorch_converted.txt",
+                  "pytorch-operator": "expected_pytorch_operator.txt"}
 # The dynamic variant (--dynamic) runs the tests the static variant passes with every input dim > 1
 # made symbolic (make_dynamic); its file lists the static-pass / dynamic-fail tests.
 SUITE_EXPECTED_DYNAMIC = {"debian": "expected_dynamic.txt", "pypi": "expected_pypi_dynamic.txt"}
@@ -100,6 +105,8 @@ def sampled(name, fraction, seed):
 def suite_data(suite):
     if suite == "pypi":
         return os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "node")
+    if suite in ("simple", "pytorch-converted", "pytorch-operator"):
+        return os.path.join(os.path.dirname(DEFAULT_DATA), suite)
     return DEFAULT_DATA
 # Op types whose outputs are random: not comparable with fixed expected outputs.
 RANDOM_OPS = {"Bernoulli", "Multinomial", "RandomNormal", "RandomNormalLike", "RandomUniform",
@@ -583,7 +590,9 @@ def write_expected(path, results, old, suite, partial=False):
         header = EXPECTED_HEADER
         base = suite.replace("-dynamic", "")
         if base != "debian":
-            header = header.replace("(Debian libonnx-testdata)", "(the pinned onnx wheel's node tests)")
+            what = ("the pinned onnx wheel's node tests" if base == "pypi"
+                    else f"Debian libonnx-testdata's {base} models")
+            header = header.replace("(Debian libonnx-testdata)", f"({what})")
             header = header.replace("--update-expected --docs", f"--update-expected --suite {base}")
         if suite.endswith("-dynamic"):
             header = header.replace("# Every ONNX backend node test", "# Dynamic variant (--dynamic): every node test")
@@ -634,6 +643,9 @@ def main():
     args = ap.parse_args()
     args.data = args.data or suite_data(args.suite)
     static_expected = os.path.join(here, SUITE_EXPECTED[args.suite])
+    if args.dynamic and args.suite not in SUITE_EXPECTED_DYNAMIC:
+        ap.error(f"--dynamic: the {args.suite} suite has no dynamic variant "
+                 f"(only {', '.join(sorted(SUITE_EXPECTED_DYNAMIC))})")
     if args.dynamic:
         args.expected = args.expected or os.path.join(here, SUITE_EXPECTED_DYNAMIC[args.suite])
     args.expected = args.expected or static_expected

@@ -17,6 +17,17 @@ add_test(NAME onnx.node_tests_pypi
                  --work ${CMAKE_CURRENT_BINARY_DIR}/onnx_pypi --jobs 2 --timeout 60)
 set_tests_properties(onnx.node_tests_pypi PROPERTIES TIMEOUT 1200 LABELS onnx PROCESSORS 2)
 
+# Debian libonnx-testdata's other collections: `simple` (small models), `pytorch-converted`
+# (PyTorch modules, opsets 6-9) and `pytorch-operator` (single PyTorch operators), each against
+# its own expectations file (expected_simple.txt, expected_pytorch_*.txt).
+foreach(suite simple pytorch-converted pytorch-operator)
+  add_test(NAME onnx.node_tests_${suite}
+           COMMAND bash ${RELAX_VENV_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/onnx/run_node_tests.py
+                   --suite ${suite} --relaxc $<TARGET_FILE:relaxc> --src ${PROJECT_SOURCE_DIR}
+                   --work ${CMAKE_CURRENT_BINARY_DIR}/onnx_${suite} --jobs 2 --timeout 60)
+  set_tests_properties(onnx.node_tests_${suite} PROPERTIES TIMEOUT 600 LABELS onnx PROCESSORS 2)
+endforeach()
+
 # The dynamic variant (every input dim > 1 symbolic) of the tests each suite passes static, checked
 # against expected_dynamic.txt / expected_pypi_dynamic.txt. CI runs a seeded 20 % sample;
 # scripts/test_full.sh (RELAX_TEST_FULL=1) runs all of them.

@@ -68,7 +68,21 @@ void AddActivationConverters(ConverterTable* t) {
   (*t)["PRelu"] = [](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
     if (n.input_size() != 2)
       RELAX_THROW(ctx.Where(n) << "expects 2 inputs, got " << n.input_size());
-    return {ctx.Emit(MakeCall(GetOp("relax.nn.prelu"), {ctx.Tensor(n, 0), ctx.Tensor(n, 1)}), n)};
+    Expr x = ctx.Tensor(n, 0), slope = ctx.Tensor(n, 1);
+    // PRelu-1/6 predate broadcasting (PRelu-7): a 1-D slope of one value per channel applies
+    // along axis 1 (the spec's "shared across different channels" when of size 1), as the
+    // exporters of that time wrote it; from opset 7 the slope broadcasts unidirectionally.
+    const auto& xd = x->sinfo->values;
+    const auto& sd = slope->sinfo->values;
+    int64_t c = 0, sc = 0;
+    if (ctx.opset() < 7 && xd && sd && xd->size() >= 3 && sd->size() == 1 && (*xd)[1].AsInt(&c) &&
+        (*sd)[0].AsInt(&sc) && sc == c && c != 1) {
+      std::vector<PrimExpr> shape(xd->size() - 1, IntImm(1));
+      shape[0] = IntImm(c);
+      slope = ctx.bb().Emit(MakeCall(GetOp("relax.reshape"), {slope, MakeShapeExpr(shape)}),
+                            "prelu_slope");
+    }
+    return {ctx.Emit(MakeCall(GetOp("relax.nn.prelu"), {x, slope}), n)};
   };
   // Softmax itself is converted in convert_nn.cc (same coercion rules).
   (*t)["LogSoftmax"] = SoftmaxFamily("relax.nn.log_softmax");
