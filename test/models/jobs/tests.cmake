@@ -18,6 +18,10 @@ endfunction()
 # Text generation: greedy decode of 32 tokens with the GPT-2-style step and its KV cache.
 relax_model_job(gpt2_decode gpt2_decode.py)
 
+# Sentence embeddings: all-MiniLM-L6-v2 on two paraphrases and two unrelated sentences (batch and
+# each alone), cosine similarities and embeddings vs onnxruntime.
+relax_model_job(minilm minilm.py)
+
 # Voice activity: an espeak-ng sentence padded with silence, chunk by chunk with the state
 # carried (silero_vad_16k_sequence: all chunks in one call); every model of the silero-vad wheel.
 relax_model_job(vad vad.py
