@@ -81,6 +81,8 @@ int64_t FloorModI(int64_t a, int64_t b) {
 // ---- polynomial over atoms ------------------------------------------------------
 using Mono = std::vector<int>;  // sorted atom ids (with multiplicity); empty = constant
 using Poly = std::map<Mono, int64_t>;
+// The most terms a product of two polynomials may expand to (see Canonicalizer::ToPoly).
+constexpr size_t kMaxProductTerms = 256;
 
 void AddTerm(Poly* p, const Mono& m, int64_t c) {
   if (c == 0) return;
@@ -153,8 +155,15 @@ class Canonicalizer {
         return AddP(ToPoly(n->a), ToPoly(n->b));
       case PrimKind::kSub:
         return AddP(ToPoly(n->a), ToPoly(n->b), -1);
-      case PrimKind::kMul:
-        return MulP(ToPoly(n->a), ToPoly(n->b));
+      case PrimKind::kMul: {
+        // Expanding a product of sums multiplies their term counts, so nested products of
+        // sums grow exponentially (a fuzzer input of ~40 binomials took minutes); past
+        // kMaxProductTerms the product stays one opaque atom, the expression as written (its
+        // expanded factors would nest into atom keys that grow exponentially in turn).
+        Poly pa = ToPoly(n->a), pb = ToPoly(n->b);
+        if (pa.size() * pb.size() > kMaxProductTerms) return AtomP(e);
+        return MulP(pa, pb);
+      }
       case PrimKind::kFloorDiv:
       case PrimKind::kFloorMod:
         return DivMod(n, e.dtype());
