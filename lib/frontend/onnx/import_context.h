@@ -134,6 +134,8 @@ Expr TensorProtoToConstant(const onnx::TensorProto& t, const std::string& what);
 /// Byte size (product of `dims` times `item_bytes`) of a tensor with static dims >= 0;
 /// nullopt if it does not fit in int64.
 std::optional<int64_t> CheckedByteSize(const std::vector<int64_t>& dims, int64_t item_bytes);
+/// `dims` as text for messages: "[2, 3]".
+std::string DimsText(const std::vector<int64_t>& dims);
 /// ONNX elem_type -> DataType; Error for unsupported types.
 DataType OnnxDType(int elem_type, const std::string& what);
 /// Known integer values of a small integer constant (<= 64 elements), if any.
