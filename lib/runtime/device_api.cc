@@ -34,11 +34,15 @@ class CPUDeviceAPI final : public DeviceAPI {
   StreamHandle CreateStream(DLDevice) override { return nullptr; }
   void FreeStream(DLDevice, StreamHandle) override {}
   void SyncStream(DLDevice, StreamHandle) override {}
-  void LaunchKernel(DLDevice, void*, const std::string& name, const RelaxValue*, int32_t,
-                    const int64_t[3], const int64_t[3], StreamHandle) override {
-    RELAX_THROW("LaunchKernel('" << name
-                                 << "') is not supported on cpu; host kernels are called "
-                                    "directly");
+  void* LoadKernels(DLDevice, const LaunchTable& table, const uint8_t*, uint64_t) override {
+    RELAX_THROW("the cpu device API cannot load '" << table.format
+                                                   << "' device kernels; host kernels are called "
+                                                      "directly");
+  }
+  void UnloadKernels(DLDevice, void*) override {}
+  void LaunchKernel(DLDevice, void*, int32_t index, const KernelLaunch&, StreamHandle) override {
+    RELAX_THROW("LaunchKernel(" << index
+                                << ") is not supported on cpu; host kernels are called directly");
   }
 };
 

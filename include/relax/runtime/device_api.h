@@ -9,6 +9,7 @@
 #include <string>
 
 #include "relax/runtime/c_api.h"
+#include "relax/runtime/launch_table.h"
 
 namespace relax::runtime {
 
@@ -36,12 +37,21 @@ class DeviceAPI {
   virtual void FreeStream(DLDevice dev, StreamHandle stream) = 0;
   /// Blocks until all work queued on `stream` is done.
   virtual void SyncStream(DLDevice dev, StreamHandle stream) = 0;
-  /// Launches device kernel `name` from the loaded device module `module` with packed `args`
-  /// and a grid/block launch geometry (x, y, z each). Placeholder for GPU backends; the CPU
-  /// implementation throws relax::Error (host kernels are called directly as RelaxPackedFunc).
-  virtual void LaunchKernel(DLDevice dev, void* module, const std::string& name,
-                            const RelaxValue* args, int32_t num_args, const int64_t grid[3],
-                            const int64_t block[3], StreamHandle stream) = 0;
+  /// Loads the kernels of an artifact's launch table onto `dev` (`binary` is its "device"
+  /// section; SPIR-V modules / PTX / cubin per LaunchTable::format) and returns a module
+  /// handle for LaunchKernel. Throws relax::Error naming the kernel when the driver rejects a
+  /// binary. The CPU API throws (host kernels are called directly).
+  virtual void* LoadKernels(DLDevice dev, const LaunchTable& table, const uint8_t* binary,
+                            uint64_t size) = 0;
+  /// Releases a module from LoadKernels (null is a no-op).
+  virtual void UnloadKernels(DLDevice dev, void* module) = 0;
+  /// Runs kernel `index` of `module` and waits for it (part 1 is synchronous). Kernel ABI:
+  /// Vulkan: descriptor set 0, binding i = buffer i (storage buffer), binding num_buffers = a
+  /// storage buffer of the int64 scalars (only when there are scalars); CUDA: the buffers'
+  /// device pointers, then the scalars as int64 kernel parameters. Throws relax::Error naming
+  /// the kernel on a device error (out of memory, device lost, launch failure).
+  virtual void LaunchKernel(DLDevice dev, void* module, int32_t index, const KernelLaunch& launch,
+                            StreamHandle stream) = 0;
 
   /// The API for `dev.device_type`. Throws relax::Error for a device type with no registered
   /// API (e.g. "no device API registered for device cuda:0").

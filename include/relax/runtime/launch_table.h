@@ -1,0 +1,68 @@
+// The launch table: what an artifact for a GPU target records about its device kernels (the
+// "launch" section, JSON) beside their binaries (the "device" section). Written by the
+// compiler's host/device split and GPU codegen, read by the loader and the device APIs.
+#ifndef RELAX_RUNTIME_LAUNCH_TABLE_H_
+#define RELAX_RUNTIME_LAUNCH_TABLE_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace relax::runtime {
+
+/// How a kernel uses one parameter. Buffers come first (in the kernel's parameter order), then
+/// scalars (int64 each).
+enum class KernelParamKind : uint8_t { kBufferRead, kBufferWrite, kBufferReadWrite, kScalar };
+
+/// One device kernel.
+struct KernelSpec {
+  std::string name;  // entry point name in its binary ("<primfunc>_kernel<k>")
+  std::vector<KernelParamKind> params;
+  /// Threads per block (CUDA) / workgroup size (Vulkan, fixed in the shader), x y z.
+  uint32_t block[3] = {1, 1, 1};
+  /// Static shared memory (bytes) the kernel declares; dynamic shared memory is not used yet.
+  uint32_t shared_bytes = 0;
+  /// The grid as expressions in the PrimFunc's symbolic dims (for --stats and docs; the host
+  /// code evaluates them and passes numbers to LaunchKernel).
+  std::vector<std::string> grid_exprs;
+  /// The schedule rule that scheduled the PrimFunc it came from.
+  std::string rule;
+  /// Its binary: bytes [offset, offset + size) of the "device" section.
+  uint64_t binary_offset = 0, binary_size = 0;
+
+  size_t num_buffers() const;
+  size_t num_scalars() const;
+};
+
+/// The launch table of one artifact.
+struct LaunchTable {
+  /// The binary format of every kernel: "spirv" (a SPIR-V module per kernel, one entry point
+  /// named `name`, GLCompute), "ptx" (PTX text, NUL-terminated) or "cubin".
+  std::string format;
+  /// The target the kernels were built for ("vulkan", "cuda -arch=sm_90").
+  std::string target;
+  std::vector<KernelSpec> kernels;
+
+  std::string ToJSON() const;
+  /// Parses and checks the table (every field present and typed, param kinds known, offsets
+  /// within `device_section_size`). Throws relax::Error naming the field on a bad table.
+  static LaunchTable FromJSON(const std::string& json, uint64_t device_section_size);
+};
+
+/// One launch, as the host code passes it. Part 1's memory model: every buffer is host memory
+/// (the VM's tensors, the params section, kernel workspaces); the device API copies the
+/// buffers a kernel reads to the device before the launch and the ones it writes back after it
+/// (docs/design.md, "GPU targets").
+struct KernelLaunch {
+  /// Blocks along x, y, z. The device API may fold an x count beyond the device's limit into y;
+  /// kernels compute the linear block index as block_id.y * num_blocks.x + block_id.x and guard
+  /// it against their extent.
+  int64_t grid[3] = {1, 1, 1};
+  std::vector<void*> buffers;          // host pointers, in the kernel's buffer order
+  std::vector<uint64_t> buffer_bytes;  // their sizes in bytes (0 allowed)
+  std::vector<int64_t> scalars;        // in the kernel's scalar order
+};
+
+}  // namespace relax::runtime
+
+#endif  // RELAX_RUNTIME_LAUNCH_TABLE_H_
