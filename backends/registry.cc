@@ -6,10 +6,18 @@
 namespace relax::backends::cpu {
 void RegisterCpuBackend();
 }  // namespace relax::backends::cpu
+namespace relax::backends::cuda {
+void RegisterCudaBackend();
+}  // namespace relax::backends::cuda
+namespace relax::backends::vulkan {
+void RegisterVulkanBackend();
+}  // namespace relax::backends::vulkan
 
 namespace {
 const bool kRegistered = [] {
   relax::backends::cpu::RegisterCpuBackend();
+  relax::backends::vulkan::RegisterVulkanBackend();
+  relax::backends::cuda::RegisterCudaBackend();
   return true;
 }();
 }  // namespace

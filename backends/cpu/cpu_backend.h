@@ -10,12 +10,6 @@
 
 namespace relax::backends::cpu {
 
-/// TIR -> MLIR -> LLVM IR -> O3 -> x86-64 object -> shared object (ld.lld). Sets
-/// `*cpu_features` (if non-null) to the LLVM features the code may use.
-std::string BuildCpuKernels(const IRModule& mod, const Target& target,
-                            const CodegenOptions& options, std::string* cpu_features);
-/// -mcpu must be "native" or a CPU LLVM knows for the host triple.
-void ValidateCpuTarget(const Target& t);
 /// The CPU default schedule rules, most specific first (schedule_rules.cc).
 const std::vector<ScheduleRule>& CpuScheduleRules();
 /// Registers the CPU backend (kind "cpu").

@@ -4,6 +4,7 @@
 #include <dlpack/dlpack.h>
 
 #include "cpu_backend.h"
+#include "relax/codegen/host_codegen.h"
 
 namespace relax::backends::cpu {
 
@@ -14,13 +15,15 @@ class CpuBackend : public Backend {
   std::vector<TargetAttrInfo> Attributes() const override {
     return {{"mcpu", "LLVM CPU name (x86-64, x86-64-v3, skylake, ...) or 'native' (default)"}};
   }
-  void ValidateTarget(const Target& t) const override { ValidateCpuTarget(t); }
+  void ValidateTarget(const Target& t) const override {
+    codegen::ValidateHostCpu(t.Attr("mcpu", "native"));
+  }
   const std::vector<ScheduleRule>& ScheduleRules() const override { return CpuScheduleRules(); }
   int DeviceType() const override { return kDLCPU; }
   std::string BuildKernels(const IRModule& mod, const Target& t, const CodegenOptions& options,
                            std::vector<BackendSection>* sections) const override {
     std::string features;
-    std::string so = BuildCpuKernels(mod, t, options, &features);
+    std::string so = codegen::BuildHostLibrary(mod, t.Attr("mcpu", "native"), options, &features);
     if (sections) sections->push_back({"target", "cpu_features=" + features + "\n", 8});
     return so;
   }

@@ -14,8 +14,8 @@
 namespace relax {
 
 std::vector<std::string> DefaultPipeline() {
-  return {"fuse-ops", "fuse-tir",          "legalize",       "fold-constants",
-          "schedule", "dedupe-prim-funcs", "flatten-buffer", "outline-parallel"};
+  return {"fuse-ops",          "fuse-tir",       "legalize",          "fold-constants",  "schedule",
+          "dedupe-prim-funcs", "flatten-buffer", "split-host-device", "outline-parallel"};
 }
 
 std::string BuildSharedObject(const IRModule& mod, const Target& target,

@@ -16,9 +16,9 @@ namespace relax::codegen {
 namespace {
 // Slot k of RelaxRuntimeTable's function pointers (after the two u32 header fields).
 const std::vector<std::string>& TableOrder() {
-  static const std::vector<std::string> order = {"RelaxSetLastError",   "RelaxGetLastError",
-                                                 "RelaxParallelFor",    "RelaxCheckKernelArgs",
-                                                 "RelaxWorkspaceAlloc", "RelaxWorkspaceFree"};
+  static const std::vector<std::string> order = {
+      "RelaxSetLastError",   "RelaxGetLastError",  "RelaxParallelFor", "RelaxCheckKernelArgs",
+      "RelaxWorkspaceAlloc", "RelaxWorkspaceFree", "RelaxLaunchKernel"};
   return order;
 }
 }  // namespace
@@ -27,6 +27,11 @@ void BindRuntimeTable(llvm::Module& m) {
   llvm::LLVMContext& ctx = m.getContext();
   auto* ptr = llvm::PointerType::getUnqual(ctx);
   auto* i32 = llvm::Type::getInt32Ty(ctx);
+  // The table must hold every entry the kernels use (older runtimes have fewer).
+  uint32_t needed = 0;
+  for (size_t k = 0; k < TableOrder().size(); ++k)
+    if (llvm::Function* f = m.getFunction(TableOrder()[k]); f && f->isDeclaration())
+      needed = static_cast<uint32_t>(k + 1);
   auto* table =
       new llvm::GlobalVariable(m, ptr, /*isConstant=*/false, llvm::GlobalValue::InternalLinkage,
                                llvm::ConstantPointerNull::get(ptr), "__relax_runtime");
@@ -47,7 +52,7 @@ void BindRuntimeTable(llvm::Module& m) {
     llvm::Value* count = b.CreateLoad(i32, b.CreateConstGEP1_64(b.getInt8Ty(), t, 4));
     llvm::Value* good =
         b.CreateAnd(b.CreateICmpEQ(version, b.getInt32(RELAX_RUNTIME_TABLE_VERSION)),
-                    b.CreateICmpUGE(count, b.getInt32(static_cast<uint32_t>(TableOrder().size()))));
+                    b.CreateICmpUGE(count, b.getInt32(needed)));
     b.CreateCondBr(good, ok, bad);
     b.SetInsertPoint(ok);
     b.CreateStore(t, table);

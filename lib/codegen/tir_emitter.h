@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "relax/codegen/tir_to_mlir.h"
 #include "relax/ir/tir_functor.h"
 
 namespace relax::codegen {
@@ -22,6 +23,9 @@ class Emitter : public tir::StmtFunctor<void>, public tir::ExprFunctor<mlir::Val
  public:
   Emitter(mlir::ModuleOp module, const tir::PrimFunc& f);
   void Run();
+  /// Device kernel mode (gpu_kernel_to_mlir.cc): emits `f` (a device kernel of the host/device
+  /// split) as `gpu.module @<f> { gpu.func @<f>(...) kernel }` for `flavor`.
+  void RunDeviceKernel(GpuFlavor flavor);
 
  protected:
   // ---- statements (tir_to_mlir.cc) ----
@@ -80,6 +84,17 @@ class Emitter : public tir::StmtFunctor<void>, public tir::ExprFunctor<mlir::Val
   mlir::Value SafeIntDivRem(const std::string& op, mlir::Value a, mlir::Value b, bool uns);
   mlir::Value Intrinsic(const tir::CallNode* n);
 
+  // ---- GPU (gpu_kernel_to_mlir.cc: device side; launch_to_mlir.cc: host side) ----
+  /// A loop bound to a GPU index: `v = id; if (v < extent) body` (blockIdx.x is the linear
+  /// block index block_id.y * grid_dim.x + block_id.x, see runtime/launch_table.h).
+  void EmitThreadBound(const tir::ForNode* op);
+  /// Host: `T.launch_kernel(index, gx, gy, gz, T.address_of(b[0])..., vars...)` -> a call of
+  /// RelaxLaunchKernel(device module, index, packed i64 array, count) (runtime/c_api.h).
+  void EmitLaunch(const tir::CallNode* call);
+  /// The artifact's device-module handle: the internal global `__relax_device_module`, set by
+  /// the exported `__relax_set_device_module(ptr) -> i32` (both emitted once per module).
+  mlir::Value DeviceModuleHandle();
+
   mlir::ModuleOp module_;
   const tir::PrimFunc& f_;
   mlir::OpBuilder b_;
@@ -92,6 +107,7 @@ class Emitter : public tir::StmtFunctor<void>, public tir::ExprFunctor<mlir::Val
   int num_outlined_ = 0;
   int num_strings_ = 0;
   bool parallel_ = true;
+  GpuFlavor device_ = GpuFlavor::kNone;  // kNone: host code
 };
 
 }  // namespace relax::codegen

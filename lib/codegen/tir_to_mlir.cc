@@ -7,10 +7,13 @@
 #include <mlir/Dialect/Arith/IR/Arith.h>
 #include <mlir/Dialect/ControlFlow/IR/ControlFlowOps.h>
 #include <mlir/Dialect/Func/IR/FuncOps.h>
+#include <mlir/Dialect/GPU/IR/GPUDialect.h>
 #include <mlir/Dialect/LLVMIR/LLVMDialect.h>
 #include <mlir/Dialect/Math/IR/Math.h>
 #include <mlir/Dialect/MemRef/IR/MemRef.h>
 #include <mlir/Dialect/SCF/IR/SCF.h>
+#include <mlir/Dialect/SPIRV/IR/SPIRVAttributes.h>
+#include <mlir/Dialect/SPIRV/IR/SPIRVEnums.h>
 #include <mlir/IR/Builders.h>
 
 #include <algorithm>
@@ -27,9 +30,9 @@ namespace relax::codegen {
 using mlir::Value;
 
 void LoadBridgeDialects(mlir::MLIRContext* ctx) {
-  ctx->loadDialect<mlir::func::FuncDialect, mlir::arith::ArithDialect, mlir::math::MathDialect,
-                   mlir::scf::SCFDialect, mlir::memref::MemRefDialect, mlir::LLVM::LLVMDialect,
-                   mlir::cf::ControlFlowDialect>();
+  ctx->loadDialect<mlir::gpu::GPUDialect, mlir::func::FuncDialect, mlir::arith::ArithDialect,
+                   mlir::math::MathDialect, mlir::scf::SCFDialect, mlir::memref::MemRefDialect,
+                   mlir::LLVM::LLVMDialect, mlir::cf::ControlFlowDialect>();
 }
 
 namespace {
@@ -84,6 +87,11 @@ mlir::Type Emitter::ScalarType(DataType t) {
 }
 mlir::Type Emitter::StorageType(DataType t) { return t.is_bool() ? b_.getI8Type() : ScalarType(t); }
 mlir::MemRefType Emitter::MemRefOf(const Buffer& buf) {
+  if (device_ == GpuFlavor::kSpirv)  // Vulkan storage buffers
+    return mlir::MemRefType::get({mlir::ShapedType::kDynamic}, StorageType(buf->dtype),
+                                 mlir::MemRefLayoutAttrInterface{},
+                                 mlir::spirv::StorageClassAttr::get(
+                                     b_.getContext(), mlir::spirv::StorageClass::StorageBuffer));
   return mlir::MemRefType::get({mlir::ShapedType::kDynamic}, StorageType(buf->dtype));
 }
 
@@ -482,7 +490,7 @@ void Emitter::VisitStmt_(const tir::ForNode* op, const tir::Stmt&) {
   int64_t mn, ext;
   switch (op->for_kind) {
     case tir::ForKind::kParallel:
-      if (parallel_) return EmitParallelFor(op);
+      if (parallel_ && device_ == GpuFlavor::kNone) return EmitParallelFor(op);
       return EmitSerialFor(op, nullptr);
     case tir::ForKind::kSerial:
       return EmitSerialFor(op, nullptr);
@@ -500,6 +508,7 @@ void Emitter::VisitStmt_(const tir::ForNode* op, const tir::Stmt&) {
       }
       return EmitSerialFor(op, "unroll");
     case tir::ForKind::kThreadBinding:
+      if (device_ != GpuFlavor::kNone) return EmitThreadBound(op);
       RELAX_THROW("PrimFunc '" << f_->name << "': loop '" << VarName(op->loop_var)
                                << "' is bound to thread '" << op->thread_tag
                                << "'; the CPU target has no GPU threads (thread-bound loops need "
@@ -574,7 +583,11 @@ void Emitter::VisitStmt_(const tir::AllocateNode* op, const tir::Stmt&) {
   mlir::func::CallOp::create(b_, loc_, free_fn, mlir::ValueRange{p});
 }
 
-void Emitter::VisitStmt_(const tir::EvaluateNode* op, const tir::Stmt&) { VisitExpr(op->value); }
+void Emitter::VisitStmt_(const tir::EvaluateNode* op, const tir::Stmt&) {
+  const auto* call = op->value.as<tir::CallNode>();
+  if (call && call->op == "launch_kernel") return EmitLaunch(call);
+  VisitExpr(op->value);
+}
 
 Value Emitter::Buf(const Buffer& b) {
   auto it = bufs_.find(b.get());
@@ -583,6 +596,10 @@ Value Emitter::Buf(const Buffer& b) {
   return it->second;
 }
 
-void EmitPrimFunc(mlir::ModuleOp module, const tir::PrimFunc& f) { Emitter(module, f).Run(); }
+void EmitPrimFunc(mlir::ModuleOp module, const tir::PrimFunc& f) {
+  if (f->attrs.count("device_kernel"))
+    RELAX_THROW("internal error: device kernel '" << f->name << "' reached the host codegen");
+  Emitter(module, f).Run();
+}
 
 }  // namespace relax::codegen

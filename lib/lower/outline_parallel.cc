@@ -55,23 +55,30 @@ class Annotator : public tir::StmtMutator {
     tir::Stmt r = tir::StmtMutator::VisitStmt_(op, s);  // inner loops first
     if (op->for_kind != tir::ForKind::kParallel) return r;
     const auto* f = tir::As<tir::ForNode>(r);
-    ClosureCollector c;
-    c.defined_vars.insert(f->loop_var.get());
-    c.VisitExpr(f->min);
-    c.VisitStmt(f->body);
+    Closure c = CollectClosure(f->body, {f->loop_var}, f->min);
     auto n = std::make_shared<tir::ForNode>(*f);
     n->has_captures = true;
-    n->captured_vars.clear();
-    n->captured_buffers.clear();
-    for (const auto& v : c.used_vars)
-      if (!c.defined_vars.count(v.get())) n->captured_vars.push_back(v);
-    for (const auto& b : c.used_bufs)
-      if (!c.defined_bufs.count(b.get())) n->captured_buffers.push_back(b);
+    n->captured_vars = std::move(c.vars);
+    n->captured_buffers = std::move(c.buffers);
     return n;
   }
 };
 
 }  // namespace
+
+Closure CollectClosure(const tir::Stmt& body, const std::vector<Var>& defined,
+                       const PrimExpr& extra) {
+  ClosureCollector c;
+  for (const auto& v : defined) c.defined_vars.insert(v.get());
+  if (extra.defined()) c.VisitExpr(extra);
+  c.VisitStmt(body);
+  Closure out;
+  for (const auto& v : c.used_vars)
+    if (!c.defined_vars.count(v.get())) out.vars.push_back(v);
+  for (const auto& b : c.used_bufs)
+    if (!c.defined_bufs.count(b.get())) out.buffers.push_back(b);
+  return out;
+}
 
 tir::PrimFunc OutlineParallel(const tir::PrimFunc& f) {
   auto n = std::make_shared<tir::PrimFuncNode>(*f);

@@ -5,6 +5,7 @@
 #include "relax/legalize/legalize.h"
 #include "relax/lower/flatten_buffer.h"
 #include "relax/lower/outline_parallel.h"
+#include "relax/lower/split_host_device.h"
 #include "relax/schedule/schedule.h"
 #include "relax/transform/dedupe_prim_funcs.h"
 #include "relax/transform/fold_constants.h"
@@ -34,6 +35,10 @@ const bool kRegistered = [] {
                 ScheduleModule});
   RegisterPass({"flatten-buffer", "linearize N-D buffer accesses in PrimFuncs to 1-D",
                 [](IRModule* mod, const PassContext&) { FlattenModuleBuffers(mod); }});
+  RegisterPass({"split-host-device",
+                "GPU targets: each kernel statement of a device PrimFunc becomes a device kernel; "
+                "the host part launches it",
+                [](IRModule* mod, const PassContext&) { SplitHostDevice(mod); }});
   RegisterPass({"outline-parallel",
                 "give each parallel loop its captures (the vars and buffers its body uses from "
                 "outside), which codegen outlines",

@@ -12,6 +12,7 @@
 #include "relax/parser/parser.h"
 #include "relax/support/error.h"
 #include "relax/support/file.h"
+#include "relax/target/target.h"
 #include "relax/transform/pass.h"
 
 namespace {
@@ -63,7 +64,7 @@ int main(int argc, char** argv) {
   app.footer(passes_help);
   std::string passes, input = "-", print_after;
   bool print_after_all = false, time_passes = false, no_verify = false, split = false;
-  std::string emit = "ir";
+  std::string emit = "ir", target = "cpu";
   std::vector<std::string> pass_options;
   app.add_option("--passes", passes, "Comma-separated pass list (run in order)");
   app.add_option("--pass-option", pass_options,
@@ -71,6 +72,9 @@ int main(int argc, char** argv) {
                  "fold-constants.max-elements=1024")
       ->allow_extra_args(false);  // one KEY=VALUE per occurrence
   app.add_option("input", input, "Input .rx file ('-' = stdin)");
+  app.add_option("--target", target,
+                 "Target whose schedule rules the schedule pass applies (cpu, vulkan, ...)")
+      ->capture_default_str();
   app.add_flag("--print-ir-after-all", print_after_all, "Print the IR after every pass (stderr)");
   app.add_option("--print-ir-after", print_after,
                  "Print the IR after the named passes (comma-separated)");
@@ -111,6 +115,7 @@ int main(int argc, char** argv) {
   try {
     relax::tools::ParsePassOptions(pass_options, &pctx.options);
     relax::CheckPassOptions(pctx);
+    pctx.target = relax::Target::Parse(target).ToString();
   } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << "\n";
     return 2;

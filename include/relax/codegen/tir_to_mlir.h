@@ -22,6 +22,18 @@ void LoadBridgeDialects(mlir::MLIRContext* ctx);
 /// Throws relax::Error naming the PrimFunc on unsupported TIR.
 void EmitPrimFunc(mlir::ModuleOp module, const tir::PrimFunc& f);
 
+/// Which GPU lowering a device kernel's MLIR is for (argument conventions: see EmitGpuKernel).
+enum class GpuFlavor { kNone, kSpirv, kNvvm };
+
+/// Emits device kernel `f` (a PrimFunc with attribute `device_kernel`, made by the host/device
+/// split, lower/split_host_device.h) as `gpu.module @<f>_module { gpu.func @<f> kernel }`:
+/// buffers as memref<?xT, StorageBuffer> (kSpirv, plus a memref<?xi64> of the scalars when
+/// there are any) or as pointers with i64 scalars (kNvvm); the workgroup size from `block`.
+/// Loops bound to blockIdx.x use the linear block index (runtime/launch_table.h). Throws
+/// relax::Error naming the PrimFunc on unsupported TIR (an `alloc` inside a kernel, an unknown
+/// thread tag).
+void EmitGpuKernel(mlir::ModuleOp module, const tir::PrimFunc& f, GpuFlavor flavor);
+
 /// Loops marked `vectorized` / `unrolled` that the bridge emits as an scf.for start their
 /// body with a call of the marker `relax_loop_hint_vectorize` / `relax_loop_hint_unroll`
 /// (no arguments, never defined). ApplyLoopHints (loop_hints.cc) turns each marker into

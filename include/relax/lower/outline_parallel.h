@@ -16,6 +16,17 @@ namespace relax {
 /// that no `alloc` inside it defines. Loops already annotated are recomputed (idempotent).
 tir::PrimFunc OutlineParallel(const tir::PrimFunc& f);
 
+/// The closure of a statement: the vars it (and `extra`, e.g. a loop's min) uses that no let,
+/// loop or reduction inside it defines, and the buffers it loads or stores that no `alloc`
+/// inside it defines, each in first-use order. Shared by outline-parallel and the host/device
+/// split (lower/split_host_device.h: a kernel's parameters).
+struct Closure {
+  std::vector<Var> vars;
+  std::vector<Buffer> buffers;
+};
+Closure CollectClosure(const tir::Stmt& body, const std::vector<Var>& defined = {},
+                       const PrimExpr& extra = PrimExpr());
+
 /// Applies OutlineParallel to every PrimFunc of `mod` (pass "outline-parallel").
 void OutlineParallelLoops(IRModule* mod);
 

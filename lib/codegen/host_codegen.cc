@@ -1,5 +1,8 @@
-// CPU backend: MLIR (from the TIR bridge) -> LLVM dialect -> LLVM IR -> O3 ->
-// x86-64 object -> shared object linked with ld.lld.
+// The host library of every target: MLIR (from the TIR bridge) -> LLVM dialect -> LLVM IR -> O3
+// -> x86-64 object -> shared object linked with ld.lld. The CPU backend's kernels are all host
+// code; a GPU backend's host parts (launches, lower/split_host_device.h) are too.
+#include "relax/codegen/host_codegen.h"
+
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Module.h>
@@ -31,11 +34,10 @@
 #include <fstream>
 #include <sstream>
 
-#include "cpu_backend.h"
 #include "relax/codegen/tir_to_mlir.h"
 #include "relax/support/error.h"
 
-namespace relax::backends::cpu {
+namespace relax::codegen {
 
 namespace {
 
@@ -54,8 +56,7 @@ const llvm::Target* HostLLVMTarget(llvm::Triple* triple) {
 
 }  // namespace
 
-void ValidateCpuTarget(const Target& t) {
-  std::string mcpu = t.Attr("mcpu", "native");
+void ValidateHostCpu(const std::string& mcpu) {
   if (mcpu.empty()) RELAX_THROW("-mcpu= needs a CPU name (or 'native')");
   if (mcpu != "native") {
     llvm::Triple triple;
@@ -78,10 +79,9 @@ void ValidateCpuTarget(const Target& t) {
 
 namespace {
 
-std::unique_ptr<llvm::TargetMachine> MakeTargetMachine(const Target& target) {
+std::unique_ptr<llvm::TargetMachine> MakeTargetMachine(const std::string& mcpu) {
   llvm::Triple triple;
   const llvm::Target* t = HostLLVMTarget(&triple);
-  std::string mcpu = target.Attr("mcpu", "native");
   std::string cpu = mcpu == "native" ? std::string(llvm::sys::getHostCPUName()) : mcpu;
   std::string features;
   if (mcpu == "native") {
@@ -125,8 +125,8 @@ std::string ReadFile(const std::string& path) {
 
 }  // namespace
 
-std::string BuildCpuKernels(const IRModule& mod, const Target& target,
-                            const CodegenOptions& options, std::string* cpu_features) {
+std::string BuildHostLibrary(const IRModule& mod, const std::string& mcpu,
+                             const CodegenOptions& options, std::string* cpu_features) {
   mlir::MLIRContext ctx;
   codegen::LoadBridgeDialects(&ctx);
   mlir::registerBuiltinDialectTranslation(ctx);
@@ -135,7 +135,8 @@ std::string BuildCpuKernels(const IRModule& mod, const Target& target,
   mlir::OwningOpRef<mlir::ModuleOp> module = mlir::ModuleOp::create(b.getUnknownLoc());
   for (const auto& name : mod.order) {
     auto it = mod.prim_funcs.find(name);
-    if (it != mod.prim_funcs.end()) codegen::EmitPrimFunc(*module, it->second);
+    if (it != mod.prim_funcs.end() && !it->second->attrs.count("device_kernel"))
+      codegen::EmitPrimFunc(*module, it->second);
   }
   if (mlir::failed(mlir::verify(*module))) {
     std::string s;
@@ -178,7 +179,7 @@ std::string BuildCpuKernels(const IRModule& mod, const Target& target,
   if (!llmod) RELAX_THROW("translating MLIR to LLVM IR failed");
   codegen::ApplyLoopHints(*llmod);
   codegen::BindRuntimeTable(*llmod);
-  auto tm = MakeTargetMachine(target);
+  auto tm = MakeTargetMachine(mcpu);
   if (cpu_features) {
     // Every feature the subtarget enables (implied ones included).
     const llvm::MCSubtargetInfo* sti = tm->getMCSubtargetInfo();
@@ -239,4 +240,4 @@ std::string BuildCpuKernels(const IRModule& mod, const Target& target,
   return so;
 }
 
-}  // namespace relax::backends::cpu
+}  // namespace relax::codegen

@@ -1,0 +1,230 @@
+// CUDA device codegen: a device kernel's MLIR (gpu dialect) -> NVVM -> LLVM IR (+ libdevice) ->
+// PTX (LLVM's NVPTX backend) -> cubin (ptxas), with ptxas's resource report.
+#include <llvm/Bitcode/BitcodeReader.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/Module.h>
+#include <llvm/IRReader/IRReader.h>
+#include <llvm/Linker/Linker.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/FileSystem.h>
+#include <llvm/Support/Program.h>
+#include <llvm/Support/SourceMgr.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+#include <mlir/Conversion/ArithToLLVM/ArithToLLVM.h>
+#include <mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h>
+#include <mlir/Conversion/FuncToLLVM/ConvertFuncToLLVM.h>
+#include <mlir/Conversion/GPUToNVVM/GPUToNVVM.h>
+#include <mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h>
+#include <mlir/Conversion/IndexToLLVM/IndexToLLVM.h>
+#include <mlir/Conversion/MathToLLVM/MathToLLVM.h>
+#include <mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h>
+#include <mlir/Conversion/NVVMToLLVM/NVVMToLLVM.h>
+#include <mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h>
+#include <mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h>
+#include <mlir/Conversion/UBToLLVM/UBToLLVM.h>
+#include <mlir/Dialect/GPU/IR/GPUDialect.h>
+#include <mlir/Dialect/LLVMIR/LLVMDialect.h>
+#include <mlir/Dialect/LLVMIR/NVVMDialect.h>
+#include <mlir/IR/Verifier.h>
+#include <mlir/Pass/Pass.h>
+#include <mlir/Pass/PassManager.h>
+#include <mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h>
+#include <mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h>
+#include <mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h>
+#include <mlir/Target/LLVMIR/Export.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <mutex>
+#include <regex>
+
+#include "cuda_backend.h"
+#include "relax/codegen/tir_to_mlir.h"
+#include "relax/support/error.h"
+
+namespace relax::backends::cuda {
+
+namespace {
+
+std::string CudaHome() {
+  const char* env = std::getenv("RELAX_CUDA_HOME");
+  return env && *env ? env : "/usr/local/cuda";
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+std::string Diagnostics(mlir::MLIRContext* ctx, const std::function<bool()>& step) {
+  std::string diag;
+  llvm::raw_string_ostream os(diag);
+  mlir::ScopedDiagnosticHandler handler(ctx, [&](mlir::Diagnostic& d) {
+    os << d << "\n";
+    return mlir::success();
+  });
+  if (step()) return "";
+  return diag.empty() ? std::string("(no diagnostic)") : diag;
+}
+
+std::unique_ptr<llvm::TargetMachine> NvptxMachine(const std::string& arch) {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTarget();
+    LLVMInitializeNVPTXTargetMC();
+    LLVMInitializeNVPTXAsmPrinter();
+  });
+  llvm::Triple triple("nvptx64-nvidia-cuda");
+  std::string err;
+  const llvm::Target* t = llvm::TargetRegistry::lookupTarget(triple, err);
+  if (!t) RELAX_THROW("LLVM has no NVPTX target: " << err);
+  llvm::TargetOptions opts;
+  auto* tm = t->createTargetMachine(triple, arch, "+ptx80", opts, std::nullopt, std::nullopt,
+                                    llvm::CodeGenOptLevel::Aggressive);
+  if (!tm) RELAX_THROW("cannot create an NVPTX target machine for " << arch);
+  return std::unique_ptr<llvm::TargetMachine>(tm);
+}
+
+// ptxas -arch=ARCH -v: the cubin and the resource report, or an error naming the kernel.
+void Assemble(CudaKernel* k, const std::string& arch) {
+  std::string ptxas = CudaHome() + "/bin/ptxas";
+  if (!llvm::sys::fs::can_execute(ptxas)) return;  // no toolkit: the driver JITs the PTX
+  llvm::SmallString<128> dir;
+  if (llvm::sys::fs::createUniqueDirectory("relaxc-ptxas", dir))
+    RELAX_THROW("cannot create a temporary directory for ptxas");
+  std::string in = (dir + "/k.ptx").str(), out = (dir + "/k.cubin").str(),
+              log = (dir + "/ptxas.log").str();
+  {
+    std::ofstream o(in, std::ios::binary);
+    o << k->ptx;
+  }
+  std::string arch_flag = "-arch=" + arch;
+  std::vector<llvm::StringRef> argv = {ptxas, arch_flag, "-v", "-o", out, in};
+  std::optional<llvm::StringRef> redirects[] = {std::nullopt, llvm::StringRef(log),
+                                                llvm::StringRef(log)};
+  std::string err;
+  int rc = llvm::sys::ExecuteAndWait(ptxas, argv, std::nullopt, redirects, 0, 0, &err);
+  std::string report = ReadFile(log);
+  k->cubin = ReadFile(out);
+  llvm::sys::fs::remove_directories(dir);
+  if (rc != 0 || k->cubin.empty())
+    RELAX_THROW("kernel '" << k->name << "' failed ptxas -arch=" << arch << ": " << err << report);
+  std::smatch m;
+  if (std::regex_search(report, m, std::regex("Used (\\d+) registers")))
+    k->registers = std::stoi(m[1]);
+  if (std::regex_search(report, m,
+                        std::regex("(\\d+) bytes spill stores, (\\d+) bytes spill loads")))
+    k->spill_bytes = std::stoi(m[1]) + std::stoi(m[2]);
+  if (std::regex_search(report, m, std::regex("(\\d+) bytes smem")))
+    k->shared_bytes = std::stoi(m[1]);
+}
+
+}  // namespace
+
+CudaKernel BuildCudaKernel(const tir::PrimFunc& f, const std::string& arch,
+                           const CodegenOptions& options) {
+  // convert-gpu-to-nvvm lowers every dialect that registers a ConvertToLLVM interface.
+  mlir::DialectRegistry registry;
+  mlir::arith::registerConvertArithToLLVMInterface(registry);
+  mlir::cf::registerConvertControlFlowToLLVMInterface(registry);
+  mlir::registerConvertFuncToLLVMInterface(registry);
+  mlir::index::registerConvertIndexToLLVMInterface(registry);
+  mlir::registerConvertMathToLLVMInterface(registry);
+  mlir::registerConvertMemRefToLLVMInterface(registry);
+  mlir::ub::registerConvertUBToLLVMInterface(registry);
+  mlir::registerConvertNVVMToLLVMInterface(registry);
+  mlir::NVVM::registerConvertGpuToNVVMInterface(registry);
+  mlir::MLIRContext ctx(registry);
+  codegen::LoadBridgeDialects(&ctx);
+  ctx.loadDialect<mlir::NVVM::NVVMDialect>();
+  mlir::registerBuiltinDialectTranslation(ctx);
+  mlir::registerLLVMDialectTranslation(ctx);
+  mlir::registerNVVMDialectTranslation(ctx);
+  mlir::OpBuilder b(&ctx);
+  mlir::OwningOpRef<mlir::ModuleOp> module = mlir::ModuleOp::create(b.getUnknownLoc());
+  codegen::EmitGpuKernel(*module, f, codegen::GpuFlavor::kNvvm);
+  if (mlir::failed(mlir::verify(*module)))
+    RELAX_THROW("internal error: the TIR -> MLIR bridge produced invalid MLIR for kernel '"
+                << f->name << "'");
+  if (options.dump_mlir) {
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    module->print(os);
+    *options.dump_mlir << s;
+  }
+  std::string diag = Diagnostics(&ctx, [&] {
+    mlir::PassManager pm(&ctx);
+    auto& gm = pm.nest<mlir::gpu::GPUModuleOp>();
+    gm.addPass(mlir::createSCFToControlFlowPass());
+    gm.addPass(mlir::createConvertGpuOpsToNVVMOps());
+    pm.addPass(mlir::createReconcileUnrealizedCastsPass());
+    return mlir::succeeded(pm.run(*module));
+  });
+  if (!diag.empty()) RELAX_THROW("kernel '" << f->name << "': lowering to NVVM failed: " << diag);
+
+  // The gpu.module's functions become one LLVM module.
+  mlir::OwningOpRef<mlir::ModuleOp> dev = mlir::ModuleOp::create(b.getUnknownLoc());
+  module->walk([&](mlir::gpu::GPUModuleOp m) {
+    for (mlir::Operation& op : llvm::make_early_inc_range(m.getBody()->getOperations()))
+      op.moveBefore(dev->getBody(), dev->getBody()->end());
+  });
+  llvm::LLVMContext llctx;
+  std::unique_ptr<llvm::Module> llmod = mlir::translateModuleToLLVMIR(*dev, llctx, f->name);
+  if (!llmod) RELAX_THROW("kernel '" << f->name << "': translating NVVM to LLVM IR failed");
+  auto tm = NvptxMachine(arch);
+  llmod->setDataLayout(tm->createDataLayout());
+  llmod->setTargetTriple(tm->getTargetTriple());
+
+  // Math functions (__nv_expf, ...) come from libdevice.
+  bool uses_libdevice = false;
+  for (const auto& fn : *llmod)
+    if (fn.isDeclaration() && fn.getName().starts_with("__nv_")) uses_libdevice = true;
+  if (uses_libdevice) {
+    std::string path = CudaHome() + "/nvvm/libdevice/libdevice.10.bc";
+    llvm::SMDiagnostic err;
+    std::unique_ptr<llvm::Module> lib = llvm::parseIRFile(path, err, llctx);
+    if (!lib)
+      RELAX_THROW("kernel '" << f->name << "' uses math functions from libdevice, but " << path
+                             << " cannot be read (set RELAX_CUDA_HOME to the CUDA toolkit)");
+    lib->setDataLayout(llmod->getDataLayout());
+    lib->setTargetTriple(llmod->getTargetTriple());
+    if (llvm::Linker::linkModules(*llmod, std::move(lib), llvm::Linker::LinkOnlyNeeded))
+      RELAX_THROW("kernel '" << f->name << "': linking libdevice failed");
+  }
+  for (auto& fn : *llmod)
+    if (!fn.isDeclaration() && fn.getName() != f->name)
+      fn.setLinkage(llvm::GlobalValue::InternalLinkage);
+  {
+    llvm::LoopAnalysisManager lam;
+    llvm::FunctionAnalysisManager fam;
+    llvm::CGSCCAnalysisManager cgam;
+    llvm::ModuleAnalysisManager mam;
+    llvm::PassBuilder pb(tm.get());
+    pb.registerModuleAnalyses(mam);
+    pb.registerCGSCCAnalyses(cgam);
+    pb.registerFunctionAnalyses(fam);
+    pb.registerLoopAnalyses(lam);
+    pb.crossRegisterProxies(lam, fam, cgam, mam);
+    pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(*llmod, mam);
+  }
+  CudaKernel k;
+  k.name = f->name;
+  {
+    llvm::SmallString<0> ptx;
+    llvm::raw_svector_ostream os(ptx);
+    llvm::legacy::PassManager cg;
+    if (tm->addPassesToEmitFile(cg, os, nullptr, llvm::CodeGenFileType::AssemblyFile))
+      RELAX_THROW("LLVM cannot emit PTX");
+    cg.run(*llmod);
+    k.ptx = std::string(ptx.str());
+  }
+  Assemble(&k, arch);
+  return k;
+}
+
+}  // namespace relax::backends::cuda

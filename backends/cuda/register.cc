@@ -1,0 +1,75 @@
+// The CUDA backend as one relax::Backend: kind "cuda" with -arch=sm_XX, the GPU schedule rules
+// (blocks of 256 threads), host parts compiled for the host CPU, device kernels to PTX + cubin;
+// sections "target" (host CPU features), "launch" (the launch table) and "device" (cubins, or
+// PTX when no ptxas is installed).
+#include <dlpack/dlpack.h>
+
+#include <regex>
+
+#include "cuda_backend.h"
+#include "relax/codegen/device_kernels.h"
+#include "relax/codegen/host_codegen.h"
+#include "relax/schedule/gpu_rules.h"
+#include "relax/support/error.h"
+
+namespace relax::backends::cuda {
+
+namespace {
+
+constexpr int64_t kThreadsPerBlock = 256;
+
+class CudaBackend : public Backend {
+ public:
+  std::string Kind() const override { return "cuda"; }
+  std::vector<TargetAttrInfo> Attributes() const override {
+    return {{"arch", "GPU architecture: sm_80, sm_86, sm_89, sm_90 (default), ..."},
+            {"mcpu", "LLVM CPU name of the host part (default 'native')"}};
+  }
+  void ValidateTarget(const Target& t) const override {
+    std::string arch = t.Attr("arch", "sm_90");
+    if (!std::regex_match(arch, std::regex("sm_[0-9]{2,3}a?")))
+      RELAX_THROW("-arch=" << arch << " is not a CUDA architecture (e.g. sm_80, sm_90)");
+    codegen::ValidateHostCpu(t.Attr("mcpu", "native"));
+  }
+  const std::vector<ScheduleRule>& ScheduleRules() const override {
+    static const std::vector<ScheduleRule> rules =
+        schedule::GpuScheduleRules("cuda", kThreadsPerBlock);
+    return rules;
+  }
+  int DeviceType() const override { return kDLCUDA; }
+  std::string BuildKernels(const IRModule& mod, const Target& t, const CodegenOptions& options,
+                           std::vector<BackendSection>* sections) const override {
+    std::string features;
+    std::string so = codegen::BuildHostLibrary(mod, t.Attr("mcpu", "native"), options, &features);
+    std::string arch = t.Attr("arch", "sm_90");
+    runtime::LaunchTable table;
+    table.target = t.ToString();
+    std::string device;
+    std::string format;
+    for (const tir::PrimFunc& f : codegen::DeviceKernels(mod)) {
+      runtime::KernelSpec spec = codegen::KernelSpecOf(f);
+      CudaKernel k = BuildCudaKernel(f, arch, options);
+      std::string bin = k.cubin.empty() ? k.ptx + std::string(1, '\0') : k.cubin;
+      format = k.cubin.empty() ? "ptx" : "cubin";
+      spec.shared_bytes = static_cast<uint32_t>(k.shared_bytes);
+      while (device.size() % 16) device.push_back('\0');
+      spec.binary_offset = device.size();
+      spec.binary_size = bin.size();
+      device += bin;
+      table.kernels.push_back(std::move(spec));
+    }
+    table.format = format.empty() ? "cubin" : format;
+    if (sections) {
+      sections->push_back({"target", "cpu_features=" + features + "\n", 8});
+      sections->push_back({"launch", table.ToJSON(), 8});
+      sections->push_back({"device", device, 16});
+    }
+    return so;
+  }
+};
+
+}  // namespace
+
+void RegisterCudaBackend() { RegisterBackend(std::make_shared<CudaBackend>()); }
+
+}  // namespace relax::backends::cuda

@@ -1,0 +1,64 @@
+// The Vulkan backend as one relax::Backend: kind "vulkan", the GPU schedule rules (workgroups of
+// 64), host parts compiled for the host CPU, device kernels to validated SPIR-V; sections
+// "target" (host CPU features), "launch" (the launch table) and "device" (the SPIR-V modules).
+#include <dlpack/dlpack.h>
+
+#include "relax/codegen/device_kernels.h"
+#include "relax/codegen/host_codegen.h"
+#include "relax/schedule/gpu_rules.h"
+#include "vulkan_backend.h"
+
+namespace relax::backends::vulkan {
+
+namespace {
+
+// Threads per workgroup: 64 is a multiple of every vendor's subgroup size (32 or 64; lavapipe
+// runs a workgroup as SIMD lanes of the host).
+constexpr int64_t kWorkgroupSize = 64;
+
+class VulkanBackend : public Backend {
+ public:
+  std::string Kind() const override { return "vulkan"; }
+  std::vector<TargetAttrInfo> Attributes() const override {
+    return {{"mcpu", "LLVM CPU name of the host part (default 'native')"}};
+  }
+  void ValidateTarget(const Target& t) const override {
+    codegen::ValidateHostCpu(t.Attr("mcpu", "native"));
+  }
+  const std::vector<ScheduleRule>& ScheduleRules() const override {
+    static const std::vector<ScheduleRule> rules =
+        schedule::GpuScheduleRules("vulkan", kWorkgroupSize);
+    return rules;
+  }
+  int DeviceType() const override { return kDLVulkan; }
+  std::string BuildKernels(const IRModule& mod, const Target& t, const CodegenOptions& options,
+                           std::vector<BackendSection>* sections) const override {
+    std::string features;
+    std::string so = codegen::BuildHostLibrary(mod, t.Attr("mcpu", "native"), options, &features);
+    runtime::LaunchTable table;
+    table.format = "spirv";
+    table.target = t.ToString();
+    std::string device;
+    for (const tir::PrimFunc& f : codegen::DeviceKernels(mod)) {
+      runtime::KernelSpec spec = codegen::KernelSpecOf(f);
+      SpirvKernel k = BuildSpirvKernel(f, options);
+      while (device.size() % 16) device.push_back('\0');
+      spec.binary_offset = device.size();
+      spec.binary_size = k.binary.size();
+      device += k.binary;
+      table.kernels.push_back(std::move(spec));
+    }
+    if (sections) {
+      sections->push_back({"target", "cpu_features=" + features + "\n", 8});
+      sections->push_back({"launch", table.ToJSON(), 8});
+      sections->push_back({"device", device, 16});
+    }
+    return so;
+  }
+};
+
+}  // namespace
+
+void RegisterVulkanBackend() { RegisterBackend(std::make_shared<VulkanBackend>()); }
+
+}  // namespace relax::backends::vulkan

@@ -1,0 +1,153 @@
+// Device side of the TIR -> MLIR bridge: a device kernel of the host/device split
+// (lower/split_host_device.h) as `gpu.module @<k> { gpu.func @<k>(...) kernel }`, with the
+// argument conventions of the GPU lowering it is for (runtime/device_api.h, LaunchKernel):
+//  - SPIR-V (Vulkan): one memref<?xT, StorageBuffer> per buffer (descriptor set 0, binding i),
+//    then, when the kernel has scalars, a memref<?xi64> of them (binding num_buffers); the
+//    workgroup size is the kernel's block, fixed in the shader (spirv.entry_point_abi);
+//  - NVVM (CUDA): one pointer per buffer, then each scalar as i64.
+// Statements and expressions are the host bridge's (tir_to_mlir.cc, tir_expr_to_mlir.cc);
+// loops bound to GPU indices become guarded gpu.thread_id / gpu.block_id.
+#include <mlir/Dialect/Arith/IR/Arith.h>
+#include <mlir/Dialect/GPU/IR/GPUDialect.h>
+#include <mlir/Dialect/LLVMIR/LLVMDialect.h>
+#include <mlir/Dialect/MemRef/IR/MemRef.h>
+#include <mlir/Dialect/SCF/IR/SCF.h>
+#include <mlir/Dialect/SPIRV/IR/SPIRVAttributes.h>
+#include <mlir/Dialect/SPIRV/IR/SPIRVEnums.h>
+#include <mlir/Dialect/SPIRV/IR/TargetAndABI.h>
+
+#include <sstream>
+
+#include "relax/codegen/tir_to_mlir.h"
+#include "relax/support/error.h"
+#include "tir_emitter.h"
+
+namespace relax::codegen {
+
+using mlir::Value;
+
+namespace {
+
+std::vector<int32_t> ParseBlock(const tir::PrimFunc& f) {
+  auto it = f->attrs.find("block");
+  std::vector<int32_t> dims;
+  if (it != f->attrs.end()) {
+    std::stringstream ss(it->second);
+    std::string part;
+    while (std::getline(ss, part, ',')) dims.push_back(std::stoi(part));
+  }
+  if (dims.size() != 3 || dims[0] <= 0 || dims[1] <= 0 || dims[2] <= 0)
+    RELAX_THROW("device kernel '" << f->name << "' has no valid `block` attribute (\"x,y,z\")");
+  return dims;
+}
+
+}  // namespace
+
+void Emitter::RunDeviceKernel(GpuFlavor flavor) {
+  device_ = flavor;
+  parallel_ = false;
+  mlir::MLIRContext* ctx = b_.getContext();
+  auto i64 = b_.getI64Type();
+  std::vector<int32_t> block = ParseBlock(f_);
+  const size_t nbuf = f_->buffers.size(), nscalar = f_->scalar_params.size();
+
+  llvm::SmallVector<mlir::Type> types;
+  for (const auto& buf : f_->buffers)
+    types.push_back(flavor == GpuFlavor::kSpirv ? mlir::Type(MemRefOf(buf))
+                                                : mlir::LLVM::LLVMPointerType::get(ctx));
+  if (flavor == GpuFlavor::kSpirv) {
+    if (nscalar)
+      types.push_back(mlir::MemRefType::get(
+          {mlir::ShapedType::kDynamic}, i64, mlir::MemRefLayoutAttrInterface{},
+          mlir::spirv::StorageClassAttr::get(ctx, mlir::spirv::StorageClass::StorageBuffer)));
+  } else {
+    for (size_t i = 0; i < nscalar; ++i) types.push_back(i64);
+  }
+
+  b_.setInsertionPointToEnd(module_.getBody());
+  auto gm = mlir::gpu::GPUModuleOp::create(b_, loc_, f_->name + "_module");
+  b_.setInsertionPointToStart(gm.getBody());
+  auto fn = mlir::gpu::GPUFuncOp::create(b_, loc_, f_->name, b_.getFunctionType(types, {}));
+  fn->setAttr(mlir::gpu::GPUDialect::getKernelFuncAttrName(), b_.getUnitAttr());
+  fn.setKnownBlockSizeAttr(b_.getDenseI32ArrayAttr(block));
+  if (flavor == GpuFlavor::kSpirv) {
+    fn->setAttr(mlir::spirv::getEntryPointABIAttrName(),
+                mlir::spirv::getEntryPointABIAttr(ctx, block));
+    for (unsigned i = 0; i < types.size(); ++i)
+      fn.setArgAttr(i, mlir::spirv::getInterfaceVarABIAttrName(),
+                    mlir::spirv::getInterfaceVarABIAttr(0, i, std::nullopt, ctx));
+  }
+  mlir::Block* entry = &fn.getBody().front();
+  b_.setInsertionPointToStart(entry);
+  for (size_t i = 0; i < nbuf; ++i) {
+    Value arg = entry->getArgument(static_cast<unsigned>(i));
+    if (flavor == GpuFlavor::kNvvm) {
+      // The size is never read (no bounds checks); the largest i64 keeps the view valid.
+      Value size =
+          mlir::LLVM::ConstantOp::create(b_, loc_, i64, b_.getI64IntegerAttr(INT64_MAX / 16));
+      arg = MemRefFromPointer(arg, size, f_->buffers[i]);
+    }
+    bufs_[f_->buffers[i].get()] = arg;
+  }
+  for (size_t k = 0; k < nscalar; ++k) {
+    Value v;
+    if (flavor == GpuFlavor::kSpirv) {
+      Value at = mlir::arith::ConstantIndexOp::create(b_, loc_, static_cast<int64_t>(k));
+      v = mlir::memref::LoadOp::create(b_, loc_, entry->getArgument(static_cast<unsigned>(nbuf)),
+                                       mlir::ValueRange{at});
+    } else {
+      v = entry->getArgument(static_cast<unsigned>(nbuf + k));
+    }
+    mlir::Type t = ScalarType(f_->scalar_params[k].dtype());
+    if (t != i64) v = mlir::arith::TruncIOp::create(b_, loc_, t, v);
+    vars_[f_->scalar_params[k].get()] = v;
+  }
+  VisitStmt(f_->body);
+  mlir::gpu::ReturnOp::create(b_, loc_);
+}
+
+void Emitter::EmitThreadBound(const tir::ForNode* op) {
+  using mlir::gpu::Dimension;
+  auto idx = b_.getIndexType();
+  const std::string& tag = op->thread_tag;
+  auto dim_of = [&](char c) {
+    return c == 'x' ? Dimension::x : c == 'y' ? Dimension::y : Dimension::z;
+  };
+  if (tag.size() != 11 && tag.size() != 10)
+    RELAX_THROW("PrimFunc '" << f_->name << "': unknown thread tag '" << tag << "'");
+  Value id;
+  if (tag == "blockIdx.x") {
+    // The linear block index: the device API may fold a long x grid into y.
+    Value bx = mlir::gpu::BlockIdOp::create(b_, loc_, idx, Dimension::x);
+    Value by = mlir::gpu::BlockIdOp::create(b_, loc_, idx, Dimension::y);
+    Value gx = mlir::gpu::GridDimOp::create(b_, loc_, idx, Dimension::x);
+    id = mlir::arith::AddIOp::create(b_, loc_, mlir::arith::MulIOp::create(b_, loc_, by, gx), bx);
+  } else if (tag.rfind("threadIdx.", 0) == 0 && tag.size() == 11) {
+    id = mlir::gpu::ThreadIdOp::create(b_, loc_, idx, dim_of(tag.back()));
+  } else if (tag.rfind("blockIdx.", 0) == 0 && tag.size() == 10) {
+    id = mlir::gpu::BlockIdOp::create(b_, loc_, idx, dim_of(tag.back()));
+  } else {
+    RELAX_THROW("PrimFunc '" << f_->name << "': unknown thread tag '" << tag << "'");
+  }
+  Value v = mlir::arith::IndexCastOp::create(b_, loc_, b_.getI64Type(), id);
+  Value inside = mlir::arith::CmpIOp::create(b_, loc_, mlir::arith::CmpIPredicate::slt, v,
+                                             Cast64(VisitExpr(op->extent)));
+  int64_t mn;
+  if (!op->min.AsInt(&mn) || mn != 0)
+    v = mlir::arith::AddIOp::create(b_, loc_, v, Cast64(VisitExpr(op->min)));
+  mlir::Type vt = ScalarType(op->loop_var.dtype());
+  if (vt != b_.getI64Type()) v = mlir::arith::TruncIOp::create(b_, loc_, vt, v);
+  auto ifop = mlir::scf::IfOp::create(b_, loc_, inside, false);
+  mlir::OpBuilder::InsertionGuard guard(b_);
+  b_.setInsertionPoint(ifop.thenBlock()->getTerminator());
+  vars_[op->loop_var.get()] = v;
+  VisitStmt(op->body);
+}
+
+void EmitGpuKernel(mlir::ModuleOp module, const tir::PrimFunc& f, GpuFlavor flavor) {
+  if (!f->attrs.count("device_kernel"))
+    RELAX_THROW("internal error: PrimFunc '" << f->name << "' is not a device kernel");
+  Emitter(module, f).RunDeviceKernel(flavor);
+}
+
+}  // namespace relax::codegen
