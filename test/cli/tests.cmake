@@ -286,3 +286,12 @@ foreach(case chain growth cast_range)
                    --relaxc $<TARGET_FILE:relaxc> --work ${RELAX_CLI_WORK}/fold)
   set_tests_properties(cli.fold.${case} PROPERTIES TIMEOUT 300 LABELS cli)
 endforeach()
+
+# GPU targets (gpu_cases.py CASE): vulkan runs on lavapipe and matches onnxruntime at two sizes;
+# every cuda kernel passes ptxas (sm_90, sm_80); the one-thread fallback path; device errors.
+foreach(case vulkan_run cuda_ptxas fallback device_errors)
+  add_test(NAME cli.gpu.${case}
+           COMMAND bash ${RELAX_VENV_PYTHON} ${RELAX_CLI_TEST_DIR}/gpu_cases.py ${case}
+                   --relaxc $<TARGET_FILE:relaxc> --work ${RELAX_CLI_WORK}/gpu)
+  set_tests_properties(cli.gpu.${case} PROPERTIES TIMEOUT 600 LABELS "cli;gpu")
+endforeach()

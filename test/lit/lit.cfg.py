@@ -6,6 +6,8 @@ import lit.formats
 config.name = "relaxc"
 config.test_format = lit.formats.ShTest(execute_external=True)
 config.suffixes = [".rx"]
+# Inputs/ holds files that RUN lines of other tests read.
+config.excludes = ["Inputs"]
 config.test_source_root = os.path.dirname(__file__)
 # Keep lit's Output/ directories in the build tree, never in the sources.
 config.test_exec_root = lit_config.params.get("exec_root", os.path.join(os.getcwd(), "lit-out"))

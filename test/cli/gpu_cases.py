@@ -1,0 +1,133 @@
+#!/usr/bin/env python3
+# GPU targets through relaxc (gpu_cases.py CASE --relaxc PATH --work DIR): a small CNN-like model
+# with a symbolic batch compiled for vulkan runs on this machine's Vulkan driver (Mesa lavapipe)
+# and matches onnxruntime at two sizes; compiled for cuda every kernel passes ptxas; a kernel
+# that fails its first build takes the one-thread fallback with a warning and still matches;
+# device errors are clean `error:` lines.
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from frontend_cases import cases_main, model, ort, vi  # noqa: E402
+
+
+def cnn():
+    """Conv + bias + Relu -> global average pool -> Flatten -> MatMul + Add -> Softmax, with a
+    residual Add and a Sigmoid on the way: injective, reduction and multi-stage kernels."""
+    rng = np.random.default_rng(3)
+    w = numpy_helper.from_array(rng.standard_normal((8, 3, 3, 3)).astype(np.float32) * 0.3, "w")
+    b = numpy_helper.from_array(rng.standard_normal(8).astype(np.float32), "b")
+    fc = numpy_helper.from_array(rng.standard_normal((8, 5)).astype(np.float32), "fc")
+    fb = numpy_helper.from_array(rng.standard_normal(5).astype(np.float32), "fb")
+    nodes = [
+        helper.make_node("Conv", ["x", "w", "b"], ["c"], name="conv0", pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c"], ["r"], name="relu0"),
+        helper.make_node("Sigmoid", ["r"], ["s"], name="sigmoid0"),
+        helper.make_node("Add", ["r", "s"], ["a"], name="add0"),
+        helper.make_node("GlobalAveragePool", ["a"], ["p"], name="pool0"),
+        helper.make_node("Flatten", ["p"], ["f"], name="flatten0"),
+        helper.make_node("MatMul", ["f", "fc"], ["m"], name="matmul0"),
+        helper.make_node("Add", ["m", "fb"], ["l"], name="add1"),
+        helper.make_node("Softmax", ["l"], ["y"], name="softmax0", axis=-1),
+    ]
+    return model(nodes, [vi("x", TensorProto.FLOAT, ["n", 3, 12, 10])],
+                 [vi("y", TensorProto.FLOAT, ["n", 5])], [w, b, fc, fb])
+
+
+def compile_for(r, m, name, target, env=None):
+    onnx_path = r.path(name + ".onnx")
+    onnx.save(m, onnx_path)
+    so = r.path(name + ".so")
+    p = r.check_call([r.relaxc, "compile", onnx_path, "-o", so, "--target", target, "--stats"],
+                     env=env)
+    return so, p
+
+
+def close(got, want, what):
+    for g, w in zip(got, want):
+        if g.shape != w.shape or not np.allclose(g, w, rtol=1e-4, atol=1e-5):
+            raise SystemExit(f"FAIL {what}: max abs diff {np.abs(g - w).max()}")
+    print(f"PASS {what}: matches onnxruntime (max abs diff "
+          f"{max(float(np.abs(g - w).max()) for g, w in zip(got, want)):.2e})")
+
+
+def fallbacks(stats):
+    m = re.search(r"device kernels: (\d+), fallbacks: (\d+)", stats)
+    if not m:
+        raise SystemExit("FAIL: no 'device kernels:' line in --stats")
+    return int(m.group(1)), int(m.group(2))
+
+
+def case_vulkan_run(r):
+    """One vulkan artifact, two batch sizes, on lavapipe."""
+    m = cnn()
+    so, p = compile_for(r, m, "cnn_vk", "vulkan")
+    n, fb = fallbacks(p.stdout)
+    if n < 4 or fb != 0:
+        raise SystemExit(f"FAIL: expected >= 4 device kernels and no fallback, got {n}, {fb}")
+    for batch in (1, 3):
+        x = np.random.default_rng(batch).standard_normal((batch, 3, 12, 10)).astype(np.float32)
+        close(r.run(so, {"x": x}), ort(m, {"x": x}), f"vulkan batch {batch}")
+
+
+def case_cuda_ptxas(r):
+    """Every kernel compiles for sm_90 and sm_80 and passes ptxas (its register counts are in
+    --stats); running a cuda artifact without an NVIDIA driver is a clean error."""
+    m = cnn()
+    for arch in ("sm_90", "sm_80"):
+        so, p = compile_for(r, m, "cnn_" + arch, "cuda -arch=" + arch)
+        n, fb = fallbacks(p.stdout)
+        regs = re.findall(r"registers=(\d+)", p.stdout)
+        if n < 4 or fb != 0 or len(regs) != n:
+            raise SystemExit(f"FAIL {arch}: {n} kernels, {fb} fallbacks, {len(regs)} with ptxas "
+                             "register counts")
+        print(f"PASS {arch}: {n} kernels passed ptxas, no fallback")
+    if not os.path.exists("/usr/lib/x86_64-linux-gnu/libcuda.so.1"):
+        x = np.zeros((1, 3, 12, 10), np.float32)
+        r.run(so, {"x": x}, expect_error="libcuda.so.1")
+
+
+def case_fallback(r):
+    """A kernel whose first build fails (the RELAX_TEST_BREAK_KERNEL hook) is rebuilt with the
+    one-thread schedule: a warning names it and its rule, --stats counts the fallback, and the
+    artifact still matches onnxruntime."""
+    m = cnn()
+    _, p = compile_for(r, m, "cnn_probe", "vulkan")
+    names = re.findall(r"kernel: (\S+) rule=", p.stdout)
+    victim = names[0]
+    env = dict(os.environ, RELAX_TEST_BREAK_KERNEL=victim)
+    so, p = compile_for(r, m, "cnn_fb", "vulkan", env=env)
+    if f"warning: kernel '{victim}'" not in p.stderr or "one-thread" not in p.stderr:
+        raise SystemExit("FAIL: no fallback warning naming the kernel")
+    if fallbacks(p.stdout)[1] != 1:
+        raise SystemExit("FAIL: --stats does not count one fallback")
+    x = np.random.default_rng(5).standard_normal((2, 3, 12, 10)).astype(np.float32)
+    close(r.run(so, {"x": x}), ort(m, {"x": x}), "vulkan with a one-thread fallback kernel")
+
+
+def case_device_errors(r):
+    """A device index the machine does not have is an error naming it."""
+    m = cnn()
+    so, _ = compile_for(r, m, "cnn_dev", "vulkan")
+    x = np.zeros((1, 3, 12, 10), np.float32)
+    np.save(r.path("x.npy"), x)
+    cmd = [r.relaxc, "run", so, "--input", "x=" + r.path("x.npy"), "--device", "7"]
+    print("+ " + " ".join(cmd), flush=True)
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    sys.stdout.write(p.stdout + p.stderr)
+    if p.returncode != 1 or "error:" not in p.stderr or "device 7" not in p.stderr:
+        raise SystemExit("FAIL: --device 7 must be an error naming the device")
+    print("PASS: --device 7 is a clean error")
+
+
+CASES = {"vulkan_run": case_vulkan_run, "cuda_ptxas": case_cuda_ptxas, "fallback": case_fallback,
+         "device_errors": case_device_errors}
+
+if __name__ == "__main__":
+    sys.exit(cases_main(CASES, __doc__))
