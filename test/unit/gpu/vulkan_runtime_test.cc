@@ -84,6 +84,29 @@ std::vector<int64_t> Pack(int64_t grid_x, const float* a, float* b, int64_t n_el
           n_scalar};
 }
 
+// The device APIs are registered at start-up without opening any driver library (first in this
+// file: the tests below open libvulkan.so.1).
+TEST(DeviceApiRegistrationTest, RegisteredWithoutLoadingDrivers) {
+  EXPECT_EQ(::dlopen("libvulkan.so.1", RTLD_NOW | RTLD_NOLOAD), nullptr);
+  DeviceAPI* vk = DeviceAPI::Get({kDLVulkan, 0});
+  DeviceAPI* cu = DeviceAPI::Get({kDLCUDA, 0});
+  ASSERT_NE(vk, nullptr);
+  ASSERT_NE(cu, nullptr);
+  EXPECT_NE(vk, cu);
+  EXPECT_EQ(::dlopen("libvulkan.so.1", RTLD_NOW | RTLD_NOLOAD), nullptr);
+  EXPECT_EQ(::dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD), nullptr);
+  // Part 1 has no device allocations.
+  EXPECT_NE(ErrorOf([&] {
+              vk->AllocData({kDLVulkan, 0}, 16, 64);
+            }).find("AllocData on vulkan:0 is not supported yet (part 1 stages host memory"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf([&] {
+              cu->AllocData({kDLCUDA, 1}, 16, 64);
+            }).find("AllocData on cuda:1 is not supported yet"),
+            std::string::npos);
+  EXPECT_EQ(vk->CreateStream({kDLVulkan, 0}), nullptr);
+}
+
 class VulkanRuntimeTest : public ::testing::Test {
  protected:
   void SetUp() override {
