@@ -367,8 +367,10 @@ class CudaDeviceAPI final : public DeviceAPI {
 /// Registers the CUDA device API for kDLCUDA. Loads nothing: libcuda.so.1 is opened on the
 /// first LoadKernels.
 void RegisterCudaDeviceAPI() {
-  static CudaDeviceAPI api;
-  DeviceAPI::Register(kDLCUDA, &api);
+  // Never destroyed, like the driver objects it holds (process exit reclaims them): artifacts
+  // held in statics may unload their kernels during static destruction.
+  static CudaDeviceAPI* api = new CudaDeviceAPI();
+  DeviceAPI::Register(kDLCUDA, api);
 }
 
 }  // namespace relax::backends::cuda

@@ -99,6 +99,7 @@ void Check(VkResult r, const char* call, const std::string& what) {
   X(vkCreateDescriptorPool)        \
   X(vkDestroyDescriptorPool)       \
   X(vkAllocateDescriptorSets)      \
+  X(vkResetDescriptorPool)         \
   X(vkUpdateDescriptorSets)        \
   X(vkCreateBuffer)                \
   X(vkDestroyBuffer)               \
@@ -437,7 +438,10 @@ std::vector<uint32_t> CheckSpirv(const uint8_t* bytes, uint64_t size, const Kern
 
 void DestroyKernel(Device& d, Kernel& k) {
   if (k.pipeline) d.vkDestroyPipeline(d.device, k.pipeline, nullptr);
-  if (k.pool) d.vkDestroyDescriptorPool(d.device, k.pool, nullptr);
+  if (k.pool) {
+    d.vkResetDescriptorPool(d.device, k.pool, 0);
+    d.vkDestroyDescriptorPool(d.device, k.pool, nullptr);
+  }
   if (k.layout) d.vkDestroyPipelineLayout(d.device, k.layout, nullptr);
   if (k.set_layout) d.vkDestroyDescriptorSetLayout(d.device, k.set_layout, nullptr);
   if (k.shader) d.vkDestroyShaderModule(d.device, k.shader, nullptr);
@@ -801,8 +805,10 @@ class VulkanDeviceAPI final : public DeviceAPI {
 /// Registers the Vulkan device API for kDLVulkan. Loads nothing: libvulkan.so.1 is opened on
 /// the first LoadKernels.
 void RegisterVulkanDeviceAPI() {
-  static VulkanDeviceAPI api;
-  DeviceAPI::Register(kDLVulkan, &api);
+  // Never destroyed, like the driver objects it holds (process exit reclaims them): artifacts
+  // held in statics may unload their kernels during static destruction.
+  static VulkanDeviceAPI* api = new VulkanDeviceAPI();
+  DeviceAPI::Register(kDLVulkan, api);
 }
 
 }  // namespace relax::backends::vulkan
