@@ -142,6 +142,9 @@ void CreateKernel(Device& d, const KernelSpec& spec, const uint8_t* binary, Kern
   cci.layout = k.layout;
   Check(d.vkCreateComputePipelines(d.device, VK_NULL_HANDLE, 1, &cci, nullptr, &k.pipeline),
         "vkCreateComputePipelines", what);
+  // The pipeline keeps what it needs of the shader.
+  d.vkDestroyShaderModule(d.device, k.shader, nullptr);
+  k.shader = VK_NULL_HANDLE;
 
   if (bindings > 0) {
     VkDescriptorPoolSize ps{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, bindings};
