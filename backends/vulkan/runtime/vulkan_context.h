@@ -119,7 +119,8 @@ struct Device {
 };
 #undef RELAX_VK_DECLARE
 
-/// Loads libvulkan.so.1 and creates an instance (Vulkan 1.1 or later) and lists its physical
+/// Loads libvulkan.so.1 (or the library the environment variable RELAX_VULKAN_LIBRARY names) and
+/// creates an instance (Vulkan 1.1 or later) and lists its physical
 /// devices. Throws relax::Error: "cannot run a vulkan artifact: libvulkan.so.1 not found (...)",
 /// "... no Vulkan device (...)" (vkCreateInstance: VK_ERROR_INCOMPATIBLE_DRIVER), or the failing
 /// call and its VkResult.

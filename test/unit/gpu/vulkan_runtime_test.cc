@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -263,6 +264,50 @@ TEST_F(VulkanRuntimeTest, MissingDevice) {
                        spv.size(), 99);
   });
   EXPECT_NE(e.find("vulkan device 99 does not exist"), std::string::npos) << e;
+}
+
+// Without a Vulkan loader library, or with a loader that finds no driver. Each runs in a fresh
+// child process (a "threadsafe" death test re-executes the binary), where the Vulkan API has not
+// been used yet.
+TEST(VulkanMissingTest, NoLoaderLibrary) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        ::setenv("RELAX_VULKAN_LIBRARY", "libvulkan_relax_test_missing.so.1", 1);
+        const std::string& spv = AddScaleSpirv();
+        std::string e = ErrorOf([&] {
+          DeviceModule::Load(AddScaleTable(spv.size()),
+                             reinterpret_cast<const uint8_t*>(spv.data()), spv.size(), 0);
+        });
+        std::fprintf(stderr, "%s\n", e.c_str());
+        std::exit(e == "cannot run a vulkan artifact: libvulkan_relax_test_missing.so.1 not found "
+                       "(install a Vulkan driver, e.g. Debian mesa-vulkan-drivers)"
+                      ? 0
+                      : 1);
+      },
+      ::testing::ExitedWithCode(0), "not found");
+}
+
+TEST(VulkanMissingTest, NoDriver) {
+  if (void* h = ::dlopen("libvulkan.so.1", RTLD_NOW | RTLD_LOCAL))
+    ::dlclose(h);
+  else
+    GTEST_SKIP() << "no Vulkan loader";
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        // The loader's driver manifests: none that exists.
+        ::setenv("VK_ICD_FILENAMES", "/nonexistent/relax_test_icd.json", 1);
+        ::setenv("VK_DRIVER_FILES", "/nonexistent/relax_test_icd.json", 1);
+        const std::string& spv = AddScaleSpirv();
+        std::string e = ErrorOf([&] {
+          DeviceModule::Load(AddScaleTable(spv.size()),
+                             reinterpret_cast<const uint8_t*>(spv.data()), spv.size(), 0);
+        });
+        std::fprintf(stderr, "%s\n", e.c_str());
+        std::exit(e.find("cannot run a vulkan artifact: no Vulkan device") == 0 ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "no Vulkan device");
 }
 
 TEST(CudaRuntimeTest, MissingDriver) {
