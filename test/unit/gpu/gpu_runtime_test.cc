@@ -1,6 +1,7 @@
 // GPU runtime tests: a real SPIR-V kernel run on the Vulkan device API (lavapipe on CI) through
-// DeviceModule + RelaxLaunchKernel and through a whole artifact (loader + VM), grid folding, and
-// the errors (corrupt SPIR-V, bad launch arguments, a missing CUDA driver, bad artifacts).
+// DeviceModule + RelaxLaunchKernel and through a whole artifact (loader + VM), grid folding, the
+// errors (corrupt SPIR-V, bad launch arguments, no Vulkan loader or driver, no CUDA driver, bad
+// artifacts), and a PTX kernel on the CUDA device API where an NVIDIA driver exists.
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -331,6 +332,43 @@ TEST(CudaRuntimeTest, MissingDriver) {
             std::string::npos);
   EXPECT_NE(ErrorOf([] { DeviceTypeOfFormat("metallib"); }).find("unknown device binary format"),
             std::string::npos);
+}
+
+// test/unit/data/add_scale.ptx on the CUDA device API (only where an NVIDIA driver is installed;
+// checked with ptxas -arch=sm_90 when written).
+TEST(CudaRuntimeTest, AddScalePtx) {
+  if (void* h = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL))
+    ::dlclose(h);
+  else
+    GTEST_SKIP() << "no NVIDIA driver (libcuda.so.1)";
+  const std::string ptx = ReadFile(RELAX_SOURCE_DIR "/test/unit/data/add_scale.ptx");
+  ASSERT_FALSE(ptx.empty());
+  LaunchTable t = AddScaleTable(ptx.size());
+  t.format = "ptx";
+  t.target = "cuda";
+  std::unique_ptr<DeviceModule> m;
+  std::string e = ErrorOf([&] {
+    m = DeviceModule::Load(t, reinterpret_cast<const uint8_t*>(ptx.data()), ptx.size(), 0);
+  });
+  if (e.find("no CUDA device") != std::string::npos) GTEST_SKIP() << e;
+  ASSERT_EQ(e, "<no error>");
+  EXPECT_EQ(m->dev.device_type, kDLCUDA);
+  for (int64_t n : {int64_t{1000}, int64_t{64} * 70000 + 3}) {
+    std::vector<float> a(static_cast<size_t>(n)), b(static_cast<size_t>(n), -7.0f);
+    for (int64_t i = 0; i < n; ++i) a[static_cast<size_t>(i)] = static_cast<float>(i % 1000) - 3.5f;
+    std::vector<int64_t> packed = Pack((n + 63) / 64, a.data(), b.data(), n, n);
+    ASSERT_EQ(RelaxLaunchKernel(m.get(), 0, packed.data(), static_cast<int32_t>(packed.size())), 0)
+        << RelaxGetLastError();
+    for (int64_t i = 0; i < n; ++i)
+      ASSERT_EQ(b[static_cast<size_t>(i)], a[static_cast<size_t>(i)] * 2 + 1) << i;
+  }
+  // A kernel name the module does not have.
+  t.kernels[0].name = "mul_kernel0";
+  e = ErrorOf(
+      [&] { DeviceModule::Load(t, reinterpret_cast<const uint8_t*>(ptx.data()), ptx.size(), 0); });
+  EXPECT_NE(e.find("kernel 'mul_kernel0': cuModuleGetFunction failed: CUDA_ERROR_NOT_FOUND"),
+            std::string::npos)
+      << e;
 }
 
 // --- A whole artifact: host code (a C kernel library built here) launching the SPIR-V kernel
