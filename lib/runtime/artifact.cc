@@ -71,7 +71,8 @@ struct Mapping {
 [[maybe_unused]] __attribute__((used)) void* const kCApiAnchor[] = {
     reinterpret_cast<void*>(&RelaxSetLastError),   reinterpret_cast<void*>(&RelaxGetLastError),
     reinterpret_cast<void*>(&RelaxParallelFor),    reinterpret_cast<void*>(&RelaxCheckKernelArgs),
-    reinterpret_cast<void*>(&RelaxWorkspaceAlloc), reinterpret_cast<void*>(&RelaxWorkspaceFree)};
+    reinterpret_cast<void*>(&RelaxWorkspaceAlloc), reinterpret_cast<void*>(&RelaxWorkspaceFree),
+    reinterpret_cast<void*>(&RelaxLaunchKernel)};
 
 }  // namespace
 
@@ -88,7 +89,7 @@ void WriteArtifact(const std::string& path, const ArtifactParts& parts) {
   WriteSections(path, sections);
 }
 
-std::shared_ptr<LoadedArtifact> LoadedArtifact::Load(const std::string& path) {
+std::shared_ptr<LoadedArtifact> LoadedArtifact::Load(const std::string& path, int device_id) {
   const std::string where = "artifact '" + path + "'";
   Fd fd;
   // O_NONBLOCK: opening a FIFO (or a device) must not block before the regular-file check
@@ -218,6 +219,37 @@ std::shared_ptr<LoadedArtifact> LoadedArtifact::Load(const std::string& path) {
                         << RELAX_RUNTIME_TABLE_VERSION
                         << "; recompile the model with this relaxc)");
   }
+
+  if (const SectionEntry* launch_sec = find("launch")) {
+    const SectionEntry* device_sec = find("device");
+    if (!device_sec)
+      RELAX_THROW(where << " is corrupt: it has a 'launch' section but no 'device' section");
+    if (!art->dl_handle_)
+      RELAX_THROW(where << " is corrupt: it has device kernels but no kernel library ('elf')");
+    LaunchTable table;
+    try {
+      table = LaunchTable::FromJSON(
+          std::string(reinterpret_cast<const char*>(base + launch_sec->offset), launch_sec->size),
+          device_sec->size);
+    } catch (const Error& e) {
+      RELAX_THROW(where << ": bad launch table: " << e.what());
+    }
+    try {
+      art->device_module_ =
+          DeviceModule::Load(table, base + device_sec->offset, device_sec->size, device_id);
+    } catch (const Error& e) {
+      RELAX_THROW("cannot load the device kernels of " << where << ": " << e.what());
+    }
+    using SetDeviceModuleFunc = int32_t (*)(void*);
+    auto set = reinterpret_cast<SetDeviceModuleFunc>(
+        ::dlsym(art->dl_handle_, "__relax_set_device_module"));
+    if (!set)
+      RELAX_THROW(where << ": the kernel library has no __relax_set_device_module (it has device "
+                           "kernels; recompile the model with this relaxc)");
+    if (set(art->device_module_.get()) != 0)
+      RELAX_THROW(where << ": the kernel library refused its device module "
+                           "(__relax_set_device_module returned non-zero)");
+  }
   return art;
 }
 
@@ -232,6 +264,8 @@ const uint8_t* LoadedArtifact::Section(const std::string& name, uint64_t* size) 
 }
 
 LoadedArtifact::~LoadedArtifact() {
+  // The device kernels go first: the kernel library may still point at them until it is closed.
+  device_module_.reset();
   if (dl_handle_) ::dlclose(dl_handle_);
 }
 

@@ -12,9 +12,10 @@ extern "C" void RelaxSetLastError(const char* msg) { g_last_error = msg ? msg : 
 extern "C" const char* RelaxGetLastError(void) { return g_last_error.c_str(); }
 
 extern "C" const RelaxRuntimeTable* RelaxGetRuntimeTable(void) {
-  static const RelaxRuntimeTable table = {RELAX_RUNTIME_TABLE_VERSION, 6,
+  static const RelaxRuntimeTable table = {RELAX_RUNTIME_TABLE_VERSION, 7,
                                           &RelaxSetLastError,          &RelaxGetLastError,
                                           &RelaxParallelFor,           &RelaxCheckKernelArgs,
-                                          &RelaxWorkspaceAlloc,        &RelaxWorkspaceFree};
+                                          &RelaxWorkspaceAlloc,        &RelaxWorkspaceFree,
+                                          &RelaxLaunchKernel};
   return &table;
 }

@@ -10,6 +10,7 @@
 
 #include "relax/runtime/artifact_format.h"
 #include "relax/runtime/c_api.h"
+#include "relax/runtime/device_module.h"
 #include "relax/runtime/ndarray.h"
 #include "relax/vm/executable.h"
 
@@ -45,8 +46,13 @@ class LoadedArtifact {
   /// constants within the "params" section; then the
   /// params are mapped read-only and the copy is dlopen()ed (RTLD_NOW | RTLD_LOCAL). Throws
   /// relax::Error with a message naming the path and the problem ("truncated", "checksum mismatch",
-  /// "format version N", dlerror() text, ...).
-  static std::shared_ptr<LoadedArtifact> Load(const std::string& path);
+  /// "format version N", dlerror() text, ...). An artifact with device kernels (a "launch"
+  /// section, which needs a "device" section) then has its launch table parsed
+  /// (LaunchTable::FromJSON), its kernels loaded on device `device_id` of the type the table's
+  /// format implies (DeviceModule::Load) and handed to the kernel library through its exported
+  /// `int32_t __relax_set_device_module(void*)`; errors there (no device API or driver, a
+  /// rejected kernel binary, a missing or failing __relax_set_device_module) also name the path.
+  static std::shared_ptr<LoadedArtifact> Load(const std::string& path, int device_id = 0);
   ~LoadedArtifact();
   LoadedArtifact(const LoadedArtifact&) = delete;
   LoadedArtifact& operator=(const LoadedArtifact&) = delete;
@@ -69,6 +75,8 @@ class LoadedArtifact {
   /// The raw params section (read-only; size params_size()).
   const uint8_t* params_data() const { return params_data_; }
   uint64_t params_size() const { return params_size_; }
+  /// The artifact's device kernels, or nullptr when it has none (no "launch" section).
+  const DeviceModule* device_module() const { return device_module_.get(); }
 
  private:
   LoadedArtifact() = default;
@@ -81,6 +89,7 @@ class LoadedArtifact {
   uint64_t params_size_ = 0;
   std::vector<NDArray> constant_tensors_;
   void* dl_handle_ = nullptr;
+  std::unique_ptr<DeviceModule> device_module_;  // destroyed before dl_handle_ is closed
 };
 
 }  // namespace relax::runtime

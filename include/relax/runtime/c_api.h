@@ -82,6 +82,19 @@ int32_t RelaxParallelFor(int64_t begin, int64_t end, RelaxParallelBody body, voi
 void* RelaxWorkspaceAlloc(int64_t nbytes);
 void RelaxWorkspaceFree(void* ptr);
 
+/* Launches device kernel `kernel_index` of `device_module` (the relax::runtime::DeviceModule the
+ * loader handed the artifact through its exported `__relax_set_device_module`) and waits for it.
+ * `packed` holds `count` int64s:
+ *   [grid_x, grid_y, grid_z, num_buffers, per buffer: host pointer (as int64), size in bytes,
+ *    num_scalars, the scalars].
+ * Part 1's memory model: every buffer is host memory; the device API copies the buffers the
+ * kernel reads to the device before the launch and the ones it writes back after it. Returns 0,
+ * or 1 after RelaxSetLastError naming the kernel when the module is null, the index is out of
+ * range, `count`, num_buffers or num_scalars disagree with the kernel's launch-table entry, a
+ * grid dim is < 1, or the device fails (out of memory, device lost, launch failure). */
+int32_t RelaxLaunchKernel(void* device_module, int32_t kernel_index, const int64_t* packed,
+                          int32_t count);
+
 /* The runtime functions generated code calls, handed to a loaded artifact once through its
  * exported `__relax_init` (RelaxInitFunc): kernels never look them up in the host program, so
  * the runtime can live in any dlopen()ed library (a Python extension, a plugin). Fields are
@@ -89,7 +102,7 @@ void RelaxWorkspaceFree(void* ptr);
 #define RELAX_RUNTIME_TABLE_VERSION 1
 typedef struct {
   uint32_t version;     /* RELAX_RUNTIME_TABLE_VERSION */
-  uint32_t num_entries; /* function pointers that follow (6 in version 1) */
+  uint32_t num_entries; /* function pointers that follow (7 in this runtime) */
   void (*set_last_error)(const char* msg);
   const char* (*get_last_error)(void);
   int32_t (*parallel_for)(int64_t begin, int64_t end, RelaxParallelBody body, void* ctx);
@@ -97,6 +110,9 @@ typedef struct {
                                int32_t num_args);
   void* (*workspace_alloc)(int64_t nbytes);
   void (*workspace_free)(void* ptr);
+  /* Entry 7 (GPU targets): RelaxLaunchKernel. */
+  int32_t (*launch_kernel)(void* device_module, int32_t kernel_index, const int64_t* packed,
+                           int32_t count);
 } RelaxRuntimeTable;
 
 /* This runtime's table (static storage; valid for the life of the process). */

@@ -1,6 +1,17 @@
 // The launch table: what an artifact for a GPU target records about its device kernels (the
 // "launch" section, JSON) beside their binaries (the "device" section). Written by the
 // compiler's host/device split and GPU codegen, read by the loader and the device APIs.
+//
+// JSON schema (LaunchTable::ToJSON / FromJSON), every field required:
+//   {"version": 1, "format": "spirv" | "ptx" | "cubin", "target": "<target string>",
+//    "kernels": [{"name": "<entry point>",
+//                 "params": ["read" | "write" | "readwrite" | "scalar", ...],  (buffers first)
+//                 "block": [x, y, z]          (each 1 .. 2^32-1),
+//                 "shared_bytes": n,
+//                 "grid": ["<expr x>", ...]   (strings, informational),
+//                 "rule": "<schedule rule>",
+//                 "binary_offset": off, "binary_size": n  (bytes of the "device" section, n > 0)},
+//               ...]}
 #ifndef RELAX_RUNTIME_LAUNCH_TABLE_H_
 #define RELAX_RUNTIME_LAUNCH_TABLE_H_
 
@@ -30,7 +41,9 @@ struct KernelSpec {
   /// Its binary: bytes [offset, offset + size) of the "device" section.
   uint64_t binary_offset = 0, binary_size = 0;
 
+  /// Parameters that are buffers (read, write or readwrite); they come first.
   size_t num_buffers() const;
+  /// Parameters that are int64 scalars; they follow the buffers.
   size_t num_scalars() const;
 };
 
@@ -43,9 +56,13 @@ struct LaunchTable {
   std::string target;
   std::vector<KernelSpec> kernels;
 
+  /// The table as JSON (the schema at the top of this file).
   std::string ToJSON() const;
   /// Parses and checks the table (every field present and typed, param kinds known, offsets
-  /// within `device_section_size`). Throws relax::Error naming the field on a bad table.
+  /// within `device_section_size`). Throws relax::Error naming the field on a bad table:
+  /// invalid JSON, a missing or mistyped field, version other than 1, an unknown format or
+  /// param kind, a buffer after a scalar, a block dim of 0, an empty binary or a binary range
+  /// outside the device section.
   static LaunchTable FromJSON(const std::string& json, uint64_t device_section_size);
 };
 

@@ -1,0 +1,376 @@
+// The CUDA device API (kDLCUDA): loads the driver (libcuda.so.1) on first use, runs the PTX or
+// cubin kernels of a launch table, staging host buffers per launch (part 1's memory model).
+#include <dlfcn.h>
+
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "relax/runtime/device_api.h"
+#include "relax/support/error.h"
+
+namespace relax::backends::cuda {
+namespace {
+
+using runtime::DeviceAPI;
+using runtime::KernelLaunch;
+using runtime::KernelParamKind;
+using runtime::KernelSpec;
+using runtime::LaunchTable;
+using runtime::StreamHandle;
+
+// The few driver-API types used here, declared as cuda.h does (64-bit Linux), so this file
+// builds without the CUDA toolkit; the functions are resolved from libcuda.so.1 with dlsym.
+using CUresult = int;
+using CUdevice = int;
+using CUdeviceptr = unsigned long long;  // NOLINT(runtime/int): the driver's own type
+struct CUctx_st;
+struct CUmod_st;
+struct CUfunc_st;
+struct CUstream_st;
+using CUcontext = CUctx_st*;
+using CUmodule = CUmod_st*;
+using CUfunction = CUfunc_st*;
+using CUstream = CUstream_st*;
+constexpr CUresult kCudaSuccess = 0;
+constexpr CUresult kCudaErrorOutOfMemory = 2;
+
+// Name, then signature, of each driver function used (the _v2 names are what cuda.h maps the
+// plain ones to).
+#define RELAX_CUDA_FNS(X)                                                                      \
+  X(cuInit, CUresult (*)(unsigned int))                                                        \
+  X(cuDeviceGetCount, CUresult (*)(int*))                                                      \
+  X(cuDeviceGet, CUresult (*)(CUdevice*, int))                                                 \
+  X(cuDevicePrimaryCtxRetain, CUresult (*)(CUcontext*, CUdevice))                              \
+  X(cuCtxSetCurrent, CUresult (*)(CUcontext))                                                  \
+  X(cuModuleLoadData, CUresult (*)(CUmodule*, const void*))                                    \
+  X(cuModuleUnload, CUresult (*)(CUmodule))                                                    \
+  X(cuModuleGetFunction, CUresult (*)(CUfunction*, CUmodule, const char*))                     \
+  X(cuMemAlloc_v2, CUresult (*)(CUdeviceptr*, size_t))                                         \
+  X(cuMemFree_v2, CUresult (*)(CUdeviceptr))                                                   \
+  X(cuMemcpyHtoD_v2, CUresult (*)(CUdeviceptr, const void*, size_t))                           \
+  X(cuMemcpyDtoH_v2, CUresult (*)(void*, CUdeviceptr, size_t))                                 \
+  X(cuLaunchKernel, CUresult (*)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, \
+                                 unsigned, unsigned, CUstream, void**, void**))                \
+  X(cuCtxSynchronize, CUresult (*)())                                                          \
+  X(cuGetErrorName, CUresult (*)(CUresult, const char**))
+
+// The driver library and its entry points: one per process, loaded on first use, never
+// unloaded (kernels and contexts may still be released during static destruction).
+struct Driver {
+  void* lib = nullptr;
+#define RELAX_CUDA_DECLARE(name, type) \
+  using name##_fn = type;              \
+  name##_fn name = nullptr;
+  RELAX_CUDA_FNS(RELAX_CUDA_DECLARE)
+#undef RELAX_CUDA_DECLARE
+  int num_devices = 0;
+
+  std::string ErrorName(CUresult r) const {
+    const char* name = nullptr;
+    if (cuGetErrorName && cuGetErrorName(r, &name) == kCudaSuccess && name) return name;
+    return "CUresult " + std::to_string(r);
+  }
+  // Throws "<what>: <call> failed: CUDA_ERROR_..." unless `r` is CUDA_SUCCESS.
+  void Check(CUresult r, const char* call, const std::string& what) const {
+    if (r != kCudaSuccess) RELAX_THROW(what << ": " << call << " failed: " << ErrorName(r));
+  }
+};
+
+std::unique_ptr<Driver> LoadDriver() {
+  auto drv = std::make_unique<Driver>();
+  drv->lib = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!drv->lib)
+    RELAX_THROW(
+        "cannot run a cuda artifact: libcuda.so.1 not found (no NVIDIA driver on this "
+        "machine)");
+#define RELAX_CUDA_LOAD(name, type)                                          \
+  drv->name = reinterpret_cast<Driver::name##_fn>(::dlsym(drv->lib, #name)); \
+  if (!drv->name)                                                            \
+    RELAX_THROW("cannot run a cuda artifact: libcuda.so.1 has no " #name     \
+                " (the NVIDIA "                                              \
+                "driver is too old)");
+  RELAX_CUDA_FNS(RELAX_CUDA_LOAD)
+#undef RELAX_CUDA_LOAD
+  drv->Check(drv->cuInit(0), "cuInit", "cannot run a cuda artifact");
+  drv->Check(drv->cuDeviceGetCount(&drv->num_devices), "cuDeviceGetCount",
+             "cannot run a cuda artifact");
+  return drv;
+}
+
+// One device: its primary context and a cache of device allocations by size class. Launches
+// hold `mu`.
+struct Device {
+  int id = 0;
+  CUcontext ctx = nullptr;
+  std::mutex mu;
+  std::map<size_t, std::vector<CUdeviceptr>> free_blocks;  // size class -> free blocks
+  size_t cached_bytes = 0;
+};
+
+constexpr size_t kMinBlock = 256;
+constexpr size_t kMaxCachedBytes = size_t{1} << 30;
+
+size_t SizeClass(uint64_t bytes) {
+  size_t s = kMinBlock;
+  while (s < bytes) s <<= 1;
+  return s;
+}
+
+struct Kernel {
+  std::string name;
+  std::vector<KernelParamKind> params;
+  size_t num_buffers = 0, num_scalars = 0;
+  uint32_t block[3] = {1, 1, 1};
+  uint32_t shared_bytes = 0;
+  CUfunction fn = nullptr;
+};
+
+struct Module {
+  Device* dev = nullptr;
+  std::vector<CUmodule> modules;  // one per distinct binary range
+  std::vector<Kernel> kernels;
+};
+
+class CudaDeviceAPI final : public DeviceAPI {
+ public:
+  void* AllocData(DLDevice dev, size_t, size_t) override { Unsupported(dev, "AllocData"); }
+  void FreeData(DLDevice dev, void* ptr) override {
+    if (ptr) Unsupported(dev, "FreeData");
+  }
+  void CopyDataFromTo(const void*, void*, size_t, DLDevice src_dev, DLDevice dst_dev,
+                      StreamHandle) override {
+    Unsupported(src_dev.device_type == kDLCUDA ? src_dev : dst_dev, "CopyDataFromTo");
+  }
+  StreamHandle CreateStream(DLDevice) override { return nullptr; }
+  void FreeStream(DLDevice, StreamHandle) override {}
+  // Launches wait for their kernel, so there is never queued work.
+  void SyncStream(DLDevice, StreamHandle) override {}
+
+  void* LoadKernels(DLDevice dev, const LaunchTable& table, const uint8_t* binary,
+                    uint64_t size) override {
+    if (table.format != "ptx" && table.format != "cubin")
+      RELAX_THROW("the cuda device API cannot load '" << table.format
+                                                      << "' kernels (it runs ptx and cubin)");
+    Device& d = GetDevice(dev);
+    std::lock_guard<std::mutex> lock(d.mu);
+    const Driver& drv = *driver_;
+    drv.Check(drv.cuCtxSetCurrent(d.ctx), "cuCtxSetCurrent", runtime::DeviceToString(dev));
+    auto m = std::make_unique<Module>();
+    m->dev = &d;
+    std::map<std::pair<uint64_t, uint64_t>, CUmodule> by_range;
+    try {
+      for (const KernelSpec& spec : table.kernels) {
+        const std::string what = "kernel '" + spec.name + "'";
+        if (spec.binary_offset > size || spec.binary_size > size - spec.binary_offset)
+          RELAX_THROW(what << ": binary outside the device section");
+        auto key = std::make_pair(spec.binary_offset, spec.binary_size);
+        CUmodule mod = nullptr;
+        if (auto it = by_range.find(key); it != by_range.end()) {
+          mod = it->second;
+        } else {
+          // An aligned copy; PTX text gets its terminating NUL if the section lacks it.
+          std::vector<uint64_t> image(spec.binary_size / 8 + 1, 0);
+          std::memcpy(image.data(), binary + spec.binary_offset, spec.binary_size);
+          drv.Check(drv.cuModuleLoadData(&mod, image.data()), "cuModuleLoadData", what);
+          m->modules.push_back(mod);
+          by_range[key] = mod;
+        }
+        Kernel k;
+        k.name = spec.name;
+        k.params = spec.params;
+        k.num_buffers = spec.num_buffers();
+        k.num_scalars = spec.num_scalars();
+        std::memcpy(k.block, spec.block, sizeof(k.block));
+        k.shared_bytes = spec.shared_bytes;
+        drv.Check(drv.cuModuleGetFunction(&k.fn, mod, spec.name.c_str()), "cuModuleGetFunction",
+                  what);
+        m->kernels.push_back(std::move(k));
+      }
+    } catch (...) {
+      for (CUmodule mod : m->modules) drv.cuModuleUnload(mod);
+      throw;
+    }
+    return m.release();
+  }
+
+  void UnloadKernels(DLDevice, void* module) override {
+    auto* m = static_cast<Module*>(module);
+    if (!m) return;
+    {
+      std::lock_guard<std::mutex> lock(m->dev->mu);
+      if (driver_->cuCtxSetCurrent(m->dev->ctx) == kCudaSuccess)
+        for (CUmodule mod : m->modules) driver_->cuModuleUnload(mod);
+    }
+    delete m;
+  }
+
+  void LaunchKernel(DLDevice dev, void* module, int32_t index, const KernelLaunch& launch,
+                    StreamHandle) override {
+    auto* m = static_cast<Module*>(module);
+    if (!m) RELAX_THROW("cuda LaunchKernel: no module");
+    if (index < 0 || static_cast<size_t>(index) >= m->kernels.size())
+      RELAX_THROW("cuda LaunchKernel: kernel index " << index << " out of range ("
+                                                     << m->kernels.size() << " kernels)");
+    const Kernel& k = m->kernels[static_cast<size_t>(index)];
+    if (launch.buffers.size() != k.num_buffers || launch.buffer_bytes.size() != k.num_buffers ||
+        launch.scalars.size() != k.num_scalars)
+      RELAX_THROW("kernel '" << k.name << "': " << launch.buffers.size() << " buffers and "
+                             << launch.scalars.size() << " scalars passed, it takes "
+                             << k.num_buffers << " and " << k.num_scalars);
+    Launch(*m->dev, k, launch);
+  }
+
+ private:
+  [[noreturn]] static void Unsupported(DLDevice dev, const char* fn) {
+    RELAX_THROW(fn << " on " << runtime::DeviceToString(dev)
+                   << " is not supported yet (part 1 stages host memory per kernel launch)");
+  }
+
+  Device& GetDevice(DLDevice dev) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!driver_) {
+      if (!driver_error_.empty()) RELAX_THROW(driver_error_);
+      try {
+        driver_ = LoadDriver().release();
+      } catch (const Error& e) {
+        driver_error_ = e.what();
+        throw;
+      }
+    }
+    const int n = driver_->num_devices;
+    if (n == 0) RELAX_THROW("cannot run a cuda artifact: no CUDA device");
+    if (dev.device_id < 0 || dev.device_id >= n)
+      RELAX_THROW("cuda device " << dev.device_id << " does not exist (" << n << " device"
+                                 << (n == 1 ? "" : "s") << ")");
+    Device*& d = devices_[dev.device_id];
+    if (!d) {
+      const std::string what = runtime::DeviceToString(dev);
+      CUdevice cu = 0;
+      driver_->Check(driver_->cuDeviceGet(&cu, dev.device_id), "cuDeviceGet", what);
+      auto nd = std::make_unique<Device>();
+      nd->id = dev.device_id;
+      driver_->Check(driver_->cuDevicePrimaryCtxRetain(&nd->ctx, cu), "cuDevicePrimaryCtxRetain",
+                     what);
+      d = nd.release();
+    }
+    return *d;
+  }
+
+  // A device block of at least `bytes` (caller holds d.mu).
+  CUdeviceptr Acquire(Device& d, uint64_t bytes, const std::string& what) {
+    if (bytes > (uint64_t{1} << 62)) RELAX_THROW(what << ": buffer of " << bytes << " bytes");
+    size_t size = SizeClass(bytes);
+    auto it = d.free_blocks.find(size);
+    if (it != d.free_blocks.end() && !it->second.empty()) {
+      CUdeviceptr p = it->second.back();
+      it->second.pop_back();
+      d.cached_bytes -= size;
+      return p;
+    }
+    CUdeviceptr p = 0;
+    CUresult r = driver_->cuMemAlloc_v2(&p, size);
+    if (r == kCudaErrorOutOfMemory) {
+      for (auto& [cls, list] : d.free_blocks)
+        for (CUdeviceptr f : list) driver_->cuMemFree_v2(f);
+      d.free_blocks.clear();
+      d.cached_bytes = 0;
+      r = driver_->cuMemAlloc_v2(&p, size);
+    }
+    driver_->Check(r, "cuMemAlloc", what + " (" + std::to_string(size) + " bytes)");
+    return p;
+  }
+
+  void Release(Device& d, CUdeviceptr p, uint64_t bytes) {
+    size_t size = SizeClass(bytes);
+    if (d.cached_bytes + size > kMaxCachedBytes) {
+      driver_->cuMemFree_v2(p);
+      return;
+    }
+    d.cached_bytes += size;
+    d.free_blocks[size].push_back(p);
+  }
+
+  void Launch(Device& d, const Kernel& k, const KernelLaunch& launch) {
+    const std::string what = "kernel '" + k.name + "'";
+    const Driver& drv = *driver_;
+    // Grid folding as in the Vulkan API: an x count over 2^31 - 1 becomes
+    // (limit, ceil(x / limit) * y, z); kernels use the linear block index
+    // blockIdx.y * gridDim.x + blockIdx.x and guard it.
+    const uint64_t lx = 0x7fffffffu, ly = 65535, lz = 65535;
+    uint64_t gx = static_cast<uint64_t>(launch.grid[0]);
+    uint64_t gy = static_cast<uint64_t>(launch.grid[1]);
+    uint64_t gz = static_cast<uint64_t>(launch.grid[2]);
+    if (gx > lx) {
+      uint64_t rows = (gx + lx - 1) / lx;
+      gy = gy > ly ? gy : gy * rows;
+      gx = lx;
+    }
+    if (gy > ly || gz > lz)
+      RELAX_THROW(what << ": grid (" << launch.grid[0] << ", " << launch.grid[1] << ", "
+                       << launch.grid[2] << ") exceeds the device's grid limits even folded");
+
+    std::lock_guard<std::mutex> lock(d.mu);
+    drv.Check(drv.cuCtxSetCurrent(d.ctx), "cuCtxSetCurrent", what);
+    std::vector<CUdeviceptr> ptrs;
+    ptrs.reserve(k.num_buffers);
+    auto release = [&] {
+      for (size_t i = 0; i < ptrs.size(); ++i) Release(d, ptrs[i], launch.buffer_bytes[i]);
+    };
+    try {
+      for (size_t i = 0; i < k.num_buffers; ++i) {
+        uint64_t bytes = launch.buffer_bytes[i];
+        ptrs.push_back(Acquire(d, bytes, what));
+        // Write-only buffers are copied in too: a kernel that writes only part of its output
+        // must leave the rest as it was when the buffer is copied back.
+        if (bytes)
+          drv.Check(drv.cuMemcpyHtoD_v2(ptrs.back(), launch.buffers[i], bytes), "cuMemcpyHtoD",
+                    what);
+      }
+      // Kernel parameters: the buffers' device pointers, then the int64 scalars. The kernel's
+      // shared memory is static (compiled into it; KernelSpec::shared_bytes is informational),
+      // so the launch asks for no dynamic shared memory.
+      std::vector<int64_t> scalars = launch.scalars;
+      std::vector<void*> params;
+      for (auto& p : ptrs) params.push_back(&p);
+      for (auto& s : scalars) params.push_back(&s);
+      drv.Check(drv.cuLaunchKernel(k.fn, static_cast<unsigned>(gx), static_cast<unsigned>(gy),
+                                   static_cast<unsigned>(gz), k.block[0], k.block[1], k.block[2], 0,
+                                   nullptr, params.empty() ? nullptr : params.data(), nullptr),
+                "cuLaunchKernel", what);
+      drv.Check(drv.cuCtxSynchronize(), "cuCtxSynchronize", what);
+      for (size_t i = 0; i < k.num_buffers; ++i) {
+        if (k.params[i] == KernelParamKind::kBufferRead || launch.buffer_bytes[i] == 0) continue;
+        drv.Check(drv.cuMemcpyDtoH_v2(launch.buffers[i], ptrs[i], launch.buffer_bytes[i]),
+                  "cuMemcpyDtoH", what);
+      }
+    } catch (...) {
+      release();
+      throw;
+    }
+    release();
+  }
+
+  std::mutex mu_;
+  // Never destroyed (see Driver): process exit reclaims them.
+  Driver* driver_ = nullptr;
+  std::string driver_error_;
+  std::map<int, Device*> devices_;
+};
+
+}  // namespace
+
+/// Registers the CUDA device API for kDLCUDA. Loads nothing: libcuda.so.1 is opened on the
+/// first LoadKernels.
+void RegisterCudaDeviceAPI() {
+  // Never destroyed, like the driver objects it holds (process exit reclaims them): artifacts
+  // held in statics may unload their kernels during static destruction.
+  static CudaDeviceAPI* api = new CudaDeviceAPI();
+  DeviceAPI::Register(kDLCUDA, api);
+}
+
+}  // namespace relax::backends::cuda

@@ -1,0 +1,137 @@
+// Private to backends/vulkan/runtime: the Vulkan loader, instance and logical device the device
+// API runs on (function tables resolved at run time; nothing links libvulkan).
+#ifndef RELAX_BACKENDS_VULKAN_RUNTIME_VULKAN_CONTEXT_H_
+#define RELAX_BACKENDS_VULKAN_RUNTIME_VULKAN_CONTEXT_H_
+
+#define VK_NO_PROTOTYPES
+#include <vulkan/vulkan.h>
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace relax::backends::vulkan {
+
+/// "VK_ERROR_DEVICE_LOST", ... ("VkResult N" for a code this file does not know).
+std::string ResultText(VkResult r);
+/// Throws relax::Error "<what>: <call> failed: <ResultText(r)>" unless `r` is VK_SUCCESS.
+void Check(VkResult r, const char* call, const std::string& what);
+/// The advice appended to "no Vulkan driver/device" errors.
+std::string InstallHint();
+
+// The entry points the device API uses, resolved through vkGetInstanceProcAddr/vkGetDeviceProcAddr.
+#define RELAX_VK_GLOBAL_FNS(X) \
+  X(vkCreateInstance)          \
+  X(vkEnumerateInstanceVersion)
+#define RELAX_VK_INSTANCE_FNS(X)              \
+  X(vkDestroyInstance)                        \
+  X(vkEnumeratePhysicalDevices)               \
+  X(vkGetPhysicalDeviceProperties)            \
+  X(vkGetPhysicalDeviceQueueFamilyProperties) \
+  X(vkGetPhysicalDeviceMemoryProperties)      \
+  X(vkGetPhysicalDeviceFeatures2)             \
+  X(vkEnumerateDeviceExtensionProperties)     \
+  X(vkCreateDevice)                           \
+  X(vkGetDeviceProcAddr)
+#define RELAX_VK_DEVICE_FNS(X)     \
+  X(vkDestroyDevice)               \
+  X(vkGetDeviceQueue)              \
+  X(vkCreateShaderModule)          \
+  X(vkDestroyShaderModule)         \
+  X(vkCreateDescriptorSetLayout)   \
+  X(vkDestroyDescriptorSetLayout)  \
+  X(vkCreatePipelineLayout)        \
+  X(vkDestroyPipelineLayout)       \
+  X(vkCreateComputePipelines)      \
+  X(vkDestroyPipeline)             \
+  X(vkCreateDescriptorPool)        \
+  X(vkDestroyDescriptorPool)       \
+  X(vkAllocateDescriptorSets)      \
+  X(vkResetDescriptorPool)         \
+  X(vkUpdateDescriptorSets)        \
+  X(vkCreateBuffer)                \
+  X(vkDestroyBuffer)               \
+  X(vkGetBufferMemoryRequirements) \
+  X(vkAllocateMemory)              \
+  X(vkFreeMemory)                  \
+  X(vkBindBufferMemory)            \
+  X(vkMapMemory)                   \
+  X(vkCreateCommandPool)           \
+  X(vkDestroyCommandPool)          \
+  X(vkAllocateCommandBuffers)      \
+  X(vkResetCommandBuffer)          \
+  X(vkBeginCommandBuffer)          \
+  X(vkEndCommandBuffer)            \
+  X(vkCmdBindPipeline)             \
+  X(vkCmdBindDescriptorSets)       \
+  X(vkCmdDispatch)                 \
+  X(vkCmdPipelineBarrier)          \
+  X(vkCreateFence)                 \
+  X(vkDestroyFence)                \
+  X(vkResetFences)                 \
+  X(vkWaitForFences)               \
+  X(vkQueueSubmit)                 \
+  X(vkDeviceWaitIdle)
+
+#define RELAX_VK_DECLARE(name) PFN_##name name = nullptr;
+
+// The loader library and the instance-level functions: one per process, made on first use and
+// kept until exit (never destroyed: artifacts held in statics may still unload kernels during
+// static destruction, and drivers differ in what they tolerate then).
+struct Instance {
+  void* lib = nullptr;
+  PFN_vkGetInstanceProcAddr vkGetInstanceProcAddr = nullptr;
+  RELAX_VK_GLOBAL_FNS(RELAX_VK_DECLARE)
+  RELAX_VK_INSTANCE_FNS(RELAX_VK_DECLARE)
+  VkInstance instance = VK_NULL_HANDLE;
+  uint32_t api_version = VK_API_VERSION_1_1;
+  std::vector<VkPhysicalDevice> physical;
+};
+
+// A storage buffer in HOST_VISIBLE | HOST_COHERENT memory, persistently mapped.
+struct StagingBuffer {
+  VkBuffer buffer = VK_NULL_HANDLE;
+  VkDeviceMemory memory = VK_NULL_HANDLE;
+  void* mapped = nullptr;
+  VkDeviceSize size = 0;
+};
+
+// One logical device: queue, command buffer, fence, staging pool. Launches hold `mu`.
+struct Device {
+  RELAX_VK_DEVICE_FNS(RELAX_VK_DECLARE)
+  int id = 0;
+  VkPhysicalDevice physical = VK_NULL_HANDLE;
+  VkPhysicalDeviceProperties props{};
+  VkPhysicalDeviceMemoryProperties mem_props{};
+  VkDevice device = VK_NULL_HANDLE;
+  uint32_t queue_family = 0;
+  VkQueue queue = VK_NULL_HANDLE;
+  VkCommandPool cmd_pool = VK_NULL_HANDLE;
+  VkCommandBuffer cmd = VK_NULL_HANDLE;
+  VkFence fence = VK_NULL_HANDLE;
+  uint32_t staging_type = 0;  // memory type index of the staging buffers
+  std::mutex mu;
+  // Free staging buffers by size class (a power of two >= kMinStaging), and their total bytes.
+  std::map<VkDeviceSize, std::vector<StagingBuffer>> free_staging;
+  VkDeviceSize cached_bytes = 0;
+};
+#undef RELAX_VK_DECLARE
+
+/// Loads libvulkan.so.1 (or the library the environment variable RELAX_VULKAN_LIBRARY names) and
+/// creates an instance (Vulkan 1.1 or later) and lists its physical
+/// devices. Throws relax::Error: "cannot run a vulkan artifact: libvulkan.so.1 not found (...)",
+/// "... no Vulkan device (...)" (vkCreateInstance: VK_ERROR_INCOMPATIBLE_DRIVER), or the failing
+/// call and its VkResult.
+std::unique_ptr<Instance> CreateInstance();
+/// Creates the logical device on physical device `id` (< in.physical.size()): a compute queue,
+/// the optional features kernels may use (int64, float64, int16, 8/16-bit storage,
+/// float16/int8) where supported, a command buffer, a fence and the host-visible coherent
+/// memory type of the staging buffers. Throws relax::Error naming the device and the failing
+/// call.
+std::unique_ptr<Device> CreateDevice(Instance& in, int id);
+
+}  // namespace relax::backends::vulkan
+
+#endif  // RELAX_BACKENDS_VULKAN_RUNTIME_VULKAN_CONTEXT_H_

@@ -1,0 +1,469 @@
+// The Vulkan device API (kDLVulkan): loads libvulkan.so.1 on first use, runs SPIR-V compute
+// kernels of a launch table, staging host buffers per launch (part 1's memory model).
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "relax/runtime/device_api.h"
+#include "relax/support/error.h"
+#include "vulkan_context.h"
+
+namespace relax::backends::vulkan {
+namespace {
+
+using runtime::DeviceAPI;
+using runtime::KernelLaunch;
+using runtime::KernelParamKind;
+using runtime::KernelSpec;
+using runtime::LaunchTable;
+using runtime::StreamHandle;
+
+constexpr VkDeviceSize kMinStaging = 256;  // Vulkan forbids 0-byte buffers; small ones share
+constexpr VkDeviceSize kMaxCachedStaging = VkDeviceSize{1} << 30;
+
+// One kernel: its pipeline and the one descriptor set its launches rewrite (launches on a device
+// are serialized and synchronous, so one set suffices).
+struct Kernel {
+  std::string name;
+  size_t num_buffers = 0, num_scalars = 0;
+  std::vector<KernelParamKind> params;
+  VkShaderModule shader = VK_NULL_HANDLE;
+  VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
+  VkPipelineLayout layout = VK_NULL_HANDLE;
+  VkPipeline pipeline = VK_NULL_HANDLE;
+  VkDescriptorPool pool = VK_NULL_HANDLE;
+  VkDescriptorSet set = VK_NULL_HANDLE;
+};
+
+struct Module {
+  Device* dev = nullptr;
+  std::vector<Kernel> kernels;
+};
+
+// Reads the 32-bit words of a SPIR-V binary (copied: the section need not be 4-byte aligned) and
+// checks what the driver would otherwise trip over: the header, every instruction's length, and
+// a GLCompute entry point named `name` (with its LocalSize, when given, equal to `block`).
+std::vector<uint32_t> CheckSpirv(const uint8_t* bytes, uint64_t size, const KernelSpec& k) {
+  const std::string what = "kernel '" + k.name + "'";
+  if (size % 4 != 0 || size < 20)
+    RELAX_THROW(what << ": not a SPIR-V module (" << size << " bytes; expected a multiple of 4, "
+                     << "at least 20)");
+  std::vector<uint32_t> words(size / 4);
+  std::memcpy(words.data(), bytes, size);
+  if (words[0] != 0x07230203u)
+    RELAX_THROW(what << ": not a SPIR-V module (bad magic number 0x" << std::hex << words[0]
+                     << ")");
+  bool entry = false;
+  uint32_t entry_id = 0;
+  for (size_t i = 5; i < words.size();) {
+    uint32_t count = words[i] >> 16, opcode = words[i] & 0xffffu;
+    if (count == 0 || count > words.size() - i)
+      RELAX_THROW(what << ": corrupt SPIR-V module (instruction at word " << i << " has length "
+                       << count << ")");
+    if (opcode == 15 && count >= 4 && words[i + 1] == 5) {  // OpEntryPoint GLCompute id "name"
+      const char* s = reinterpret_cast<const char*>(&words[i + 3]);
+      size_t max = (count - 3) * 4;
+      if (strnlen(s, max) < max && k.name == s) {
+        entry = true;
+        entry_id = words[i + 2];
+      }
+    }
+    if (opcode == 16 && count == 6 && entry && words[i + 1] == entry_id &&
+        words[i + 2] == 17) {  // OpExecutionMode id LocalSize x y z
+      if (words[i + 3] != k.block[0] || words[i + 4] != k.block[1] || words[i + 5] != k.block[2])
+        RELAX_THROW(what << ": the shader's LocalSize (" << words[i + 3] << ", " << words[i + 4]
+                         << ", " << words[i + 5] << ") differs from the launch table's block ("
+                         << k.block[0] << ", " << k.block[1] << ", " << k.block[2] << ")");
+    }
+    i += count;
+  }
+  if (!entry)
+    RELAX_THROW(what << ": the SPIR-V module has no GLCompute entry point named '" << k.name
+                     << "'");
+  return words;
+}
+
+void DestroyKernel(Device& d, Kernel& k) {
+  if (k.pipeline) d.vkDestroyPipeline(d.device, k.pipeline, nullptr);
+  if (k.pool) {
+    d.vkResetDescriptorPool(d.device, k.pool, 0);
+    d.vkDestroyDescriptorPool(d.device, k.pool, nullptr);
+  }
+  if (k.layout) d.vkDestroyPipelineLayout(d.device, k.layout, nullptr);
+  if (k.set_layout) d.vkDestroyDescriptorSetLayout(d.device, k.set_layout, nullptr);
+  if (k.shader) d.vkDestroyShaderModule(d.device, k.shader, nullptr);
+  k = Kernel();
+}
+
+void CreateKernel(Device& d, const KernelSpec& spec, const uint8_t* binary, Kernel& k) {
+  const std::string what = "kernel '" + spec.name + "'";
+  k.name = spec.name;
+  k.params = spec.params;
+  k.num_buffers = spec.num_buffers();
+  k.num_scalars = spec.num_scalars();
+  std::vector<uint32_t> code = CheckSpirv(binary + spec.binary_offset, spec.binary_size, spec);
+  VkShaderModuleCreateInfo sci{};
+  sci.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO;
+  sci.codeSize = code.size() * 4;
+  sci.pCode = code.data();
+  Check(d.vkCreateShaderModule(d.device, &sci, nullptr, &k.shader), "vkCreateShaderModule", what);
+
+  const uint32_t bindings = static_cast<uint32_t>(k.num_buffers + (k.num_scalars > 0 ? 1 : 0));
+  std::vector<VkDescriptorSetLayoutBinding> b(bindings);
+  for (uint32_t i = 0; i < bindings; ++i) {
+    b[i].binding = i;
+    b[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    b[i].descriptorCount = 1;
+    b[i].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
+  }
+  VkDescriptorSetLayoutCreateInfo lci{};
+  lci.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO;
+  lci.bindingCount = bindings;
+  lci.pBindings = b.data();
+  Check(d.vkCreateDescriptorSetLayout(d.device, &lci, nullptr, &k.set_layout),
+        "vkCreateDescriptorSetLayout", what);
+  VkPipelineLayoutCreateInfo plci{};
+  plci.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO;
+  plci.setLayoutCount = 1;
+  plci.pSetLayouts = &k.set_layout;
+  Check(d.vkCreatePipelineLayout(d.device, &plci, nullptr, &k.layout), "vkCreatePipelineLayout",
+        what);
+  VkComputePipelineCreateInfo cci{};
+  cci.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO;
+  cci.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
+  cci.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+  cci.stage.module = k.shader;
+  cci.stage.pName = k.name.c_str();
+  cci.layout = k.layout;
+  Check(d.vkCreateComputePipelines(d.device, VK_NULL_HANDLE, 1, &cci, nullptr, &k.pipeline),
+        "vkCreateComputePipelines", what);
+  // The pipeline keeps what it needs of the shader.
+  d.vkDestroyShaderModule(d.device, k.shader, nullptr);
+  k.shader = VK_NULL_HANDLE;
+
+  if (bindings > 0) {
+    VkDescriptorPoolSize ps{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, bindings};
+    VkDescriptorPoolCreateInfo dpci{};
+    dpci.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO;
+    dpci.maxSets = 1;
+    dpci.poolSizeCount = 1;
+    dpci.pPoolSizes = &ps;
+    Check(d.vkCreateDescriptorPool(d.device, &dpci, nullptr, &k.pool), "vkCreateDescriptorPool",
+          what);
+    VkDescriptorSetAllocateInfo dai{};
+    dai.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO;
+    dai.descriptorPool = k.pool;
+    dai.descriptorSetCount = 1;
+    dai.pSetLayouts = &k.set_layout;
+    Check(d.vkAllocateDescriptorSets(d.device, &dai, &k.set), "vkAllocateDescriptorSets", what);
+  }
+}
+
+VkDeviceSize SizeClass(uint64_t bytes) {
+  VkDeviceSize s = kMinStaging;
+  while (s < bytes) s <<= 1;
+  return s;
+}
+
+void FreeStaging(Device& d, StagingBuffer& s) {
+  if (s.buffer) d.vkDestroyBuffer(d.device, s.buffer, nullptr);
+  if (s.memory) d.vkFreeMemory(d.device, s.memory, nullptr);  // unmaps
+  s = StagingBuffer();
+}
+
+// A staging buffer of at least `bytes` from the pool (caller holds d.mu).
+StagingBuffer AcquireStaging(Device& d, uint64_t bytes, const std::string& what) {
+  if (bytes > (uint64_t{1} << 62)) RELAX_THROW(what << ": buffer of " << bytes << " bytes");
+  VkDeviceSize size = SizeClass(bytes);
+  auto it = d.free_staging.find(size);
+  if (it != d.free_staging.end() && !it->second.empty()) {
+    StagingBuffer s = it->second.back();
+    it->second.pop_back();
+    d.cached_bytes -= s.size;
+    return s;
+  }
+  StagingBuffer s;
+  s.size = size;
+  try {
+    VkBufferCreateInfo bci{};
+    bci.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO;
+    bci.size = size;
+    bci.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT;
+    bci.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+    Check(d.vkCreateBuffer(d.device, &bci, nullptr, &s.buffer), "vkCreateBuffer", what);
+    VkMemoryRequirements req;
+    d.vkGetBufferMemoryRequirements(d.device, s.buffer, &req);
+    if (!(req.memoryTypeBits & (1u << d.staging_type)))
+      RELAX_THROW(what << ": the staging memory type cannot hold a storage buffer");
+    VkMemoryAllocateInfo mai{};
+    mai.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
+    mai.allocationSize = req.size;
+    mai.memoryTypeIndex = d.staging_type;
+    VkResult r = d.vkAllocateMemory(d.device, &mai, nullptr, &s.memory);
+    if (r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY) {
+      // Give the cached buffers back and try once more.
+      for (auto& [cls, list] : d.free_staging)
+        for (auto& f : list) FreeStaging(d, f);
+      d.free_staging.clear();
+      d.cached_bytes = 0;
+      r = d.vkAllocateMemory(d.device, &mai, nullptr, &s.memory);
+    }
+    Check(r, "vkAllocateMemory", what + " (" + std::to_string(size) + " bytes)");
+    Check(d.vkBindBufferMemory(d.device, s.buffer, s.memory, 0), "vkBindBufferMemory", what);
+    Check(d.vkMapMemory(d.device, s.memory, 0, VK_WHOLE_SIZE, 0, &s.mapped), "vkMapMemory", what);
+  } catch (...) {
+    FreeStaging(d, s);
+    throw;
+  }
+  return s;
+}
+
+void ReleaseStaging(Device& d, StagingBuffer& s) {
+  if (!s.buffer) return;
+  if (d.cached_bytes + s.size > kMaxCachedStaging) {
+    FreeStaging(d, s);
+    return;
+  }
+  d.cached_bytes += s.size;
+  d.free_staging[s.size].push_back(s);
+  s = StagingBuffer();
+}
+
+// Reads a test hook: RELAX_VULKAN_MAX_GROUP_COUNT_X lowers the x group-count limit (to exercise
+// grid folding on small grids). Unset or invalid: `limit`.
+uint32_t GroupLimitX(uint32_t limit) {
+  const char* env = std::getenv("RELAX_VULKAN_MAX_GROUP_COUNT_X");
+  if (!env || !*env) return limit;
+  char* end = nullptr;
+  unsigned long v = std::strtoul(env, &end, 10);
+  if (*end != '\0' || v == 0 || v > limit) return limit;
+  return static_cast<uint32_t>(v);
+}
+
+void Launch(Device& d, const Kernel& k, const KernelLaunch& launch) {
+  const std::string what = "kernel '" + k.name + "'";
+  // Grid folding: an x count over the device limit L becomes (L, ceil(x / L) * y, z). The
+  // kernels compute the linear block index as WorkgroupId.y * NumWorkgroups.x + WorkgroupId.x and
+  // guard it against their extent, so the extra blocks of the last row do nothing.
+  const uint32_t* max = d.props.limits.maxComputeWorkGroupCount;
+  const uint64_t lx = GroupLimitX(max[0]);
+  uint64_t gx = static_cast<uint64_t>(launch.grid[0]);
+  uint64_t gy = static_cast<uint64_t>(launch.grid[1]);
+  uint64_t gz = static_cast<uint64_t>(launch.grid[2]);
+  if (gx > lx) {
+    uint64_t rows = (gx + lx - 1) / lx;
+    if (rows > (uint64_t{1} << 32) || gy > (uint64_t{1} << 32))
+      gy = ~uint64_t{0};
+    else
+      gy *= rows;
+    gx = lx;
+  }
+  if (gy > max[1] || gz > max[2])
+    RELAX_THROW(what << ": grid (" << launch.grid[0] << ", " << launch.grid[1] << ", "
+                     << launch.grid[2] << ") exceeds the device's group-count limits (" << max[0]
+                     << ", " << max[1] << ", " << max[2] << ") even folded");
+
+  std::lock_guard<std::mutex> lock(d.mu);
+  std::vector<StagingBuffer> staging;
+  staging.reserve(k.num_buffers + 1);
+  auto release = [&] {
+    for (auto& s : staging) ReleaseStaging(d, s);
+  };
+  try {
+    const VkDeviceSize max_range = d.props.limits.maxStorageBufferRange;
+    std::vector<VkDescriptorBufferInfo> infos;
+    for (size_t i = 0; i < k.num_buffers; ++i) {
+      uint64_t bytes = launch.buffer_bytes[i];
+      if (bytes > max_range)
+        RELAX_THROW(what << ": buffer " << i << " has " << bytes
+                         << " bytes, more than the device's storage-buffer range (" << max_range
+                         << ")");
+      staging.push_back(AcquireStaging(d, bytes, what));
+      // Write-only buffers are copied in too: a kernel that writes only part of its output
+      // must leave the rest as it was when the buffer is copied back.
+      if (bytes) std::memcpy(staging.back().mapped, launch.buffers[i], bytes);
+      infos.push_back(
+          {staging.back().buffer, 0, std::min<VkDeviceSize>(staging.back().size, max_range)});
+    }
+    if (k.num_scalars > 0) {
+      uint64_t bytes = k.num_scalars * sizeof(int64_t);
+      staging.push_back(AcquireStaging(d, bytes, what));
+      std::memcpy(staging.back().mapped, launch.scalars.data(), bytes);
+      infos.push_back(
+          {staging.back().buffer, 0, std::min<VkDeviceSize>(staging.back().size, max_range)});
+    }
+    std::vector<VkWriteDescriptorSet> writes(infos.size());
+    for (size_t i = 0; i < infos.size(); ++i) {
+      writes[i].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
+      writes[i].dstSet = k.set;
+      writes[i].dstBinding = static_cast<uint32_t>(i);
+      writes[i].descriptorCount = 1;
+      writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+      writes[i].pBufferInfo = &infos[i];
+    }
+    if (!writes.empty())
+      d.vkUpdateDescriptorSets(d.device, static_cast<uint32_t>(writes.size()), writes.data(), 0,
+                               nullptr);
+
+    Check(d.vkResetCommandBuffer(d.cmd, 0), "vkResetCommandBuffer", what);
+    VkCommandBufferBeginInfo bi{};
+    bi.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
+    bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    Check(d.vkBeginCommandBuffer(d.cmd, &bi), "vkBeginCommandBuffer", what);
+    d.vkCmdBindPipeline(d.cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k.pipeline);
+    if (k.set)
+      d.vkCmdBindDescriptorSets(d.cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k.layout, 0, 1, &k.set, 0,
+                                nullptr);
+    d.vkCmdDispatch(d.cmd, static_cast<uint32_t>(gx), static_cast<uint32_t>(gy),
+                    static_cast<uint32_t>(gz));
+    // The shader's writes become visible to the host reads after the fence.
+    VkMemoryBarrier mb{};
+    mb.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
+    mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
+    mb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+    d.vkCmdPipelineBarrier(d.cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_HOST_BIT,
+                           0, 1, &mb, 0, nullptr, 0, nullptr);
+    Check(d.vkEndCommandBuffer(d.cmd), "vkEndCommandBuffer", what);
+    VkSubmitInfo si{};
+    si.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
+    si.commandBufferCount = 1;
+    si.pCommandBuffers = &d.cmd;
+    Check(d.vkQueueSubmit(d.queue, 1, &si, d.fence), "vkQueueSubmit", what);
+    VkResult r = d.vkWaitForFences(d.device, 1, &d.fence, VK_TRUE, UINT64_MAX);
+    if (r != VK_SUCCESS) {
+      // The fence stays signaled-or-pending; wait the queue out so the next launch starts clean.
+      d.vkDeviceWaitIdle(d.device);
+      d.vkResetFences(d.device, 1, &d.fence);
+      Check(r, "vkWaitForFences", what);
+    }
+    Check(d.vkResetFences(d.device, 1, &d.fence), "vkResetFences", what);
+
+    for (size_t i = 0; i < k.num_buffers; ++i) {
+      KernelParamKind kind = k.params[i];
+      if (kind == KernelParamKind::kBufferRead || launch.buffer_bytes[i] == 0) continue;
+      std::memcpy(launch.buffers[i], staging[i].mapped, launch.buffer_bytes[i]);
+    }
+  } catch (...) {
+    release();
+    throw;
+  }
+  release();
+}
+
+class VulkanDeviceAPI final : public DeviceAPI {
+ public:
+  void* AllocData(DLDevice dev, size_t, size_t) override { Unsupported(dev, "AllocData"); }
+  void FreeData(DLDevice dev, void* ptr) override {
+    if (ptr) Unsupported(dev, "FreeData");
+  }
+  void CopyDataFromTo(const void*, void*, size_t, DLDevice src_dev, DLDevice dst_dev,
+                      StreamHandle) override {
+    Unsupported(src_dev.device_type == kDLVulkan ? src_dev : dst_dev, "CopyDataFromTo");
+  }
+  StreamHandle CreateStream(DLDevice) override { return nullptr; }
+  void FreeStream(DLDevice, StreamHandle) override {}
+  // Launches wait for their kernel, so there is never queued work.
+  void SyncStream(DLDevice, StreamHandle) override {}
+
+  void* LoadKernels(DLDevice dev, const LaunchTable& table, const uint8_t* binary,
+                    uint64_t size) override {
+    if (table.format != "spirv")
+      RELAX_THROW("the vulkan device API cannot load '" << table.format
+                                                        << "' kernels (it runs spirv)");
+    Device& d = GetDevice(dev);
+    auto m = std::make_unique<Module>();
+    m->dev = &d;
+    m->kernels.resize(table.kernels.size());
+    try {
+      for (size_t i = 0; i < table.kernels.size(); ++i) {
+        const KernelSpec& k = table.kernels[i];
+        if (k.binary_offset > size || k.binary_size > size - k.binary_offset)
+          RELAX_THROW("kernel '" << k.name << "': binary outside the device section");
+        CreateKernel(d, k, binary, m->kernels[i]);
+      }
+    } catch (...) {
+      for (auto& k : m->kernels) DestroyKernel(d, k);
+      throw;
+    }
+    return m.release();
+  }
+
+  void UnloadKernels(DLDevice, void* module) override {
+    auto* m = static_cast<Module*>(module);
+    if (!m) return;
+    {
+      std::lock_guard<std::mutex> lock(m->dev->mu);  // no launch of its kernels is running
+      for (auto& k : m->kernels) DestroyKernel(*m->dev, k);
+    }
+    delete m;
+  }
+
+  void LaunchKernel(DLDevice dev, void* module, int32_t index, const KernelLaunch& launch,
+                    StreamHandle) override {
+    auto* m = static_cast<Module*>(module);
+    if (!m) RELAX_THROW("vulkan LaunchKernel: no module");
+    if (index < 0 || static_cast<size_t>(index) >= m->kernels.size())
+      RELAX_THROW("vulkan LaunchKernel: kernel index " << index << " out of range ("
+                                                       << m->kernels.size() << " kernels)");
+    const Kernel& k = m->kernels[static_cast<size_t>(index)];
+    if (launch.buffers.size() != k.num_buffers || launch.buffer_bytes.size() != k.num_buffers ||
+        launch.scalars.size() != k.num_scalars)
+      RELAX_THROW("kernel '" << k.name << "': " << launch.buffers.size() << " buffers and "
+                             << launch.scalars.size() << " scalars passed, it takes "
+                             << k.num_buffers << " and " << k.num_scalars);
+    Launch(*m->dev, k, launch);
+  }
+
+ private:
+  [[noreturn]] static void Unsupported(DLDevice dev, const char* fn) {
+    RELAX_THROW(fn << " on " << runtime::DeviceToString(dev)
+                   << " is not supported yet (part 1 stages host memory per kernel launch)");
+  }
+
+  // The device `dev.device_id`, created on first use (the loader and instance too).
+  Device& GetDevice(DLDevice dev) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!instance_) {
+      if (!instance_error_.empty()) RELAX_THROW(instance_error_);
+      try {
+        instance_ = CreateInstance().release();
+      } catch (const Error& e) {
+        instance_error_ = e.what();
+        throw;
+      }
+    }
+    const size_t n = instance_->physical.size();
+    if (n == 0)
+      RELAX_THROW("cannot run a vulkan artifact: no Vulkan device (" << InstallHint() << ")");
+    if (dev.device_id < 0 || static_cast<size_t>(dev.device_id) >= n)
+      RELAX_THROW("vulkan device " << dev.device_id << " does not exist (" << n << " device"
+                                   << (n == 1 ? "" : "s") << ")");
+    Device*& d = devices_[dev.device_id];
+    if (!d) d = CreateDevice(*instance_, dev.device_id).release();
+    return *d;
+  }
+
+  std::mutex mu_;
+  // Never destroyed (see Instance): process exit reclaims them.
+  Instance* instance_ = nullptr;
+  std::string instance_error_;
+  std::map<int, Device*> devices_;
+};
+
+}  // namespace
+
+/// Registers the Vulkan device API for kDLVulkan. Loads nothing: libvulkan.so.1 is opened on
+/// the first LoadKernels.
+void RegisterVulkanDeviceAPI() {
+  // Never destroyed, like the driver objects it holds (process exit reclaims them): artifacts
+  // held in statics may unload their kernels during static destruction.
+  static VulkanDeviceAPI* api = new VulkanDeviceAPI();
+  DeviceAPI::Register(kDLVulkan, api);
+}
+
+}  // namespace relax::backends::vulkan
