@@ -39,30 +39,27 @@ class CudaBackend : public Backend {
   int DeviceType() const override { return kDLCUDA; }
   std::string BuildKernels(const IRModule& mod, const Target& t, const CodegenOptions& options,
                            std::vector<BackendSection>* sections) const override {
-    std::string features;
-    std::string so = codegen::BuildHostLibrary(mod, t.Attr("mcpu", "native"), options, &features);
     std::string arch = t.Attr("arch", "sm_90");
-    runtime::LaunchTable table;
-    table.target = t.ToString();
-    std::string device;
-    std::string format;
-    for (const tir::PrimFunc& f : codegen::DeviceKernels(mod)) {
-      runtime::KernelSpec spec = codegen::KernelSpecOf(f);
-      CudaKernel k = BuildCudaKernel(f, arch, options);
-      std::string bin = k.cubin.empty() ? k.ptx + std::string(1, '\0') : k.cubin;
-      format = k.cubin.empty() ? "ptx" : "cubin";
-      spec.shared_bytes = static_cast<uint32_t>(k.shared_bytes);
-      while (device.size() % 16) device.push_back('\0');
-      spec.binary_offset = device.size();
-      spec.binary_size = bin.size();
-      device += bin;
-      table.kernels.push_back(std::move(spec));
-    }
-    table.format = format.empty() ? "cubin" : format;
+    codegen::DeviceBuild dev =
+        codegen::BuildDeviceKernels(mod, t, options, [&](const tir::PrimFunc& f) {
+          CudaKernel k = BuildCudaKernel(f, arch, options);
+          codegen::CompiledKernel ck;
+          ck.format = k.cubin.empty() ? "ptx" : "cubin";
+          ck.binary = k.cubin.empty() ? k.ptx + std::string(1, '\0') : k.cubin;
+          ck.registers = k.registers;
+          ck.spill_bytes = k.spill_bytes;
+          ck.shared_bytes = k.shared_bytes;
+          return ck;
+        });
+    if (dev.table.format.empty()) dev.table.format = "cubin";
+    // The host parts last: a kernel's one-thread fallback changes its launches.
+    std::string features;
+    std::string so =
+        codegen::BuildHostLibrary(dev.mod, t.Attr("mcpu", "native"), options, &features);
     if (sections) {
       sections->push_back({"target", "cpu_features=" + features + "\n", 8});
-      sections->push_back({"launch", table.ToJSON(), 8});
-      sections->push_back({"device", device, 16});
+      sections->push_back({"launch", dev.table.ToJSON(), 8});
+      sections->push_back({"device", std::move(dev.device), 16});
     }
     return so;
   }

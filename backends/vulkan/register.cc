@@ -33,25 +33,20 @@ class VulkanBackend : public Backend {
   int DeviceType() const override { return kDLVulkan; }
   std::string BuildKernels(const IRModule& mod, const Target& t, const CodegenOptions& options,
                            std::vector<BackendSection>* sections) const override {
+    codegen::DeviceBuild dev =
+        codegen::BuildDeviceKernels(mod, t, options, [&](const tir::PrimFunc& f) {
+          SpirvKernel k = BuildSpirvKernel(f, options);
+          return codegen::CompiledKernel{std::move(k.binary), "spirv"};
+        });
+    if (dev.table.format.empty()) dev.table.format = "spirv";
+    // The host parts last: a kernel's one-thread fallback changes its launches.
     std::string features;
-    std::string so = codegen::BuildHostLibrary(mod, t.Attr("mcpu", "native"), options, &features);
-    runtime::LaunchTable table;
-    table.format = "spirv";
-    table.target = t.ToString();
-    std::string device;
-    for (const tir::PrimFunc& f : codegen::DeviceKernels(mod)) {
-      runtime::KernelSpec spec = codegen::KernelSpecOf(f);
-      SpirvKernel k = BuildSpirvKernel(f, options);
-      while (device.size() % 16) device.push_back('\0');
-      spec.binary_offset = device.size();
-      spec.binary_size = k.binary.size();
-      device += k.binary;
-      table.kernels.push_back(std::move(spec));
-    }
+    std::string so =
+        codegen::BuildHostLibrary(dev.mod, t.Attr("mcpu", "native"), options, &features);
     if (sections) {
       sections->push_back({"target", "cpu_features=" + features + "\n", 8});
-      sections->push_back({"launch", table.ToJSON(), 8});
-      sections->push_back({"device", device, 16});
+      sections->push_back({"launch", dev.table.ToJSON(), 8});
+      sections->push_back({"device", std::move(dev.device), 16});
     }
     return so;
   }

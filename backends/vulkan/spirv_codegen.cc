@@ -130,6 +130,10 @@ SpirvKernel BuildSpirvKernel(const tir::PrimFunc& f, const CodegenOptions& optio
   diag = Diagnostics(&ctx, [&] {
     std::unique_ptr<mlir::ConversionTarget> target = mlir::SPIRVConversionTarget::get(env);
     mlir::SPIRVConversionOptions opts;
+    // 64-bit index: TIR indexes in int64, so index <-> i64 casts vanish. With 32-bit index they
+    // become OpSConvert of the 32-bit unsigned builtins (thread ids), which Mesa's lavapipe
+    // (22.3) extends wrongly: every guard on a thread id failed.
+    opts.use64bitIndex = true;
     mlir::SPIRVTypeConverter types(env, opts);
     mlir::ScfToSPIRVContext scf_ctx;
     mlir::RewritePatternSet patterns(&ctx);

@@ -2,6 +2,7 @@
 #include "relax/codegen/build.h"
 
 #include <algorithm>
+#include <iostream>
 #include <map>
 #include <set>
 #include <sstream>
@@ -49,6 +50,8 @@ BuildStats Build(IRModule mod, const Target& target, const std::string& out_path
 
   std::ostringstream mlir_text, llvm_text;
   CodegenOptions copts;
+  copts.warnings = &std::cerr;
+  copts.kernel_report = &stats.device_kernels;
   if (runner.WantsDump("codegen-mlir")) copts.dump_mlir = &mlir_text;
   if (runner.WantsDump("codegen-llvm")) copts.dump_llvm = &llvm_text;
   std::vector<BackendSection> sections;

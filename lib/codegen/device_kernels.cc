@@ -2,8 +2,10 @@
 #include "relax/codegen/device_kernels.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <sstream>
 
+#include "relax/ir/tir_functor.h"
 #include "relax/support/error.h"
 
 namespace relax::codegen {
@@ -73,6 +75,119 @@ runtime::KernelSpec KernelSpecOf(const tir::PrimFunc& f) {
   auto rule = f->attrs.find("schedule");
   s.rule = rule == f->attrs.end() ? "" : rule->second;
   return s;
+}
+
+}  // namespace relax::codegen
+
+namespace relax::codegen {
+
+namespace {
+
+// Thread-bound loops become serial: the body's guards keep every element computed once.
+class Unbind : public tir::StmtMutator {
+ protected:
+  tir::Stmt VisitStmt_(const tir::ForNode* op, const tir::Stmt& s) override {
+    tir::Stmt r = tir::StmtMutator::VisitStmt_(op, s);
+    if (op->for_kind != tir::ForKind::kThreadBinding) return r;
+    auto n = std::make_shared<tir::ForNode>(*tir::As<tir::ForNode>(r));
+    n->for_kind = tir::ForKind::kSerial;
+    n->thread_tag.clear();
+    return n;
+  }
+};
+
+// Launches of kernel `index` get grid (1, 1, 1).
+class OneBlockLaunch : public tir::StmtMutator {
+ public:
+  explicit OneBlockLaunch(int64_t index) : index_(index) {}
+
+ protected:
+  tir::Stmt VisitStmt_(const tir::EvaluateNode* op, const tir::Stmt& s) override {
+    const auto* call = op->value.as<tir::CallNode>();
+    int64_t k;
+    if (!call || call->op != "launch_kernel" || call->args.size() < 4 || !call->args[0].AsInt(&k) ||
+        k != index_)
+      return s;
+    std::vector<PrimExpr> args = call->args;
+    args[1] = args[2] = args[3] = PrimExpr(1);
+    return tir::Evaluate(CallIntrin("launch_kernel", std::move(args), call->dtype));
+  }
+
+ private:
+  int64_t index_;
+};
+
+void ApplyFallback(IRModule* mod, const tir::PrimFunc& k, int64_t index) {
+  auto n = std::make_shared<tir::PrimFuncNode>(*k);
+  n->body = Unbind().VisitStmt(k->body);
+  n->attrs["block"] = "1,1,1";
+  n->attrs["grid"] = "1";
+  n->attrs["schedule"] = Attr(k, "schedule") + " -> one-thread fallback";
+  mod->prim_funcs[k->name] = n;
+  for (auto& [name, f] : mod->prim_funcs)
+    if (f->attrs.count("host_of")) {
+      tir::Stmt body = OneBlockLaunch(index).VisitStmt(f->body);
+      if (body != f->body) {
+        auto h = std::make_shared<tir::PrimFuncNode>(*f);
+        h->body = body;
+        f = h;
+      }
+    }
+}
+
+}  // namespace
+
+DeviceBuild BuildDeviceKernels(const IRModule& mod, const Target& target,
+                               const CodegenOptions& options,
+                               const std::function<CompiledKernel(const tir::PrimFunc&)>& compile) {
+  DeviceBuild out{mod, {}, {}};
+  out.table.target = target.ToString();
+  const char* broken = std::getenv("RELAX_TEST_BREAK_KERNEL");
+  std::vector<tir::PrimFunc> kernels = DeviceKernels(mod);
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    tir::PrimFunc f = kernels[i];
+    KernelReport report;
+    report.name = f->name;
+    report.rule = Attr(f, "schedule");
+    CompiledKernel ck;
+    try {
+      if (broken && f->name == broken)
+        RELAX_THROW("RELAX_TEST_BREAK_KERNEL names this kernel (test hook)");
+      ck = compile(f);
+    } catch (const Error& e) {
+      report.fallback = true;
+      report.failure = e.what();
+      if (options.warnings)
+        *options.warnings << "warning: kernel '" << f->name << "' (schedule rule '" << report.rule
+                          << "') failed: " << e.what()
+                          << "; falling back to the one-thread schedule\n";
+      ApplyFallback(&out.mod, f, static_cast<int64_t>(i));
+      f = out.mod.prim_funcs.at(f->name);
+      try {
+        ck = compile(f);
+      } catch (const Error& e2) {
+        RELAX_THROW("kernel '" << f->name << "' failed with schedule rule '" << report.rule << "' ("
+                               << e.what() << ") and with the one-thread fallback: " << e2.what());
+      }
+    }
+    runtime::KernelSpec spec = KernelSpecOf(f);
+    spec.shared_bytes = static_cast<uint32_t>(ck.shared_bytes);
+    while (out.device.size() % 16) out.device.push_back('\0');
+    spec.binary_offset = out.device.size();
+    spec.binary_size = ck.binary.size();
+    out.device += ck.binary;
+    if (!out.table.format.empty() && out.table.format != ck.format)
+      RELAX_THROW("kernel '" << f->name << "' is " << ck.format << ", the others "
+                             << out.table.format);
+    out.table.format = ck.format;
+    out.table.kernels.push_back(std::move(spec));
+    report.registers = ck.registers;
+    report.spill_bytes = ck.spill_bytes;
+    report.shared_bytes = ck.shared_bytes;
+    report.binary_bytes = ck.binary.size();
+    if (options.kernel_report) options.kernel_report->push_back(std::move(report));
+  }
+  return out;
 }
 
 }  // namespace relax::codegen

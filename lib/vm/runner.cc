@@ -8,15 +8,15 @@
 namespace relax::runtime {
 namespace {
 
-std::shared_ptr<LoadedArtifact> LoadChecked(const std::string& path) {
+std::shared_ptr<LoadedArtifact> LoadChecked(const std::string& path, int device_id) {
   NumThreadsFromEnv();  // a bad RELAX_NUM_THREADS is an error before any work
-  return LoadedArtifact::Load(path);
+  return LoadedArtifact::Load(path, device_id);
 }
 
 }  // namespace
 
-ArtifactRunner::ArtifactRunner(const std::string& path)
-    : artifact_(LoadChecked(path)), vm_(artifact_) {}
+ArtifactRunner::ArtifactRunner(const std::string& path, int device_id)
+    : artifact_(LoadChecked(path, device_id)), vm_(artifact_) {}
 
 std::string ArtifactRunner::OutputName(size_t i) const {
   const auto& sig = outputs();

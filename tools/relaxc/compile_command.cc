@@ -130,6 +130,19 @@ int RunCompile(const CompileOptions& o) {
                 << " bytes of code\n";
       for (const auto& [rule, n] : st.schedule_rules)
         std::cout << "schedule: " << rule << ": " << n << " PrimFuncs\n";
+      if (!st.device_kernels.empty()) {
+        size_t fallbacks = 0;
+        for (const KernelReport& k : st.device_kernels) {
+          fallbacks += k.fallback;
+          std::cout << "kernel: " << k.name << " rule=" << k.rule << " bytes=" << k.binary_bytes
+                    << " shared=" << k.shared_bytes;
+          if (k.registers >= 0) std::cout << " registers=" << k.registers;
+          if (k.spill_bytes >= 0) std::cout << " spill_bytes=" << k.spill_bytes;
+          std::cout << (k.fallback ? " fallback=1" : "") << "\n";
+        }
+        std::cout << "device kernels: " << st.device_kernels.size() << ", fallbacks: " << fallbacks
+                  << "\n";
+      }
       std::cout << "vm: " << st.num_instructions << " instructions\nparams: " << st.params_bytes
                 << " bytes\n";
     }

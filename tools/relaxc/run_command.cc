@@ -126,7 +126,7 @@ std::string Describe(const std::string& name, const NDArray& o) {
 
 void RunOrThrow(const RunOptions& opts) {
   if (opts.repeat < 1) RELAX_THROW("--repeat must be >= 1, got " << opts.repeat);
-  runtime::ArtifactRunner runner(opts.artifact);
+  runtime::ArtifactRunner runner(opts.artifact, opts.device);
   const auto& sig = runner.inputs();
   std::string expected = runner.InputNamesText();
 
@@ -225,6 +225,9 @@ void AddRunOptions(CLI::App& app, std::shared_ptr<RunOptions> opts) {
                  " repeatable)");
   app.add_option("--output-dir,-o", opts->output_dir, "Write each output as DIR/<name>.npy");
   app.add_option("--repeat", opts->repeat, "Run N times and print the mean latency");
+  app.add_option("--device", opts->device,
+                 "GPU index a vulkan/cuda artifact runs on (default 0; cpu artifacts ignore it)")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--max-instructions", opts->max_instructions,
                  "Fail a run that executes more than N VM instructions (0: no bound)");
   app.add_flag("--profile", opts->profile, "Print time spent per kernel/builtin");

@@ -18,6 +18,7 @@ struct RunOptions {
   int repeat = 1;                   // number of runs (>= 1); > 1 also prints mean latency
   bool profile = false;             // print per-callee time after the runs
   int64_t max_instructions = 0;     // VM instructions per run; 0 = no bound
+  int device = 0;                   // GPU index for GPU artifacts (cpu artifacts ignore it)
 };
 
 /// Adds the run options (positional ARTIFACT, --input NAME=FILE.npy repeatable,

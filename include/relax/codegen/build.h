@@ -23,6 +23,8 @@ struct BuildStats {
   /// Schedule rule name (the PrimFunc's `schedule` attribute) -> number of kernels it scheduled;
   /// "(unscheduled)" for hand-written or already scheduled TIR.
   std::map<std::string, size_t> schedule_rules;
+  /// GPU targets: one entry per device kernel (rule, fallback, registers, spills, shared memory).
+  std::vector<KernelReport> device_kernels;
 };
 
 /// Runs DefaultPipeline() on `mod`, generates kernels for `target` and writes

@@ -35,11 +35,25 @@ struct ScheduleRule {
   std::function<tir::PrimFunc(const tir::PrimFunc& f, const Target& t)> apply;
 };
 
+/// What the codegen hook reports per device kernel (GPU backends; `relaxc compile --stats`).
+struct KernelReport {
+  std::string name;
+  std::string rule;       // the schedule rule that scheduled it
+  bool fallback = false;  // rebuilt as one thread after its first build failed
+  std::string failure;    // why the first build failed (fallback only)
+  int registers = -1;     // per thread (cuda), -1 when unknown
+  int spill_bytes = -1;   // spill stores + loads (cuda), -1 when unknown
+  int shared_bytes = 0;   // static shared memory per block
+  size_t binary_bytes = 0;
+};
+
 /// Options of the codegen hook.
 struct CodegenOptions {
   std::ostream* dump_mlir = nullptr;  // if set: the MLIR of the kernels, before lowering
   std::ostream* dump_llvm = nullptr;  // if set: the optimized LLVM IR
   int opt_level = 3;
+  std::ostream* warnings = nullptr;                    // if set: "warning: ..." lines
+  std::vector<KernelReport>* kernel_report = nullptr;  // if set: one entry per device kernel
 };
 
 /// A named artifact section a backend adds (runtime/artifact_format.h: name, bytes, alignment).

@@ -20,7 +20,8 @@ class ArtifactRunner {
   /// Checks RELAX_NUM_THREADS (NumThreadsFromEnv, so a bad value fails before any work), loads
   /// and verifies `path` (LoadedArtifact::Load) and builds its VM. Throws relax::Error naming
   /// the path and the problem (missing, truncated, checksum mismatch, unresolvable callee...).
-  explicit ArtifactRunner(const std::string& path);
+  /// `device_id` picks the GPU a GPU artifact's kernels run on (LoadedArtifact::Load).
+  explicit ArtifactRunner(const std::string& path, int device_id = 0);
 
   /// The entry function's inputs and outputs, in order (Executable::inputs / outputs).
   const std::vector<TensorSig>& inputs() const { return artifact_->exec().inputs; }
