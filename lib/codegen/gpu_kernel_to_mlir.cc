@@ -43,6 +43,8 @@ std::vector<int32_t> ParseBlock(const tir::PrimFunc& f) {
 
 }  // namespace
 
+bool Emitter::flavor_is_spirv() const { return device_ == GpuFlavor::kSpirv; }
+
 void Emitter::RunDeviceKernel(GpuFlavor flavor) {
   device_ = flavor;
   parallel_ = false;
@@ -141,6 +143,44 @@ void Emitter::EmitThreadBound(const tir::ForNode* op) {
   mlir::OpBuilder::InsertionGuard guard(b_);
   b_.setInsertionPoint(ifop.thenBlock()->getTerminator());
   vars_[op->loop_var.get()] = v;
+  VisitStmt(op->body);
+}
+
+void Emitter::EmitDeviceAlloc(const tir::AllocateNode* op) {
+  const Buffer& buf = op->buffer;
+  int64_t n;
+  if (!buf->shape[0].AsInt(&n) || n <= 0)
+    RELAX_THROW("PrimFunc '" << f_->name << "': buffer '" << buf->name << "' of scope '"
+                             << buf->scope << "' needs a constant size in a device kernel, got "
+                             << ToString(buf->shape[0]));
+  mlir::MLIRContext* ctx = b_.getContext();
+  mlir::Attribute space;
+  bool shared = buf->scope == "shared";
+  if (!shared && buf->scope != "local")
+    RELAX_THROW("PrimFunc '" << f_->name << "': buffer '" << buf->name << "' of scope '"
+                             << buf->scope
+                             << "' cannot be allocated inside a device kernel (shared or local)");
+  if (flavor_is_spirv())
+    space = mlir::spirv::StorageClassAttr::get(
+        ctx, shared ? mlir::spirv::StorageClass::Workgroup : mlir::spirv::StorageClass::Function);
+  else if (shared)
+    space = mlir::gpu::AddressSpaceAttr::get(ctx, mlir::gpu::AddressSpace::Workgroup);
+  auto type =
+      mlir::MemRefType::get({n}, StorageType(buf->dtype), mlir::MemRefLayoutAttrInterface{}, space);
+  // SPIR-V: MLIR's memref lowering turns a Workgroup-class memref.alloc into a module-level
+  // Workgroup variable (its gpu.func lowering does not take workgroup attributions); NVVM: a
+  // workgroup attribution of the kernel.
+  Value m;
+  if (shared && !flavor_is_spirv()) {
+    auto fn = b_.getInsertionBlock()->getParentOp()->getParentOfType<mlir::gpu::GPUFuncOp>();
+    RELAX_ICHECK(fn);
+    m = fn.addWorkgroupAttribution(type, loc_);
+  } else if (shared) {
+    m = mlir::memref::AllocOp::create(b_, loc_, type);
+  } else {
+    m = mlir::memref::AllocaOp::create(b_, loc_, type);
+  }
+  bufs_[buf.get()] = m;
   VisitStmt(op->body);
 }
 

@@ -88,6 +88,10 @@ class Emitter : public tir::StmtFunctor<void>, public tir::ExprFunctor<mlir::Val
   /// A loop bound to a GPU index: `v = id; if (v < extent) body` (blockIdx.x is the linear
   /// block index block_id.y * grid_dim.x + block_id.x, see runtime/launch_table.h).
   void EmitThreadBound(const tir::ForNode* op);
+  /// Device: an `alloc` of scope "shared" (a workgroup attribution of the kernel) or "local"
+  /// (a private alloca); its size must be a constant.
+  void EmitDeviceAlloc(const tir::AllocateNode* op);
+  bool flavor_is_spirv() const;
   /// Host: `T.launch_kernel(index, gx, gy, gz, T.address_of(b[0])..., vars...)` -> a call of
   /// RelaxLaunchKernel(device module, index, packed i64 array, count) (runtime/c_api.h).
   void EmitLaunch(const tir::CallNode* call);

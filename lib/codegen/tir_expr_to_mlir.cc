@@ -1,5 +1,6 @@
 // TIR -> MLIR bridge, expressions: PrimExpr -> arith/math/memref values.
 #include <mlir/Dialect/Arith/IR/Arith.h>
+#include <mlir/Dialect/GPU/IR/GPUDialect.h>
 #include <mlir/Dialect/Math/IR/Math.h>
 #include <mlir/Dialect/MemRef/IR/MemRef.h>
 
@@ -205,6 +206,13 @@ Value Emitter::Intrinsic(const tir::CallNode* n) {
     if (name == "tanh") return mlir::math::TanhOp::create(b_, loc_, x);
     if (name == "log") return mlir::math::LogOp::create(b_, loc_, x);
     return mlir::math::ErfOp::create(b_, loc_, x);
+  }
+  if (name == "barrier") {  // GPU: every thread of the block reaches it before any goes on
+    want(0);
+    if (device_ == GpuFlavor::kNone)
+      RELAX_THROW("PrimFunc '" << f_->name << "': T.barrier() outside a device kernel");
+    mlir::gpu::BarrierOp::create(b_, loc_);
+    return ConstantIntOp::create(b_, loc_, b_.getI32Type(), 0);
   }
   if (name == "pow") {
     want(2);

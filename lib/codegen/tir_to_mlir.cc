@@ -549,8 +549,9 @@ void Emitter::VisitStmt_(const tir::IfThenElseNode* op, const tir::Stmt&) {
 // reach malloc. A null result (out of memory, or a byte size that overflows int64) reports
 // "out of memory" through RelaxSetLastError and the function's status instead of running the
 // body on a null pointer.
-void Emitter::VisitStmt_(const tir::AllocateNode* op, const tir::Stmt&) {
+void Emitter::VisitStmt_(const tir::AllocateNode* op, const tir::Stmt& s) {
   RELAX_ICHECK(op->buffer->shape.size() == 1);
+  if (device_ != GpuFlavor::kNone) return EmitDeviceAlloc(op);
   auto ptr = mlir::LLVM::LLVMPointerType::get(b_.getContext());
   auto i64 = b_.getI64Type();
   using mlir::arith::CmpIPredicate;

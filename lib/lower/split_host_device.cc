@@ -54,7 +54,8 @@ class AccessCollector : public tir::StmtVisitor {
     tir::StmtVisitor::VisitStmt_(op, s);
   }
   void VisitStmt_(const tir::AllocateNode* op, const tir::Stmt& s) override {
-    has_alloc = true;
+    // Shared (per block) and local (per thread) scratch live in the kernel.
+    if (op->buffer->scope != "shared" && op->buffer->scope != "local") has_alloc = true;
     tir::StmtVisitor::VisitStmt_(op, s);
   }
   void VisitExpr_(const tir::BufferLoadNode* op, const PrimExpr& e) override {
@@ -108,8 +109,8 @@ class Splitter {
     acc.VisitStmt(part);
     if (acc.has_alloc)
       RELAX_THROW("PrimFunc '" << f->name << "': kernel " << k
-                               << " allocates scratch memory inside the kernel, which GPU "
-                                  "targets do not support yet");
+                               << " allocates global scratch memory inside the kernel, which "
+                                  "GPU targets do not support yet (only shared and local)");
     const tir::ForNode* bx = FindBound(part, "blockIdx.x");
     const tir::ForNode* tx = FindBound(part, "threadIdx.x");
     int64_t threads = 1;

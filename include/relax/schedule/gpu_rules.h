@@ -7,13 +7,15 @@
 #include <string>
 #include <vector>
 
+#include "relax/schedule/stage.h"
 #include "relax/target/backend.h"
 
 namespace relax::schedule {
 
 /// The GPU rules of backend `kind` ("vulkan", "cuda"), named "<kind>.<what>", most specific
-/// first. `threads_per_block` (> 0) is the block (workgroup) size along x. Every rule binds
-/// each stage of the canonical stage form (schedule/stage.h) on its own:
+/// first: `<kind>.cross-thread-reduction` (below), then the following. `threads_per_block` (> 0) is
+/// the block (workgroup) size along x. Every rule binds each stage of the canonical stage form
+/// (schedule/stage.h) on its own:
 ///  - `<kind>.injective`: the spatial axes fused into one loop, split by threads_per_block,
 ///    the outer loop bound to blockIdx.x and the inner one to threadIdx.x (the tail guarded
 ///    when the extent is not provably a multiple);
@@ -25,6 +27,24 @@ namespace relax::schedule {
 /// A stage without spatial axes (a full reduction to a scalar) keeps serial loops: the split
 /// makes it a one-thread kernel.
 std::vector<ScheduleRule> GpuScheduleRules(const std::string& kind, int64_t threads_per_block);
+
+/// At most this many output elements (a constant) for the cross-thread reduction: one block
+/// each.
+inline constexpr int64_t kMaxCrossThreadOutputs = 16384;
+
+/// True when reduction stage `s` gets the cross-thread form: its spatial extent is a constant
+/// of at most kMaxCrossThreadOutputs elements and its reduction extent is symbolic or at least
+/// `threads`.
+bool UseCrossThreadReduction(const Stage& s, int64_t threads);
+
+/// Reduction stage `s` as a cross-thread reduction (the `<kind>.cross-thread-reduction` rule;
+/// also used for such stages inside multi-stage kernels): one block of `threads` (a power of
+/// two) threads per output element (blockIdx.x over the spatial extent); thread tx folds the
+/// reduction indices tx, tx + threads, ... into a `local` accumulator, writes it to a `shared`
+/// buffer of `threads` elements, and a tree of log2(threads) steps separated by `T.barrier()`
+/// combines them; thread 0 stores the element. The summation order differs from the serial one
+/// (floating-point results differ by rounding).
+tir::Stmt CrossThreadReduce(const Stage& s, int64_t threads);
 
 }  // namespace relax::schedule
 
