@@ -45,8 +45,10 @@ class VulkanBackend : public Backend {
         codegen::BuildHostLibrary(dev.mod, t.Attr("mcpu", "native"), options, &features);
     if (sections) {
       sections->push_back({"target", "cpu_features=" + features + "\n", 8});
-      sections->push_back({"launch", dev.table.ToJSON(), 8});
-      sections->push_back({"device", std::move(dev.device), 16});
+      if (!dev.table.kernels.empty()) {  // everything folded or on the host: a plain artifact
+        sections->push_back({"launch", dev.table.ToJSON(), 8});
+        sections->push_back({"device", std::move(dev.device), 16});
+      }
     }
     return so;
   }

@@ -99,6 +99,16 @@ void Emitter::EmitLaunch(const tir::CallNode* call) {
   }
   store(const64(static_cast<int64_t>(scalars.size())));
   for (const auto& s : scalars) store(Cast64(VisitExpr(s)));
+  // An empty grid (a tensor with a 0 dim) launches nothing.
+  Value nonempty;
+  for (int d = 1; d <= 3; ++d) {
+    Value pos = mlir::arith::CmpIOp::create(b_, loc_, mlir::arith::CmpIPredicate::sgt,
+                                            Cast64(VisitExpr(a[d])), const64(0));
+    nonempty = d == 1 ? pos : Value(mlir::arith::AndIOp::create(b_, loc_, nonempty, pos));
+  }
+  auto when = mlir::scf::IfOp::create(b_, loc_, nonempty, false);
+  mlir::OpBuilder::InsertionGuard outer(b_);
+  b_.setInsertionPoint(when.thenBlock()->getTerminator());
   Value handle = DeviceModuleHandle();
   auto decl = RuntimeDecl("RelaxLaunchKernel", b_.getFunctionType({ptr, i32, ptr, i32}, {i32}));
   Value idx = mlir::arith::ConstantIntOp::create(b_, loc_, index, 32);

@@ -470,6 +470,7 @@ void Emitter::VisitStmt_(const tir::SeqStmtNode* op, const tir::Stmt&) {
 // ApplyLoopHints turns into LLVM loop metadata (llvm.loop.vectorize.enable /
 // llvm.loop.unroll.enable): LLVM's vectorizer / unroller do the transformation.
 void Emitter::EmitSerialFor(const tir::ForNode* op, const char* hint) {
+  if (device_ != GpuFlavor::kNone) hint = nullptr;  // the markers are LLVM-host only
   Value lo = Index(op->min);
   Value hi = mlir::arith::AddIOp::create(b_, loc_, lo, Index(op->extent));
   Value step = mlir::arith::ConstantIndexOp::create(b_, loc_, 1);

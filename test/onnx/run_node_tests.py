@@ -64,6 +64,9 @@ SUITE_EXPECTED = {"debian": "expected.txt", "pypi": "expected_pypi.txt",
 # The dynamic variant (--dynamic) runs the tests the static variant passes with every input dim > 1
 # made symbolic (make_dynamic); its file lists the static-pass / dynamic-fail tests.
 SUITE_EXPECTED_DYNAMIC = {"debian": "expected_dynamic.txt", "pypi": "expected_pypi_dynamic.txt"}
+# A GPU target (--target vulkan) runs the tests the static cpu variant passes, compiled for that
+# target; expected_<suite>_<target>.txt lists the cpu-pass / target-fail tests.
+TARGET = "cpu"
 INT_ELEMS = {onnx.TensorProto.INT8, onnx.TensorProto.INT16, onnx.TensorProto.INT32, onnx.TensorProto.INT64,
              onnx.TensorProto.UINT8, onnx.TensorProto.UINT16, onnx.TensorProto.UINT32,
              onnx.TensorProto.UINT64}
@@ -424,12 +427,14 @@ def run_compiled(test_dir, model, relaxc, work, timeout, dynamic=False):
     cached = None
     if CACHE_DIR:
         with open(model_path, "rb") as f:
-            cached = os.path.join(CACHE_DIR, hashlib.sha256(f.read()).hexdigest() + ".so")
+            h = hashlib.sha256(f.read())
+        h.update(TARGET.encode())
+        cached = os.path.join(CACHE_DIR, h.hexdigest() + ".so")
     try:
         if cached and os.path.isfile(cached):
             artifact = cached
         else:
-            p = call([relaxc, "compile", model_path, "-o", artifact])
+            p = call([relaxc, "compile", model_path, "-o", artifact, "--target", TARGET])
             if p.returncode != 0:
                 status, reason = classify_failure(p, "compile-error")
                 if status == "unsupported":
@@ -588,7 +593,9 @@ def write_expected(path, results, old, suite, partial=False):
     entries of the tests it did not run."""
     with open(path, "w") as f:
         header = EXPECTED_HEADER
-        base = suite.replace("-dynamic", "")
+        gpu = suite.split("-")[-1] if suite.split("-")[-1] in ("vulkan", "cuda") else ""
+        base = suite.replace("-dynamic", "").replace("-" + gpu, "") if gpu else \
+            suite.replace("-dynamic", "")
         if base != "debian":
             what = ("the pinned onnx wheel's node tests" if base == "pypi"
                     else f"Debian libonnx-testdata's {base} models")
@@ -598,6 +605,11 @@ def write_expected(path, results, old, suite, partial=False):
             header = header.replace("# Every ONNX backend node test", "# Dynamic variant (--dynamic): every node test")
             header = header.replace("that does not pass, with", "that passes static but not dynamic, with")
             header = header.replace("--update-expected", "--dynamic --update-expected")
+        if gpu:
+            header = header.replace("# Every ONNX backend node test",
+                                    f"# Target {gpu} (--target {gpu}): every node test")
+            header = header.replace("that does not pass, with", f"that passes on cpu but not on {gpu}, with")
+            header = header.replace("--update-expected", f"--target {gpu} --update-expected")
         f.write(header)
         entries = {}
         if partial:
@@ -629,6 +641,10 @@ def main():
     ap.add_argument("--dynamic", action="store_true",
                     help="run the dynamic variant (make_dynamic) of the tests the static expectations"
                          " say pass, against the suite's dynamic expectations file")
+    ap.add_argument("--target", default="cpu",
+                    help="compile for this target (vulkan runs on this machine's Vulkan driver); a "
+                         "target other than cpu runs the tests the static cpu expectations say pass, "
+                         "against test/onnx/expected_<suite>_<kind>.txt")
     ap.add_argument("--sample", type=float, default=None,
                     help="run a deterministic sample of this fraction of the tests (no stale check)")
     ap.add_argument("--seed", type=int, default=1, help="seed of --sample")
@@ -648,8 +664,18 @@ def main():
                  f"(only {', '.join(sorted(SUITE_EXPECTED_DYNAMIC))})")
     if args.dynamic:
         args.expected = args.expected or os.path.join(here, SUITE_EXPECTED_DYNAMIC[args.suite])
+    global TARGET
+    TARGET = args.target
+    gpu_kind = args.target.split()[0]
+    if gpu_kind != "cpu":
+        if args.dynamic:
+            ap.error("--target and --dynamic cannot be combined yet")
+        args.expected = args.expected or os.path.join(here, f"expected_{args.suite}_{gpu_kind}.txt")
+        if not os.path.exists(args.expected):
+            open(args.expected, "w").close()
     args.expected = args.expected or static_expected
-    SUITE = args.suite + ("-dynamic" if args.dynamic else "")
+    SUITE = args.suite + ("-dynamic" if args.dynamic else "") + \
+        (f"-{gpu_kind}" if gpu_kind != "cpu" else "")
     if os.environ.get("RELAX_TEST_FULL") == "1":
         args.sample = None  # scripts/test_full.sh: every test
     partial = bool(args.filter or args.sample is not None)
@@ -678,7 +704,7 @@ def main():
                 shutil.rmtree(os.path.join(root, other), ignore_errors=True)
         CACHE_DIR = os.path.join(root, key)
 
-    static_listed = load_expected(static_expected) if args.dynamic else {}
+    static_listed = load_expected(static_expected) if args.dynamic or gpu_kind != "cpu" else {}
     chosen = []
     for d in sorted(os.listdir(args.data)):
         tdir = os.path.join(args.data, d)
@@ -687,7 +713,7 @@ def main():
             continue
         if args.sample is not None and not sampled(d, args.sample, args.seed):
             continue
-        if args.dynamic and d in static_listed:  # only what the static variant passes
+        if static_listed and d in static_listed:  # only what the static cpu variant passes
             continue
         m = onnx.load(mpath, load_external_data=False)
         chosen.append((d, tdir, model_ops(m), default_opset(m)))
@@ -775,6 +801,9 @@ def main():
     else:
         print("OK: all statuses match the expectations")
     print(f"{SUITE}: {n_pass} passed, {n_fail} failed, {n_skip} skipped")
+    if gpu_kind != "cpu" and results:
+        print(f"{SUITE}: {100.0 * n_pass / max(1, len(results) - n_skip):.1f}% of the"
+              f" {len(results) - n_skip} cpu-passing tests run also pass on {gpu_kind}")
     if args.dynamic and results:
         print(f"{SUITE}: {100.0 * n_pass / max(1, len(results) - n_skip):.1f}% of the"
               f" {len(results) - n_skip} static-passing tests run also pass dynamic")

@@ -62,3 +62,14 @@ add_test(NAME onnx.rnn_cases
          COMMAND bash ${RELAX_VENV_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/onnx/rnn_cases.py
                  --relaxc $<TARGET_FILE:relaxc> --work ${CMAKE_CURRENT_BINARY_DIR}/onnx_rnn_cases)
 set_tests_properties(onnx.rnn_cases PROPERTIES TIMEOUT 600 LABELS onnx)
+
+# The vulkan target (runs on this machine's Vulkan driver, Mesa lavapipe): the Debian tests the
+# static cpu variant passes, compiled with --target vulkan, against expected_debian_vulkan.txt
+# (cpu-pass / vulkan-fail tests with reasons). CI runs a seeded 20 % sample; scripts/test_full.sh
+# (RELAX_TEST_FULL=1) runs all of them.
+add_test(NAME onnx.node_tests_vulkan
+         COMMAND bash ${RELAX_VENV_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/onnx/run_node_tests.py
+                 --target vulkan --sample 0.2 --seed 1 --relaxc $<TARGET_FILE:relaxc>
+                 --src ${PROJECT_SOURCE_DIR} --work ${CMAKE_CURRENT_BINARY_DIR}/onnx_vulkan
+                 --jobs 2 --timeout 120)
+set_tests_properties(onnx.node_tests_vulkan PROPERTIES TIMEOUT 1800 LABELS "onnx;gpu" PROCESSORS 2)
