@@ -60,17 +60,6 @@ std::string ReadFile(const std::string& path) {
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
-std::string Diagnostics(mlir::MLIRContext* ctx, const std::function<bool()>& step) {
-  std::string diag;
-  llvm::raw_string_ostream os(diag);
-  mlir::ScopedDiagnosticHandler handler(ctx, [&](mlir::Diagnostic& d) {
-    os << d << "\n";
-    return mlir::success();
-  });
-  if (step()) return "";
-  return diag.empty() ? std::string("(no diagnostic)") : diag;
-}
-
 std::unique_ptr<llvm::TargetMachine> NvptxMachine(const std::string& arch) {
   static std::once_flag once;
   std::call_once(once, [] {
@@ -140,24 +129,14 @@ CudaKernel BuildCudaKernel(const tir::PrimFunc& f, const std::string& arch,
   mlir::registerConvertNVVMToLLVMInterface(registry);
   mlir::NVVM::registerConvertGpuToNVVMInterface(registry);
   mlir::MLIRContext ctx(registry);
-  codegen::LoadBridgeDialects(&ctx);
   ctx.loadDialect<mlir::NVVM::NVVMDialect>();
   mlir::registerBuiltinDialectTranslation(ctx);
   mlir::registerLLVMDialectTranslation(ctx);
   mlir::registerNVVMDialectTranslation(ctx);
   mlir::OpBuilder b(&ctx);
-  mlir::OwningOpRef<mlir::ModuleOp> module = mlir::ModuleOp::create(b.getUnknownLoc());
-  codegen::EmitGpuKernel(*module, f, codegen::GpuFlavor::kNvvm);
-  if (mlir::failed(mlir::verify(*module)))
-    RELAX_THROW("internal error: the TIR -> MLIR bridge produced invalid MLIR for kernel '"
-                << f->name << "'");
-  if (options.dump_mlir) {
-    std::string s;
-    llvm::raw_string_ostream os(s);
-    module->print(os);
-    *options.dump_mlir << s;
-  }
-  std::string diag = Diagnostics(&ctx, [&] {
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      codegen::EmitVerifiedGpuKernel(&ctx, f, codegen::GpuFlavor::kNvvm, options.dump_mlir);
+  std::string diag = codegen::CollectDiagnostics(&ctx, [&] {
     mlir::PassManager pm(&ctx);
     auto& gm = pm.nest<mlir::gpu::GPUModuleOp>();
     gm.addPass(mlir::createSCFToControlFlowPass());

@@ -40,30 +40,17 @@ class CudaBackend : public Backend {
   std::string BuildKernels(const IRModule& mod, const Target& t, const CodegenOptions& options,
                            std::vector<BackendSection>* sections) const override {
     std::string arch = t.Attr("arch", "sm_90");
-    codegen::DeviceBuild dev =
-        codegen::BuildDeviceKernels(mod, t, options, [&](const tir::PrimFunc& f) {
-          CudaKernel k = BuildCudaKernel(f, arch, options);
-          codegen::CompiledKernel ck;
-          ck.format = k.cubin.empty() ? "ptx" : "cubin";
-          ck.binary = k.cubin.empty() ? k.ptx + std::string(1, '\0') : k.cubin;
-          ck.registers = k.registers;
-          ck.spill_bytes = k.spill_bytes;
-          ck.shared_bytes = k.shared_bytes;
-          return ck;
-        });
-    if (dev.table.format.empty()) dev.table.format = "cubin";
-    // The host parts last: a kernel's one-thread fallback changes its launches.
-    std::string features;
-    std::string so =
-        codegen::BuildHostLibrary(dev.mod, t.Attr("mcpu", "native"), options, &features);
-    if (sections) {
-      sections->push_back({"target", "cpu_features=" + features + "\n", 8});
-      if (!dev.table.kernels.empty()) {  // everything folded or on the host: a plain artifact
-        sections->push_back({"launch", dev.table.ToJSON(), 8});
-        sections->push_back({"device", std::move(dev.device), 16});
-      }
-    }
-    return so;
+    return codegen::BuildGpuKernels(mod, t, options, sections, [&](const tir::PrimFunc& f) {
+      CudaKernel k = BuildCudaKernel(f, arch, options);
+      codegen::CompiledKernel ck;
+      // Without ptxas the PTX text (NUL-terminated) is loaded and JIT-compiled by the driver.
+      ck.format = k.cubin.empty() ? "ptx" : "cubin";
+      ck.binary = k.cubin.empty() ? k.ptx + std::string(1, '\0') : k.cubin;
+      ck.registers = k.registers;
+      ck.spill_bytes = k.spill_bytes;
+      ck.shared_bytes = k.shared_bytes;
+      return ck;
+    });
   }
 };
 

@@ -33,24 +33,10 @@ class VulkanBackend : public Backend {
   int DeviceType() const override { return kDLVulkan; }
   std::string BuildKernels(const IRModule& mod, const Target& t, const CodegenOptions& options,
                            std::vector<BackendSection>* sections) const override {
-    codegen::DeviceBuild dev =
-        codegen::BuildDeviceKernels(mod, t, options, [&](const tir::PrimFunc& f) {
-          SpirvKernel k = BuildSpirvKernel(f, options);
-          return codegen::CompiledKernel{std::move(k.binary), "spirv"};
-        });
-    if (dev.table.format.empty()) dev.table.format = "spirv";
-    // The host parts last: a kernel's one-thread fallback changes its launches.
-    std::string features;
-    std::string so =
-        codegen::BuildHostLibrary(dev.mod, t.Attr("mcpu", "native"), options, &features);
-    if (sections) {
-      sections->push_back({"target", "cpu_features=" + features + "\n", 8});
-      if (!dev.table.kernels.empty()) {  // everything folded or on the host: a plain artifact
-        sections->push_back({"launch", dev.table.ToJSON(), 8});
-        sections->push_back({"device", std::move(dev.device), 16});
-      }
-    }
-    return so;
+    return codegen::BuildGpuKernels(mod, t, options, sections, [&](const tir::PrimFunc& f) {
+      SpirvKernel k = BuildSpirvKernel(f, options);
+      return codegen::CompiledKernel{std::move(k.binary), "spirv"};
+    });
   }
 };
 

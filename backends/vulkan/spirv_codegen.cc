@@ -51,17 +51,6 @@ mlir::spirv::TargetEnvAttr VulkanTargetEnv(mlir::MLIRContext* ctx) {
                                          mlir::spirv::ClientAPI::Vulkan);
 }
 
-std::string Diagnostics(mlir::MLIRContext* ctx, const std::function<bool()>& step) {
-  std::string diag;
-  llvm::raw_string_ostream os(diag);
-  mlir::ScopedDiagnosticHandler handler(ctx, [&](mlir::Diagnostic& d) {
-    os << d << "\n";
-    return mlir::success();
-  });
-  if (step()) return "";
-  return diag.empty() ? std::string("(no diagnostic)") : diag;
-}
-
 // spirv-val --target-env vulkan1.1 on `words`; the empty string when valid, else its report.
 std::string Validate(const std::string& name, const std::string& words) {
   static const std::string tool = [] {
@@ -98,20 +87,9 @@ std::string Validate(const std::string& name, const std::string& words) {
 
 SpirvKernel BuildSpirvKernel(const tir::PrimFunc& f, const CodegenOptions& options) {
   mlir::MLIRContext ctx;
-  codegen::LoadBridgeDialects(&ctx);
   ctx.loadDialect<mlir::spirv::SPIRVDialect>();
-  mlir::OpBuilder b(&ctx);
-  mlir::OwningOpRef<mlir::ModuleOp> module = mlir::ModuleOp::create(b.getUnknownLoc());
-  codegen::EmitGpuKernel(*module, f, codegen::GpuFlavor::kSpirv);
-  if (mlir::failed(mlir::verify(*module)))
-    RELAX_THROW("internal error: the TIR -> MLIR bridge produced invalid MLIR for kernel '"
-                << f->name << "'");
-  if (options.dump_mlir) {
-    std::string s;
-    llvm::raw_string_ostream os(s);
-    module->print(os);
-    *options.dump_mlir << s;
-  }
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      codegen::EmitVerifiedGpuKernel(&ctx, f, codegen::GpuFlavor::kSpirv, options.dump_mlir);
   mlir::spirv::TargetEnvAttr env = VulkanTargetEnv(&ctx);
   llvm::SmallVector<mlir::Operation*> gpu_modules;
   module->walk([&](mlir::gpu::GPUModuleOp m) {
@@ -120,14 +98,14 @@ SpirvKernel BuildSpirvKernel(const tir::PrimFunc& f, const CodegenOptions& optio
   });
 
   // erf has no SPIR-V instruction: a polynomial approximation (MLIR's math transforms).
-  std::string diag = Diagnostics(&ctx, [&] {
+  std::string diag = codegen::CollectDiagnostics(&ctx, [&] {
     mlir::RewritePatternSet approx(&ctx);
     mlir::populatePolynomialApproximateErfPattern(approx);
     return mlir::succeeded(mlir::applyPatternsGreedily(*module, std::move(approx)));
   });
   if (!diag.empty()) RELAX_THROW("kernel '" << f->name << "': math expansion failed: " << diag);
 
-  diag = Diagnostics(&ctx, [&] {
+  diag = codegen::CollectDiagnostics(&ctx, [&] {
     std::unique_ptr<mlir::ConversionTarget> target = mlir::SPIRVConversionTarget::get(env);
     mlir::SPIRVConversionOptions opts;
     // 64-bit index: TIR indexes in int64, so index <-> i64 casts vanish. With 32-bit index they
@@ -149,7 +127,7 @@ SpirvKernel BuildSpirvKernel(const tir::PrimFunc& f, const CodegenOptions& optio
   if (!diag.empty())
     RELAX_THROW("kernel '" << f->name << "': lowering to the SPIR-V dialect failed: " << diag);
 
-  diag = Diagnostics(&ctx, [&] {
+  diag = codegen::CollectDiagnostics(&ctx, [&] {
     mlir::PassManager pm(&ctx);
     auto& spv = pm.nest<mlir::spirv::ModuleOp>();
     spv.addPass(mlir::spirv::createSPIRVLowerABIAttributesPass());
@@ -163,8 +141,8 @@ SpirvKernel BuildSpirvKernel(const tir::PrimFunc& f, const CodegenOptions& optio
   module->walk([&](mlir::spirv::ModuleOp m) { spv_module = m; });
   if (!spv_module) RELAX_THROW("internal error: kernel '" << f->name << "' has no spirv.module");
   llvm::SmallVector<uint32_t> words;
-  diag =
-      Diagnostics(&ctx, [&] { return mlir::succeeded(mlir::spirv::serialize(spv_module, words)); });
+  diag = codegen::CollectDiagnostics(
+      &ctx, [&] { return mlir::succeeded(mlir::spirv::serialize(spv_module, words)); });
   if (!diag.empty())
     RELAX_THROW("kernel '" << f->name << "': SPIR-V serialization failed: " << diag);
   SpirvKernel k{f->name, std::string(reinterpret_cast<const char*>(words.data()),

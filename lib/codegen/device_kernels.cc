@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "relax/codegen/host_codegen.h"
 #include "relax/ir/tir_functor.h"
 #include "relax/support/error.h"
 
@@ -188,6 +189,23 @@ DeviceBuild BuildDeviceKernels(const IRModule& mod, const Target& target,
     if (options.kernel_report) options.kernel_report->push_back(std::move(report));
   }
   return out;
+}
+
+std::string BuildGpuKernels(const IRModule& mod, const Target& target,
+                            const CodegenOptions& options, std::vector<BackendSection>* sections,
+                            const std::function<CompiledKernel(const tir::PrimFunc&)>& compile) {
+  DeviceBuild dev = BuildDeviceKernels(mod, target, options, compile);
+  // The host parts last: a kernel's one-thread fallback changes its launches.
+  std::string features;
+  std::string so = BuildHostLibrary(dev.mod, target.Attr("mcpu", "native"), options, &features);
+  if (sections) {
+    sections->push_back({"target", "cpu_features=" + features + "\n", 8});
+    if (!dev.table.kernels.empty()) {  // everything folded or on the host: a plain artifact
+      sections->push_back({"launch", dev.table.ToJSON(), 8});
+      sections->push_back({"device", std::move(dev.device), 16});
+    }
+  }
+  return so;
 }
 
 }  // namespace relax::codegen

@@ -15,6 +15,8 @@
 #include <mlir/Dialect/SPIRV/IR/SPIRVAttributes.h>
 #include <mlir/Dialect/SPIRV/IR/SPIRVEnums.h>
 #include <mlir/Dialect/SPIRV/IR/TargetAndABI.h>
+#include <mlir/IR/Diagnostics.h>
+#include <mlir/IR/Verifier.h>
 
 #include <sstream>
 
@@ -182,6 +184,36 @@ void Emitter::EmitDeviceAlloc(const tir::AllocateNode* op) {
   }
   bufs_[buf.get()] = m;
   VisitStmt(op->body);
+}
+
+mlir::OwningOpRef<mlir::ModuleOp> EmitVerifiedGpuKernel(mlir::MLIRContext* ctx,
+                                                        const tir::PrimFunc& f, GpuFlavor flavor,
+                                                        std::ostream* dump) {
+  LoadBridgeDialects(ctx);
+  mlir::OpBuilder b(ctx);
+  mlir::OwningOpRef<mlir::ModuleOp> module = mlir::ModuleOp::create(b.getUnknownLoc());
+  EmitGpuKernel(*module, f, flavor);
+  if (mlir::failed(mlir::verify(*module)))
+    RELAX_THROW("internal error: the TIR -> MLIR bridge produced invalid MLIR for kernel '"
+                << f->name << "'");
+  if (dump) {
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    module->print(os);
+    *dump << s;
+  }
+  return module;
+}
+
+std::string CollectDiagnostics(mlir::MLIRContext* ctx, const std::function<bool()>& step) {
+  std::string diag;
+  llvm::raw_string_ostream os(diag);
+  mlir::ScopedDiagnosticHandler handler(ctx, [&](mlir::Diagnostic& d) {
+    os << d << "\n";
+    return mlir::success();
+  });
+  if (step()) return "";
+  return diag.empty() ? std::string("(no diagnostic)") : diag;
 }
 
 void EmitGpuKernel(mlir::ModuleOp module, const tir::PrimFunc& f, GpuFlavor flavor) {

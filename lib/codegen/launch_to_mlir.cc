@@ -116,12 +116,7 @@ void Emitter::EmitLaunch(const tir::CallNode* call) {
   Value rc = mlir::func::CallOp::create(b_, loc_, decl, mlir::ValueRange{handle, idx, packed, cnt})
                  .getResult(0);
   // The runtime already set the message (naming the kernel); keep its code as the status.
-  Value failed = mlir::arith::CmpIOp::create(b_, loc_, mlir::arith::CmpIPredicate::ne, rc,
-                                             mlir::arith::ConstantIntOp::create(b_, loc_, 0, 32));
-  auto on_fail = mlir::scf::IfOp::create(b_, loc_, failed, false);
-  mlir::OpBuilder::InsertionGuard guard(b_);
-  b_.setInsertionPoint(on_fail.thenBlock()->getTerminator());
-  mlir::LLVM::StoreOp::create(b_, loc_, rc, status_);
+  KeepFailure(rc);
 }
 
 }  // namespace relax::codegen

@@ -69,6 +69,9 @@ class Emitter : public tir::StmtFunctor<void>, public tir::ExprFunctor<mlir::Val
   mlir::func::FuncOp RuntimeDecl(const std::string& name, mlir::FunctionType type);
   /// An i32 status slot in the entry block of the function being emitted, initialized to 0.
   mlir::Value NewStatusSlot(mlir::Block* entry);
+  /// At the insertion point: if the i32 `rc` of a runtime call is non-zero (the runtime set the
+  /// message), it becomes the function's status.
+  void KeepFailure(mlir::Value rc);
   /// At the insertion point: RelaxSetLastError(msg) and status = 1.
   void ReportError(const std::string& msg);
   void EmitParallelFor(const tir::ForNode* op);

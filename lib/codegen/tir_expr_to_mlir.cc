@@ -200,8 +200,8 @@ Value Emitter::Intrinsic(const tir::CallNode* n) {
   };
   // GLSL.std.450 (Vulkan SPIR-V) has exp, log, pow and tanh for 16/32-bit floats only: f64 is
   // computed in f32 there (relative error about 1e-7 instead of 1e-16).
-  const bool f64_in_f32 = device_ == GpuFlavor::kSpirv && n->dtype.is_float() &&
-                          n->dtype.bits == 64 && name != "sqrt";
+  const bool f64_in_f32 =
+      device_ == GpuFlavor::kSpirv && n->dtype.is_float() && n->dtype.bits == 64 && name != "sqrt";
   auto narrow = [&](Value v) {
     return f64_in_f32 ? Value(mlir::arith::TruncFOp::create(b_, loc_, b_.getF32Type(), v)) : v;
   };

@@ -115,6 +115,15 @@ mlir::func::FuncOp Emitter::RuntimeDecl(const std::string& name, mlir::FunctionT
   return f;
 }
 
+void Emitter::KeepFailure(Value rc) {
+  Value failed = mlir::arith::CmpIOp::create(b_, loc_, mlir::arith::CmpIPredicate::ne, rc,
+                                             mlir::arith::ConstantIntOp::create(b_, loc_, 0, 32));
+  auto on_fail = mlir::scf::IfOp::create(b_, loc_, failed, false);
+  mlir::OpBuilder::InsertionGuard guard(b_);
+  b_.setInsertionPoint(on_fail.thenBlock()->getTerminator());
+  mlir::LLVM::StoreOp::create(b_, loc_, rc, status_);
+}
+
 void Emitter::ReportError(const std::string& msg) {
   auto ptr = mlir::LLVM::LLVMPointerType::get(b_.getContext());
   std::string sym = f_->name + "_err" + std::to_string(num_strings_++);
@@ -391,14 +400,7 @@ void Emitter::EmitParallelFor(const tir::ForNode* op) {
   Value rc = mlir::func::CallOp::create(b_, loc_, decl, mlir::ValueRange{zero, extent, fnp, ctx})
                  .getResult(0);
   // A failing body already set the error message; keep its code as this function's status.
-  Value failed = mlir::arith::CmpIOp::create(b_, loc_, mlir::arith::CmpIPredicate::ne, rc,
-                                             mlir::arith::ConstantIntOp::create(b_, loc_, 0, 32));
-  auto on_fail = mlir::scf::IfOp::create(b_, loc_, failed, false);
-  {
-    mlir::OpBuilder::InsertionGuard guard(b_);
-    b_.setInsertionPoint(on_fail.thenBlock()->getTerminator());
-    mlir::LLVM::StoreOp::create(b_, loc_, rc, status_);
-  }
+  KeepFailure(rc);
 
   // Child side: unpack captures, run iterations [begin, end).
   auto saved_vars = vars_;

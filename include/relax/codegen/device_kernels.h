@@ -52,6 +52,15 @@ DeviceBuild BuildDeviceKernels(const IRModule& mod, const Target& target,
                                const CodegenOptions& options,
                                const std::function<CompiledKernel(const tir::PrimFunc&)>& compile);
 
+/// The codegen hook of a GPU backend (Backend::BuildKernels) around its kernel compiler:
+/// BuildDeviceKernels, then the host library (codegen/host_codegen.h) of the module with the
+/// fallbacks applied, for the CPU of the target's `-mcpu` (default native). Adds the sections
+/// "target" (host CPU features) and, when there are device kernels, "launch" (the launch table
+/// table) and "device". Returns the host library.
+std::string BuildGpuKernels(const IRModule& mod, const Target& target,
+                            const CodegenOptions& options, std::vector<BackendSection>* sections,
+                            const std::function<CompiledKernel(const tir::PrimFunc&)>& compile);
+
 }  // namespace relax::codegen
 
 #endif  // RELAX_CODEGEN_DEVICE_KERNELS_H_

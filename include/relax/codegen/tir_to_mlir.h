@@ -6,7 +6,10 @@
 
 #include <mlir/IR/BuiltinOps.h>
 #include <mlir/IR/MLIRContext.h>
+#include <mlir/IR/OwningOpRef.h>
 
+#include <functional>
+#include <ostream>
 #include <string>
 
 #include "relax/ir/module.h"
@@ -33,6 +36,16 @@ enum class GpuFlavor { kNone, kSpirv, kNvvm };
 /// relax::Error naming the PrimFunc on unsupported TIR (an `alloc` inside a kernel, an unknown
 /// thread tag).
 void EmitGpuKernel(mlir::ModuleOp module, const tir::PrimFunc& f, GpuFlavor flavor);
+
+/// EmitGpuKernel into a new module of `ctx`, checked by MLIR's verifier (an internal error naming
+/// the kernel if it fails) and printed to `dump` when non-null (`--print-ir-after=codegen-mlir`).
+mlir::OwningOpRef<mlir::ModuleOp> EmitVerifiedGpuKernel(mlir::MLIRContext* ctx,
+                                                        const tir::PrimFunc& f, GpuFlavor flavor,
+                                                        std::ostream* dump);
+
+/// Runs `step` (true on success) collecting MLIR's diagnostics: "" on success, else the
+/// diagnostics text ("(no diagnostic)" when there was none).
+std::string CollectDiagnostics(mlir::MLIRContext* ctx, const std::function<bool()>& step);
 
 /// Loops marked `vectorized` / `unrolled` that the bridge emits as an scf.for start their
 /// body with a call of the marker `relax_loop_hint_vectorize` / `relax_loop_hint_unroll`
