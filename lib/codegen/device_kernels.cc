@@ -118,7 +118,27 @@ class OneBlockLaunch : public tir::StmtMutator {
   int64_t index_;
 };
 
+// True if `s` calls T.barrier() (threads of a block cooperate: no one-thread form exists).
+bool HasBarrier(const tir::Stmt& s) {
+  struct Finder : tir::StmtVisitor {
+    bool found = false;
+    using tir::StmtVisitor::VisitStmt;
+    void VisitExpr_(const tir::CallNode* op, const PrimExpr& e) override {
+      found = found || op->op == "barrier";
+      tir::StmtVisitor::VisitExpr_(op, e);
+    }
+  } f;
+  f.VisitStmt(s);
+  return f.found;
+}
+
 void ApplyFallback(IRModule* mod, const tir::PrimFunc& k, int64_t index) {
+  // Serializing the threads of a block that synchronize at barriers would run each thread's
+  // phases before the others' (the cross-thread reduction's tree would read partial sums not yet
+  // written).
+  if (HasBarrier(k->body))
+    RELAX_THROW("its threads synchronize at barriers (shared memory), so it has no one-thread "
+                "form");
   auto n = std::make_shared<tir::PrimFuncNode>(*k);
   n->body = Unbind().VisitStmt(k->body);
   n->attrs["block"] = "1,1,1";
@@ -162,9 +182,9 @@ DeviceBuild BuildDeviceKernels(const IRModule& mod, const Target& target,
         *options.warnings << "warning: kernel '" << f->name << "' (schedule rule '" << report.rule
                           << "') failed: " << e.what()
                           << "; falling back to the one-thread schedule\n";
-      ApplyFallback(&out.mod, f, static_cast<int64_t>(i));
-      f = out.mod.prim_funcs.at(f->name);
       try {
+        ApplyFallback(&out.mod, f, static_cast<int64_t>(i));
+        f = out.mod.prim_funcs.at(f->name);
         ck = compile(f);
       } catch (const Error& e2) {
         RELAX_THROW("kernel '" << f->name << "' failed with schedule rule '" << report.rule << "' ("

@@ -99,7 +99,7 @@ def case_fallback(r):
     artifact still matches onnxruntime."""
     m = cnn()
     _, p = compile_for(r, m, "cnn_probe", "vulkan")
-    names = re.findall(r"kernel: (\S+) rule=", p.stdout)
+    names = re.findall(r"kernel: (\S+) rule=\S+\.injective", p.stdout)
     victim = names[0]
     env = dict(os.environ, RELAX_TEST_BREAK_KERNEL=victim)
     so, p = compile_for(r, m, "cnn_fb", "vulkan", env=env)
@@ -109,6 +109,28 @@ def case_fallback(r):
         raise SystemExit("FAIL: --stats does not count one fallback")
     x = np.random.default_rng(5).standard_normal((2, 3, 12, 10)).astype(np.float32)
     close(r.run(so, {"x": x}), ort(m, {"x": x}), "vulkan with a one-thread fallback kernel")
+
+
+def case_fallback_barrier(r):
+    """A cross-thread reduction kernel (threads synchronize at barriers) has no one-thread form:
+    when its build fails, compilation fails with an error naming it."""
+    nodes = [helper.make_node("ReduceSum", ["x"], ["s"], name="sum0", axes=[1], keepdims=0)]
+    m = model(nodes, [vi("x", TensorProto.FLOAT, [4, "m"])], [vi("s", TensorProto.FLOAT, [4])],
+              [], opset=11)
+    _, p = compile_for(r, m, "sum_probe", "vulkan")
+    names = re.findall(r"kernel: (\S+) rule=vulkan\.cross-thread-reduction", p.stdout)
+    if not names:
+        raise SystemExit("FAIL: ReduceSum over a symbolic axis is not a cross-thread reduction")
+    onnx_path = r.path("sum_probe.onnx")
+    cmd = [r.relaxc, "compile", onnx_path, "-o", r.path("sum_fb.so"), "--target", "vulkan"]
+    print("+ " + " ".join(cmd), flush=True)
+    p = subprocess.run(cmd, capture_output=True, text=True,
+                       env=dict(os.environ, RELAX_TEST_BREAK_KERNEL=names[0]))
+    sys.stdout.write(p.stdout + p.stderr)
+    if p.returncode != 1 or f"error: kernel '{names[0]}'" not in p.stderr or \
+            "no one-thread form" not in p.stderr:
+        raise SystemExit("FAIL: expected an error naming the kernel and why it has no fallback")
+    print("PASS: a failing barrier kernel is a clean error")
 
 
 def case_device_errors(r):
@@ -127,7 +149,7 @@ def case_device_errors(r):
 
 
 CASES = {"vulkan_run": case_vulkan_run, "cuda_ptxas": case_cuda_ptxas, "fallback": case_fallback,
-         "device_errors": case_device_errors}
+         "fallback_barrier": case_fallback_barrier, "device_errors": case_device_errors}
 
 if __name__ == "__main__":
     sys.exit(cases_main(CASES, __doc__))

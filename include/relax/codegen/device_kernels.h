@@ -44,7 +44,8 @@ struct DeviceBuild {
 /// throws relax::Error when the kernel fails its target's verifier). A kernel that fails is
 /// rebuilt with the simplest correct schedule, one thread (its thread-bound loops serial, block
 /// and grid 1, `schedule` = "<rule> -> one-thread fallback"), with a warning naming it, the rule
-/// and the failure on `options.warnings`; if that fails too, relax::Error naming the kernel.
+/// and the failure on `options.warnings`; if that fails too, or the kernel's threads synchronize
+/// at barriers (no one-thread form), relax::Error naming the kernel.
 /// Each kernel's report goes to `options.kernel_report` when set. The environment variable
 /// RELAX_TEST_BREAK_KERNEL=<kernel name> makes the first attempt of that kernel fail (a test
 /// hook for the fallback path).
