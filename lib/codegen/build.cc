@@ -42,8 +42,11 @@ BuildStats Build(IRModule mod, const Target& target, const std::string& out_path
     if (std::find(disabled.begin(), disabled.end(), p) == disabled.end()) pipeline.push_back(p);
   runner.Run(&mod, pipeline);
   BuildStats stats;
-  stats.num_prim_funcs = mod.prim_funcs.size();
+  // Device kernels are reported per kernel (BuildStats::device_kernels); their host PrimFunc
+  // counts here with its rule.
   for (const auto& [name, f] : mod.prim_funcs) {
+    if (f->attrs.count("device_kernel")) continue;
+    ++stats.num_prim_funcs;
     auto it = f->attrs.find("schedule");
     ++stats.schedule_rules[it == f->attrs.end() ? std::string("(unscheduled)") : it->second];
   }

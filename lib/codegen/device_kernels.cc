@@ -132,13 +132,30 @@ bool HasBarrier(const tir::Stmt& s) {
   return f.found;
 }
 
+// Bytes of the `shared` allocs of kernel body `s` (constant sizes; the split checks them).
+int SharedBytes(const tir::Stmt& s) {
+  struct Counter : tir::StmtVisitor {
+    int64_t bytes = 0;
+    using tir::StmtVisitor::VisitStmt;
+    void VisitStmt_(const tir::AllocateNode* op, const tir::Stmt& st) override {
+      int64_t n;
+      if (op->buffer->scope == "shared" && op->buffer->shape[0].AsInt(&n))
+        bytes += n * ((op->buffer->dtype.bits + 7) / 8);
+      tir::StmtVisitor::VisitStmt_(op, st);
+    }
+  } c;
+  c.VisitStmt(s);
+  return static_cast<int>(c.bytes);
+}
+
 void ApplyFallback(IRModule* mod, const tir::PrimFunc& k, int64_t index) {
   // Serializing the threads of a block that synchronize at barriers would run each thread's
   // phases before the others' (the cross-thread reduction's tree would read partial sums not yet
   // written).
   if (HasBarrier(k->body))
-    RELAX_THROW("its threads synchronize at barriers (shared memory), so it has no one-thread "
-                "form");
+    RELAX_THROW(
+        "its threads synchronize at barriers (shared memory), so it has no one-thread "
+        "form");
   auto n = std::make_shared<tir::PrimFuncNode>(*k);
   n->body = Unbind().VisitStmt(k->body);
   n->attrs["block"] = "1,1,1";
@@ -192,6 +209,9 @@ DeviceBuild BuildDeviceKernels(const IRModule& mod, const Target& target,
       }
     }
     runtime::KernelSpec spec = KernelSpecOf(f);
+    // ptxas reports the shared memory of CUDA kernels; for the others it is the kernel's
+    // shared allocs.
+    if (ck.shared_bytes == 0) ck.shared_bytes = SharedBytes(f->body);
     spec.shared_bytes = static_cast<uint32_t>(ck.shared_bytes);
     while (out.device.size() % 16) out.device.push_back('\0');
     spec.binary_offset = out.device.size();
