@@ -609,7 +609,8 @@ def write_expected(path, results, old, suite, partial=False):
             header = header.replace("# Every ONNX backend node test",
                                     f"# Target {gpu} (--target {gpu}): every node test")
             header = header.replace("that does not pass, with", f"that passes on cpu but not on {gpu}, with")
-            header = header.replace("--update-expected", f"--target {gpu} --update-expected")
+            header = header.replace("--work build/test/onnx --update-expected --docs",
+                                    f"--work build/test/onnx_{gpu} --target {gpu} --update-expected")
         f.write(header)
         entries = {}
         if partial:
