@@ -3,6 +3,8 @@
 #include "relax/lower/split_host_device.h"
 
 #include <algorithm>
+#include <cctype>
+#include <map>
 #include <string>
 
 #include "relax/ir/tir_functor.h"
@@ -64,6 +66,17 @@ class AccessCollector : public tir::StmtVisitor {
   }
 };
 
+// Replaces buffers by their kernel views.
+class BufferRenamer : public tir::StmtMutator {
+ public:
+  std::map<const BufferNode*, Buffer> map;
+  using tir::StmtMutator::VisitStmt;
+  Buffer VisitBuffer(const Buffer& b) override {
+    auto it = map.find(b.get());
+    return it == map.end() ? b : it->second;
+  }
+};
+
 bool Contains(const std::vector<const BufferNode*>& v, const BufferNode* b) {
   return std::find(v.begin(), v.end(), b) != v.end();
 }
@@ -104,7 +117,12 @@ class Splitter {
 
  private:
   tir::Stmt MakeKernel(const tir::PrimFunc& f, const tir::Stmt& part, int k) {
+    // Kernel names are identifiers in every device format (PTX refuses '.').
     std::string kname = f->name + "_kernel" + std::to_string(k);
+    for (char& ch : kname)
+      if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '_') ch = '_';
+    if (mod_->prim_funcs.count(kname) || mod_->functions.count(kname))
+      kname = mod_->FreshName(kname);
     AccessCollector acc;
     acc.VisitStmt(part);
     if (acc.has_alloc)
@@ -125,13 +143,23 @@ class Splitter {
       bool w = Contains(acc.stored, b.get()), r = Contains(acc.loaded, b.get());
       access += std::string(access.empty() ? "" : ",") + (w && r ? "rw" : w ? "w" : "r");
     }
+    // The kernel's buffers are views of the host's with their own length var (bound by the
+    // buffer, never read: the host passes byte sizes), so the dims the body uses are plain
+    // scalar parameters and the kernel prints and parses back as it is.
+    BufferRenamer views;
+    std::vector<Buffer> kbufs;
+    for (const auto& b : c.buffers) {
+      Buffer v = MakeBuffer(b->name, b->dtype, {MakeVar("len_" + b->name)}, b->scope);
+      views.map[b.get()] = v;
+      kbufs.push_back(v);
+    }
     auto kn = std::make_shared<tir::PrimFuncNode>();
     kn->name = kname;
-    kn->buffers = c.buffers;
+    kn->buffers = kbufs;
     kn->scalar_params = c.vars;
-    kn->body = part;
+    kn->body = views.VisitStmt(part);
     kn->num_outputs = 0;
-    for (const auto& b : c.buffers) kn->param_shapes.push_back(b->shape);
+    for (const auto& b : kbufs) kn->param_shapes.push_back(b->shape);
     kn->attrs["device_kernel"] = f->attrs.at("device");
     kn->attrs["kernel_index"] = std::to_string(next_index_);
     kn->attrs["block"] = std::to_string(threads) + ",1,1";
