@@ -203,3 +203,11 @@ relax_gpu_suite(vulkan_full ${RELAX_GPU_FULL_MODELS} --target vulkan ${RELAX_GPU
 relax_gpu_suite(cuda_minilm "^all_minilm_l6_v2$" --source export --target ${RELAX_CUDA_TARGET}
                 --compile-only)
 relax_gpu_suite(cuda_full ${RELAX_GPU_FULL_MODELS} --target ${RELAX_CUDA_TARGET} --compile-only FULL)
+
+# scripts/gpu_check.sh on a small subset (4 node tests + the classifier): prepare the folder, run
+# it here; the cuda rows must show "libcuda.so.1 not found" cleanly, vulkan (lavapipe) and cpu match.
+add_test(NAME models.gpu_check.quick
+         COMMAND bash ${PROJECT_SOURCE_DIR}/scripts/gpu_check.sh selftest
+                 ${CMAKE_CURRENT_BINARY_DIR}/gpu_check_quick --require vulkan)
+set_tests_properties(models.gpu_check.quick PROPERTIES TIMEOUT 300 LABELS "models;gpu"
+                     ENVIRONMENT "RELAX_BUILD_DIR=${PROJECT_BINARY_DIR}")
