@@ -91,6 +91,8 @@ def short_error(text):
 def run_one(folder, case, tag, repeat, timeout, device):
     """{'status': ok|mismatch|error|no-driver|crash|timeout|compile-error, 'diff', 'ms', 'note'}."""
     cdir = os.path.join(folder, "cases", case["name"])
+    if tag not in case.get("targets", TARGETS):
+        return {"status": "not-prepared", "note": "not in the folder"}
     if tag in case.get("compile_errors", {}):
         return {"status": "compile-error", "note": case["compile_errors"][tag]}
     so = os.path.join(cdir, tag + ".so")
@@ -138,7 +140,9 @@ def cell_diff(r):
         return "skipped"
     if "diff" in r:
         return f"{r['diff']:.2e}" + ("" if r["status"] == "ok" else " FAIL")
-    if r["status"] in ("error", "no-driver", "crash", "mismatch"):
+    if r["status"] == "not-prepared":
+        return "-"
+    if r["status"] in ("error", "no-driver", "crash", "mismatch", "compile-error"):
         return r["note"][:40] if r["status"] != "crash" else "CRASH"
     return r["status"]
 
