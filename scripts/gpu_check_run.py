@@ -158,7 +158,8 @@ def main():
     ap.add_argument("folder")
     ap.add_argument("--targets", default=",".join(TARGETS), help="comma-separated subset of cuda,vulkan,cpu")
     ap.add_argument("--filter", default=None, help="only cases whose name matches this regex")
-    ap.add_argument("--repeat", type=int, default=5, help="timed runs per artifact (after one warm-up)")
+    ap.add_argument("--repeat", type=int, default=5,
+                    help="timed runs per artifact after one warm-up (1: one run, no latency)")
     ap.add_argument("--timeout", type=float, default=60.0, help="seconds per artifact run")
     ap.add_argument("--budget", type=float, default=280.0,
                     help="total seconds; later runs are skipped (shown as 'skipped')")
@@ -183,7 +184,7 @@ def main():
     dead = set()  # targets whose driver is missing: not retried per case
     for case in cases:
         for tag in targets:
-            if tag in dead:
+            if tag in dead and tag in case.get("targets", TARGETS) and tag not in case.get("compile_errors", {}):
                 results[case["name"], tag] = dict(dead_note[tag])
                 continue
             if time.monotonic() - t0 > args.budget:

@@ -174,6 +174,7 @@ relax_gpu_case(vulkan rec ch_PP-OCRv4_rec_infer.onnx random_1x48x160 FULL --rand
 
 set(RELAX_CUDA_TARGET "cuda -arch=sm_90")
 relax_gpu_model(cuda ${RELAX_CUDA_TARGET} cls ${RELAX_CLS_FILE})
+# Fails today: ptxas rejects the entry point `image.resize_kernel0` (a `.` in a PTX identifier).
 relax_gpu_model(cuda ${RELAX_CUDA_TARGET} det ch_PP-OCRv4_det_infer.onnx FULL)
 relax_gpu_model(cuda ${RELAX_CUDA_TARGET} rec ch_PP-OCRv4_rec_infer.onnx FULL)
 
