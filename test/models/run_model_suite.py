@@ -239,8 +239,12 @@ def write_expected(path, results, old, stale):
         if name in old and old[name][0] == st and old[name][1]:
             reason = old[name][1]
         merged[name] = (st, reason)
+    header = HEADER
+    if os.path.isfile(path):  # keep a file's own header (expected_models_<target>.txt)
+        with open(path) as f:
+            header = "".join(l for l in f.read().splitlines(True) if l.startswith("#")) or HEADER
     with open(path, "w") as f:
-        f.write(HEADER)
+        f.write(header)
         for name in sorted(merged):
             st, reason = merged[name]
             f.write(f"{name} {st} {reason or '-'}\n")
