@@ -80,7 +80,12 @@ def main():
                    help="detector: both probability maps mark text (0.5%%..50%% of pixels > 0.3)")
     p.add_argument("--rtol", type=float, default=compare.RTOL)
     p.add_argument("--atol", type=float, default=compare.ATOL)
+    p.add_argument("--full-only", action="store_true",
+                   help="exit 77 (skipped) unless RELAX_TEST_FULL=1 (scripts/test_full.sh)")
     args = p.parse_args()
+    if args.full_only and os.environ.get("RELAX_TEST_FULL") != "1":
+        print("SKIP: full run only (RELAX_TEST_FULL=1, scripts/test_full.sh)")
+        return 77
     if args.model_name:
         args.model = os.path.join(os.environ.get("RELAX_MODEL_DIR", ""), args.model_name)
     if not args.model or not os.path.isfile(args.model):

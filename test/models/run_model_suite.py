@@ -25,6 +25,14 @@ not listed must pass. The run fails if a status differs (a listed model that now
 removed, so the list only shrinks), on any crash, and on a missing model file unless allowed.
 `--update-expected` rewrites the file, keeping the hand-written reason of unchanged entries.
 The last line is `models: N passed, M failed, K not run`.
+
+GPU targets: `--target vulkan` (or `--target "cuda -arch=sm_90"`) compiles with that target and
+--stats, and a model whose --stats shows a one-thread fallback kernel gets status `fallback`
+(for cuda every kernel must also show its ptxas register count). Vulkan artifacts run on this
+machine's Vulkan driver (lavapipe); `--compile-only` (cuda here: no NVIDIA driver) stops after
+the compile. The expectations file is then expected_models_<target kind>.txt, and --rtol/--atol
+set the bar (the GPU tests use 1e-3 / 1e-4). `--full-only` skips (exit 77) unless
+RELAX_TEST_FULL=1, for the heavy cases of scripts/test_full.sh.
 """
 import argparse
 import concurrent.futures
@@ -45,9 +53,29 @@ import compare  # noqa: E402
 import model_specs  # noqa: E402
 import ort_reference  # noqa: E402
 
-STATUSES = ("pass", "compile-error", "run-error", "mismatch", "crash", "timeout", "missing")
+STATUSES = ("pass", "compile-error", "fallback", "run-error", "mismatch", "crash", "timeout", "missing")
 EXPECTED = os.path.join(HERE, "expected_models.txt")
 CACHE_DIR = None  # artifacts by model sha256, for this relaxc binary (set by main)
+TARGET = None  # --target (None: the default cpu target)
+COMPILE_ONLY = False
+RTOL, ATOL = compare.RTOL, compare.ATOL
+
+
+def check_device_stats(stats):
+    """(ok, message) from `relaxc compile --stats` of a GPU target: no one-thread fallback, and
+    for cuda a ptxas register count for every kernel."""
+    m = re.search(r"device kernels: (\d+), fallbacks: (\d+)", stats)
+    if not m:
+        return False, "no 'device kernels: N, fallbacks: F' line in --stats"
+    n, fb = int(m.group(1)), int(m.group(2))
+    if fb:
+        names = re.findall(r"kernel: (\S+) [^\n]*fallback", stats)
+        return False, f"{fb} of {n} kernels took the one-thread fallback {' '.join(names[:5])}"
+    if TARGET.startswith("cuda"):
+        regs = len(re.findall(r"registers=\d+", stats))
+        if regs != n:
+            return False, f"{regs} of {n} kernels show a ptxas register count"
+    return True, f"device kernels: {n}, fallbacks: 0"
 
 
 def short(text, n=200):
@@ -106,10 +134,18 @@ def run_model(name, spec, relaxc, work, timeout):
             log("  compile: cached artifact")
         else:
             t0 = time.monotonic()
-            p = call([relaxc, "compile", spec["file"], "-o", artifact])
+            cmd = [relaxc, "compile", spec["file"], "-o", artifact]
+            if TARGET:
+                cmd += ["--target", TARGET, "--stats"]
+            p = call(cmd)
             if p.returncode != 0:
                 return classify_failure(p, "compile-error") + (lines,)
             log(f"  compile: {time.monotonic() - t0:.1f} s, {os.path.getsize(artifact) / 1e6:.2f} MB")
+            if TARGET:
+                ok, msg = check_device_stats(p.stdout)
+                log(f"  {TARGET}: {msg}")
+                if not ok:
+                    return "fallback", msg, lines
             if cached:
                 tmp = f"{cached}.{os.getpid()}.{threading.get_ident()}.tmp"
                 shutil.copyfile(artifact, tmp)
@@ -136,6 +172,9 @@ def run_model(name, spec, relaxc, work, timeout):
                     got[oname] = np.load(path)
             return got
 
+        if COMPILE_ONLY:
+            shutil.rmtree(mdir, ignore_errors=True)
+            return "pass", "", lines
         for k, size in enumerate(spec["sizes"]):
             tag = model_specs.size_label(size)
             feeds = model_specs.make_inputs(spec, size, 1000 + k)
@@ -149,7 +188,7 @@ def run_model(name, spec, relaxc, work, timeout):
             for oname, want in ref:
                 if oname not in got:
                     return "mismatch", f"at {tag}: relaxc wrote no output {oname}", lines
-                ok, msg = compare.compare(got[oname], want)
+                ok, msg = compare.compare(got[oname], want, RTOL, ATOL)
                 mag = f", max |ref| {float(np.max(np.abs(want))):.3g}" if want.size and want.dtype.kind == "f" else ""
                 log(f"    {oname} {list(want.shape)}{mag}: {'OK' if ok else 'MISMATCH'}: {msg}")
                 if not ok:
@@ -200,8 +239,12 @@ def write_expected(path, results, old, stale):
         if name in old and old[name][0] == st and old[name][1]:
             reason = old[name][1]
         merged[name] = (st, reason)
+    header = HEADER
+    if os.path.isfile(path):  # keep a file's own header (expected_models_<target>.txt)
+        with open(path) as f:
+            header = "".join(l for l in f.read().splitlines(True) if l.startswith("#")) or HEADER
     with open(path, "w") as f:
-        f.write(HEADER)
+        f.write(header)
         for name in sorted(merged):
             st, reason = merged[name]
             f.write(f"{name} {st} {reason or '-'}\n")
@@ -216,7 +259,16 @@ def main():
     ap.add_argument("--venv", default=os.environ.get("RELAX_VENV"), help="core venv (silero-vad wheel)")
     ap.add_argument("--export-dir", default=os.environ.get("RELAX_EXPORT_DIR"),
                     help="export cache (scripts/export_models.sh; default $RELAX_EXPORT_DIR)")
-    ap.add_argument("--expected", default=EXPECTED)
+    ap.add_argument("--expected", default=None,
+                    help="expectations file (default expected_models.txt, or"
+                         " expected_models_<kind>.txt with --target)")
+    ap.add_argument("--target", default=None, help="relaxc compile --target (vulkan, 'cuda -arch=sm_90')")
+    ap.add_argument("--compile-only", action="store_true",
+                    help="compile and check --stats only (cuda without an NVIDIA driver)")
+    ap.add_argument("--rtol", type=float, default=compare.RTOL)
+    ap.add_argument("--atol", type=float, default=compare.ATOL)
+    ap.add_argument("--full-only", action="store_true",
+                    help="exit 77 (skipped) unless RELAX_TEST_FULL=1 (scripts/test_full.sh)")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--timeout", type=float, default=900.0, help="per-model seconds (compile + all runs)")
     ap.add_argument("--filter", default=None, help="only models whose name matches this regex")
@@ -228,6 +280,14 @@ def main():
                          " RELAX_EXPORT_MODELS=0")
     ap.add_argument("--list", action="store_true", help="print the models and their sizes, run nothing")
     args = ap.parse_args()
+    if args.full_only and os.environ.get("RELAX_TEST_FULL") != "1":
+        print("SKIP: full run only (RELAX_TEST_FULL=1, scripts/test_full.sh)")
+        return 77
+    global TARGET, COMPILE_ONLY, RTOL, ATOL
+    TARGET, COMPILE_ONLY, RTOL, ATOL = args.target, args.compile_only, args.rtol, args.atol
+    if args.expected is None:
+        kind = args.target.split()[0] if args.target else ""
+        args.expected = os.path.join(HERE, f"expected_models_{kind}.txt") if kind else EXPECTED
 
     specs = {}
     if args.source in ("all", "wheel"):
@@ -263,9 +323,11 @@ def main():
         root = args.cache or os.path.join(os.path.dirname(os.path.abspath(args.work)), "models_artifact_cache")
         with open(args.relaxc, "rb") as f:
             key = hashlib.sha256(f.read()).hexdigest()[:16]
+        if args.target:  # one cache per target
+            key += "_" + re.sub(r"[^A-Za-z0-9]+", "_", args.target)
         os.makedirs(os.path.join(root, key), exist_ok=True)
-        for other in os.listdir(root):  # artifacts of older relaxc builds
-            if other != key:
+        for other in os.listdir(root):  # artifacts of older relaxc builds (any target)
+            if other[:16] != key[:16]:
                 shutil.rmtree(os.path.join(root, other), ignore_errors=True)
         CACHE_DIR = os.path.join(root, key)
 

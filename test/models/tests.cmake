@@ -114,3 +114,101 @@ add_test(NAME models.suite.exported
                  --work ${CMAKE_CURRENT_BINARY_DIR}/models_suite --jobs 2)
 set_tests_properties(models.suite.exported PROPERTIES TIMEOUT 3600 LABELS models PROCESSORS 2
                      SKIP_RETURN_CODE 77)
+
+# GPU model tests (label gpu). Each model is compiled ONCE per target with --stats, which must show
+# `fallbacks: 0` (compile_model.py / run_model_suite.py --target); vulkan artifacts run on this
+# machine's Vulkan driver (Mesa lavapipe) at two sizes per dynamic axis and are compared with
+# onnxruntime CPU at rtol 1e-3 / atol 1e-4. cuda artifacts are compile-only (every kernel passes
+# ptxas; there is no NVIDIA driver here; scripts/gpu_check.sh runs them on a GPU machine).
+# lavapipe is slow (det at 320x320: ~1.5 min), so CI runs cls, det (320x320, 96x128) and MiniLM
+# on vulkan and cls + MiniLM on cuda; the rest skips (exit 77) unless RELAX_TEST_FULL=1
+# (scripts/test_full.sh), label gpu_full.
+set(RELAX_GPU_RTOL --rtol 1e-3 --atol 1e-4)
+# relax_gpu_model(kind target tag model_file [FULL]): models.<kind>.<tag>.compile, fixture
+# <kind>_<tag>_artifact; the artifact is ${RELAX_MODEL_WORK}/<kind>/<tag>.so.
+function(relax_gpu_model kind target tag model_file)
+  set(full)
+  set(labels "models;gpu")
+  if("FULL" IN_LIST ARGN)
+    set(full --full-only)
+    set(labels "models;gpu;gpu_full")
+  endif()
+  add_test(NAME models.${kind}.${tag}.compile
+           COMMAND bash ${RELAX_VENV_PYTHON} ${RELAX_MODEL_TEST_DIR}/compile_model.py
+                   --relaxc $<TARGET_FILE:relaxc> --model-name ${model_file} --target ${target}
+                   -o ${RELAX_MODEL_WORK}/${kind}/${tag}.so ${full})
+  set_tests_properties(models.${kind}.${tag}.compile PROPERTIES
+                       FIXTURES_SETUP ${kind}_${tag}_artifact TIMEOUT 600 LABELS "${labels}"
+                       SKIP_RETURN_CODE 77)
+endfunction()
+# relax_gpu_case(kind tag model_file name [FULL] cls_case.py source arguments...)
+function(relax_gpu_case kind tag model_file name)
+  set(args ${ARGN})
+  set(labels "models;gpu")
+  if("FULL" IN_LIST args)
+    list(REMOVE_ITEM args FULL)
+    list(APPEND args --full-only)
+    set(labels "models;gpu;gpu_full")
+  endif()
+  add_test(NAME models.${kind}.${tag}.${name}
+           COMMAND bash ${RELAX_VENV_PYTHON} ${RELAX_MODEL_TEST_DIR}/cls_case.py
+                   --relaxc $<TARGET_FILE:relaxc> --artifact ${RELAX_MODEL_WORK}/${kind}/${tag}.so
+                   --model-name ${model_file} --work ${RELAX_MODEL_WORK}/${kind}/${tag}_${name}
+                   --label models.${kind}.${tag}.${name} ${RELAX_GPU_RTOL} ${args})
+  set_tests_properties(models.${kind}.${tag}.${name} PROPERTIES
+                       FIXTURES_REQUIRED ${kind}_${tag}_artifact TIMEOUT 600 LABELS "${labels}"
+                       SKIP_RETURN_CODE 77)
+endfunction()
+
+set(RELAX_CLS_FILE ch_ppocr_mobile_v2.0_cls_infer.onnx)
+relax_gpu_model(vulkan vulkan cls ${RELAX_CLS_FILE})
+relax_gpu_case(vulkan cls ${RELAX_CLS_FILE} random_1x48x192 --random 1,48,192 --seed 1)
+relax_gpu_case(vulkan cls ${RELAX_CLS_FILE} random_3x64x100 --random 3,64,100 --seed 2)
+relax_gpu_model(vulkan vulkan det ch_PP-OCRv4_det_infer.onnx)
+relax_gpu_case(vulkan det ch_PP-OCRv4_det_infer.onnx random_1x320x320 --random 1,320,320 --seed 1)
+relax_gpu_case(vulkan det ch_PP-OCRv4_det_infer.onnx random_1x96x128 --random 1,96,128 --seed 2)
+relax_gpu_case(vulkan det ch_PP-OCRv4_det_infer.onnx random_1x480x640 FULL --random 1,480,640 --seed 3)
+relax_gpu_model(vulkan vulkan rec ch_PP-OCRv4_rec_infer.onnx FULL)
+relax_gpu_case(vulkan rec ch_PP-OCRv4_rec_infer.onnx random_1x48x320 FULL --random 1,48,320 --seed 1)
+relax_gpu_case(vulkan rec ch_PP-OCRv4_rec_infer.onnx random_1x48x160 FULL --random 1,48,160 --seed 2)
+
+set(RELAX_CUDA_TARGET "cuda -arch=sm_90")
+relax_gpu_model(cuda ${RELAX_CUDA_TARGET} cls ${RELAX_CLS_FILE})
+# Fails today: ptxas rejects the entry point `image.resize_kernel0` (a `.` in a PTX identifier).
+relax_gpu_model(cuda ${RELAX_CUDA_TARGET} det ch_PP-OCRv4_det_infer.onnx FULL)
+relax_gpu_model(cuda ${RELAX_CUDA_TARGET} rec ch_PP-OCRv4_rec_infer.onnx FULL)
+
+# The suite's models on GPU targets (run_model_suite.py --target; statuses against
+# expected_models_vulkan.txt / expected_models_cuda.txt): MiniLM in CI, resnet18 and one Silero
+# VAD model in the full run. Like models.suite.exported they skip when the export cache is missing
+# and RELAX_EXPORT_MODELS=0.
+function(relax_gpu_suite name filter)
+  set(args ${ARGN})
+  set(labels "models;gpu")
+  if("FULL" IN_LIST args)
+    list(REMOVE_ITEM args FULL)
+    list(APPEND args --full-only)
+    set(labels "models;gpu;gpu_full")
+  endif()
+  add_test(NAME models.suite.${name}
+           COMMAND bash ${RELAX_VENV_PYTHON} ${RELAX_MODEL_TEST_DIR}/run_model_suite.py
+                   --filter ${filter} --skip-if-not-exported --relaxc $<TARGET_FILE:relaxc>
+                   --work ${CMAKE_CURRENT_BINARY_DIR}/models_suite_${name} --jobs 1 ${args})
+  set_tests_properties(models.suite.${name} PROPERTIES TIMEOUT 1800 LABELS "${labels}"
+                       SKIP_RETURN_CODE 77)
+endfunction()
+set(RELAX_GPU_FULL_MODELS "^(resnet18|silero_vad_op18_ifless)$")
+relax_gpu_suite(vulkan_minilm "^all_minilm_l6_v2$" --source export --target vulkan
+                ${RELAX_GPU_RTOL})
+relax_gpu_suite(vulkan_full ${RELAX_GPU_FULL_MODELS} --target vulkan ${RELAX_GPU_RTOL} FULL)
+relax_gpu_suite(cuda_minilm "^all_minilm_l6_v2$" --source export --target ${RELAX_CUDA_TARGET}
+                --compile-only)
+relax_gpu_suite(cuda_full ${RELAX_GPU_FULL_MODELS} --target ${RELAX_CUDA_TARGET} --compile-only FULL)
+
+# scripts/gpu_check.sh on a small subset (4 node tests + the classifier): prepare the folder, run
+# it here; the cuda rows must show "libcuda.so.1 not found" cleanly, vulkan (lavapipe) and cpu match.
+add_test(NAME models.gpu_check.quick
+         COMMAND bash ${PROJECT_SOURCE_DIR}/scripts/gpu_check.sh selftest
+                 ${CMAKE_CURRENT_BINARY_DIR}/gpu_check_quick --require vulkan)
+set_tests_properties(models.gpu_check.quick PROPERTIES TIMEOUT 300 LABELS "models;gpu"
+                     ENVIRONMENT "RELAX_BUILD_DIR=${PROJECT_BINARY_DIR}")
