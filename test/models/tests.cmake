@@ -212,3 +212,14 @@ add_test(NAME models.gpu_check.quick
                  ${CMAKE_CURRENT_BINARY_DIR}/gpu_check_quick --require vulkan)
 set_tests_properties(models.gpu_check.quick PROPERTIES TIMEOUT 300 LABELS "models;gpu"
                      ENVIRONMENT "RELAX_BUILD_DIR=${PROJECT_BINARY_DIR}")
+
+# The OCR job on vulkan: the page read by the det -> cls -> rec artifacts compiled with
+# --target vulkan (models.vulkan.*.compile), in-process through python/relaxrt.py on lavapipe;
+# the text must equal the rendered lines and onnxruntime's. About 4 minutes on lavapipe, so it
+# runs in the full run only (RELAX_TEST_FULL=1, scripts/test_full.sh; exit 77 = skipped).
+add_test(NAME models.job.ocr_vulkan
+         COMMAND sh -c "[ \"$RELAX_TEST_FULL\" = 1 ] || exit 77; exec bash ${RELAX_VENV_PYTHON} ${RELAX_MODEL_TEST_DIR}/ocr_pipeline.py --work ${RELAX_MODEL_WORK}/ocr_job_vulkan --det ${RELAX_MODEL_WORK}/vulkan/det.so --cls ${RELAX_MODEL_WORK}/vulkan/cls.so --rec ${RELAX_MODEL_WORK}/vulkan/rec.so --relaxrt-dir ${PROJECT_SOURCE_DIR}/python")
+set_tests_properties(models.job.ocr_vulkan PROPERTIES
+                     FIXTURES_REQUIRED "vulkan_det_artifact;vulkan_cls_artifact;vulkan_rec_artifact"
+                     TIMEOUT 900 LABELS "models;gpu;gpu_full" SKIP_RETURN_CODE 77
+                     ENVIRONMENT "RELAX_RUNTIME_LIB=$<TARGET_FILE:relax_runtime_shared>")
