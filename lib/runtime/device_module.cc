@@ -41,20 +41,7 @@ void DeviceModule::Launch(int32_t index, const KernelLaunch& launch) const {
     RELAX_THROW("launch of kernel index " << index << ": the launch table has "
                                           << table.kernels.size() << " kernels");
   const KernelSpec& k = table.kernels[static_cast<size_t>(index)];
-  if (launch.buffers.size() != k.num_buffers() || launch.buffer_bytes.size() != k.num_buffers())
-    RELAX_THROW("kernel '" << k.name << "': " << launch.buffers.size()
-                           << " buffers passed, it takes " << k.num_buffers());
-  if (launch.scalars.size() != k.num_scalars())
-    RELAX_THROW("kernel '" << k.name << "': " << launch.scalars.size()
-                           << " scalars passed, it takes " << k.num_scalars());
-  for (size_t b = 0; b < launch.buffers.size(); ++b)
-    if (!launch.buffers[b] && launch.buffer_bytes[b] > 0)
-      RELAX_THROW("kernel '" << k.name << "': buffer " << b << " is null ("
-                             << launch.buffer_bytes[b] << " bytes)");
-  for (int d = 0; d < 3; ++d)
-    if (launch.grid[d] < 1)
-      RELAX_THROW("kernel '" << k.name << "': grid dim " << d << " is " << launch.grid[d]
-                             << " (must be >= 1)");
+  CheckKernelLaunch(k.name, k.num_buffers(), k.num_scalars(), launch);
   api->LaunchKernel(dev, handle, index, launch, nullptr);
 }
 

@@ -172,4 +172,22 @@ LaunchTable LaunchTable::FromJSON(const std::string& text, uint64_t device_secti
   return t;
 }
 
+void CheckKernelLaunch(const std::string& name, size_t num_buffers, size_t num_scalars,
+                       const KernelLaunch& launch) {
+  if (launch.buffers.size() != num_buffers || launch.buffer_bytes.size() != num_buffers)
+    RELAX_THROW("kernel '" << name << "': " << launch.buffers.size() << " buffers passed, it takes "
+                           << num_buffers);
+  if (launch.scalars.size() != num_scalars)
+    RELAX_THROW("kernel '" << name << "': " << launch.scalars.size() << " scalars passed, it takes "
+                           << num_scalars);
+  for (size_t b = 0; b < launch.buffers.size(); ++b)
+    if (!launch.buffers[b] && launch.buffer_bytes[b] > 0)
+      RELAX_THROW("kernel '" << name << "': buffer " << b << " is null (" << launch.buffer_bytes[b]
+                             << " bytes)");
+  for (int d = 0; d < 3; ++d)
+    if (launch.grid[d] < 1)
+      RELAX_THROW("kernel '" << name << "': grid dim " << d << " is " << launch.grid[d]
+                             << " (must be >= 1)");
+}
+
 }  // namespace relax::runtime

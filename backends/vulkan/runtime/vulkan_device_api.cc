@@ -411,11 +411,7 @@ class VulkanDeviceAPI final : public DeviceAPI {
       RELAX_THROW("vulkan LaunchKernel: kernel index " << index << " out of range ("
                                                        << m->kernels.size() << " kernels)");
     const Kernel& k = m->kernels[static_cast<size_t>(index)];
-    if (launch.buffers.size() != k.num_buffers || launch.buffer_bytes.size() != k.num_buffers ||
-        launch.scalars.size() != k.num_scalars)
-      RELAX_THROW("kernel '" << k.name << "': " << launch.buffers.size() << " buffers and "
-                             << launch.scalars.size() << " scalars passed, it takes "
-                             << k.num_buffers << " and " << k.num_scalars);
+    runtime::CheckKernelLaunch(k.name, k.num_buffers, k.num_scalars, launch);
     Launch(*m->dev, k, launch);
   }
 

@@ -80,6 +80,13 @@ struct KernelLaunch {
   std::vector<int64_t> scalars;        // in the kernel's scalar order
 };
 
+/// Checks `launch` against kernel `name`'s parameters: `num_buffers` buffers with their byte
+/// sizes, `num_scalars` scalars, no null buffer of non-zero size, every grid dim >= 1. Throws
+/// relax::Error naming the kernel ("kernel 'K': 3 buffers passed, it takes 2"). Shared by
+/// DeviceModule::Launch and every device API's LaunchKernel.
+void CheckKernelLaunch(const std::string& name, size_t num_buffers, size_t num_scalars,
+                       const KernelLaunch& launch);
+
 }  // namespace relax::runtime
 
 #endif  // RELAX_RUNTIME_LAUNCH_TABLE_H_
