@@ -33,8 +33,11 @@ void BindRuntimeTable(llvm::Module& m) {
     if (llvm::Function* f = m.getFunction(TableOrder()[k]); f && f->isDeclaration())
       needed = static_cast<uint32_t>(k + 1);
   auto* table =
-      new llvm::GlobalVariable(m, ptr, /*isConstant=*/false, llvm::GlobalValue::InternalLinkage,
+      new llvm::GlobalVariable(m, ptr, /*isConstant=*/false, llvm::GlobalValue::ExternalLinkage,
                                llvm::ConstantPointerNull::get(ptr), "__relax_runtime");
+  // Hidden, not internal: objects a BYOC plugin links into the same library reach the runtime
+  // through it (`extern const RelaxRuntimeTable* __relax_runtime;`), never exported.
+  table->setVisibility(llvm::GlobalValue::HiddenVisibility);
   // __relax_init(table): check version and size, keep the pointer.
   {
     auto* fty = llvm::FunctionType::get(i32, {ptr}, false);

@@ -13,6 +13,17 @@
 
 namespace relax {
 
+/// Code a BYOC plugin produced for one region (the run-codegen pass): an object linked into the
+/// artifact's kernel library and/or a runtime library the loader opens. Binary, so not part of
+/// the text form (the printed module shows the extern calls that use it).
+struct ExternModule {
+  std::string plugin;    // "dnnl"
+  std::string region;    // the region function it came from ("dnnl_region_0")
+  std::string function;  // the runtime function (RelaxPackedFunc) that runs the region
+  std::string object;    // ELF relocatable object bytes; may be empty
+  std::string library;   // shared library defining `function`; may be empty
+};
+
 /// Global name -> function. Names are unique across Relax and TIR functions.
 /// Iteration order is insertion order (printing is deterministic).
 struct IRModule {
@@ -20,6 +31,8 @@ struct IRModule {
   std::map<std::string, Expr> functions;            // FunctionNode
   std::map<std::string, tir::PrimFunc> prim_funcs;  // PrimFuncNode
   std::map<std::string, std::string> attrs;
+  /// What run-codegen produced, in region order.
+  std::vector<ExternModule> extern_modules;
   /// FreshName's next suffix per hint (a cache: names stay unique without rescanning).
   mutable std::map<std::string, int> next_suffix;
 
