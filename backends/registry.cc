@@ -12,12 +12,20 @@ void RegisterCudaBackend();
 namespace relax::backends::vulkan {
 void RegisterVulkanBackend();
 }  // namespace relax::backends::vulkan
+namespace relax::backends::plugins::cublas {
+void RegisterCublasPlugin();
+}  // namespace relax::backends::plugins::cublas
+namespace relax::backends::plugins::cudnn {
+void RegisterCudnnPlugin();
+}  // namespace relax::backends::plugins::cudnn
 
 namespace {
 const bool kRegistered = [] {
   relax::backends::cpu::RegisterCpuBackend();
   relax::backends::vulkan::RegisterVulkanBackend();
   relax::backends::cuda::RegisterCudaBackend();
+  relax::backends::plugins::cublas::RegisterCublasPlugin();
+  relax::backends::plugins::cudnn::RegisterCudnnPlugin();
   return true;
 }();
 }  // namespace
