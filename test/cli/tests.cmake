@@ -304,3 +304,17 @@ foreach(case report_refusal c_plugin plugin_errors)
                    --relaxc $<TARGET_FILE:relaxc> --work ${RELAX_CLI_WORK}/byoc)
   set_tests_properties(cli.byoc.${case} PROPERTIES TIMEOUT 300 LABELS "cli;byoc")
 endforeach()
+
+# The cublas and cudnn plugins on the CUDA target (byoc_cuda_cases.py CASE), where their runtime
+# libraries are built (the CUDA toolkit and cuDNN were found): small dense and conv models and the
+# PP-OCR classifier partitioned with --byoc=cublas,cudnn, their runtime libraries recorded and
+# resolvable; run against onnxruntime where a CUDA device works, else a clean `error:`.
+if(TARGET relax_byoc_cublas AND TARGET relax_byoc_cudnn)
+  foreach(case dense conv cls ldd)
+    add_test(NAME cli.byoc_cuda.${case}
+             COMMAND bash ${RELAX_VENV_PYTHON} ${RELAX_CLI_TEST_DIR}/byoc_cuda_cases.py ${case}
+                     --relaxc $<TARGET_FILE:relaxc> --relax-run $<TARGET_FILE:relax-run>
+                     --lib-dir ${CMAKE_BINARY_DIR}/lib --work ${RELAX_CLI_WORK}/byoc_cuda)
+    set_tests_properties(cli.byoc_cuda.${case} PROPERTIES TIMEOUT 600 LABELS "cli;byoc;gpu")
+  endforeach()
+endif()
