@@ -4,7 +4,8 @@
 
 For every case (a sample of Debian libonnx-testdata node tests, PP-OCR det/rec/cls, MiniLM and
 one Silero VAD model) the folder gets the model compiled for `cuda -arch=sm_90`, `vulkan` and
-`cpu`, its inputs (.npy) and onnxruntime CPU's outputs (.npy, the references), plus relax-run with
+`cpu` (and, for the cases with a Conv, MatMul or Gemm, `cuda-byoc`: cuda with
+--byoc=cublas,cudnn, the plugins' runtime libraries bundled in lib/), its inputs (.npy) and onnxruntime CPU's outputs (.npy, the references), plus relax-run with
 its non-glibc shared libraries (lib/) and the numpy-free runner gpu_check_run.py. A case whose
 compile fails for a target keeps the error (the runner reports it); a case onnxruntime cannot run
 is dropped with a note.
@@ -38,12 +39,30 @@ NODE_TESTS = (
     "test_reduce_sum_keepdims_example test_transpose_default test_concat_2d_axis_1 test_slice "
     "test_gather_0 test_where_example test_argmax_default_axis_example test_hardswish").split()
 QUICK_NODE_TESTS = ("test_add_bcast", "test_softmax_axis_1", "test_matmul_3d", "test_conv_with_strides_padding")
-TARGETS = (("cuda", "cuda -arch=sm_90"), ("vulkan", "vulkan"), ("cpu", "cpu"))
-# Model cases: (name, model file, {input: array}); PP-OCR at one size each.
 SILERO = "silero_vad_op18_ifless"
+TARGETS = (("cuda", "cuda -arch=sm_90"), ("vulkan", "vulkan"), ("cpu", "cpu"),
+           ("cuda-byoc", "cuda -arch=sm_90"))
+# cuda-byoc: the cuda target with the cublas and cudnn BYOC plugins (--byoc=cublas,cudnn), for the
+# cases with a Conv, MatMul or Gemm. Their runtime libraries (librelax_byoc_{cublas,cudnn}.so)
+# go into lib/; the CUDA libraries they need (cuBLAS/cuBLASLt 13, cuDNN 9, cudart 13: ~2 GiB) do
+# not, the GPU machine's CUDA toolkit provides them (gpu_check_run.py finds them).
+BYOC_FLAGS = ["--byoc=cublas,cudnn", "--partition-report"]
+BYOC_PLUGIN_LIBS = ("librelax_byoc_cublas.so", "librelax_byoc_cudnn.so")
+BYOC_CASES = {"test_matmul_2d", "test_matmul_3d", "test_gemm_default_matrix_bias",
+              "test_gemm_transposeB", "test_conv_with_strides_padding",
+              "test_conv_with_autopad_same", "ppocr_cls", "ppocr_det", "all_minilm_l6_v2",
+              SILERO}
+# Model cases: (name, model file, {input: array}); PP-OCR at one size each.
 # The recognizer's 10.8 MiB of weights are in each artifact: cuda only, to keep the folder under
 # 50 MiB (its vulkan and cpu runs are tested here: models.vulkan.rec.*, models.rec.*).
 TARGETS_OF = {"ppocr_rec": ("cuda",)}
+
+
+def targets_of(name, byoc):
+    """The target tags a case is compiled for."""
+    if name in TARGETS_OF:
+        return list(TARGETS_OF[name])
+    return [t for t, _ in TARGETS if t != "cuda-byoc" or (byoc and name in BYOC_CASES)]
 
 
 def node_case(name):
@@ -105,6 +124,23 @@ def bundle_runtime(relax_run, out):
     return bundled
 
 
+def bundle_byoc_plugins(relax_run, out):
+    """The cublas/cudnn runtime libraries of the build (beside librelax_runtime.so in build/lib)
+    into lib/, where relax-run finds them (bin/../lib); returns {library: the non-glibc libraries
+    it needs that are not bundled}, or None when the build has none."""
+    lib_dir = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(relax_run))), "lib")
+    found = {}
+    for lib in BYOC_PLUGIN_LIBS:
+        src = os.path.join(lib_dir, lib)
+        if not os.path.isfile(src):
+            print(f"note: {src} not built (no CUDA toolkit/cuDNN at configure time): cuda-byoc left out")
+            return None
+        shutil.copy2(src, os.path.join(out, "lib", lib))
+        ldd = subprocess.run(["ldd", src], capture_output=True, text=True, check=True).stdout
+        found[lib] = sorted({m.group(1) for m in re.finditer(r"^\s*(lib(?:cu|nv)\S*\.so[.\d]*) =>", ldd, re.M)})
+    return found
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("out")
@@ -120,6 +156,7 @@ def main():
         shutil.rmtree(out)
     os.makedirs(os.path.join(out, "cases"))
     bundled = bundle_runtime(args.relax_run, out)
+    byoc_needs = bundle_byoc_plugins(args.relax_run, out)
     shutil.copy2(os.path.join(HERE, "gpu_check_run.py"), out)
     with open(os.path.join(out, "run.sh"), "w") as f:
         f.write("#!/usr/bin/env bash\n# Runs the GPU check folder: needs bash and python3 only.\n"
@@ -128,7 +165,9 @@ def main():
 
     cases = [(n, *node_case(n)) for n in (QUICK_NODE_TESTS if args.quick else NODE_TESTS)]
     cases += model_cases(args.quick, args.with_minilm)
-    manifest = {"cases": [], "bundled_libs": bundled, "rtol": 1e-3, "atol": 1e-4}
+    manifest = {"cases": [], "bundled_libs": bundled, "rtol": 1e-3, "atol": 1e-4,
+                "byoc_plugin_libs": sorted(byoc_needs or {}),
+                "byoc_cuda_libs": sorted({n for v in (byoc_needs or {}).values() for n in v})}
     for name, model, feeds in cases:
         t0 = time.monotonic()
         if not os.path.isfile(model):
@@ -151,13 +190,17 @@ def main():
             np.save(os.path.join(cdir, "ref", f), np.array(arr, order="C"))
             outputs.append(f)
         errors = {}
-        tags = TARGETS_OF.get(name, [t for t, _ in TARGETS])
+        tags = targets_of(name, byoc_needs is not None)
+        regions = {}
         for tag, target in TARGETS:
             if tag not in tags:
                 continue
             so = os.path.join(cdir, tag + ".so")
-            p = subprocess.run([args.relaxc, "compile", model, "--target", target, "-o", so, "--stats"],
+            flags = BYOC_FLAGS if tag == "cuda-byoc" else []
+            p = subprocess.run([args.relaxc, "compile", model, "--target", target, "-o", so, "--stats"] + flags,
                                capture_output=True, text=True, errors="replace")
+            for plugin, n in re.findall(r"^plugin (\w+): (\d+) regions", p.stdout, re.M):
+                regions[plugin] = int(n)
             if p.returncode != 0:
                 lines = p.stderr.strip().splitlines() or ["?"]
                 errors[tag] = "compile " + next((l for l in lines if l.startswith("error:")), lines[-1])[:300]
@@ -167,10 +210,13 @@ def main():
                 errors[tag] = f"compiled with {m.group(2)} one-thread fallback kernel(s)"
         case = {"name": name, "kind": "model" if not name.startswith("test_") else "node",
                 "inputs": inputs, "outputs": outputs, "compile_errors": errors, "targets": list(tags)}
+        if regions:
+            case["byoc_regions"] = regions
         with open(os.path.join(cdir, "case.json"), "w") as f:
             json.dump(case, f, indent=1)
         manifest["cases"].append(name)
-        note = "; ".join(f"{k}: {v}" for k, v in errors.items())
+        note = "; ".join([f"{k}: {v}" for k, v in errors.items()] +
+                         ([" ".join(f"{k} {v} regions" for k, v in regions.items())] if regions else []))
         print(f"[{name}] {time.monotonic() - t0:.1f} s{'  ' + note if note else ''}", flush=True)
     with open(os.path.join(out, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1)

@@ -3,7 +3,7 @@
 """Run the GPU check folder made by `scripts/gpu_check.sh prepare` (python3 and bash only: no
 numpy, no compiler, no network).
 
-Every case's cuda, vulkan and cpu artifacts run through DIR/bin/relax-run (LD_LIBRARY_PATH=DIR/lib)
+Every case's cuda, vulkan, cpu and cuda-byoc (cuda with the cublas/cudnn plugins) artifacts run through DIR/bin/relax-run (LD_LIBRARY_PATH=DIR/lib)
 with --repeat (one untimed warm-up, then the mean latency); each output is read by the .npy reader
 below and compared with onnxruntime CPU's (|got - ref| <= atol + rtol * |ref|). The table: case,
 max abs diff per target, relaxc latency per target, kernel time (n/a in part 1). A target whose
@@ -24,7 +24,12 @@ import sys
 import tempfile
 import time
 
-TARGETS = ("cuda", "vulkan", "cpu")
+TARGETS = ("cuda", "vulkan", "cpu", "cuda-byoc")
+# Where cuda-byoc's plugin libraries (lib/librelax_byoc_{cublas,cudnn}.so) find the CUDA toolkit's
+# cuBLAS/cuBLASLt 13, cuDNN 9 and cudart 13 when the system's library path does not have them:
+# RELAX_CUDA_LIB_DIR (colon-separated), CUDA_HOME / CUDA_PATH, /usr/local/cuda, and the nvidia-*
+# pip wheels' lib folders (nvidia/cublas/lib, nvidia/cudnn/lib, ...) of this python3.
+CUDA_LIB_CANDIDATES = ("lib64", "lib", "targets/x86_64-linux/lib")
 # .npy dtype descr -> (struct code, item size); little-endian and byte-sized ones only.
 DTYPES = {"<f4": ("f", 4), "<f8": ("d", 8), "<f2": ("e", 2), "<i8": ("q", 8), "<i4": ("i", 4),
           "<i2": ("h", 2), "|i1": ("b", 1), "<u8": ("Q", 8), "<u4": ("I", 4), "<u2": ("H", 2),
@@ -84,8 +89,31 @@ def short_error(text):
         if "error:" in l:
             l = re.sub(r"^.*?error:\s*", "", l)
             m = re.search(r"(lib\w+\.so\.\d+) not found", l)
-            return m.group(0) if m else l[:70]
+            if m:
+                return m.group(0)
+            m = re.search(r"(lib\w+\.so[.\d]*): cannot open shared object", l)
+            if m:
+                return m.group(1) + " not found"
+            m = re.search(r"no CUDA device: .*", l)
+            return m.group(0)[:70] if m else l[:70]
     return (lines[-1][:70] if lines else "no output")
+
+
+def cuda_lib_dirs():
+    """Existing directories that may hold the CUDA libraries cuda-byoc's plugins need."""
+    dirs = [d for d in os.environ.get("RELAX_CUDA_LIB_DIR", "").split(":") if d]
+    for root in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
+        if root:
+            dirs += [os.path.join(root, sub) for sub in CUDA_LIB_CANDIDATES]
+    for site in sys.path:
+        nv = os.path.join(site, "nvidia")
+        if site and os.path.isdir(nv):
+            dirs += sorted(os.path.join(nv, d, "lib") for d in os.listdir(nv))
+    out = []
+    for d in dirs:
+        if os.path.isdir(d) and d not in out:
+            out.append(d)
+    return out
 
 
 def run_one(folder, case, tag, repeat, timeout, device):
@@ -103,7 +131,8 @@ def run_one(folder, case, tag, repeat, timeout, device):
         for name, f in case["inputs"]:
             cmd += ["--input", f"{name}={os.path.join(cdir, f)}"]
         env = dict(os.environ)
-        env["LD_LIBRARY_PATH"] = os.path.join(folder, "lib") + (
+        paths = [os.path.join(folder, "lib")] + (cuda_lib_dirs() if tag == "cuda-byoc" else [])
+        env["LD_LIBRARY_PATH"] = ":".join(paths) + (
             ":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
         try:
             p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env,
@@ -115,7 +144,11 @@ def run_one(folder, case, tag, repeat, timeout, device):
             return {"status": "crash", "note": f"exit {p.returncode}: {short_error(text)}"}
         if p.returncode != 0:
             err = short_error(text)
-            no_driver = re.search(r"lib(cuda|vulkan)\.so\.1 not found|no Vulkan (physical )?device", text)
+            # cuda-byoc: the CUDA toolkit's libraries missing, or no device the CUDA runtime can
+            # use (no driver, or one older than the runtime) are the machine's, not failures.
+            no_driver = re.search(r"lib(cuda|vulkan)\.so\.1 not found|no Vulkan (physical )?device"
+                                  r"|no CUDA device|lib(cu|nv)\w*\.so[.\d]*: cannot open shared object",
+                                  text)
             return {"status": "no-driver" if no_driver else "error", "note": err}
         m = re.search(r"mean latency: ([0-9.]+) ms", text)
         ms = float(m.group(1)) if m else None
@@ -156,7 +189,8 @@ def cell_ms(r):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("folder")
-    ap.add_argument("--targets", default=",".join(TARGETS), help="comma-separated subset of cuda,vulkan,cpu")
+    ap.add_argument("--targets", default=",".join(TARGETS),
+                    help="comma-separated subset of cuda,vulkan,cpu,cuda-byoc")
     ap.add_argument("--filter", default=None, help="only cases whose name matches this regex")
     ap.add_argument("--repeat", type=int, default=5,
                     help="timed runs per artifact after one warm-up (1: one run, no latency)")
@@ -164,7 +198,7 @@ def main():
     ap.add_argument("--budget", type=float, default=280.0,
                     help="total seconds; later runs are skipped (shown as 'skipped')")
     ap.add_argument("--device", type=int, default=0)
-    ap.add_argument("--require", default="", help="targets whose missing driver is a failure (cuda,vulkan)")
+    ap.add_argument("--require", default="", help="targets whose missing driver is a failure (cuda,vulkan,cuda-byoc)")
     args = ap.parse_args()
     folder = os.path.abspath(args.folder)
     with open(os.path.join(folder, "manifest.json")) as f:
