@@ -37,10 +37,11 @@ std::string CudnnPlugin::PatternTable() const {
   // Spatial dims are symbolic in most models and unbounded: the runtime checks them instead.
   std::string conv = std::string("nn.conv2d(*, *){dtype == float32, ndim == 4, arg1.ndim == 4, ") +
                      "arg0.shape[1] <= " + kInt32Max + "}";
-  // A bias of one value per output channel: (C,) or the importer's reshape to (1, C, 1, 1).
+  // A bias of one value per output channel, (1, C, 1, 1): a constant (fold-batch-norm's) or the
+  // importer's reshape of one. A 1-D constant would broadcast along the width, not the channels.
   std::string bias = "add?(" + conv +
-                     ", (reshape(const, *){ndim == 4, shape[0] == 1, shape[2] == 1, "
-                     "shape[3] == 1} | const)){dtype == float32}";
+                     ", (reshape(const, *) | const)){dtype == float32, arg1.ndim == 4, "
+                     "arg1.shape[0] == 1, arg1.shape[2] == 1, arg1.shape[3] == 1}";
   std::string bn = "nn.batch_norm?(" + bias + ", const, const, const, const)";
   std::ostringstream t;
   t << "# conv2d [+ bias] [+ batch_norm] [+ relu]: cudnnConvolutionForward (+ "
