@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# GPU check folder: `prepare OUT_DIR [--quick] [--with-minilm]` here (compiles for cuda/vulkan/cpu, writes inputs and onnxruntime references), `run DIR [options]` on a GPU machine (bash + python3 only).
+# GPU check folder: `prepare OUT_DIR [--quick] [--with-minilm] [--with-byoc-models]` here (compiles for cuda/vulkan/cpu, writes inputs and onnxruntime references), `run DIR [options]` on a GPU machine (bash + python3 only).
 # prepare needs the venv (scripts/setup.sh), a build with relaxc and relax-run (RELAX_BUILD_DIR,
 # default build/) and, for MiniLM, the export cache (scripts/export_models.sh). run needs nothing
 # but the folder: it is DIR/run.sh, which this forwards to (see scripts/gpu_check_run.py --help).
 set -euo pipefail
-usage() { echo "usage: $0 prepare OUT_DIR [--quick] [--with-minilm] | selftest OUT_DIR | run DIR [--targets cuda,vulkan,cpu] [--filter RE] [--repeat N] [--require cuda]" >&2; exit 2; }
+usage() { echo "usage: $0 prepare OUT_DIR [--quick] [--with-minilm] [--with-byoc-models] | selftest OUT_DIR | run DIR [--targets cuda,vulkan,cpu,cuda-byoc] [--filter RE] [--repeat N] [--require cuda]" >&2; exit 2; }
 [[ $# -ge 2 ]] || usage
 mode=$1; dir=$2; shift 2
 case "${mode}" in
