@@ -244,7 +244,122 @@ def case_ldd(r):
         print(f"PASS: {lib} resolves and exports {fn} and __relax_init only")
 
 
-CASES = {"dense": case_dense, "conv": case_conv, "cls": case_cls, "ldd": case_ldd}
+class DLTensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("device_type", ctypes.c_int32),
+                ("device_id", ctypes.c_int32), ("ndim", ctypes.c_int32), ("code", ctypes.c_uint8),
+                ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16),
+                ("shape", ctypes.POINTER(ctypes.c_int64)),
+                ("strides", ctypes.POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64)]
+
+
+class RelaxValue(ctypes.Structure):
+    _fields_ = [("type_code", ctypes.c_int32), ("pad", ctypes.c_int32), ("v", ctypes.c_void_p)]
+
+
+ERROR_FN = ctypes.CFUNCTYPE(None, ctypes.c_char_p)
+
+
+class RuntimeTable(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("num_entries", ctypes.c_uint32),
+                ("set_last_error", ERROR_FN)] + [(f"f{k}", ctypes.c_void_p) for k in range(6)]
+
+
+class Library:
+    """A plugin runtime library called directly, as the VM would: payload, tensors, output."""
+
+    def __init__(self, path, fn):
+        self.lib = ctypes.CDLL(path)
+        self.fn = getattr(self.lib, fn)
+        self.last_error = ""
+
+        def on_error(msg):
+            self.last_error = msg.decode()
+        self.on_error = ERROR_FN(on_error)
+        self.table = RuntimeTable(1, 7, self.on_error)
+        if getattr(self.lib, "__relax_init")(ctypes.byref(self.table)) != 0:
+            raise SystemExit(f"FAIL: {path} refused the runtime table")
+
+    def call(self, payload, arrays):
+        keep, args = [], (RelaxValue * (len(arrays) + 1))()
+        text = ctypes.c_char_p(payload.encode())
+        args[0].type_code, args[0].v = 5, ctypes.cast(text, ctypes.c_void_p)
+        for k, a in enumerate(arrays):
+            shape = (ctypes.c_int64 * max(a.ndim, 1))(*a.shape)
+            code = {"f": 2, "i": 0}[a.dtype.kind]
+            t = DLTensor(a.ctypes.data, 1, 0, a.ndim, code, a.dtype.itemsize * 8, 1, shape, None, 0)
+            keep += [shape, t]
+            args[k + 1].type_code, args[k + 1].v = 3, ctypes.cast(ctypes.pointer(t), ctypes.c_void_p)
+        self.last_error = ""
+        rc = self.fn(args, len(arrays) + 1, None)
+        return rc, self.last_error
+
+
+def case_errors(r):
+    """The runtime libraries called directly: bad payloads, arguments and shapes are errors that
+    name the region, never crashes; a valid call runs on a GPU (checked against numpy) or fails
+    with "no CUDA device" without one."""
+    rng = np.random.default_rng(4)
+    f32 = lambda *shape: rng.standard_normal(shape).astype(np.float32)  # noqa: E731
+    cublas = Library(os.path.join(r.lib_dir, LIBS["cublas"][0]), LIBS["cublas"][1])
+    dense = "relax-cublas 1 region=r0 a=0 b=1 bias=2 transb=0 epilogue=relu const=0,1,1"
+    x, w, b = f32(3, 5, 16), f32(16, 8), f32(8)
+    bad = [
+        ("nonsense", [x, w, b, f32(3, 5, 8)], "payload is not a relax-cublas 1 descriptor"),
+        (dense, [x, w, b], "expected 5 arguments (payload, 3 parameters, output), got 4"),
+        (dense, [x, f32(12, 8), b, f32(3, 5, 8)], "the input's last dim 16 differs from the "
+                                                  "weight's 12"),
+        (dense, [x, w, f32(5), f32(3, 5, 8)], "the bias has 5 values, expected 8"),
+        (dense, [x, w, b, f32(3, 5, 9)], "the output has 135 elements, expected 15 x 8"),
+        (dense, [x.astype(np.int32), w, b, f32(3, 5, 8)], "input is not float32"),
+    ]
+    for payload, arrays, msg in bad:
+        rc, err = cublas.call(payload, arrays)
+        if rc != 1 or msg not in err:
+            raise SystemExit(f"FAIL: expected an error with {msg!r}, got rc {rc}: {err!r}")
+        print(f"PASS: cublas error: {err}")
+    expect(cublas.call(dense, [x, f32(12, 8), b, f32(3, 5, 8)])[1], "cublas region 'r0': ",
+           "error")
+    cudnn = Library(os.path.join(r.lib_dir, LIBS["cudnn"][0]), LIBS["cudnn"][1])
+    conv = ("relax-cudnn 1 region=r1 x=0 w=1 bias=2 bn=-1 eps=1e-05 relu=1 strides=1,1 "
+            "pads=1,0,1,0 dilation=1,1 groups=2 const=0,1,1")
+    cx, cw, cb = f32(2, 4, 6, 5), f32(6, 2, 3, 3), f32(6)
+    rc, err = cudnn.call(conv, [cx, f32(6, 4, 3, 3), cb, f32(2, 6, 6, 3)])
+    if rc != 1 or "cudnn region 'r1': the weight's 4 input channels x 2 groups differ from the " \
+                  "input's 4" not in err:
+        raise SystemExit(f"FAIL: group mismatch: rc {rc}: {err!r}")
+    print(f"PASS: cudnn error: {err}")
+    rc, err = cudnn.call(conv.replace("relax-cudnn 1", "relax-cudnn 2"), [cx, cw, cb, f32(2, 6, 6, 3)])
+    expect(err, "payload is not a relax-cudnn 1 descriptor", "error")
+    # Valid calls: numpy references (dense + bias + relu; grouped conv + bias + relu).
+    y = np.zeros((3, 5, 8), np.float32)
+    want_y = np.maximum(x @ w + b, 0)
+    yc = np.zeros((2, 6, 6, 3), np.float32)
+    xp = np.pad(cx, ((0, 0), (0, 0), (1, 1), (0, 0)))
+    want_c = np.zeros_like(yc)
+    for g in range(2):
+        for o in range(3 * g, 3 * g + 3):
+            for i in range(6):
+                for j in range(3):
+                    patch = xp[:, 2 * g:2 * g + 2, i:i + 3, j:j + 3]
+                    want_c[:, o, i, j] = (patch * cw[o]).sum(axis=(1, 2, 3)) + cb[o]
+    want_c = np.maximum(want_c, 0)
+    for name, lib, payload, arrays, out, want in (
+            ("cublas", cublas, dense, [x, w, b, y], y, want_y),
+            ("cudnn", cudnn, conv, [cx, cw, cb, yc], yc, want_c)):
+        rc, err = lib.call(payload, arrays)
+        if not r.gpu:
+            if rc != 1 or "no CUDA device: " not in err:
+                raise SystemExit(f"FAIL: {name}: expected 'no CUDA device', got rc {rc}: {err!r}")
+            print(f"PASS: {name} without a device: {err}")
+        elif rc != 0 or not np.allclose(out, want, rtol=1e-4, atol=1e-4):
+            raise SystemExit(f"FAIL: {name}: rc {rc} {err!r}, max abs diff "
+                             f"{np.abs(out - want).max()}")
+        else:
+            print(f"PASS: {name} matches numpy (max abs diff {np.abs(out - want).max():.2e})")
+
+
+CASES = {"dense": case_dense, "conv": case_conv, "cls": case_cls, "ldd": case_ldd,
+         "errors": case_errors}
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__)

@@ -308,9 +308,10 @@ endforeach()
 # The cublas and cudnn plugins on the CUDA target (byoc_cuda_cases.py CASE), where their runtime
 # libraries are built (the CUDA toolkit and cuDNN were found): small dense and conv models and the
 # PP-OCR classifier partitioned with --byoc=cublas,cudnn, their runtime libraries recorded and
-# resolvable; run against onnxruntime where a CUDA device works, else a clean `error:`.
+# resolvable; run against onnxruntime where a CUDA device works, else a clean `error:`; the
+# runtime libraries called directly with bad payloads, arguments and shapes.
 if(TARGET relax_byoc_cublas AND TARGET relax_byoc_cudnn)
-  foreach(case dense conv cls ldd)
+  foreach(case dense conv cls ldd errors)
     add_test(NAME cli.byoc_cuda.${case}
              COMMAND bash ${RELAX_VENV_PYTHON} ${RELAX_CLI_TEST_DIR}/byoc_cuda_cases.py ${case}
                      --relaxc $<TARGET_FILE:relaxc> --relax-run $<TARGET_FILE:relax-run>
