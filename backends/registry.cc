@@ -12,12 +12,16 @@ void RegisterCudaBackend();
 namespace relax::backends::vulkan {
 void RegisterVulkanBackend();
 }  // namespace relax::backends::vulkan
+namespace relax::backends::plugins::dnnl {
+void RegisterDnnlPlugin();
+}  // namespace relax::backends::plugins::dnnl
 
 namespace {
 const bool kRegistered = [] {
   relax::backends::cpu::RegisterCpuBackend();
   relax::backends::vulkan::RegisterVulkanBackend();
   relax::backends::cuda::RegisterCudaBackend();
+  relax::backends::plugins::dnnl::RegisterDnnlPlugin();
   return true;
 }();
 }  // namespace
