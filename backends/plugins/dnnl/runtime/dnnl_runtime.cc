@@ -222,6 +222,7 @@ struct Plan {
 };
 
 struct RegionCache {
+  std::string text;  // the payload
   Program prog;
   std::mutex mu;
   std::map<Dims, std::unique_ptr<Plan>> plans;  // by parameter shapes
@@ -636,13 +637,33 @@ void Execute(const Program& prog, Plan* plan, const std::vector<Tensor>& params,
   strm.wait();
 }
 
+RegionCache* FindRegionLocked(const char* payload);
+
+/// The region of `payload`: a per-thread cache by address (a payload lives in its artifact, so
+/// the address repeats; its text is compared, since an unloaded artifact's address may be
+/// reused), then the process-wide table by text.
 RegionCache* FindRegion(const char* payload) {
+  struct Entry {
+    const char* ptr = nullptr;
+    RegionCache* region = nullptr;
+  };
+  thread_local Entry recent[8];
+  thread_local unsigned next = 0;
+  for (Entry& e : recent)
+    if (e.ptr == payload && std::strcmp(e.region->text.c_str(), payload) == 0) return e.region;
+  RegionCache* r = FindRegionLocked(payload);
+  recent[next++ % 8] = {payload, r};
+  return r;
+}
+
+RegionCache* FindRegionLocked(const char* payload) {
   static std::mutex mu;
   static std::unordered_map<std::string, std::unique_ptr<RegionCache>> regions;
   std::lock_guard<std::mutex> lock(mu);
   auto& slot = regions[payload];
   if (!slot) {
     auto r = std::make_unique<RegionCache>();
+    r->text = payload;
     std::string error;
     if (!ParseProgram(payload, &r->prog, &error)) {
       regions.erase(payload);
