@@ -46,24 +46,25 @@ def count_convs(model):
 
 
 def check_report(report, plugin, convs):
-    """Returns (ok, message): the regions of `plugin` in the report, the conv2d ops they took and
-    the conv2d refusals; taken + refused must cover the model's `convs` Conv nodes."""
+    """Returns (ok, message): the regions of `plugin` in the report (relaxc --partition-report:
+    "plugin P: N regions, ...", then "  region ...", composites with one op per line, and
+    "  refused %v = nn.conv2d(...)" entries), the conv2d ops its regions took and its conv2d
+    refusals; taken + refused must cover the model's `convs` Conv nodes."""
     taken = refused = regions = 0
     section = None
     for line in report.splitlines():
-        s = line.strip()
-        m = re.match(r"^(region|refused|taken)\b", s)
-        if re.match(rf"^(plugin\s+)?{re.escape(plugin)}\b", s):
-            section = plugin
+        m = re.match(r"^plugin (\S+):", line)
+        if m:
+            section = m.group(1)
+            continue
         if section != plugin:
             continue
-        if m and m.group(1) in ("region", "taken"):
+        if re.match(r"^  region ", line):
             regions += 1
-        if "nn.conv2d" in s:
-            if "refused" in s or "predicate" in s:
-                refused += 1
-            else:
-                taken += len(re.findall(r"nn\.conv2d", s))
+        elif re.match(r"^  refused %\S+ = nn\.conv2d\(", line):
+            refused += 1
+        elif re.match(r"^      nn\.conv2d\(", line):
+            taken += 1
     msg = f"{regions} region(s), {taken} conv2d taken, {refused} refused, model has {convs} Conv"
     if regions == 0:
         return False, msg + ": no region taken"
