@@ -39,11 +39,12 @@ std::string DnnlPlugin::PatternTable() const {
                    "arg0.shape[-1] <= " + kInt32Max + "}";
   std::string mm_bias = "add?(" + mm + ", (reshape(const, *) | const)){dtype == float32}";
   std::ostringstream t;
-  t << "# conv2d [+ bias] [+ batch_norm] [+ activation] + residual add [+ activation]\n"
+  // conv2d first: a constant bias add belongs to it, not to conv2d_add's residual slot.
+  t << "# conv2d [+ bias] [+ batch_norm] [+ activation]\n"
+    << "pattern conv2d = " << core << ";\n"
+    << "# conv2d [+ bias] [+ batch_norm] [+ activation] + residual add [+ activation]\n"
     << "pattern conv2d_add = " << Act("add(" + core + ", *){dtype == float32, ndim == 4}") << " | "
     << Act("add(*, " + core + "){dtype == float32, ndim == 4}") << ";\n"
-    << "# conv2d [+ bias] [+ batch_norm] [+ activation]\n"
-    << "pattern conv2d = " << core << ";\n"
     << "# matmul by a constant 2-D weight [+ bias] [+ relu | gelu]\n"
     << "pattern matmul = (nn.relu(" << mm_bias << ") | nn.gelu(" << mm_bias << ") | " << mm_bias
     << ");\n";
