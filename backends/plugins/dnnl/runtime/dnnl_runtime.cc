@@ -1,5 +1,6 @@
-// librelax_byoc_dnnl.so: the runtime part of the dnnl BYOC plugin. Exports the region function
-// `relax_dnnl_run` (a RelaxPackedFunc, relax/runtime/c_api.h) and `__relax_init`.
+// librelax_byoc_dnnl_impl.so: the oneDNN part of the dnnl BYOC plugin's runtime, loaded by
+// librelax_byoc_dnnl.so (entry.cc), which forwards `relax_dnnl_run` (a RelaxPackedFunc,
+// relax/runtime/c_api.h) and `__relax_init` to `relax_dnnl_impl_run` / `relax_dnnl_impl_init`.
 //
 // A call gets [payload (kRelaxString), the region's parameters..., its outputs...] as CPU,
 // compact, row-major float32 DLTensors. The payload (program.h) is parsed once per distinct
@@ -13,9 +14,9 @@
 //
 // Threads: Debian's libdnnl 2.6 is built with OpenMP (libgomp); RELAX_NUM_THREADS (1 to 1024)
 // sets omp_set_num_threads once on each calling thread, otherwise OpenMP's default applies
-// (OMP_NUM_THREADS, else every core). Errors never throw across the C boundary: they return 1
-// with the message sent to the runtime's set_last_error (from __relax_init) and kept for
-// relax_dnnl_last_error().
+// (OMP_NUM_THREADS, else every core); entry.cc makes OpenMP's idle workers sleep (passive). Errors
+// never throw across the C boundary: they return 1 with the message sent to the runtime's
+// set_last_error (from __relax_init) and kept for relax_dnnl_impl_last_error().
 #include <dlfcn.h>
 
 #include <cmath>
@@ -76,22 +77,57 @@ int ConfiguredThreads() {
   return n;
 }
 
-void ApplyThreads() {
-  thread_local bool applied = false;
-  if (applied) return;
-  applied = true;
-  int n = ConfiguredThreads();
-  if (n <= 0) return;
-  using SetNumThreads = void (*)(int);
-  // libgomp came in with libdnnl, in this library's local scope: look it up there.
-  static SetNumThreads set = [] {
+// OpenMP's thread-count calls, looked up in the libgomp that came in with libdnnl (in this
+// library's local scope); null when oneDNN runs on another threading runtime.
+struct OmpFunctions {
+  void (*set_num_threads)(int) = nullptr;
+  int (*get_max_threads)() = nullptr;
+};
+const OmpFunctions& Omp() {
+  static const OmpFunctions f = [] {
+    OmpFunctions o;
     void* h = dlopen("libgomp.so.1", RTLD_LAZY | RTLD_NOLOAD);
-    void* f = h != nullptr ? dlsym(h, "omp_set_num_threads") : nullptr;
-    if (f == nullptr) f = dlsym(RTLD_DEFAULT, "omp_set_num_threads");
-    return reinterpret_cast<SetNumThreads>(f);
+    auto find = [&](const char* name) {
+      void* p = h != nullptr ? dlsym(h, name) : nullptr;
+      return p != nullptr ? p : dlsym(RTLD_DEFAULT, name);
+    };
+    o.set_num_threads = reinterpret_cast<void (*)(int)>(find("omp_set_num_threads"));
+    o.get_max_threads = reinterpret_cast<int (*)()>(find("omp_get_max_threads"));
+    if (o.set_num_threads == nullptr || o.get_max_threads == nullptr) o = OmpFunctions();
+    return o;
   }();
-  if (set != nullptr) set(n);
+  return f;
 }
+
+// The calling thread's thread count for oneDNN: RELAX_NUM_THREADS, else OpenMP's default.
+thread_local int t_threads = 0;  // 0: not yet set on this thread
+thread_local int t_current = 0;  // what omp_set_num_threads last set here
+
+void ApplyThreads() {
+  if (t_threads != 0) return;
+  const OmpFunctions& omp = Omp();
+  if (omp.set_num_threads == nullptr) {
+    t_threads = t_current = 1;
+    return;
+  }
+  int n = ConfiguredThreads();
+  if (n > 0) omp.set_num_threads(n);
+  t_threads = t_current = omp.get_max_threads();
+}
+
+/// Runs oneDNN with `n` threads on this thread from now on (creation and execution of a
+/// primitive use the same count).
+void UseThreads(int n) {
+  if (n == t_current || Omp().set_num_threads == nullptr) return;
+  Omp().set_num_threads(n);
+  t_current = n;
+}
+
+// Below this many multiply-adds a step runs on the calling thread alone: forking an OpenMP team
+// costs more than it saves (tens of microseconds to wake sleeping workers, much more when the
+// machine is loaded and a worker waits for a core), and most convolutions of small CNNs at
+// small inputs are far below it.
+constexpr double kParallelMinMacs = 1 << 21;
 
 dnnl::engine& Engine() {
   static dnnl::engine eng(dnnl::engine::kind::cpu, 0);
@@ -198,6 +234,7 @@ struct StepPlan {
   bool reorder_src = false;
   dnnl::reorder src_reorder;
   bool has_bias = false;
+  int threads = 1;     // oneDNN threads for this step (creation and execution)
   int num_folded = 0;  // leading bias / bn post-ops folded into weights and bias
   Dims wei_dims;       // the weights' dims as the primitive sees them
   Dims out_dims;       // the result's dims
@@ -422,6 +459,7 @@ class Planner {
     for (int k = 0; k < sp->num_folded; ++k)
       for (int id : s.posts[k].ids) CheckChannelVector(*plan, id, oc, "a bias or batch norm");
     sp->has_bias = sp->num_folded > 0;
+    SetStepThreads(static_cast<double>(x[0]) * oc * oh * ow * w[1] * w[2] * w[3], sp);
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
     attr.set_post_ops(PostOps(s, plan, sp, sp->out_dims));
@@ -469,6 +507,7 @@ class Planner {
     sp->has_bias = sp->num_folded > 0;
     Dims bias_dims(x.size(), 1);
     bias_dims.back() = n;
+    SetStepThreads(static_cast<double>(Numel(x)) * n, sp);
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
     attr.set_post_ops(PostOps(s, plan, sp, sp->out_dims));
@@ -485,6 +524,11 @@ class Planner {
     sp->scratch_md = pd.scratchpad_desc();
     FinishSrc(s, plan, sp);
     FinishDst(s, plan, sp);
+  }
+
+  static void SetStepThreads(double macs, StepPlan* sp) {
+    sp->threads = macs < kParallelMinMacs ? 1 : t_threads;
+    UseThreads(sp->threads);
   }
 
   void FinishSrc(const Step& s, Plan* plan, StepPlan* sp) {
@@ -593,6 +637,7 @@ void Execute(const Program& prog, Plan* plan, const std::vector<Tensor>& params,
   for (size_t i = 0; i < prog.steps.size(); ++i) {
     const Step& s = prog.steps[i];
     StepPlan& sp = plan->steps[i];
+    UseThreads(sp.threads);
     memory src_user(sp.src_user_md, Engine(), user_ptr(s.src));
     memory src = src_user;
     if (sp.reorder_src) {
@@ -726,10 +771,13 @@ int32_t Run(const RelaxValue* args, int32_t num_args) {
 }  // namespace relax::backends::plugins::dnnl_rt
 
 /// The region function (RelaxPackedFunc).
-RELAX_DNNL_EXPORT int32_t relax_dnnl_run(const RelaxValue* args, int32_t num_args,
-                                         RelaxValue* ret) {
+RELAX_DNNL_EXPORT int32_t relax_dnnl_impl_run(const RelaxValue* args, int32_t num_args,
+                                              RelaxValue* ret) {
   namespace rt = relax::backends::plugins::dnnl_rt;
   if (ret != nullptr) ret->type_code = kRelaxNull;
+  struct RestoreThreads {  // the calling thread's OpenMP count, as before the call
+    ~RestoreThreads() { rt::UseThreads(rt::t_threads); }
+  } restore;
   try {
     rt::ApplyThreads();
     return rt::Run(args, num_args);
@@ -746,7 +794,7 @@ RELAX_DNNL_EXPORT int32_t relax_dnnl_run(const RelaxValue* args, int32_t num_arg
 }
 
 /// Receives the runtime's function table when an artifact using this library loads.
-RELAX_DNNL_EXPORT int32_t __relax_init(const RelaxRuntimeTable* table) {
+RELAX_DNNL_EXPORT int32_t relax_dnnl_impl_init(const RelaxRuntimeTable* table) {
   if (table == nullptr || table->version != RELAX_RUNTIME_TABLE_VERSION || table->num_entries < 1)
     return 1;
   relax::backends::plugins::dnnl_rt::g_table = table;
@@ -755,6 +803,6 @@ RELAX_DNNL_EXPORT int32_t __relax_init(const RelaxRuntimeTable* table) {
 
 /// The calling thread's last error of this library ("" when none), for programs that call
 /// relax_dnnl_run without a runtime table.
-RELAX_DNNL_EXPORT const char* relax_dnnl_last_error(void) {
+RELAX_DNNL_EXPORT const char* relax_dnnl_impl_last_error(void) {
   return relax::backends::plugins::dnnl_rt::t_last_error.c_str();
 }
