@@ -132,6 +132,23 @@ TEST_F(DnnlRuntime, ConvBiasRelu) {
   ExpectNear(y2, want);
 }
 
+// Another artifact's constants at the address of an unloaded one's: the cached weights are
+// prepared again (fingerprint). And many shapes: old plans are dropped, results stay right.
+TEST_F(DnnlRuntime, ConstantsAtReusedAddressAndManyShapes) {
+  Buf x({1, 2, 5, 5}), w({3, 2, 3, 3}, -1, 1, 21), y({1, 3, 5, 5});
+  std::string p = "relax-dnnl 1\nv 0 p 0 d\nv 1 p 1 c\nv 2 o 0\nconv2d 0 1 2 1 1 1 1 1 1 1 1 1\n";
+  ASSERT_EQ(Call(p, {&x, &w, &y}), 0) << relax_dnnl_last_error();
+  ExpectNear(y, NaiveConv(x, w, 1, 1, 1, 1));
+  for (float& v : w.data) v = 2 * v + 0.25f;  // new contents, same address
+  ASSERT_EQ(Call(p, {&x, &w, &y}), 0) << relax_dnnl_last_error();
+  ExpectNear(y, NaiveConv(x, w, 1, 1, 1, 1));
+  for (int64_t h = 1; h <= 24; ++h) {
+    Buf xh({1, 2, h, 3}, -1, 1, static_cast<unsigned>(h)), yh({1, 3, h, 3});
+    ASSERT_EQ(Call(p, {&xh, &w, &yh}), 0) << relax_dnnl_last_error();
+    ExpectNear(yh, NaiveConv(xh, w, 1, 1, 1, 1));
+  }
+}
+
 TEST_F(DnnlRuntime, DepthwiseStrideBatchNormHardSwish) {
   int64_t c = 16;
   Buf x({1, c, 11, 10}), w({c, 1, 3, 3}, -1, 1, 4), g({c}, 0.5, 1.5, 5), be({c}, -1, 1, 6),

@@ -215,6 +215,7 @@ memory::desc AnyDesc(const Dims& dims) {
 
 /// Weights and bias of one step, in the primitive's layouts.
 struct PreparedWeights {
+  uint64_t fingerprint = 0;  // of the plain weights, bias and batch-norm params it came from
   memory weights;
   memory bias;  // empty when the primitive has no bias
   std::vector<float> bias_data;
@@ -246,7 +247,7 @@ struct StepPlan {
   dnnl::reorder sum_reorder;
   std::vector<BinaryArg> binaries;
   size_t src_off = 0, dst_off = 0, scratch_off = 0;
-  std::map<const void*, std::unique_ptr<PreparedWeights>> weights;  // by weight data pointer
+  std::map<const void*, std::shared_ptr<PreparedWeights>> weights;  // by weight data pointer
 };
 
 struct Plan {
@@ -262,8 +263,13 @@ struct RegionCache {
   std::string text;  // the payload
   Program prog;
   std::mutex mu;
-  std::map<Dims, std::unique_ptr<Plan>> plans;  // by parameter shapes
+  std::map<Dims, std::shared_ptr<Plan>> plans;  // by parameter shapes
+  std::vector<Dims> order;                      // plan keys, oldest first
 };
+
+// Plans kept per region: a region called with ever new shapes (a symbolic dim that takes many
+// values) drops its oldest plan beyond this; a call in flight keeps its plan alive.
+constexpr size_t kMaxPlansPerRegion = 16;
 
 void AppendEltwise(dnnl::post_ops* po, dnnl::algorithm alg, float alpha = 0, float beta = 0) {
   po->append_eltwise(1.0f, alg, alpha, beta);
@@ -546,10 +552,10 @@ class Planner {
 
 /// Folds the leading bias / bn post-ops into the weights and bias and reorders the weights into
 /// the primitive's layout.
-std::unique_ptr<PreparedWeights> PrepareWeights(const Step& s, const StepPlan& sp,
+std::shared_ptr<PreparedWeights> PrepareWeights(const Step& s, const StepPlan& sp,
                                                 const std::vector<const float*>& data,
                                                 const Plan& plan) {
-  auto pw = std::make_unique<PreparedWeights>();
+  auto pw = std::make_shared<PreparedWeights>();
   int64_t oc = sp.out_channels;
   const float* w = data[s.wei];
   std::vector<float> scale, shift;
@@ -612,6 +618,26 @@ std::unique_ptr<PreparedWeights> PrepareWeights(const Step& s, const StepPlan& s
   return pw;
 }
 
+/// A cheap fingerprint of a step's constant inputs: the size and 64 values spread over the
+/// weights, the same of each folded bias / batch-norm vector.
+uint64_t Fingerprint(const Step& s, const StepPlan& sp, const std::vector<const float*>& data,
+                     const Plan& plan) {
+  uint64_t h = 1469598103934665603ull;
+  auto mix = [&h](const void* p, size_t n) {
+    const unsigned char* b = static_cast<const unsigned char*>(p);
+    for (size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 1099511628211ull;
+  };
+  auto sample = [&](int id) {
+    int64_t n = Numel(plan.value_dims[id]);
+    mix(&n, sizeof(n));
+    for (int64_t k = 0; k < 64 && n > 0; ++k) mix(data[id] + (n - 1) * k / 63, 4);
+  };
+  sample(s.wei);
+  for (int k = 0; k < sp.num_folded; ++k)
+    for (int id : s.posts[k].ids) sample(id);
+  return h;
+}
+
 bool StepWeightsConstant(const Program& prog, const Step& s, int num_folded) {
   if (!prog.values[s.wei].constant) return false;
   for (int k = 0; k < num_folded; ++k)
@@ -644,16 +670,20 @@ void Execute(const Program& prog, Plan* plan, const std::vector<Tensor>& params,
       src = memory(sp.src_md, Engine(), arena + sp.src_off);
       sp.src_reorder.execute(strm, src_user, src);
     }
-    PreparedWeights* pw = nullptr;
-    std::unique_ptr<PreparedWeights> once;
+    std::shared_ptr<PreparedWeights> pw;
     if (StepWeightsConstant(prog, s, sp.num_folded)) {
+      // Cached by address; the fingerprint catches another artifact's constants loaded at the
+      // address of an unloaded one.
+      uint64_t fp = Fingerprint(s, sp, data, *plan);
       std::lock_guard<std::mutex> lock(plan->mu);
       auto& slot = sp.weights[data[s.wei]];
-      if (!slot) slot = PrepareWeights(s, sp, data, *plan);
-      pw = slot.get();
+      if (!slot || slot->fingerprint != fp) {
+        slot = PrepareWeights(s, sp, data, *plan);
+        slot->fingerprint = fp;
+      }
+      pw = slot;
     } else {
-      once = PrepareWeights(s, sp, data, *plan);
-      pw = once.get();
+      pw = PrepareWeights(s, sp, data, *plan);
     }
     const ValueInfo& dv = prog.values[s.dst];
     void* dst_ptr = dv.kind == 'o' && sp.dst_direct ? user_ptr(s.dst) : arena + sp.dst_off;
@@ -740,7 +770,7 @@ int32_t Run(const RelaxValue* args, int32_t num_args) {
   bool all_empty = true;
   for (const Tensor& t : outputs) all_empty = all_empty && Numel(t.dims) == 0;
   if (all_empty) return 0;  // nothing to compute
-  Plan* plan = nullptr;
+  std::shared_ptr<Plan> plan;
   {
     std::lock_guard<std::mutex> lock(region->mu);
     auto& slot = region->plans[key];
@@ -751,6 +781,12 @@ int32_t Run(const RelaxValue* args, int32_t num_args) {
         region->plans.erase(key);
         throw;
       }
+      region->order.push_back(key);
+      if (region->order.size() > kMaxPlansPerRegion) {
+        region->plans.erase(region->order.front());
+        region->order.erase(region->order.begin());
+      }
+      plan = region->plans.at(key);
     } else {
       // Outputs must match what the plan computes for these parameter shapes.
       for (size_t id = 0; id < prog.values.size(); ++id)
@@ -759,10 +795,10 @@ int32_t Run(const RelaxValue* args, int32_t num_args) {
           Throw("output " + std::to_string(prog.values[id].index) + " has shape " +
                 DimsStr(outputs[prog.values[id].index].dims) + ", expected " +
                 DimsStr(slot->value_dims[id]));
+      plan = slot;
     }
-    plan = slot.get();
   }
-  Execute(prog, plan, params, outputs);
+  Execute(prog, plan.get(), params, outputs);
   return 0;
 }
 
