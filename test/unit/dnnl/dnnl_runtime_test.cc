@@ -180,6 +180,21 @@ TEST_F(DnnlRuntime, GroupedDilatedClipResidual) {
   ExpectNear(y, want);
 }
 
+// A pointwise conv from a parameter to an output runs on the plain layout (GEMM): bias, a
+// residual (sum post-op written into the output first) and relu.
+TEST_F(DnnlRuntime, PointwisePlainBiasResidualRelu) {
+  Buf x({2, 6, 5, 7}), w({4, 6, 1, 1}, -1, 1, 31), b({4}, -1, 1, 32), r({2, 4, 5, 7}, -1, 1, 33),
+      y({2, 4, 5, 7});
+  std::string p =
+      "relax-dnnl 1\nv 0 p 0 d\nv 1 p 1 c\nv 2 p 2 c\nv 3 p 3 d\nv 4 o 0\n"
+      "conv2d 0 1 4 1 1 0 0 0 0 1 1 1 bias:2 add:3 relu\n";
+  ASSERT_EQ(Call(p, {&x, &w, &b, &r, &y}), 0) << relax_dnnl_last_error();
+  Buf want = NaiveConv(x, w, 1, 1, 0, 1);
+  for (size_t i = 0; i < want.data.size(); ++i)
+    want.data[i] = std::max(0.0f, want.data[i] + b.data[(i / 35) % 4] + r.data[i]);
+  ExpectNear(y, want);
+}
+
 TEST_F(DnnlRuntime, ChainThroughTemporary) {
   // conv(1x1) + sigmoid -> temporary -> conv(3x3) + hardsigmoid + broadcast add.
   Buf x({1, 8, 6, 6}), w1({16, 8, 1, 1}, -1, 1, 11), w2({4, 16, 3, 3}, -1, 1, 12),
