@@ -15,7 +15,7 @@
 namespace relax {
 
 std::vector<std::string> DefaultPipeline() {
-  return {"fuse-ops",          "fuse-tir",       "legalize",          "fold-constants",  "schedule",
+  return {"fuse-ops-by-pattern", "merge-composite", "run-codegen", "fuse-ops",          "fuse-tir",       "legalize",          "fold-constants",  "schedule",
           "dedupe-prim-funcs", "flatten-buffer", "split-host-device", "outline-parallel"};
 }
 
@@ -72,6 +72,17 @@ BuildStats Build(IRModule mod, const Target& target, const std::string& out_path
   runtime::ArtifactParts parts{std::move(so), std::move(vm.params), std::move(json), {}};
   // The backend's own sections (cpu: "target", the CPU features the loader checks).
   for (auto& s : sections) parts.extra.push_back({s.name, std::move(s.bytes), s.alignment});
+  // BYOC runtime libraries the loader opens (runtime/plugin_libraries.h).
+  std::string byoc;
+  for (const ExternModule& e : mod.extern_modules) {
+    if (e.library.empty()) continue;
+    for (const std::string* f : {&e.library, &e.function, &e.plugin})
+      if (f->find_first_of("\t\n") != std::string::npos)
+        RELAX_THROW("codegen plugin '" << e.plugin << "' returned a library or function name "
+                                       << "with a tab or newline for region '" << e.region << "'");
+    byoc += e.library + "\t" + e.function + "\t" + e.plugin + "\n";
+  }
+  if (!byoc.empty()) parts.extra.push_back({"byoc", std::move(byoc), 8});
   runtime::WriteArtifact(out_path, parts);
   return stats;
 }

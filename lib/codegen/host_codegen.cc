@@ -224,9 +224,21 @@ std::string BuildHostLibrary(const IRModule& mod, const std::string& mcpu,
     o.write(obj.data(), static_cast<std::streamsize>(obj.size()));
     if (!o) RELAX_THROW("cannot write " << obj_path);
   }
+  // Objects BYOC plugins produced (run-codegen) link into the same library.
+  std::vector<std::string> extern_paths;
+  for (size_t k = 0; k < mod.extern_modules.size(); ++k) {
+    const ExternModule& e = mod.extern_modules[k];
+    if (e.object.empty()) continue;
+    std::string p = (dir + "/byoc_" + std::to_string(k) + ".o").str();
+    std::ofstream o(p, std::ios::binary);
+    o.write(e.object.data(), static_cast<std::streamsize>(e.object.size()));
+    if (!o) RELAX_THROW("cannot write " << p);
+    extern_paths.push_back(p);
+  }
   std::string lld = RELAX_LLD_PATH;
-  std::vector<llvm::StringRef> argv = {
-      lld, "-shared", "--as-needed", "-o", so_path, obj_path, "-L/usr/lib/x86_64-linux-gnu", "-lm"};
+  std::vector<llvm::StringRef> argv = {lld, "-shared", "--as-needed", "-o", so_path, obj_path};
+  for (const auto& p : extern_paths) argv.push_back(p);
+  for (llvm::StringRef a : {"-L/usr/lib/x86_64-linux-gnu", "-lm"}) argv.push_back(a);
   std::optional<llvm::StringRef> redirects[] = {std::nullopt, llvm::StringRef(log_path),
                                                 llvm::StringRef(log_path)};
   std::string err;
@@ -234,9 +246,17 @@ std::string BuildHostLibrary(const IRModule& mod, const std::string& mcpu,
   std::string so = ReadFile(so_path);
   std::string log = ReadFile(log_path);
   llvm::sys::fs::remove_directories(dir);
-  if (rc != 0 || so.empty())
-    RELAX_THROW("linking the kernels with " << lld << " failed (exit " << rc << "): " << err
-                                            << log);
+  if (rc != 0 || so.empty()) {
+    std::string plugins;
+    for (const auto& e : mod.extern_modules)
+      if (!e.object.empty() && plugins.find("'" + e.plugin + "'") == std::string::npos)
+        plugins += (plugins.empty() ? "" : ", ") + ("'" + e.plugin + "'");
+    RELAX_THROW("linking the kernels with "
+                << lld << " failed (exit " << rc << ")"
+                << (plugins.empty() ? std::string()
+                                    : " (with the objects of codegen plugin " + plugins + ")")
+                << ": " << err << log);
+  }
   return so;
 }
 

@@ -56,6 +56,11 @@ class Legalizer : public ExprMutator {
 };
 }  // namespace
 
-void LegalizeModule(IRModule* mod, const PassContext&) { Legalizer(mod).MutateModule(mod); }
+void LegalizeModule(IRModule* mod, const PassContext&) {
+  // BYOC composites and regions are their plugin's (run-codegen compiles them).
+  Legalizer(mod).MutateModule(mod, [](const FunctionNode* f) {
+    return f->attrs.count("Composite") > 0 || f->attrs.count("Codegen") > 0;
+  });
+}
 
 }  // namespace relax

@@ -621,6 +621,10 @@ VMCodegenResult VMCodegen(const IRModule& mod) {
   for (const auto& name : mod.order) {
     if (name == "main" || !mod.functions.count(name)) continue;
     const FunctionNode* fn = mod.GetFunction(name);
+    if (fn->attrs.count("Codegen") || fn->attrs.count("Composite"))
+      RELAX_THROW("VM codegen: @" << name
+                                  << " is a BYOC region or composite function that run-codegen "
+                                     "did not compile");
     if (fn->attrs.count("Primitive"))
       RELAX_THROW("VM codegen: @" << name
                                   << " is a primitive function that fuse-tir did not lower");

@@ -6,6 +6,9 @@
 #include "relax/lower/flatten_buffer.h"
 #include "relax/lower/outline_parallel.h"
 #include "relax/lower/split_host_device.h"
+#include "relax/partition/fuse_ops_by_pattern.h"
+#include "relax/partition/merge_composite.h"
+#include "relax/partition/run_codegen.h"
 #include "relax/schedule/schedule.h"
 #include "relax/transform/dedupe_prim_funcs.h"
 #include "relax/transform/fold_constants.h"
@@ -17,6 +20,18 @@ namespace relax {
 namespace {
 
 const bool kRegistered = [] {
+  RegisterPass({"fuse-ops-by-pattern",
+                "BYOC: each match of an active plugin's patterns becomes a composite function",
+                partition::FuseOpsByPattern,
+                {"partition.plugins", "partition.patterns"}});
+  RegisterPass({"merge-composite",
+                "BYOC: composite calls of one plugin become regions tagged Codegen (adjacent "
+                "composites merge when no cycle results)",
+                partition::MergeComposite});
+  RegisterPass({"run-codegen",
+                "BYOC: each region goes to its plugin's codegen and becomes an extern call "
+                "(destination-passing style)",
+                partition::RunCodegen});
   RegisterPass({"fuse-ops", "group op chains by pattern kind into primitive functions", FuseOps});
   RegisterPass({"fuse-tir", "turn each primitive function into one PrimFunc (composed TE computes)",
                 FuseTIR});

@@ -220,6 +220,10 @@ std::shared_ptr<LoadedArtifact> LoadedArtifact::Load(const std::string& path, in
                         << "; recompile the model with this relaxc)");
   }
 
+  if (const SectionEntry* byoc_sec = find("byoc"))
+    art->plugins_ = std::make_unique<PluginLibraries>(
+        std::string(reinterpret_cast<const char*>(base + byoc_sec->offset), byoc_sec->size), path);
+
   if (const SectionEntry* launch_sec = find("launch")) {
     const SectionEntry* device_sec = find("device");
     if (!device_sec)
@@ -266,10 +270,13 @@ const uint8_t* LoadedArtifact::Section(const std::string& name, uint64_t* size) 
 LoadedArtifact::~LoadedArtifact() {
   // The device kernels go first: the kernel library may still point at them until it is closed.
   device_module_.reset();
+  plugins_.reset();
   if (dl_handle_) ::dlclose(dl_handle_);
 }
 
 RelaxPackedFunc LoadedArtifact::GetKernel(const std::string& name) const {
+  if (plugins_)
+    if (RelaxPackedFunc f = plugins_->Find(name)) return f;
   if (!dl_handle_)
     RELAX_THROW("artifact '" << path_ << "' has no kernel library; cannot find kernel '" << name
                              << "'");

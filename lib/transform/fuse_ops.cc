@@ -176,8 +176,10 @@ class Fuser : public ExprMutator {
 }  // namespace
 
 void FuseOps(IRModule* mod, const PassContext&) {
-  Fuser(mod).MutateModule(mod,
-                          [](const FunctionNode* f) { return f->attrs.count("Primitive") > 0; });
+  // Primitive functions are fused already; BYOC composites and regions belong to their plugin.
+  Fuser(mod).MutateModule(mod, [](const FunctionNode* f) {
+    return f->attrs.count("Primitive") || f->attrs.count("Composite") || f->attrs.count("Codegen");
+  });
 }
 
 }  // namespace relax

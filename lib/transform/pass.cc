@@ -72,6 +72,7 @@ void PassRunner::Run(IRModule* mod, const std::vector<std::string>& names) {
       }
     }
     if (WantsDump(name)) Stage(name, ToString(*mod));
+    if (opts_.after_pass) opts_.after_pass(name, *mod);
   }
 }
 

@@ -295,3 +295,12 @@ foreach(case vulkan_run cuda_ptxas fallback fallback_barrier device_errors)
                    --relaxc $<TARGET_FILE:relaxc> --work ${RELAX_CLI_WORK}/gpu)
   set_tests_properties(cli.gpu.${case} PROPERTIES TIMEOUT 600 LABELS "cli;gpu")
 endforeach()
+
+# BYOC core (byoc_cases.py CASE): the partition report with a refused symbolic dim, the graph,
+# a C-ABI plugin (linked object + runtime library) that matches onnxruntime, broken plugins.
+foreach(case report_refusal c_plugin plugin_errors)
+  add_test(NAME cli.byoc.${case}
+           COMMAND bash ${RELAX_VENV_PYTHON} ${RELAX_CLI_TEST_DIR}/byoc_cases.py ${case}
+                   --relaxc $<TARGET_FILE:relaxc> --work ${RELAX_CLI_WORK}/byoc)
+  set_tests_properties(cli.byoc.${case} PROPERTIES TIMEOUT 300 LABELS "cli;byoc")
+endforeach()

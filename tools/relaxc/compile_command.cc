@@ -3,7 +3,9 @@
 // [--disable-pass=PASS] [--pass-option KEY=VALUE]`.
 #include "compile_command.h"
 
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -12,6 +14,8 @@
 #include "../cli_main.h"
 #include "relax/codegen/build.h"
 #include "relax/frontend/onnx.h"
+#include "relax/partition/plugin.h"
+#include "relax/partition/report.h"
 #include "relax/parser/parser.h"
 #include "relax/support/file.h"
 
@@ -22,7 +26,9 @@ namespace {
 struct CompileOptions {
   std::string model, output, target = "cpu";
   bool print_after_all = false, time_passes = false, stats = false, no_verify = false;
-  std::vector<std::string> print_after, bounds, disabled, pass_options;
+  std::vector<std::string> print_after, bounds, disabled, pass_options, plugins;
+  std::string byoc, partition_graph;
+  bool partition_report = false;
 };
 
 // Parses a whole decimal integer (no trailing characters).
@@ -81,6 +87,31 @@ const std::set<std::string>& NonPassStages() {
   return s;
 }
 
+void WriteText(const std::string& path, const std::string& text) {
+  std::ofstream f(path, std::ios::binary);
+  f << text;
+  if (!f.good()) throw Error("cannot write '" + path + "'");
+}
+
+// Writes the DOT text `dot` as `path`: .dot as is, anything else rendered by Graphviz's `dot`
+// in the format of the extension (svg, png, pdf).
+void WriteGraph(const std::string& dot, const std::string& path) {
+  std::string ext = std::filesystem::path(path).extension().string();
+  if (ext == ".dot" || ext == ".gv") {
+    WriteText(path, dot);
+    return;
+  }
+  std::string fmt = ext.empty() ? "svg" : ext.substr(1);
+  std::string tmp = path + ".dot.tmp";
+  WriteText(tmp, dot);
+  std::string cmd = "dot -T" + fmt + " -o '" + path + "' '" + tmp + "' 2>&1";
+  int rc = std::system(cmd.c_str());
+  std::filesystem::remove(tmp);
+  if (rc != 0)
+    throw Error("--partition-graph: Graphviz 'dot -T" + fmt + "' failed (exit " +
+                std::to_string(rc) + "); is Graphviz installed (apt-get install graphviz)?");
+}
+
 int RunCompile(const CompileOptions& o) {
   try {
     frontend::OnnxImportOptions iopts;
@@ -119,12 +150,37 @@ int RunCompile(const CompileOptions& o) {
       std::cerr << "error: " << e.what() << "\n";
       return 2;
     }
+    // BYOC: --plugin libraries are loaded first (their names join the active list); --byoc
+    // names in-tree plugins; --byoc=none disables every plugin.
+    std::string active = o.byoc == "none" ? "" : o.byoc;
+    for (const auto& path : o.plugins) {
+      std::string name = partition::LoadPluginLibrary(path);
+      if (o.byoc != "none") active += (active.empty() ? "" : ",") + name;
+    }
+    if (o.byoc == "none" || !active.empty())
+      pctx.options["partition.plugins"] = o.byoc == "none" ? "none" : active;
+    partition::ActivePlugins(pctx);  // unknown names / unsupported targets fail early
+    partition::PartitionReport report;
+    bool want_report = o.partition_report || !o.partition_graph.empty();
+    if (want_report) partition::SetPartitionReport(&report);
+    struct ResetReport {
+      ~ResetReport() { partition::SetPartitionReport(nullptr); }
+    } reset_report;
+    // The graph is drawn after fuse-ops (regions and fusion groups), or after run-codegen
+    // when fuse-ops is disabled.
+    std::string dot;
+    if (!o.partition_graph.empty())
+      popts.after_pass = [&dot](const std::string& pass, const IRModule& m) {
+        if (pass == "run-codegen" || pass == "fuse-ops") dot = partition::PartitionGraphDot(m);
+      };
     PassRunner runner(popts, pctx);
     IRModule mod = IsTextIR(o.model) ? LoadTextIR(o.model, iopts.bounds)
                                      : frontend::ImportOnnx(o.model, iopts);
     runner.Stage("import", ToString(mod));
     BuildStats st = Build(std::move(mod), target, o.output, runner, o.disabled);
     runner.Finish();
+    if (o.partition_report) std::cout << report.Format();
+    if (!o.partition_graph.empty()) WriteGraph(dot, o.partition_graph);
     if (o.stats) {
       std::cout << "kernels: " << st.num_prim_funcs << " PrimFuncs, " << st.kernel_bytes
                 << " bytes of code\n";
@@ -184,6 +240,16 @@ void AddCompileCommand(CLI::App& app) {
   c->add_option("--bound", o->bounds, "Bound a symbolic dim: NAME=MAX or NAME=MIN..MAX");
   c->add_option("--disable-pass", o->disabled,
                 "Skip an optional pass (fuse-ops, fuse-tir, fold-constants, dedupe-prim-funcs)");
+  c->add_option("--byoc", o->byoc,
+                "BYOC codegen plugins to use, comma-separated (dnnl, ...); 'none' disables all, "
+                "--plugin ones included");
+  c->add_option("--plugin", o->plugins,
+                "Load an out-of-tree codegen plugin (shared library, plugin C ABI); repeatable")
+      ->allow_extra_args(false);
+  c->add_flag("--partition-report", o->partition_report,
+              "Print the regions each plugin took and every predicate refusal");
+  c->add_option("--partition-graph", o->partition_graph,
+                "Draw the partitioned graph (Graphviz; .svg, .png, .pdf or .dot)");
   c->add_option("--pass-option", o->pass_options,
                 "A pass option KEY=VALUE (repeatable): fold-constants.max-elements, "
                 "fold-constants.max-steps, fold-constants.max-growth-bytes")

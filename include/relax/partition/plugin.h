@@ -105,8 +105,11 @@ std::string LoadPluginLibrary(const std::string& path);
 /// named plugin that does not support the target.
 std::vector<const CodegenPlugin*> ActivePlugins(const PassContext& ctx);
 
-/// Builds the Region view of the region function `name` of `mod` (its composites resolved).
-Region MakeRegion(const IRModule& mod, const std::string& name);
+/// Builds the Region view of the region function `name` of `mod` (its composites resolved),
+/// called with `call_args` (which tells the constant parameters). Error when `name` is not a
+/// region of composite calls.
+Region MakeRegion(const IRModule& mod, const std::string& name,
+                  const std::vector<Expr>& call_args);
 
 /// The attribute names the partition passes use on functions.
 inline constexpr const char* kCompositeAttr = "Composite";  // composite: the pattern name

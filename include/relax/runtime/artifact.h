@@ -12,6 +12,7 @@
 #include "relax/runtime/c_api.h"
 #include "relax/runtime/device_module.h"
 #include "relax/runtime/ndarray.h"
+#include "relax/runtime/plugin_libraries.h"
 #include "relax/vm/executable.h"
 
 namespace relax::runtime {
@@ -57,8 +58,9 @@ class LoadedArtifact {
   LoadedArtifact(const LoadedArtifact&) = delete;
   LoadedArtifact& operator=(const LoadedArtifact&) = delete;
 
-  /// The kernel `name` of the shared object (dlsym). Throws relax::Error naming the symbol when
-  /// it is missing or the artifact has no ELF part.
+  /// The kernel `name`: a BYOC plugin runtime library's region function, else a symbol of the
+  /// shared object (dlsym). Throws relax::Error naming the symbol when it is missing or the
+  /// artifact has no ELF part.
   RelaxPackedFunc GetKernel(const std::string& name) const;
   /// The parsed executable.
   const Executable& exec() const { return exec_; }
@@ -90,6 +92,7 @@ class LoadedArtifact {
   std::vector<NDArray> constant_tensors_;
   void* dl_handle_ = nullptr;
   std::unique_ptr<DeviceModule> device_module_;  // destroyed before dl_handle_ is closed
+  std::unique_ptr<PluginLibraries> plugins_;     // BYOC runtime libraries ("byoc" section)
 };
 
 }  // namespace relax::runtime

@@ -43,6 +43,9 @@ struct PassInstrumentOptions {
   std::set<std::string> print_after;  // pass/stage names
   bool time_passes = false;
   bool verify_each = true;
+  /// If set: called after each pass with its name and the module it produced (e.g. to draw the
+  /// partitioned graph after fuse-ops).
+  std::function<void(const std::string&, const IRModule&)> after_pass = nullptr;
   std::ostream* out = nullptr;  // where IR dumps and timings go (stderr if null)
 };
 

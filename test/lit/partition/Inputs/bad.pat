@@ -1,0 +1,2 @@
+plugin bad
+pattern p = nn.relu(nn.conv2d(*, const){colour == 3})

@@ -1,0 +1,2 @@
+plugin solo no-merge
+pattern relu = nn.relu(*)
