@@ -187,7 +187,8 @@ def step_no_compiler(args):
     res = run([p["relaxc"], "compile", model, "-o", os.path.join(args.work, "never.so"),
                "--plugin", p["plugin"]], env=env, check=False)
     print(f"exit code {res.returncode}; stderr: {res.stderr}")
-    want = [r"^error: ", r"example", r"example_region\w*", r"TOYACC_CC=/nonexistent/toyacc-cc"]
+    want = [r"^error: codegen plugin .example. failed on region .example_region\w*.: toyacc: ",
+            r"TOYACC_CC=/nonexistent/toyacc-cc is not a program"]
     bad = [w for w in want if not re.search(w, res.stderr, re.MULTILINE)]
     if res.returncode == 0 or res.returncode >= 128 or res.returncode < 0 or bad:
         print(f"FAIL: expected a clean failure whose message matches {bad}")
@@ -204,6 +205,8 @@ def main():
     ap.add_argument("--work", required=True)
     ap.add_argument("--cmake", default="cmake")
     args = ap.parse_args()
+    for a in ("build_dir", "plugin_dir", "work"):
+        setattr(args, a, os.path.abspath(getattr(args, a)))
     return {"sdk": step_sdk, "classifier": step_classifier, "no-compiler": step_no_compiler}[
         args.step](args)
 
