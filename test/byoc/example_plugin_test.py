@@ -83,6 +83,12 @@ def step_sdk(args):
     print(f"plugin lines: {total} ({', '.join(per_file)})")
     if total >= MAX_PLUGIN_LINES:
         raise SystemExit(f"FAIL: the example plugin has {total} lines, expected < {MAX_PLUGIN_LINES}")
+    # docs/byoc.md quotes the plugin's pattern table: it must not drift.
+    with open(os.path.join(src, "toyacc_plugin.cc"), encoding="utf-8") as fh:
+        table = re.search(r'kPatterns = R"\((.*?)\)";', fh.read(), re.S).group(1).strip()
+    with open(os.path.join(args.plugin_dir, "..", "..", "..", "docs", "byoc.md"), encoding="utf-8") as fh:
+        if table not in fh.read():
+            raise SystemExit("FAIL: docs/byoc.md does not quote the example's pattern table:\n" + table)
     gen = ["-G", "Ninja"] if shutil.which("ninja") else []
     build = os.path.join(args.work, "plugin-build")
     run([args.cmake, "-S", src, "-B", build, *gen, "-DCMAKE_BUILD_TYPE=Release",
