@@ -3,13 +3,14 @@
 # to use it. Steps (test/byoc/tests.cmake runs each as one test):
 #   sdk:        relaxc installed into a clean prefix, which is then moved (relocatable); a copy of
 #               the plugin's folder configured and built against the moved prefix with
-#               find_package(relaxc); the plugin counted (< 300 lines); a small program linked
-#               with relaxc::runtime;
+#               find_package(relaxc) without warnings; the plugin counted (< 300 lines); its
+#               pattern table quoted in docs/byoc.md; a small program linked with relaxc::runtime;
 #   classifier: the PP-OCR classifier compiled with the installed relaxc and --plugin: the
 #               --partition-report lists 15 conv2d [+ bias add | batch_norm] + relu regions of the
 #               plugin; run at two sizes with TOYACC_TRACE=1: outputs match onnxruntime and every
 #               region's trace line appears once per run;
-#   no-compiler: TOYACC_CC names no program: compile fails with an error naming the plugin.
+#   no-compiler: TOYACC_CC names no program: compile fails with an error naming the plugin and
+#               the region.
 import argparse
 import os
 import re
