@@ -9,6 +9,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -135,11 +136,12 @@ struct Gen {
 // The C compiler: $TOYACC_CC, else the first of cc and clang-22 found on PATH.
 std::string FindCompiler() {
   const char* env = std::getenv("TOYACC_CC");
+  bool set = env && *env;
   for (std::string cc :
-       env&&* env ? std::vector<std::string>{env} : std::vector<std::string>{"cc", "clang-22"})
+       set ? std::vector<std::string>{env} : std::vector<std::string>{"cc", "clang-22"})
     if (std::system(("command -v '" + cc + "' > /dev/null 2>&1").c_str()) == 0) return cc;
-  throw std::runtime_error(env && *env ? std::string("TOYACC_CC=") + env + " is not a program"
-                                       : "no C compiler (cc, clang-22) on PATH; set TOYACC_CC");
+  throw std::runtime_error(set ? std::string("TOYACC_CC=") + env + " is not a program"
+                               : "no C compiler (cc, clang-22) on PATH; set TOYACC_CC");
 }
 
 std::string ReadFile(const std::string& path) {
@@ -160,7 +162,7 @@ std::string Compile(const std::string& region, const std::string& source) {
   for (std::string d; std::getline(dirs, d, ':');) cmd += " -I'" + d + "'";
   int rc = std::system((cmd + " 2> '" + base + ".log'").c_str());
   std::string obj = ReadFile(base + ".o"), log = ReadFile(base + ".log");
-  std::system(("rm -rf '" + std::string(dir) + "'").c_str());
+  std::filesystem::remove_all(dir);
   if (rc != 0 || obj.empty())
     throw std::runtime_error(cc + " failed on the region's C code (exit " +
                              std::to_string(WEXITSTATUS(rc)) + "): " + log.substr(0, 2000));
