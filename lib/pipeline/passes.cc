@@ -9,7 +9,9 @@
 #include "relax/partition/fuse_ops_by_pattern.h"
 #include "relax/partition/merge_composite.h"
 #include "relax/partition/run_codegen.h"
+#include "relax/rewrite/fold_batch_norm.h"
 #include "relax/schedule/schedule.h"
+#include "relax/transform/dead_code_elimination.h"
 #include "relax/transform/dedupe_prim_funcs.h"
 #include "relax/transform/fold_constants.h"
 #include "relax/transform/fuse_ops.h"
@@ -20,6 +22,13 @@ namespace relax {
 namespace {
 
 const bool kRegistered = [] {
+  RegisterPass({"fold-batch-norm",
+                "fold inference batch_norm after a constant-weight conv into its weights and a "
+                "bias",
+                rewrite::FoldBatchNorm});
+  RegisterPass({"dead-code-elimination",
+                "remove unused bindings of pure ops, constants, tuples and shapes",
+                DeadCodeElimination});
   RegisterPass({"fuse-ops-by-pattern",
                 "BYOC: each match of an active plugin's patterns becomes a composite function",
                 partition::FuseOpsByPattern,
