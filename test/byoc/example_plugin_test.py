@@ -8,7 +8,8 @@
 #   classifier: the PP-OCR classifier compiled with the installed relaxc and --plugin: the
 #               --partition-report lists 15 conv2d [+ bias add | batch_norm] + relu regions of the
 #               plugin; run at two sizes with TOYACC_TRACE=1: outputs match onnxruntime and every
-#               region's trace line appears once per run;
+#               region's trace line appears once per run; the same without fold-batch-norm
+#               (conv2d + batch_norm + relu regions), at a third size;
 #   no-compiler: TOYACC_CC names no program: compile fails with an error naming the plugin and
 #               the region.
 import argparse
@@ -132,56 +133,77 @@ def parse_report(text, plugin):
     return regions
 
 
-def step_classifier(args):
-    p = paths(args.work)
-    model = os.environ.get("RELAX_CLS_MODEL")
-    if not model or not os.path.isfile(model):
-        raise SystemExit(f"FAIL: classifier model not found: {model!r} (run scripts/setup.sh)")
-    artifact = os.path.join(args.work, "cls_toyacc.so")
+def compile_classifier(p, model, artifact, extra):
+    """Compiles with the plugin; returns its regions from --partition-report (checked)."""
     if os.path.exists(artifact):
         os.remove(artifact)
     out = run([p["relaxc"], "compile", model, "-o", artifact, "--plugin", p["plugin"],
-               "--partition-report"])
+               "--partition-report", *extra])
     sys.stdout.write(out.stdout)
     regions = parse_report(out.stdout, "example")
     conv = {f: c for f, c in regions.items() if c and all(x.startswith("example.conv2d") for x in c)}
-    print(f"report: {len(regions)} regions of plugin example, {len(conv)} conv2d regions: "
+    print(f"report{' ' + ' '.join(extra) if extra else ''}: {len(regions)} regions of plugin "
+          f"example, {len(conv)} conv2d regions: "
           + ", ".join(f"{f} ({'+'.join(c)})" for f, c in regions.items()))
     if len(conv) != CONV_REGIONS:
         raise SystemExit(f"FAIL: {len(conv)} conv2d regions of plugin example, expected {CONV_REGIONS}")
     if any(len(c) != 1 for c in regions.values()):
         raise SystemExit("FAIL: a region holds several composites (merge_regions = 0)")
+    return regions
 
+
+def run_and_compare(p, model, artifact, regions, b, h, w, seed, case):
+    """Runs at [b, 3, h, w] with TOYACC_TRACE=1: each region traced once, outputs as onnxruntime's."""
     ok = True
     input_name = ort_reference.input_names(model)[0]
-    for (b, h, w), seed in (((1, 48, 192), 1), ((3, 64, 100), 2)):
-        case = os.path.join(args.work, f"run_{b}x{h}x{w}")
-        shutil.rmtree(case, ignore_errors=True)
-        os.makedirs(os.path.join(case, "relaxc"))
-        x = np.random.default_rng(seed).standard_normal((b, 3, h, w)).astype(np.float32)
-        x_path = os.path.join(case, "input.npy")
-        np.save(x_path, x)
-        env = dict(os.environ, TOYACC_TRACE="1")
-        res = run([p["relax-run"], artifact, "--input", f"{input_name}={x_path}",
-                   "--output-dir", os.path.join(case, "relaxc")], env=env)
-        traced = re.findall(r"^toyacc: ran (\S+)", res.stderr, re.MULTILINE)
-        counts = {f: traced.count(f) for f in regions}
-        missing = [f for f, n in counts.items() if n != 1]
-        print(f"[{b}x3x{h}x{w}] trace: {len(traced)} region runs, {len(set(traced))} regions")
-        if missing or len(traced) != len(regions):
-            print(f"  FAIL: each region must run once; runs per region: {counts}; stderr:\n{res.stderr}")
+    shutil.rmtree(case, ignore_errors=True)
+    os.makedirs(os.path.join(case, "relaxc"))
+    x = np.random.default_rng(seed).standard_normal((b, 3, h, w)).astype(np.float32)
+    x_path = os.path.join(case, "input.npy")
+    np.save(x_path, x)
+    env = dict(os.environ, TOYACC_TRACE="1")
+    res = run([p["relax-run"], artifact, "--input", f"{input_name}={x_path}",
+               "--output-dir", os.path.join(case, "relaxc")], env=env)
+    traced = re.findall(r"^toyacc: ran (\S+)", res.stderr, re.MULTILINE)
+    counts = {f: traced.count(f) for f in regions}
+    print(f"[{os.path.basename(case)}] trace: {len(traced)} region runs, {len(set(traced))} regions")
+    if any(n != 1 for n in counts.values()) or len(traced) != len(regions):
+        print(f"  FAIL: each region must run once; runs per region: {counts}; stderr:\n{res.stderr}")
+        ok = False
+    ort_dir = os.path.join(case, "ort")
+    ort_reference.write_outputs(ort_reference.run(model, {input_name: x}), ort_dir)
+    for f in sorted(os.listdir(ort_dir)):
+        got_path = os.path.join(case, "relaxc", f)
+        if not os.path.isfile(got_path):
+            print(f"  FAIL: relaxc wrote no {f}")
             ok = False
-        ort_dir = os.path.join(case, "ort")
-        ort_reference.write_outputs(ort_reference.run(model, {input_name: x}), ort_dir)
-        for f in sorted(os.listdir(ort_dir)):
-            got_path = os.path.join(case, "relaxc", f)
-            if not os.path.isfile(got_path):
-                print(f"  FAIL: relaxc wrote no {f}")
-                ok = False
-                continue
-            good, msg = compare.compare(np.load(got_path), np.load(os.path.join(ort_dir, f)))
-            print(f"  {f}: {'OK' if good else 'MISMATCH'}: {msg}")
-            ok &= good
+            continue
+        good, msg = compare.compare(np.load(got_path), np.load(os.path.join(ort_dir, f)))
+        print(f"  {f}: {'OK' if good else 'MISMATCH'}: {msg}")
+        ok &= good
+    return ok
+
+
+def step_classifier(args):
+    p = paths(args.work)
+    model = os.environ.get("RELAX_CLS_MODEL")
+    if not model or not os.path.isfile(model):
+        raise SystemExit(f"FAIL: classifier model not found: {model!r} (run scripts/setup.sh)")
+    # The default pipeline folds each batch_norm into its conv (fold-batch-norm): the plugin
+    # takes conv2d + bias add + relu. Without that pass it takes conv2d + batch_norm + relu.
+    artifact = os.path.join(args.work, "cls_toyacc.so")
+    regions = compile_classifier(p, model, artifact, [])
+    ok = True
+    for (b, h, w), seed in (((1, 48, 192), 1), ((3, 64, 100), 2)):
+        ok &= run_and_compare(p, model, artifact, regions, b, h, w, seed,
+                              os.path.join(args.work, f"run_{b}x{h}x{w}"))
+    artifact_bn = os.path.join(args.work, "cls_toyacc_bn.so")
+    regions_bn = compile_classifier(p, model, artifact_bn, ["--disable-pass=fold-batch-norm"])
+    if not any(c == ["example.conv2d_bn_relu"] for c in regions_bn.values()):
+        print("FAIL: without fold-batch-norm no region is conv2d + batch_norm + relu")
+        ok = False
+    ok &= run_and_compare(p, model, artifact_bn, regions_bn, 2, 48, 160, 3,
+                          os.path.join(args.work, "run_bn_2x48x160"))
     print("PASS" if ok else "FAIL")
     return 0 if ok else 1
 
