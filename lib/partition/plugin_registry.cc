@@ -59,7 +59,9 @@ const CodegenPlugin* LoadPatternFile(const std::string& path) {
   std::string rest;
   std::getline(is, rest);
   bool do_merge = rest.find("no-merge") == std::string::npos;
-  std::string table((std::istreambuf_iterator<char>(is)), std::istreambuf_iterator<char>());
+  // A leading newline stands for the header line, so errors carry the file's line numbers.
+  std::string table = "\n" + std::string((std::istreambuf_iterator<char>(is)),
+                                         std::istreambuf_iterator<char>());
   // Parse now so a bad table fails with its file name.
   ParsePatternTable(table, name, path);
   if (const CodegenPlugin* p = FindPlugin(name)) return p;

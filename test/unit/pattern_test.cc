@@ -118,7 +118,7 @@ TEST(Pattern, PredicatesOnAttrsDtypesAndSymbolicShapes) {
 }
 
 TEST(Pattern, BoundedSymbolicDimIsProved) {
-  IRModule mod = ParseModule(R"(func @main(%x: Tensor[(n, 4), f32]) -> Tensor[(n, 4), f32] attrs {bound.n = [1, 64]} {
+  IRModule mod = ParseModule(R"(func @main(%x: Tensor[(n, 4), f32]) -> Tensor[(n, 4), f32] {bound.n = [1, 64]} {
   dataflow {
     output %r: Tensor[(n, 4), f32] = relax.nn.relu(%x)
   }

@@ -46,10 +46,9 @@ static const char* kRegionCode =
 
 static int32_t Codegen(const RelaxPluginRegion* region, RelaxPluginResult* result) {
 #ifdef TINY_FAIL
-  (void)region;
   result->error = "the tiny accelerator is out of order";
-  return 1;
-#else
+  if (region) return 1;
+#endif
   const char* op = region->ops[0].op;
   snprintf(g_payload, sizeof g_payload, "%s ran %s with %d ops", region->name,
            region->ops[0].composite, region->num_ops);
@@ -84,7 +83,6 @@ static int32_t Codegen(const RelaxPluginRegion* region, RelaxPluginResult* resul
   result->object = g_object;
   result->object_bytes = size;
   return 0;
-#endif
 }
 
 static void Release(RelaxPluginResult* result) {
