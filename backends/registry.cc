@@ -12,6 +12,9 @@ void RegisterCudaBackend();
 namespace relax::backends::vulkan {
 void RegisterVulkanBackend();
 }  // namespace relax::backends::vulkan
+namespace relax::backends::plugins::dnnl {
+void RegisterDnnlPlugin();
+}  // namespace relax::backends::plugins::dnnl
 namespace relax::backends::plugins::cublas {
 void RegisterCublasPlugin();
 }  // namespace relax::backends::plugins::cublas
@@ -24,6 +27,7 @@ const bool kRegistered = [] {
   relax::backends::cpu::RegisterCpuBackend();
   relax::backends::vulkan::RegisterVulkanBackend();
   relax::backends::cuda::RegisterCudaBackend();
+  relax::backends::plugins::dnnl::RegisterDnnlPlugin();
   relax::backends::plugins::cublas::RegisterCublasPlugin();
   relax::backends::plugins::cudnn::RegisterCudnnPlugin();
   return true;

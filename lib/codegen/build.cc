@@ -15,7 +15,7 @@
 namespace relax {
 
 std::vector<std::string> DefaultPipeline() {
-  return {"fold-batch-norm",     "dead-code-elimination", "fuse-ops-by-pattern", "merge-composite", "run-codegen", "fuse-ops",          "fuse-tir",       "legalize",          "fold-constants",  "schedule",
+  return {"remove-noop-ops", "fold-batch-norm", "recognize-activations", "dead-code-elimination", "fuse-ops-by-pattern", "merge-composite", "run-codegen", "fuse-ops",          "fuse-tir",       "legalize",          "fold-constants",  "schedule",
           "dedupe-prim-funcs", "flatten-buffer", "split-host-device", "outline-parallel"};
 }
 
@@ -31,13 +31,14 @@ std::string BuildSharedObject(const IRModule& mod, const Target& target,
 BuildStats Build(IRModule mod, const Target& target, const std::string& out_path,
                  PassRunner& runner, const std::vector<std::string>& disabled) {
   static const std::set<std::string> kOptional = {
-      "fold-batch-norm", "dead-code-elimination", "fuse-ops", "fuse-tir", "fold-constants",
+      "remove-noop-ops", "fold-batch-norm", "recognize-activations", "dead-code-elimination", "fuse-ops", "fuse-tir", "fold-constants",
       "dedupe-prim-funcs"};
   for (const auto& d : disabled)
     if (!kOptional.count(d))
       RELAX_THROW("--disable-pass: '" << d
                                       << "' cannot be disabled (optional passes: "
-                                         "fold-batch-norm, dead-code-elimination, fuse-ops, "
+                                         "remove-noop-ops, fold-batch-norm, recognize-activations, "
+                                         "dead-code-elimination, fuse-ops, "
                                          "fuse-tir, fold-constants, dedupe-prim-funcs)");
   std::vector<std::string> pipeline;
   for (const auto& p : DefaultPipeline())

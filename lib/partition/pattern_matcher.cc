@@ -218,14 +218,13 @@ bool Matcher::MatchExpr(const Pattern& p, const Expr& e, bool is_root, State* st
   bool same_op = op && op->name == p->op && call->args.size() == p->args.size();
   if (same_op) {
     State saved = *st;
+    // The arguments first: a predicate only refuses an op whose whole subtree matched (so the
+    // report names the ops a pattern really could have taken).
     bool ok = true;
-    for (const Predicate& pr : p->preds)
-      if (!CheckPredicate(pr, *call, e, st)) {
-        ok = false;
-        break;
-      }
     for (size_t k = 0; ok && k < p->args.size(); ++k)
       ok = MatchExpr(p->args[k], call->args[k], false, st);
+    for (size_t k = 0; ok && k < p->preds.size(); ++k)
+      ok = CheckPredicate(p->preds[k], *call, e, st);
     if (ok) {
       st->vars.push_back(v);
       return true;

@@ -10,12 +10,14 @@
 #include "relax/partition/merge_composite.h"
 #include "relax/partition/run_codegen.h"
 #include "relax/rewrite/fold_batch_norm.h"
+#include "relax/rewrite/recognize_activations.h"
 #include "relax/schedule/schedule.h"
 #include "relax/transform/dead_code_elimination.h"
 #include "relax/transform/dedupe_prim_funcs.h"
 #include "relax/transform/fold_constants.h"
 #include "relax/transform/fuse_ops.h"
 #include "relax/transform/fuse_tir.h"
+#include "relax/transform/remove_noop_ops.h"
 #include "relax/transform/pass.h"
 
 namespace relax {
@@ -26,6 +28,12 @@ const bool kRegistered = [] {
                 "fold inference batch_norm after a constant-weight conv into its weights and a "
                 "bias",
                 rewrite::FoldBatchNorm});
+  RegisterPass({"recognize-activations",
+                "activations spelled out as several ops (x * clip(x + 3, 0, 6) / 6) become one op",
+                rewrite::RecognizeActivations});
+  RegisterPass({"remove-noop-ops",
+                "drop reshapes/transposes/casts that change nothing; fold reshapes of constants",
+                RemoveNoopOps});
   RegisterPass({"dead-code-elimination",
                 "remove unused bindings of pure ops, constants, tuples and shapes",
                 DeadCodeElimination});

@@ -223,3 +223,24 @@ set_tests_properties(models.job.ocr_vulkan PROPERTIES
                      FIXTURES_REQUIRED "vulkan_det_artifact;vulkan_cls_artifact;vulkan_rec_artifact"
                      TIMEOUT 900 LABELS "models;gpu;gpu_full" SKIP_RETURN_CODE 77
                      ENVIRONMENT "RELAX_RUNTIME_LIB=$<TARGET_FILE:relax_runtime_shared>")
+
+# BYOC dnnl (backends/plugins/dnnl): each model compiled with --byoc=dnnl --partition-report;
+# the report must show every 2-D Conv taken by a dnnl region or refused by a named predicate;
+# the one artifact runs with relax-run (librelax_byoc_dnnl.so found in build/lib) at two sizes
+# and is compared with onnxruntime. ResNet-18 is make_resnet18.py's (torchvision's topology,
+# random weights, no torch needed). About 5 to 10 s each.
+if(TARGET relax_byoc_dnnl)
+  function(relax_byoc_dnnl_case name)
+    add_test(NAME models.byoc_dnnl.${name}
+             COMMAND bash ${RELAX_VENV_PYTHON} ${RELAX_MODEL_TEST_DIR}/byoc_case.py
+                     --relaxc $<TARGET_FILE:relaxc> --relax-run $<TARGET_FILE:relax-run>
+                     --byoc dnnl --work ${RELAX_MODEL_WORK}/byoc_dnnl_${name} ${ARGN})
+    set_tests_properties(models.byoc_dnnl.${name} PROPERTIES TIMEOUT 900 LABELS models
+                         SKIP_RETURN_CODE 77)
+  endfunction()
+  relax_byoc_dnnl_case(cls --model-name ch_ppocr_mobile_v2.0_cls_infer.onnx
+                       --shape 1,3,48,192 --shape 3,3,64,100)
+  relax_byoc_dnnl_case(resnet18 --make-resnet18 --shape 1,3,64,64 --shape 2,3,96,128)
+  relax_byoc_dnnl_case(det --model-name ch_PP-OCRv4_det_infer.onnx
+                       --shape 1,3,320,320 --shape 1,3,96,128)
+endif()

@@ -210,7 +210,11 @@ int RunCompile(const CompileOptions& o) {
   } catch (const Error& e) {
     // Text-IR errors already read "file:line:col: error: ...".
     std::string msg = e.what();
-    std::cerr << (msg.find(": error: ") == std::string::npos ? "error: " : "") << msg << "\n";
+    // ("file:line:col: error: ..." is already located; anything else, such as a plugin's
+    // message quoting a C compiler's diagnostic, gets the prefix.)
+    size_t located = msg.find(": error: ");
+    bool has_prefix = located != std::string::npos && msg.find(' ') == located + 1;
+    std::cerr << (has_prefix ? "" : "error: ") << msg << "\n";
     return 1;
   } catch (const std::bad_alloc&) {
     std::cerr << "error: out of memory while compiling '" << o.model << "'\n";

@@ -1,0 +1,22 @@
+// recognize-activations: activation functions that the exporter spelled out as several ops
+// become the one op, so the value they read twice does not split fused groups (a "diamond":
+// x feeds both the add and the multiply of x * clip(x + 3, 0, 6) / 6).
+#ifndef RELAX_REWRITE_RECOGNIZE_ACTIVATIONS_H_
+#define RELAX_REWRITE_RECOGNIZE_ACTIVATIONS_H_
+
+#include "relax/ir/module.h"
+#include "relax/transform/pass_context.h"
+
+namespace relax::rewrite {
+
+/// Rewrites, with the pattern matcher, into relax.nn.hard_swish(x) (ONNX HardSwish:
+/// x * max(0, min(1, x / 6 + 1 / 2))):
+///   divide(multiply(x, clip(add(x, 3)){min 0, max 6}), 6)   (either operand order)
+///   multiply(x, hard_sigmoid(x){alpha 1/6, beta 1/2})        (either operand order)
+/// where both x are the same value and the constants are scalars (any rank, one element).
+/// The ops it replaces are left for dead-code-elimination.
+void RecognizeActivations(IRModule* mod, const PassContext& ctx);
+
+}  // namespace relax::rewrite
+
+#endif  // RELAX_REWRITE_RECOGNIZE_ACTIVATIONS_H_

@@ -1,0 +1,129 @@
+// recognize-activations (relax/rewrite/recognize_activations.h), written with the matcher.
+#include "relax/rewrite/recognize_activations.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "relax/ir/expr_functor.h"
+#include "relax/partition/pattern.h"
+
+namespace relax::rewrite {
+
+namespace {
+
+using partition::Match;
+using partition::Matcher;
+using partition::Pattern;
+
+// The value of a one-element float constant, or NaN.
+double ScalarOf(const Expr& e) {
+  const ConstantNode* c = As<ConstantNode>(e);
+  if (!c || c->numel() != 1 || c->dtype.code != DataType::kFloat) return std::nan("");
+  if (c->dtype.bits == 64) {
+    double v;
+    std::memcpy(&v, c->data->data(), 8);
+    return v;
+  }
+  if (c->dtype.bits != 32) return std::nan("");
+  float v;
+  std::memcpy(&v, c->data->data(), 4);
+  return v;
+}
+
+double FloatAttr(const Attrs& a, const std::string& name) {
+  auto it = a.find(name);
+  if (it == a.end()) return std::nan("");
+  if (auto* d = std::get_if<double>(&it->second)) return *d;
+  if (auto* i = std::get_if<int64_t>(&it->second)) return static_cast<double>(*i);
+  return std::nan("");
+}
+
+bool Near(double a, double b) { return std::fabs(a - b) <= 1e-6 * std::max(1.0, std::fabs(b)); }
+
+const std::vector<Pattern>& Patterns() {
+  static const std::vector<Pattern> p = {
+      partition::ParsePattern("divide(multiply(*, clip(add(*, const))) | "
+                              "multiply(clip(add(*, const)), *), const)",
+                              "recognize-activations"),
+      partition::ParsePattern("multiply(*, hard_sigmoid(*)) | multiply(hard_sigmoid(*), *)",
+                              "recognize-activations"),
+  };
+  return p;
+}
+
+class ActivationRecognizer : public ExprMutator {
+ public:
+  Expr VisitExpr_(const FunctionNode* op, const Expr& e) override {
+    arith::Analyzer an;
+    AddFunctionFacts(*op, &an);
+    Matcher m(*op, &an);
+    matcher_ = &m;
+    Expr out = ExprMutator::VisitExpr_(op, e);
+    matcher_ = nullptr;
+    return out;
+  }
+
+  BindingBlock VisitBindingBlock(const BindingBlock& in) override {
+    BindingBlock block = ExprMutator::VisitBindingBlock(in);
+    std::set<const VarNode*> claimed;
+    for (size_t i = block.bindings.size(); i-- > 0;) {
+      Binding& b = block.bindings[i];
+      if (!matcher_ || b.match_sinfo || claimed.count(b.var.get())) continue;
+      for (size_t k = 0; k < Patterns().size(); ++k) {
+        Match m;
+        if (!matcher_->MatchAt(Patterns()[k], b.var.get(), claimed, &m)) continue;
+        Expr x = HardSwishInput(m, k);
+        if (!x || !x->sinfo || !b.var->sinfo || x->sinfo->kind != SIKind::kTensor ||
+            x->sinfo->dtype != b.var->sinfo->dtype)
+          continue;
+        for (const VarNode* v : m.vars) claimed.insert(v);
+        b.value = WithSInfo(MakeCall(GetOp("relax.nn.hard_swish"), {x}), b.var->sinfo);
+        break;
+      }
+    }
+    return block;
+  }
+
+ private:
+  // The x of a hard-swish match, after checking constants and attributes; null if it is not one.
+  Expr HardSwishInput(const Match& m, size_t which) const {
+    // The one non-constant leaf, read by both branches (the leaves are deduplicated).
+    Expr x;
+    for (const Expr& leaf : m.inputs)
+      if (!As<ConstantNode>(leaf)) {
+        if (x) return nullptr;
+        x = leaf;
+      }
+    if (!x) return nullptr;
+    for (const VarNode* v : m.vars) {
+      const CallNode* c = As<CallNode>(*matcher_->BoundValue(v));
+      const std::string& op = As<OpNode>(c->op)->name;
+      if (which == 0) {
+        if (op == "relax.add" && !Near(ScalarOf(c->args[1]), 3.0)) return nullptr;
+        if (op == "relax.clip" &&
+            (!Near(FloatAttr(c->attrs, "min"), 0.0) || !Near(FloatAttr(c->attrs, "max"), 6.0)))
+          return nullptr;
+        if (op == "relax.divide" && !Near(ScalarOf(c->args[1]), 6.0)) return nullptr;
+        // Both operands of the multiply are the same x (one of them through the add).
+        if (op == "relax.add" && c->args[0] != x) return nullptr;
+      } else if (op == "relax.hard_sigmoid") {
+        if (!Near(FloatAttr(c->attrs, "alpha"), 1.0 / 6.0) ||
+            !Near(FloatAttr(c->attrs, "beta"), 0.5) || c->args[0] != x)
+          return nullptr;
+      }
+    }
+    return x;
+  }
+
+  Matcher* matcher_ = nullptr;
+};
+
+}  // namespace
+
+void RecognizeActivations(IRModule* mod, const PassContext&) {
+  ActivationRecognizer().MutateModule(mod, [](const FunctionNode* f) {
+    return f->attrs.count("Primitive") || f->attrs.count("Composite") || f->attrs.count("Codegen");
+  });
+}
+
+}  // namespace relax::rewrite
