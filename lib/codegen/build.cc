@@ -15,8 +15,22 @@
 namespace relax {
 
 std::vector<std::string> DefaultPipeline() {
-  return {"remove-noop-ops", "fold-batch-norm", "recognize-activations", "dead-code-elimination", "fuse-ops-by-pattern", "merge-composite", "run-codegen", "fuse-ops",          "fuse-tir",       "legalize",          "fold-constants",  "schedule",
-          "dedupe-prim-funcs", "flatten-buffer", "split-host-device", "outline-parallel"};
+  return {"remove-noop-ops",
+          "fold-batch-norm",
+          "recognize-activations",
+          "dead-code-elimination",
+          "fuse-ops-by-pattern",
+          "merge-composite",
+          "run-codegen",
+          "fuse-ops",
+          "fuse-tir",
+          "legalize",
+          "fold-constants",
+          "schedule",
+          "dedupe-prim-funcs",
+          "flatten-buffer",
+          "split-host-device",
+          "outline-parallel"};
 }
 
 std::string BuildSharedObject(const IRModule& mod, const Target& target,
@@ -31,8 +45,8 @@ std::string BuildSharedObject(const IRModule& mod, const Target& target,
 BuildStats Build(IRModule mod, const Target& target, const std::string& out_path,
                  PassRunner& runner, const std::vector<std::string>& disabled) {
   static const std::set<std::string> kOptional = {
-      "remove-noop-ops", "fold-batch-norm", "recognize-activations", "dead-code-elimination", "fuse-ops", "fuse-tir", "fold-constants",
-      "dedupe-prim-funcs"};
+      "remove-noop-ops", "fold-batch-norm", "recognize-activations", "dead-code-elimination",
+      "fuse-ops",        "fuse-tir",        "fold-constants",        "dedupe-prim-funcs"};
   for (const auto& d : disabled)
     if (!kOptional.count(d))
       RELAX_THROW("--disable-pass: '" << d

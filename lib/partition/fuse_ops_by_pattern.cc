@@ -34,7 +34,8 @@ std::string OpSummary(const CallNode& c, const StructInfo& out) {
   };
   std::string args;
   for (const auto& a : c.args)
-    if (a->sinfo && a->sinfo->kind == SIKind::kTensor) args += (args.empty() ? "" : ", ") + shape(a->sinfo);
+    if (a->sinfo && a->sinfo->kind == SIKind::kTensor)
+      args += (args.empty() ? "" : ", ") + shape(a->sinfo);
   return s + "(" + args + ") -> " + shape(out);
 }
 
@@ -88,9 +89,13 @@ class PatternFuser : public ExprMutator {
             if (r.var && !refusals.count(r.var)) {
               const Expr* rv = matcher_->BoundValue(r.var);
               const CallNode* rc = rv ? As<CallNode>(*rv) : nullptr;
-              refusals[r.var] = {t.plugin->Name(), np.name, r.var->name,
-                                 r.op,  rc ? OpSummary(*rc, (*rv)->sinfo) : std::string(),
-                                 r.predicate, r.reason};
+              refusals[r.var] = {t.plugin->Name(),
+                                 np.name,
+                                 r.var->name,
+                                 r.op,
+                                 rc ? OpSummary(*rc, (*rv)->sinfo) : std::string(),
+                                 r.predicate,
+                                 r.reason};
             }
             continue;
           }

@@ -46,7 +46,8 @@ class CompositeMerger : public ExprMutator {
       }
       std::set<size_t> dep;
       for (const VarNode* a : arg_vars) {
-        if (auto it = depends.find(a); it != depends.end()) dep.insert(it->second.begin(), it->second.end());
+        if (auto it = depends.find(a); it != depends.end())
+          dep.insert(it->second.begin(), it->second.end());
         if (auto g = group_of.find(a); g != group_of.end()) dep.insert(g->second);
       }
       depends[b.var.get()] = dep;
@@ -215,7 +216,8 @@ class CompositeMerger : public ExprMutator {
     mod_->AddFunction(fname, fn);
     if (PartitionReport* rep = CurrentPartitionReport()) {
       for (size_t i : grp.members) {
-        const std::string& cname = As<GlobalVarNode>(As<CallNode>(block.bindings[i].value)->op)->name;
+        const std::string& cname =
+            As<GlobalVarNode>(As<CallNode>(block.bindings[i].value)->op)->name;
         for (auto& t : rep->taken)
           if (t.function == cname) t.region = fname;
       }

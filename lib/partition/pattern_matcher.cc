@@ -132,15 +132,16 @@ bool EvalPredicate(const Predicate& pr, const CallNode& call, const StructInfo& 
   } else if (pr.cmp == "!=") {
     ok = an->CanProveNotEqual(dim, v);
   } else {
-    PrimExpr cond = pr.cmp == "<=" ? dim <= v
-                    : pr.cmp == "<" ? dim < v
+    PrimExpr cond = pr.cmp == "<="   ? dim <= v
+                    : pr.cmp == "<"  ? dim < v
                     : pr.cmp == ">=" ? dim >= v
                                      : dim > v;
     ok = an->CanProve(cond);
   }
   if (!ok)
-    *reason = "cannot prove " + ToString(dim) + " " + pr.cmp + " " + std::to_string(
-                  std::get<int64_t>(pr.value)) + " (dim " + std::to_string(idx) + " of " + who + ")";
+    *reason = "cannot prove " + ToString(dim) + " " + pr.cmp + " " +
+              std::to_string(std::get<int64_t>(pr.value)) + " (dim " + std::to_string(idx) +
+              " of " + who + ")";
   return ok;
 }
 

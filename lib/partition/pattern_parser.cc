@@ -13,8 +13,7 @@ namespace {
 
 class PatternParser {
  public:
-  PatternParser(const std::string& text, std::string where)
-      : s_(text), where_(std::move(where)) {}
+  PatternParser(const std::string& text, std::string where) : s_(text), where_(std::move(where)) {}
 
   Pattern ParseAlone() {
     Pattern p = ParseAlt();
@@ -39,7 +38,8 @@ class PatternParser {
       size_t begin = i_;
       Pattern p = ParseAlt();
       std::string text = s_.substr(begin, i_ - begin);
-      while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
+      while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())))
+        text.pop_back();
       Skip();
       if (i_ < s_.size() && s_[i_] == ';') ++i_;
       std::string full = prefix.empty() ? name : prefix + "." + name;
@@ -91,8 +91,8 @@ class PatternParser {
   std::string Ident() {
     Skip();
     size_t b = i_;
-    while (i_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[i_])) || s_[i_] == '_' ||
-                              s_[i_] == '.'))
+    while (i_ < s_.size() &&
+           (std::isalnum(static_cast<unsigned char>(s_[i_])) || s_[i_] == '_' || s_[i_] == '.'))
       ++i_;
     return s_.substr(b, i_ - b);
   }
@@ -139,7 +139,8 @@ class PatternParser {
     }
     size_t at = i_;
     std::string name = Ident();
-    if (name.empty()) Fail("expected '*', 'const', '(' or an op name, got '" + s_.substr(at, 1) + "'");
+    if (name.empty())
+      Fail("expected '*', 'const', '(' or an op name, got '" + s_.substr(at, 1) + "'");
     if (name == "const") {
       auto n = std::make_shared<PatternNode>();
       n->kind = PatternNode::kConstant;
@@ -180,7 +181,8 @@ class PatternParser {
     size_t begin = i_;
     Predicate p;
     std::string subj = Ident();
-    if (subj.rfind("arg", 0) == 0 && subj.size() > 3 && std::isdigit(static_cast<unsigned char>(subj[3]))) {
+    if (subj.rfind("arg", 0) == 0 && subj.size() > 3 &&
+        std::isdigit(static_cast<unsigned char>(subj[3]))) {
       // argN.dtype / argN.ndim / argN.shape (the identifier scan took the dot).
       size_t dot = subj.find('.');
       if (dot == std::string::npos) Fail("expected 'argN.dtype', 'argN.ndim' or 'argN.shape[i]'");

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cctype>
-
 #include <sstream>
 
 #include "relax/partition/pattern.h"
@@ -126,7 +125,7 @@ class CAbiPlugin : public CodegenPlugin {
   std::vector<std::string> TargetKinds() const override {
     std::vector<std::string> out;
     std::string cur;
-    for (const char* p = info_->targets ? info_->targets : ""; ; ++p) {
+    for (const char* p = info_->targets ? info_->targets : "";; ++p) {
       if (*p == ',' || *p == '\0') {
         if (!cur.empty()) out.push_back(cur);
         cur.clear();
@@ -150,14 +149,16 @@ class CAbiPlugin : public CodegenPlugin {
       }
     } release{info_, &res};
     if (rc != 0)
-      RELAX_THROW((res.error ? res.error : "codegen returned " + std::to_string(rc) +
-                                               " without an error message"));
+      RELAX_THROW((res.error
+                       ? res.error
+                       : "codegen returned " + std::to_string(rc) + " without an error message"));
     RegionCode code;
     if (res.function) code.function = res.function;
     if (res.payload) code.payload = res.payload;
     if (res.library) code.library = res.library;
     if (res.object && res.object_bytes > 0)
-      code.object.assign(static_cast<const char*>(res.object), static_cast<size_t>(res.object_bytes));
+      code.object.assign(static_cast<const char*>(res.object),
+                         static_cast<size_t>(res.object_bytes));
     return code;
   }
 
@@ -205,7 +206,8 @@ std::string LoadPluginLibrary(const std::string& path) {
   } catch (const Error& e) {
     RELAX_THROW(where << ": " << e.what());
   }
-  if (FindPlugin(name)) RELAX_THROW(where << ": a codegen plugin named '" << name << "' is already loaded");
+  if (FindPlugin(name))
+    RELAX_THROW(where << ": a codegen plugin named '" << name << "' is already loaded");
   RegisterPlugin(std::make_shared<CAbiPlugin>(path, info));
   return name;
 }

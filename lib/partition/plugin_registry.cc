@@ -1,7 +1,7 @@
 // The plugin registry and the choice of the plugins a compilation uses (ActivePlugins).
 #include <algorithm>
-#include <map>
 #include <iterator>
+#include <map>
 #include <mutex>
 #include <sstream>
 
@@ -60,8 +60,8 @@ const CodegenPlugin* LoadPatternFile(const std::string& path) {
   std::getline(is, rest);
   bool do_merge = rest.find("no-merge") == std::string::npos;
   // A leading newline stands for the header line, so errors carry the file's line numbers.
-  std::string table = "\n" + std::string((std::istreambuf_iterator<char>(is)),
-                                         std::istreambuf_iterator<char>());
+  std::string table =
+      "\n" + std::string((std::istreambuf_iterator<char>(is)), std::istreambuf_iterator<char>());
   // Parse now so a bad table fails with its file name.
   ParsePatternTable(table, name, path);
   if (const CodegenPlugin* p = FindPlugin(name)) return p;
@@ -88,7 +88,8 @@ std::vector<std::string> SplitComma(const std::string& s) {
 void RegisterPlugin(std::shared_ptr<const CodegenPlugin> p) {
   std::lock_guard<std::mutex> lock(RegistryMutex());
   std::string name = p->Name();
-  if (Registry().count(name)) RELAX_THROW("a codegen plugin named '" << name << "' is already registered");
+  if (Registry().count(name))
+    RELAX_THROW("a codegen plugin named '" << name << "' is already registered");
   Registry()[name] = std::move(p);
 }
 
@@ -120,8 +121,8 @@ std::vector<const CodegenPlugin*> ActivePlugins(const PassContext& ctx) {
     if (!p) {
       std::string known;
       for (const auto& k : PluginNames()) known += (known.empty() ? "" : ", ") + k;
-      RELAX_THROW("--byoc: unknown codegen plugin '" << n << "' (registered: "
-                                                      << (known.empty() ? "none" : known) << ")");
+      RELAX_THROW("--byoc: unknown codegen plugin '"
+                  << n << "' (registered: " << (known.empty() ? "none" : known) << ")");
     }
     if (std::find(out.begin(), out.end(), p) != out.end()) continue;
     std::vector<std::string> kinds = p->TargetKinds();

@@ -53,8 +53,9 @@ Region MakeRegion(const IRModule& mod, const std::string& name,
         for (const auto& x : cb.bindings) {
           const CallNode* oc = As<CallNode>(x.value);
           const OpNode* op = oc ? As<OpNode>(oc->op) : nullptr;
-          if (!op) RELAX_THROW("composite @" << gv->name << ": binding '" << x.var->name
-                                             << "' is not an op call");
+          if (!op)
+            RELAX_THROW("composite @" << gv->name << ": binding '" << x.var->name
+                                      << "' is not an op call");
           RegionOp rop;
           rop.op = op->name;
           rop.composite = cname;
@@ -86,7 +87,8 @@ Region MakeRegion(const IRModule& mod, const std::string& name,
   }
   for (const auto& o : outs) {
     const VarNode* v = As<VarNode>(o);
-    if (!v || !id_of.count(v)) RELAX_THROW("region @" << name << ": a result is not one of its values");
+    if (!v || !id_of.count(v))
+      RELAX_THROW("region @" << name << ": a result is not one of its values");
     r.outputs.push_back(id_of.at(v));
   }
   r.text = ToString(shown);

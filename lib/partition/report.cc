@@ -62,16 +62,16 @@ std::string PartitionReport::Format() const {
     for (const auto& r : refused) {
       if (r.plugin != p) continue;
       os << "  refused %" << r.var << " = " << (r.shapes.empty() ? ShortOp(r.op) : r.shapes) << "\n"
-         << "    pattern " << r.pattern << ": predicate `" << r.predicate << "` failed: " << r.reason
-         << "\n";
+         << "    pattern " << r.pattern << ": predicate `" << r.predicate
+         << "` failed: " << r.reason << "\n";
     }
   }
   return os.str();
 }
 
 std::string PartitionGraphDot(const IRModule& mod) {
-  static const char* kColours[] = {"#8dd3c7", "#fdb462", "#bebada", "#fb8072", "#80b1d3",
-                                   "#b3de69", "#fccde5", "#d9d9d9"};
+  static const char* kColours[] = {"#8dd3c7", "#fdb462", "#bebada", "#fb8072",
+                                   "#80b1d3", "#b3de69", "#fccde5", "#d9d9d9"};
   std::map<std::string, std::string> colour_of;  // plugin -> colour
   std::map<std::string, std::string> plugin_of_fn;
   for (const auto& e : mod.extern_modules) plugin_of_fn[e.function] = e.plugin;

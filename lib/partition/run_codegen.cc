@@ -51,8 +51,8 @@ class RegionLowerer : public ExprMutator {
     std::vector<StructInfo> fs;
     for (const auto& a : args) fs.push_back(a->sinfo ? a->sinfo : ObjectSInfo());
     tuple = WithSInfo(tuple, TupleSInfo(fs));
-    Expr call = MakeCall(GetOp("relax.call_dps_library"),
-                         {MakeExternFunc(code.function), tuple}, {}, {fn->ret_sinfo});
+    Expr call = MakeCall(GetOp("relax.call_dps_library"), {MakeExternFunc(code.function), tuple},
+                         {}, {fn->ret_sinfo});
     return WithSInfo(call, fn->ret_sinfo);
   }
 

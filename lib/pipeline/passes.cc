@@ -17,8 +17,8 @@
 #include "relax/transform/fold_constants.h"
 #include "relax/transform/fuse_ops.h"
 #include "relax/transform/fuse_tir.h"
-#include "relax/transform/remove_noop_ops.h"
 #include "relax/transform/pass.h"
+#include "relax/transform/remove_noop_ops.h"
 
 namespace relax {
 namespace {

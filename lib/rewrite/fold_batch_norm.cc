@@ -70,7 +70,8 @@ class BatchNormFolder : public ExprMutator {
     for (size_t i = 0; i < block.bindings.size(); ++i) {
       Binding& bn = block.bindings[i];
       Match m;
-      if (!matcher_ || bn.match_sinfo || !matcher_->MatchAt(BatchNormPattern(), bn.var.get(), {}, &m))
+      if (!matcher_ || bn.match_sinfo ||
+          !matcher_->MatchAt(BatchNormPattern(), bn.var.get(), {}, &m))
         continue;
       // The convolution is the matched binding whose op is a conv.
       const VarNode* conv_var = nullptr;
@@ -95,7 +96,8 @@ class BatchNormFolder : public ExprMutator {
       if (const VarNode* add_var = As<VarNode>(bnc->args[0]); add_var != conv_var) {
         const CallNode* add = As<CallNode>(*matcher_->BoundValue(add_var));
         Expr b = add->args[1];
-        if (const VarNode* rv = As<VarNode>(b)) b = As<CallNode>(*matcher_->BoundValue(rv))->args[0];
+        if (const VarNode* rv = As<VarNode>(b))
+          b = As<CallNode>(*matcher_->BoundValue(rv))->args[0];
         const ConstantNode* bc = As<ConstantNode>(b);
         if (!bc || !IsFloat(*bc) || bc->numel() != channels) continue;
         for (int64_t o = 0; o < channels; ++o) bias[o] = At(*bc, o);
@@ -115,7 +117,8 @@ class BatchNormFolder : public ExprMutator {
       }
       // The conv keeps its var and attributes, with the scaled weights.
       auto nconv = std::make_shared<CallNode>(*conv);
-      nconv->args[1] = MakeConstant(t, w->shape, std::move(nw), w->name.empty() ? "" : w->name + "_bn");
+      nconv->args[1] =
+          MakeConstant(t, w->shape, std::move(nw), w->name.empty() ? "" : w->name + "_bn");
       Binding& cb = block.bindings[index.at(conv_var)];
       cb.value = WithSInfo(nconv, conv_var->sinfo ? cb.var->sinfo : cb.value->sinfo);
       std::vector<int64_t> bshape(static_cast<size_t>(std::max(bn.var->sinfo->ndim, 2)), 1);

@@ -107,9 +107,9 @@ PluginLibraries::PluginLibraries(const std::string& section, const std::string& 
       }
       if (!h)
         RELAX_THROW("artifact '" << artifact_path << "' needs the runtime library '" << lib
-                                 << "' of codegen plugin '" << plugin << "', which cannot be loaded ("
-                                 << last_error << "; tried " << tried
-                                 << "; set RELAX_PLUGIN_PATH to its directory)");
+                                 << "' of codegen plugin '" << plugin
+                                 << "', which cannot be loaded (" << last_error << "; tried "
+                                 << tried << "; set RELAX_PLUGIN_PATH to its directory)");
       handles_.push_back(h);
       opened[lib] = h;
       if (auto init = reinterpret_cast<RelaxInitFunc>(::dlsym(h, "__relax_init"));
@@ -121,9 +121,9 @@ PluginLibraries::PluginLibraries(const std::string& section, const std::string& 
     dlerror();
     void* sym = ::dlsym(h, fn.c_str());
     if (!sym)
-      RELAX_THROW("runtime library '" << lib << "' of codegen plugin '" << plugin
-                                      << "' has no function '" << fn << "' (artifact '"
-                                      << artifact_path << "'; plugin and library versions differ?)");
+      RELAX_THROW("runtime library '"
+                  << lib << "' of codegen plugin '" << plugin << "' has no function '" << fn
+                  << "' (artifact '" << artifact_path << "'; plugin and library versions differ?)");
     functions_[fn] = reinterpret_cast<RelaxPackedFunc>(sym);
   }
 }

@@ -1,10 +1,11 @@
 // Pattern language unit tests: parsing (with located errors), matching through bindings,
 // optional ops and alternatives, the single-use rule, and predicates on attributes, dtypes
 // and symbolic shapes decided by the analyzer.
+#include "relax/partition/pattern.h"
+
 #include <gtest/gtest.h>
 
 #include "relax/parser/parser.h"
-#include "relax/partition/pattern.h"
 #include "relax/support/error.h"
 #include "relax/transform/pass_context.h"
 
@@ -87,8 +88,8 @@ TEST(Pattern, OptionalAndAlternatives) {
   // relu?(...) at %b (an add): the relu is skipped.
   ASSERT_TRUE(m.MatchAt(ParsePattern("nn.relu?(add(nn.conv2d(*, *), *))"), f.Var("b"), {}, &out));
   EXPECT_EQ(out.vars.size(), 2u);
-  ASSERT_TRUE(m.MatchAt(ParsePattern("nn.relu(multiply(*, *) | add(*, const))"), f.Var("r"), {},
-                        &out));
+  ASSERT_TRUE(
+      m.MatchAt(ParsePattern("nn.relu(multiply(*, *) | add(*, const))"), f.Var("r"), {}, &out));
   EXPECT_EQ(out.vars.size(), 2u);
   EXPECT_FALSE(m.MatchAt(ParsePattern("nn.relu(multiply(*, *))"), f.Var("r"), {}, &out));
 }
@@ -118,7 +119,8 @@ TEST(Pattern, PredicatesOnAttrsDtypesAndSymbolicShapes) {
 }
 
 TEST(Pattern, BoundedSymbolicDimIsProved) {
-  IRModule mod = ParseModule(R"(func @main(%x: Tensor[(n, 4), f32]) -> Tensor[(n, 4), f32] {bound.n = [1, 64]} {
+  IRModule mod = ParseModule(
+      R"(func @main(%x: Tensor[(n, 4), f32]) -> Tensor[(n, 4), f32] {bound.n = [1, 64]} {
   dataflow {
     output %r: Tensor[(n, 4), f32] = relax.nn.relu(%x)
   }

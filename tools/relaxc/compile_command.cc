@@ -14,9 +14,9 @@
 #include "../cli_main.h"
 #include "relax/codegen/build.h"
 #include "relax/frontend/onnx.h"
+#include "relax/parser/parser.h"
 #include "relax/partition/plugin.h"
 #include "relax/partition/report.h"
-#include "relax/parser/parser.h"
 #include "relax/support/file.h"
 
 namespace relax::tools {
@@ -242,9 +242,10 @@ void AddCompileCommand(CLI::App& app) {
   c->add_flag("--stats", o->stats, "Print kernel/VM/params sizes and the schedule rule counts");
   c->add_flag("--no-verify", o->no_verify, "Skip the well-formedness check after each pass");
   c->add_option("--bound", o->bounds, "Bound a symbolic dim: NAME=MAX or NAME=MIN..MAX");
-  c->add_option("--disable-pass", o->disabled,
-                "Skip an optional pass (fold-batch-norm, dead-code-elimination, fuse-ops, fuse-tir, "
-                "fold-constants, dedupe-prim-funcs)");
+  c->add_option(
+      "--disable-pass", o->disabled,
+      "Skip an optional pass (fold-batch-norm, dead-code-elimination, fuse-ops, fuse-tir, "
+      "fold-constants, dedupe-prim-funcs)");
   c->add_option("--byoc", o->byoc,
                 "BYOC codegen plugins to use, comma-separated (dnnl, ...); 'none' disables all, "
                 "--plugin ones included");

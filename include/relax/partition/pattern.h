@@ -3,9 +3,9 @@
 // to find what they rewrite.
 //
 // Text form (docs/byoc.md, "Pattern language"; grammar):
-//   table   := { 'pattern' NAME '=' alt [ ';' ] }           one pattern per entry, in priority order
-//   alt     := seq { '|' seq }                               alternatives, tried left to right
-//   seq     := '*' | 'const' | '(' alt ')'
+//   table   := { 'pattern' NAME '=' alt [ ';' ] }           one pattern per entry, in priority
+//   order alt     := seq { '|' seq }                               alternatives, tried left to
+//   right seq     := '*' | 'const' | '(' alt ')'
 //            | OP [ '?' ] '(' alt { ',' alt } ')' [ '{' pred { ',' pred } '}' ]
 //   pred    := subject CMP value                            CMP: == != <= < >= >
 //   subject := 'dtype' | 'ndim' | 'shape' '[' INT ']'        of the op's output
@@ -49,10 +49,10 @@ using Pattern = std::shared_ptr<const PatternNode>;
 struct PatternNode {
   enum Kind { kWildcard, kConstant, kOp, kAlt };
   Kind kind = kWildcard;
-  std::string op;               // kOp: full op name ("relax.nn.conv2d")
-  bool optional = false;        // kOp: `OP?(...)`
-  std::vector<Pattern> args;    // kOp: argument patterns; kAlt: the alternatives
-  std::vector<Predicate> preds; // kOp
+  std::string op;                // kOp: full op name ("relax.nn.conv2d")
+  bool optional = false;         // kOp: `OP?(...)`
+  std::vector<Pattern> args;     // kOp: argument patterns; kAlt: the alternatives
+  std::vector<Predicate> preds;  // kOp
 };
 
 /// A named pattern of a table ("dnnl.conv2d_bias_relu"; the table's plugin prefixes the name).

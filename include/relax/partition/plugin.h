@@ -23,15 +23,15 @@ namespace relax::partition {
 /// One value of a region: a parameter, an intermediate or an output of its ops.
 struct RegionValue {
   std::string name;
-  StructInfo sinfo;                    // a Tensor StructInfo (symbolic dims as PrimExprs)
-  int param_index = -1;                // >= 0: the region's parameter of that index
+  StructInfo sinfo;                        // a Tensor StructInfo (symbolic dims as PrimExprs)
+  int param_index = -1;                    // >= 0: the region's parameter of that index
   const ConstantNode* constant = nullptr;  // the constant a parameter is bound to at the call
 };
 
 /// One op of a region, in execution order.
 struct RegionOp {
-  std::string op;         // "relax.nn.conv2d"
-  std::string composite;  // the pattern that took it ("dnnl.conv2d_bias_relu")
+  std::string op;           // "relax.nn.conv2d"
+  std::string composite;    // the pattern that took it ("dnnl.conv2d_bias_relu")
   int composite_index = 0;  // which composite call of the region (0, 1, ...)
   std::vector<int> inputs;  // value ids (index into Region::values); -1: a non-tensor argument
   std::vector<Expr> args;   // the call's arguments (non-tensor ones: shapes, prim values)
@@ -108,8 +108,7 @@ std::vector<const CodegenPlugin*> ActivePlugins(const PassContext& ctx);
 /// Builds the Region view of the region function `name` of `mod` (its composites resolved),
 /// called with `call_args` (which tells the constant parameters). Error when `name` is not a
 /// region of composite calls.
-Region MakeRegion(const IRModule& mod, const std::string& name,
-                  const std::vector<Expr>& call_args);
+Region MakeRegion(const IRModule& mod, const std::string& name, const std::vector<Expr>& call_args);
 
 /// The attribute names the partition passes use on functions.
 inline constexpr const char* kCompositeAttr = "Composite";  // composite: the pattern name

@@ -94,12 +94,12 @@ typedef struct {
 
 /* Filled by `codegen`; the strings and bytes stay owned by the plugin until `release`. */
 typedef struct {
-  const char* function;  /* required: the runtime function's symbol */
-  const char* payload;   /* optional (NULL): a NUL-terminated string passed as argument 0 */
-  const void* object;    /* optional: ELF relocatable object bytes linked into the artifact */
+  const char* function; /* required: the runtime function's symbol */
+  const char* payload;  /* optional (NULL): a NUL-terminated string passed as argument 0 */
+  const void* object;   /* optional: ELF relocatable object bytes linked into the artifact */
   int64_t object_bytes;
-  const char* library;   /* optional: the shared library defining `function` */
-  const char* error;     /* on failure: the reason */
+  const char* library; /* optional: the shared library defining `function` */
+  const char* error;   /* on failure: the reason */
 } RelaxPluginResult;
 
 typedef struct {

@@ -37,7 +37,8 @@ static const char* kRegionCode =
     "int32_t %s(const RelaxValue* a, int32_t n, RelaxValue* r) {\n"
     "  (void)r;\n"
     "  if (n != 3) { __relax_runtime->set_last_error(\"%s: expected 3 arguments\"); return 1; }\n"
-    "  const DLTensor* x = (const DLTensor*)a[1].v_handle; DLTensor* y = (DLTensor*)a[2].v_handle;\n"
+    "  const DLTensor* x = (const DLTensor*)a[1].v_handle; DLTensor* y = "
+    "(DLTensor*)a[2].v_handle;\n"
     "  int64_t c = 1; for (int i = 0; i < x->ndim; ++i) c *= x->shape[i];\n"
     "  for (int64_t i = 0; i < c; ++i) { float v = ((const float*)x->data)[i];"
     " ((float*)y->data)[i] = v > 0 ? v : 0; }\n"
@@ -66,18 +67,31 @@ static int32_t Codegen(const RelaxPluginRegion* region, RelaxPluginResult* resul
   snprintf(c_path, sizeof c_path, "%s/%s.c", dir, region->name);
   snprintf(o_path, sizeof o_path, "%s/%s.o", dir, region->name);
   FILE* f = fopen(c_path, "w");
-  if (!f) { result->error = "cannot write the region's C file"; return 1; }
+  if (!f) {
+    result->error = "cannot write the region's C file";
+    return 1;
+  }
   fputs(src, f);
   fclose(f);
-  snprintf(cmd, sizeof cmd, "cc -O2 -fPIC -I%s -c %s -o %s", getenv("TINY_INCLUDE"), c_path, o_path);
-  if (system(cmd) != 0) { result->error = "the C compiler failed"; return 1; }
+  snprintf(cmd, sizeof cmd, "cc -O2 -fPIC -I%s -c %s -o %s", getenv("TINY_INCLUDE"), c_path,
+           o_path);
+  if (system(cmd) != 0) {
+    result->error = "the C compiler failed";
+    return 1;
+  }
   f = fopen(o_path, "rb");
-  if (!f) { result->error = "no object"; return 1; }
+  if (!f) {
+    result->error = "no object";
+    return 1;
+  }
   fseek(f, 0, SEEK_END);
   long size = ftell(f);
   fseek(f, 0, SEEK_SET);
   g_object = malloc((size_t)size);
-  if (fread(g_object, 1, (size_t)size, f) != (size_t)size) { fclose(f); return 1; }
+  if (fread(g_object, 1, (size_t)size, f) != (size_t)size) {
+    fclose(f);
+    return 1;
+  }
   fclose(f);
   result->function = g_function;
   result->object = g_object;
