@@ -44,20 +44,10 @@ bool IsPartitionFunction(const FunctionNode* f) {
          f->attrs.count("Primitive");
 }
 
-class PatternFuser : public ExprMutator {
+class PatternFuser : public MatchingMutator {
  public:
   PatternFuser(IRModule* mod, const std::vector<PluginPatterns>& tables)
       : mod_(mod), tables_(tables) {}
-
-  Expr VisitExpr_(const FunctionNode* op, const Expr& e) override {
-    arith::Analyzer an;
-    AddFunctionFacts(*op, &an);
-    Matcher matcher(*op, &an);
-    matcher_ = &matcher;
-    Expr out = ExprMutator::VisitExpr_(op, e);
-    matcher_ = nullptr;
-    return out;
-  }
 
   BindingBlock VisitBindingBlock(const BindingBlock& in) override {
     BindingBlock block = ExprMutator::VisitBindingBlock(in);  // nested Ifs first
@@ -85,9 +75,9 @@ class PatternFuser : public ExprMutator {
         for (const NamedPattern& np : t.patterns) {
           Match m;
           Refusal r;
-          if (!matcher_->MatchAt(np.pattern, b.var.get(), claimed, &m, &r)) {
+          if (!matcher()->MatchAt(np.pattern, b.var.get(), claimed, &m, &r)) {
             if (r.var && !refusals.count(r.var)) {
-              const Expr* rv = matcher_->BoundValue(r.var);
+              const Expr* rv = matcher()->BoundValue(r.var);
               const CallNode* rc = rv ? As<CallNode>(*rv) : nullptr;
               refusals[r.var] = {t.plugin->Name(),
                                  np.name,
@@ -208,7 +198,6 @@ class PatternFuser : public ExprMutator {
 
   IRModule* mod_;
   const std::vector<PluginPatterns>& tables_;
-  Matcher* matcher_ = nullptr;
 };
 
 }  // namespace

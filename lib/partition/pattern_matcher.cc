@@ -6,6 +6,7 @@
 #include "relax/ir/expr_functor.h"
 #include "relax/ir/module.h"
 #include "relax/partition/pattern.h"
+#include "relax/transform/pass_context.h"
 
 namespace relax::partition {
 
@@ -257,6 +258,17 @@ bool Matcher::MatchAt(const Pattern& p, const VarNode* root,
   out->vars = std::move(st.vars);
   out->inputs = std::move(st.inputs);
   return true;
+}
+
+Expr MatchingMutator::VisitExpr_(const FunctionNode* op, const Expr& e) {
+  arith::Analyzer an;
+  AddFunctionFacts(*op, &an);
+  Matcher m(*op, &an);
+  Matcher* outer = matcher_;
+  matcher_ = &m;
+  Expr out = ExprMutator::VisitExpr_(op, e);
+  matcher_ = outer;
+  return out;
 }
 
 }  // namespace relax::partition

@@ -12,7 +12,6 @@ namespace relax::rewrite {
 namespace {
 
 using partition::Match;
-using partition::Matcher;
 using partition::Pattern;
 
 const Pattern& BatchNormPattern() {
@@ -51,18 +50,8 @@ bool IsFloat(const ConstantNode& c) {
          c.dtype.lanes == 1;
 }
 
-class BatchNormFolder : public ExprMutator {
+class BatchNormFolder : public partition::MatchingMutator {
  public:
-  Expr VisitExpr_(const FunctionNode* op, const Expr& e) override {
-    arith::Analyzer an;
-    AddFunctionFacts(*op, &an);
-    Matcher m(*op, &an);
-    matcher_ = &m;
-    Expr out = ExprMutator::VisitExpr_(op, e);
-    matcher_ = nullptr;
-    return out;
-  }
-
   BindingBlock VisitBindingBlock(const BindingBlock& in) override {
     BindingBlock block = ExprMutator::VisitBindingBlock(in);
     std::map<const VarNode*, size_t> index;
@@ -70,13 +59,13 @@ class BatchNormFolder : public ExprMutator {
     for (size_t i = 0; i < block.bindings.size(); ++i) {
       Binding& bn = block.bindings[i];
       Match m;
-      if (!matcher_ || bn.match_sinfo ||
-          !matcher_->MatchAt(BatchNormPattern(), bn.var.get(), {}, &m))
+      if (!matcher() || bn.match_sinfo ||
+          !matcher()->MatchAt(BatchNormPattern(), bn.var.get(), {}, &m))
         continue;
       // The convolution is the matched binding whose op is a conv.
       const VarNode* conv_var = nullptr;
       for (const VarNode* v : m.vars) {
-        const CallNode* c = As<CallNode>(*matcher_->BoundValue(v));
+        const CallNode* c = As<CallNode>(*matcher()->BoundValue(v));
         if (As<OpNode>(c->op)->name.rfind("relax.nn.conv", 0) == 0) conv_var = v;
       }
       if (!conv_var || !index.count(conv_var)) continue;
@@ -94,10 +83,10 @@ class BatchNormFolder : public ExprMutator {
       // An existing bias: the add's constant (directly or through a reshape).
       std::vector<double> bias(channels, 0.0);
       if (const VarNode* add_var = As<VarNode>(bnc->args[0]); add_var != conv_var) {
-        const CallNode* add = As<CallNode>(*matcher_->BoundValue(add_var));
+        const CallNode* add = As<CallNode>(*matcher()->BoundValue(add_var));
         Expr b = add->args[1];
         if (const VarNode* rv = As<VarNode>(b))
-          b = As<CallNode>(*matcher_->BoundValue(rv))->args[0];
+          b = As<CallNode>(*matcher()->BoundValue(rv))->args[0];
         const ConstantNode* bc = As<ConstantNode>(b);
         if (!bc || !IsFloat(*bc) || bc->numel() != channels) continue;
         for (int64_t o = 0; o < channels; ++o) bias[o] = At(*bc, o);
@@ -128,9 +117,6 @@ class BatchNormFolder : public ExprMutator {
     }
     return block;
   }
-
- private:
-  Matcher* matcher_ = nullptr;
 };
 
 }  // namespace

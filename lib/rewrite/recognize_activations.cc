@@ -12,7 +12,6 @@ namespace relax::rewrite {
 namespace {
 
 using partition::Match;
-using partition::Matcher;
 using partition::Pattern;
 
 // The value of a one-element float constant, or NaN.
@@ -51,27 +50,17 @@ const std::vector<Pattern>& Patterns() {
   return p;
 }
 
-class ActivationRecognizer : public ExprMutator {
+class ActivationRecognizer : public partition::MatchingMutator {
  public:
-  Expr VisitExpr_(const FunctionNode* op, const Expr& e) override {
-    arith::Analyzer an;
-    AddFunctionFacts(*op, &an);
-    Matcher m(*op, &an);
-    matcher_ = &m;
-    Expr out = ExprMutator::VisitExpr_(op, e);
-    matcher_ = nullptr;
-    return out;
-  }
-
   BindingBlock VisitBindingBlock(const BindingBlock& in) override {
     BindingBlock block = ExprMutator::VisitBindingBlock(in);
     std::set<const VarNode*> claimed;
     for (size_t i = block.bindings.size(); i-- > 0;) {
       Binding& b = block.bindings[i];
-      if (!matcher_ || b.match_sinfo || claimed.count(b.var.get())) continue;
+      if (!matcher() || b.match_sinfo || claimed.count(b.var.get())) continue;
       for (size_t k = 0; k < Patterns().size(); ++k) {
         Match m;
-        if (!matcher_->MatchAt(Patterns()[k], b.var.get(), claimed, &m)) continue;
+        if (!matcher()->MatchAt(Patterns()[k], b.var.get(), claimed, &m)) continue;
         Expr x = HardSwishInput(m, k);
         if (!x || !x->sinfo || !b.var->sinfo || x->sinfo->kind != SIKind::kTensor ||
             x->sinfo->dtype != b.var->sinfo->dtype)
@@ -96,7 +85,7 @@ class ActivationRecognizer : public ExprMutator {
       }
     if (!x) return nullptr;
     for (const VarNode* v : m.vars) {
-      const CallNode* c = As<CallNode>(*matcher_->BoundValue(v));
+      const CallNode* c = As<CallNode>(*matcher()->BoundValue(v));
       const std::string& op = As<OpNode>(c->op)->name;
       if (which == 0) {
         if (op == "relax.add" && !Near(ScalarOf(c->args[1]), 3.0)) return nullptr;
@@ -114,8 +103,6 @@ class ActivationRecognizer : public ExprMutator {
     }
     return x;
   }
-
-  Matcher* matcher_ = nullptr;
 };
 
 }  // namespace

@@ -29,6 +29,7 @@
 
 #include "relax/arith/analyzer.h"
 #include "relax/ir/expr.h"
+#include "relax/ir/expr_functor.h"
 
 namespace relax::partition {
 
@@ -115,6 +116,22 @@ class Matcher {
   std::map<const VarNode*, Expr> bound_;
   std::map<const VarNode*, int> uses_;
   arith::Analyzer* an_;
+};
+
+/// An ExprMutator that, while it visits a Relax function, offers a Matcher over that function
+/// (its analyzer carries the function's facts, AddFunctionFacts): the base of the passes that
+/// rewrite what patterns match (fuse-ops-by-pattern, fold-batch-norm, recognize-activations).
+class MatchingMutator : public ExprMutator {
+ public:
+  Expr VisitExpr_(const FunctionNode* op, const Expr& e) override;
+  using ExprMutator::VisitExpr_;
+
+ protected:
+  /// The current function's matcher; null outside a function.
+  Matcher* matcher() const { return matcher_; }
+
+ private:
+  Matcher* matcher_ = nullptr;
 };
 
 /// Evaluates one predicate on `call` whose result StructInfo is `out_sinfo`: true when it
