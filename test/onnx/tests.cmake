@@ -8,7 +8,7 @@ add_test(NAME onnx.node_tests
                  --relaxc $<TARGET_FILE:relaxc> --src ${PROJECT_SOURCE_DIR}
                  --expected ${CMAKE_CURRENT_SOURCE_DIR}/onnx/expected.txt
                  --work ${CMAKE_CURRENT_BINARY_DIR}/onnx --jobs 2 --timeout 60)
-set_tests_properties(onnx.node_tests PROPERTIES TIMEOUT 900 LABELS onnx PROCESSORS 2)
+set_tests_properties(onnx.node_tests PROPERTIES TIMEOUT 1800 LABELS onnx PROCESSORS 2)
 # The same for the node tests shipped in the pinned onnx wheel (scripts/requirements.txt), checked
 # against test/onnx/expected_pypi.txt.
 add_test(NAME onnx.node_tests_pypi
