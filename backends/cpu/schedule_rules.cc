@@ -1,5 +1,9 @@
 // The CPU default schedule rules (backend "cpu"), most specific first. Each is a recipe of
 // schedule primitives (relax/schedule/loop_nest.h) on the TE builder's unscheduled stages:
+//  - cpu.register-tile: a sum reduction with an operand broadcast along a row axis (matmul,
+//    conv), alone or as the anchor of an in-place anchor-epilogue program: 6x16 output tiles
+//    accumulated in registers (relax/schedule/register_tile.h), a matmul's column operand
+//    packed into panels when several row tiles reuse them.
 //  - cpu.anchor-epilogue: a reduction (conv, matmul, pooling) into an intermediate followed by
 //    one injective epilogue (batch-norm, activation, residual add) that reads the intermediate
 //    only at its own element: the reduction writes the output buffer directly and the epilogue
@@ -17,6 +21,7 @@
 #include "cpu_backend.h"
 #include "relax/arith/analyzer.h"
 #include "relax/schedule/loop_nest.h"
+#include "relax/schedule/register_tile.h"
 #include "relax/schedule/stage.h"
 
 namespace relax::backends::cpu {
@@ -75,8 +80,70 @@ std::optional<schedule::StageProgram> Program(const tir::PrimFunc& f) {
   return schedule::ParseStages(*f);
 }
 
+// Register tile shape for AVX2/FMA (16 ymm registers): 6 rows x 16 columns = 12 vector
+// accumulators, two vectors of the column operand and one broadcast scalar. Extents known to
+// be smaller shrink the tile.
+constexpr int64_t kTileRows = 6;
+constexpr int64_t kTileCols = 16;
+
+int64_t TileSize(const PrimExpr& extent, int64_t want) {
+  int64_t e;
+  return extent.AsInt(&e) && e > 0 && e < want ? e : want;
+}
+
+// The sum reduction of a "reduction" program, or the anchor of an in-place anchor-epilogue
+// program, when it has tile axes.
+std::optional<schedule::TileAxes> TileAxesOf(const schedule::StageProgram& p,
+                                             const std::string& pattern) {
+  if (pattern == "reduction") return schedule::FindTileAxes(p.stages.back());
+  if (pattern == "anchor-epilogue" && InPlaceEpilogue(p))
+    return schedule::FindTileAxes(p.stages[p.stages.size() - 2]);
+  return std::nullopt;
+}
+
+tir::PrimFunc RegisterTiled(const tir::PrimFunc& f) {
+  schedule::StageProgram p = *Program(f);
+  std::optional<schedule::Stage> epi;
+  if (!p.stages.back().is_reduction()) {
+    epi = p.stages.back();
+    p.stages.pop_back();
+  }
+  schedule::Stage anchor = p.stages.back();
+  p.stages.pop_back();
+  if (epi) {
+    // In place: the reduction writes the output buffer, the epilogue reads it there.
+    Buffer tmp = anchor.buffer;
+    anchor.buffer = epi->buffer;
+    epi->value = schedule::ReplaceBuffer(epi->value, tmp, epi->buffer);
+    p.allocs.erase(std::find(p.allocs.begin(), p.allocs.end(), tmp));
+  }
+  schedule::TileAxes axes = *schedule::FindTileAxes(anchor);
+  int64_t rows = TileSize(anchor.extents[axes.row_axis], kTileRows);
+  int64_t cols = TileSize(anchor.extents[axes.col_axis], kTileCols);
+  std::vector<tir::Stmt> parts;
+  for (const auto& s : p.stages) parts.push_back(StageNest(s).Build());
+  // Packing the column operand pays off when each panel is reused by several row tiles.
+  int64_t row_ext = 0;
+  bool reused = !anchor.extents[axes.row_axis].AsInt(&row_ext) || row_ext >= 4 * kTileRows;
+  bool pack = reused && schedule::CanPackColumns(anchor, axes);
+  parts.push_back(schedule::RegisterTiledNest(anchor, axes, rows, cols, epi, pack));
+  tir::Stmt body = parts.size() == 1 ? parts[0] : tir::Seq(parts);
+  for (size_t i = p.allocs.size(); i-- > 0;) body = tir::Allocate(p.allocs[i], body);
+  return WithBody(f, body);
+}
+
 std::vector<ScheduleRule> MakeRules() {
   std::vector<ScheduleRule> rules;
+  rules.push_back(
+      {"cpu.register-tile",
+       "sum reduction (matmul, conv) with an operand broadcast along a row axis: 6x16 output "
+       "tiles accumulated in registers (rows unrolled, columns vectorized) inside the reduction "
+       "loops, in-place epilogue applied at the store",
+       [](const tir::PrimFunc& f, const std::string& pattern, const Target&) {
+         auto p = Program(f);
+         return p && TileAxesOf(*p, pattern).has_value();
+       },
+       [](const tir::PrimFunc& f, const Target&) { return RegisterTiled(f); }});
   rules.push_back(
       {"cpu.anchor-epilogue",
        "reduction + in-place epilogue: the epilogue runs inside the reduction's parallel "

@@ -94,6 +94,10 @@ class Emitter : public tir::StmtFunctor<void>, public tir::ExprFunctor<mlir::Val
   /// Device: an `alloc` of scope "shared" (a workgroup attribution of the kernel) or "local"
   /// (a private alloca); its size must be a constant.
   void EmitDeviceAlloc(const tir::AllocateNode* op);
+  /// Host: an `alloc` of scope "local" and constant size up to kMaxLocalBytes becomes an
+  /// alloca in the entry block of the function being emitted (a register tile LLVM promotes
+  /// to registers); false (nothing emitted) for any other buffer.
+  bool EmitLocalAlloc(const tir::AllocateNode* op);
   bool flavor_is_spirv() const;
   /// Host: `T.launch_kernel(index, gx, gy, gz, T.address_of(b[0])..., vars...)` -> a call of
   /// RelaxLaunchKernel(device module, index, packed i64 array, count) (runtime/c_api.h).

@@ -45,6 +45,8 @@ constexpr int64_t kRelaxValuePayload = 8;
 // `unrolled` loops with a constant trip count up to this are unrolled by the bridge itself;
 // longer ones become an scf.for carrying the hint (docs/design.md).
 constexpr int64_t kMaxBridgeUnroll = 16;
+// The largest "local" buffer placed on the stack (bytes); larger ones use the workspace pool.
+constexpr int64_t kMaxLocalBytes = 4096;
 
 }  // namespace
 
@@ -547,6 +549,36 @@ void Emitter::VisitStmt_(const tir::IfThenElseNode* op, const tir::Stmt&) {
   }
 }
 
+// A small "local" buffer of constant size (a register tile) is a stack slot in the entry
+// block of the function being emitted, so LLVM promotes it to registers (SROA) once its
+// accesses have constant offsets. False when the buffer does not qualify.
+bool Emitter::EmitLocalAlloc(const tir::AllocateNode* op) {
+  int64_t count = 0;
+  int64_t elem = op->buffer->dtype.is_bool() ? 1 : (op->buffer->dtype.bits + 7) / 8;
+  if (op->buffer->scope != "local" || !op->buffer->shape[0].AsInt(&count) || count <= 0 ||
+      count * elem > kMaxLocalBytes)
+    return false;
+  mlir::Block* block = b_.getInsertionBlock();
+  mlir::Operation* parent = block->getParentOp();
+  auto fn = mlir::isa<mlir::func::FuncOp>(parent) ? mlir::cast<mlir::func::FuncOp>(parent)
+                                                  : parent->getParentOfType<mlir::func::FuncOp>();
+  if (!fn) return false;
+  Value p;
+  {
+    mlir::OpBuilder::InsertionGuard guard(b_);
+    b_.setInsertionPointToStart(&fn.getBody().front());
+    auto ptr = mlir::LLVM::LLVMPointerType::get(b_.getContext());
+    Value n =
+        mlir::LLVM::ConstantOp::create(b_, loc_, b_.getI64Type(), b_.getI64IntegerAttr(count));
+    mlir::Type et = op->buffer->dtype.is_bool() ? b_.getI8Type() : ScalarType(op->buffer->dtype);
+    p = mlir::LLVM::AllocaOp::create(b_, loc_, ptr, et, n, /*alignment=*/64);
+  }
+  Value size = mlir::arith::ConstantIntOp::create(b_, loc_, count, 64);
+  bufs_[op->buffer.get()] = MemRefFromPointer(p, size, op->buffer);
+  VisitStmt(op->body);
+  return true;
+}
+
 // An intermediate buffer is borrowed from the runtime's per-thread workspace pool
 // (RelaxWorkspaceAlloc through the runtime table), so kernels called again and again do not
 // reach malloc. A null result (out of memory, or a byte size that overflows int64) reports
@@ -555,6 +587,7 @@ void Emitter::VisitStmt_(const tir::IfThenElseNode* op, const tir::Stmt&) {
 void Emitter::VisitStmt_(const tir::AllocateNode* op, const tir::Stmt& s) {
   RELAX_ICHECK(op->buffer->shape.size() == 1);
   if (device_ != GpuFlavor::kNone) return EmitDeviceAlloc(op);
+  if (EmitLocalAlloc(op)) return;
   auto ptr = mlir::LLVM::LLVMPointerType::get(b_.getContext());
   auto i64 = b_.getI64Type();
   using mlir::arith::CmpIPredicate;

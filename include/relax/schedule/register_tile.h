@@ -1,0 +1,58 @@
+// Register tiling of a sum reduction (matmul, conv): the output is computed in rows x cols
+// tiles, each accumulated in a small local buffer (cache_write to a register tile) that the
+// code generator keeps in vector registers, with the reduction loops outside the tile, the
+// tile's rows unrolled and its columns vectorized. The tile is written back once, with an
+// optional in-place epilogue applied on the way out.
+#ifndef RELAX_SCHEDULE_REGISTER_TILE_H_
+#define RELAX_SCHEDULE_REGISTER_TILE_H_
+
+#include <cstdint>
+#include <optional>
+
+#include "relax/ir/tir.h"
+#include "relax/schedule/stage.h"
+
+namespace relax::schedule {
+
+/// Which spatial axes of a stage form the tile. `col_axis` is the stage's last axis (the
+/// output is contiguous along it; it is vectorized), `row_axis` another spatial axis that some
+/// operand of the reduction does not vary along `col_axis` but does along `row_axis` (matmul:
+/// A[i, k] for row i; NCHW conv: the weight W[co, ci, kh, kw] for output channel co), so one
+/// scalar of that operand is broadcast across a tile row.
+struct TileAxes {
+  size_t row_axis = 0;
+  size_t col_axis = 0;
+};
+
+/// The tile axes of `s`, or nullopt when `s` is not a "sum" reduction of rank >= 2 with such
+/// a row axis (the innermost qualifying axis is chosen).
+std::optional<TileAxes> FindTileAxes(const Stage& s);
+
+/// The register-tiled nest of `s` (a "sum" reduction with tile axes `axes`) in tiles of
+/// `rows` x `cols` (both > 0). Loops: the other spatial axes and the row-tile index, fused
+/// into one parallel loop; the column tiles; then per tile a local accumulator
+/// `<buffer>_acc[rows, cols]` (scope "local"), zeroed, updated inside the reduction loops
+/// (rows unrolled, columns vectorized) and stored to `s.buffer`. Column extents that `cols`
+/// does not divide get a tail tile of the remaining width; a row extent that `rows` does not
+/// divide is handled by clamping the row index of every load (the extra rows read valid data
+/// and are never stored), so the inner loops carry no guard. When `epilogue` is given (an
+/// injective stage of the same shape that reads `s.buffer` only at its own element, already
+/// rewritten to read and write the output buffer), it runs on each tile element right after
+/// that element's store.
+///
+/// With `pack_cols` (see CanPackColumns), the column operand is first copied, in a parallel
+/// nest of its own, into a workspace buffer `<operand>_panel` of column panels
+/// [other spatial axes it reads..., ceil(cols extent / cols), reduction axes..., cols], so
+/// the tile reads `cols` contiguous values per reduction step (matmul: B packed into K x 16
+/// panels; no cache-set conflicts for power-of-two row strides).
+tir::Stmt RegisterTiledNest(const Stage& s, const TileAxes& axes, int64_t rows, int64_t cols,
+                            const std::optional<Stage>& epilogue, bool pack_cols = false);
+
+/// True if `s` has a column operand that can be packed: exactly one load reads the column
+/// axis, as its whole last index and in no other index, and it does not read the row axis
+/// (matmul's B[.., k, j]; not a conv's input window).
+bool CanPackColumns(const Stage& s, const TileAxes& axes);
+
+}  // namespace relax::schedule
+
+#endif  // RELAX_SCHEDULE_REGISTER_TILE_H_

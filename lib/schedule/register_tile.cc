@@ -1,0 +1,281 @@
+// Register tiling of a sum reduction: tile axes, the tiled nest with its local accumulator,
+// column tail tiles and clamped row loads.
+#include "relax/schedule/register_tile.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "relax/arith/analyzer.h"
+#include "relax/ir/tir_functor.h"
+#include "relax/support/error.h"
+
+namespace relax::schedule {
+
+namespace {
+
+// The axes (indices into `axes`) each load of an expression reads with.
+class LoadAxes : public tir::ExprVisitor {
+ public:
+  explicit LoadAxes(const std::vector<Var>& axes) : axes_(axes) {}
+  std::vector<std::vector<bool>> uses;  // per load, per axis
+  std::vector<PrimExpr> loads;
+
+ protected:
+  void VisitExpr_(const tir::BufferLoadNode* op, const PrimExpr& e) override {
+    std::vector<Var> vars;
+    for (const auto& i : op->indices) CollectVars(i, &vars);
+    std::vector<bool> u(axes_.size(), false);
+    for (size_t a = 0; a < axes_.size(); ++a)
+      for (const auto& v : vars) u[a] = u[a] || v.same_as(axes_[a]);
+    uses.push_back(std::move(u));
+    loads.push_back(e);
+    tir::ExprVisitor::VisitExpr_(op, e);
+  }
+
+ private:
+  const std::vector<Var>& axes_;
+};
+
+arith::Analyzer SizeAnalyzer(const Stage& s) {
+  arith::Analyzer an;
+  std::vector<Var> vars;
+  for (const auto& e : s.extents) CollectVars(e, &vars);
+  for (const auto& e : s.reduce_extents) CollectVars(e, &vars);
+  for (const auto& v : vars) an.Bind(v, 0);
+  return an;
+}
+
+// `e` with every load structurally equal to `from` replaced by `to`.
+class LoadReplacer : public tir::ExprMutator {
+ public:
+  LoadReplacer(const PrimExpr& from, const PrimExpr& to) : from_(from), to_(to) {}
+
+ protected:
+  PrimExpr VisitExpr_(const tir::BufferLoadNode* op, const PrimExpr& e) override {
+    if (ExprDeepEqual(e, from_)) return to_;
+    return tir::ExprMutator::VisitExpr_(op, e);
+  }
+
+ private:
+  const PrimExpr& from_;
+  const PrimExpr& to_;
+};
+
+// The column operand to pack: the one load that reads the column axis, with that axis as its
+// whole last index and nowhere else, not reading the row axis.
+struct ColumnOperand {
+  PrimExpr load;
+  std::vector<size_t> spatial_axes;  // the other spatial axes it reads
+};
+
+std::optional<ColumnOperand> FindColumnOperand(const Stage& s, const TileAxes& t) {
+  LoadAxes la(s.axes);
+  la.VisitExpr(s.value);
+  std::optional<ColumnOperand> found;
+  for (size_t l = 0; l < la.loads.size(); ++l) {
+    if (!la.uses[l][t.col_axis]) continue;
+    if (found || la.uses[l][t.row_axis]) return std::nullopt;
+    const auto* ld = la.loads[l].as<tir::BufferLoadNode>();
+    if (!ld->indices.back().same_as(s.axes[t.col_axis])) return std::nullopt;
+    for (size_t i = 0; i + 1 < ld->indices.size(); ++i) {
+      std::vector<Var> vars;
+      CollectVars(ld->indices[i], &vars);
+      for (const auto& v : vars)
+        if (v.same_as(s.axes[t.col_axis])) return std::nullopt;
+    }
+    ColumnOperand c{la.loads[l], {}};
+    for (size_t a = 0; a < t.col_axis; ++a)
+      if (la.uses[l][a]) c.spatial_axes.push_back(a);
+    found = c;
+  }
+  return found;
+}
+
+// Wraps `body` in the stage's reduction loops (outermost first), serial.
+tir::Stmt ReductionLoops(const Stage& s, tir::Stmt body) {
+  for (size_t k = s.reduce_axes.size(); k-- > 0;)
+    body = tir::For(s.reduce_axes[k], IntImm(0), s.reduce_extents[k], tir::ForKind::kSerial, body,
+                    "", tir::IterKind::kReduction);
+  return body;
+}
+
+// One parallel loop over `par` ((var, extent), outer to inner), each var bound by a let.
+tir::Stmt ParallelNest(const std::vector<std::pair<Var, PrimExpr>>& par, tir::Stmt body,
+                       arith::Analyzer* an) {
+  if (par.size() == 1)
+    return tir::For(par[0].first, IntImm(0), par[0].second, tir::ForKind::kParallel, body);
+  Var fused = MakeVar("fused");
+  PrimExpr total(1), inner(1);
+  for (const auto& p : par) total = an->Simplify(total * p.second);
+  std::vector<std::pair<Var, PrimExpr>> lets;
+  for (size_t k = par.size(); k-- > 0;) {
+    PrimExpr v = FloorDiv(fused, inner);
+    if (k > 0) v = FloorMod(v, par[k].second);
+    lets.push_back({par[k].first, an->Simplify(v)});
+    inner = an->Simplify(inner * par[k].second);
+  }
+  for (const auto& [v, e] : lets) body = tir::Let(v, e, body);
+  return tir::For(fused, IntImm(0), total, tir::ForKind::kParallel, body);
+}
+
+}  // namespace
+
+std::optional<TileAxes> FindTileAxes(const Stage& s) {
+  if (s.combiner != "sum" || s.axes.size() < 2) return std::nullopt;
+  LoadAxes la(s.axes);
+  la.VisitExpr(s.value);
+  TileAxes t;
+  t.col_axis = s.axes.size() - 1;
+  bool col_read = false;
+  for (const auto& u : la.uses) col_read = col_read || u[t.col_axis];
+  if (!col_read) return std::nullopt;
+  for (size_t a = t.col_axis; a-- > 0;)
+    for (const auto& u : la.uses)
+      if (u[a] && !u[t.col_axis]) {
+        t.row_axis = a;
+        return t;
+      }
+  return std::nullopt;
+}
+
+bool CanPackColumns(const Stage& s, const TileAxes& axes) {
+  return FindColumnOperand(s, axes).has_value();
+}
+
+tir::Stmt RegisterTiledNest(const Stage& s, const TileAxes& axes, int64_t rows, int64_t cols,
+                            const std::optional<Stage>& epilogue, bool pack_cols) {
+  if (rows <= 0 || cols <= 0 || !s.is_reduction() || s.combiner != "sum" ||
+      axes.col_axis != s.axes.size() - 1 || axes.row_axis >= axes.col_axis)
+    RELAX_THROW("schedule: register tile " << rows << "x" << cols << " does not apply to stage '"
+                                           << s.buffer->name << "'");
+  arith::Analyzer an = SizeAnalyzer(s);
+  const Var& row = s.axes[axes.row_axis];
+  const Var& col = s.axes[axes.col_axis];
+  PrimExpr row_ext = s.extents[axes.row_axis], col_ext = s.extents[axes.col_axis];
+  PrimExpr rows_e(rows), cols_e(cols);
+  bool rows_divide = an.CanProve(Eq(FloorMod(row_ext, rows_e), PrimExpr(0)));
+  Var row_o = MakeVar(VarName(row) + "_o");
+  std::vector<PrimExpr> out_idx(s.axes.begin(), s.axes.end());
+
+  // Epilogue value in the stage's axes.
+  std::optional<std::pair<Buffer, PrimExpr>> epi;
+  if (epilogue) {
+    std::vector<std::pair<PrimExpr, PrimExpr>> vmap;
+    for (size_t i = 0; i < epilogue->axes.size() && i < s.axes.size(); ++i)
+      vmap.push_back({epilogue->axes[i], s.axes[i]});
+    epi = std::make_pair(epilogue->buffer, Substitute(epilogue->value, vmap));
+  }
+
+  // The packed column operand: panel[spatial axes..., column tile, reduction axes..., cols],
+  // each panel `cols` columns of the operand, contiguous along the reduction; columns past
+  // the extent repeat the last one (never stored).
+  std::optional<ColumnOperand> packed_op;
+  Buffer panel;
+  if (pack_cols) {
+    packed_op = FindColumnOperand(s, axes);
+    if (!packed_op)
+      RELAX_THROW("schedule: stage '" << s.buffer->name << "' has no column operand to pack");
+    const auto* ld = packed_op->load.as<tir::BufferLoadNode>();
+    std::vector<PrimExpr> shape;
+    for (size_t a : packed_op->spatial_axes) shape.push_back(s.extents[a]);
+    shape.push_back(an.Simplify(FloorDiv(col_ext + PrimExpr(cols - 1), cols_e)));
+    for (const auto& e : s.reduce_extents) shape.push_back(e);
+    shape.push_back(cols_e);
+    panel = MakeBuffer(ld->buffer->name + "_panel", ld->buffer->dtype, shape, "global");
+  }
+  // The reduction's source in tile column `c_tile`, tile column index `ci`.
+  auto source = [&](const PrimExpr& c_tile, const Var& ci) {
+    if (!packed_op) return s.value;
+    std::vector<PrimExpr> idx;
+    for (size_t a : packed_op->spatial_axes) idx.push_back(s.axes[a]);
+    idx.push_back(c_tile);
+    for (const auto& r : s.reduce_axes) idx.push_back(r);
+    idx.push_back(ci);
+    PrimExpr to = Load(panel, idx);
+    return LoadReplacer(packed_op->load, to).VisitExpr(s.value);
+  };
+
+  // One tile at column tile `c_tile` (offset c_tile * cols), `width` columns (<= cols) wide.
+  auto tile = [&](const PrimExpr& c_tile, const PrimExpr& width, const std::string& suffix) {
+    PrimExpr c0 = c_tile * cols_e;
+    Buffer acc = MakeBuffer(s.buffer->name + suffix, s.buffer->dtype, {rows_e, cols_e}, "local");
+    auto ri = [&] { return MakeVar(VarName(row) + "_i"); };
+    auto ci = [&] { return MakeVar(VarName(col) + "_i"); };
+    // acc = init
+    Var i0 = ri(), j0 = ci();
+    tir::Stmt init = tir::For(i0, IntImm(0), rows_e, tir::ForKind::kUnrolled,
+                              tir::For(j0, IntImm(0), width, tir::ForKind::kVectorized,
+                                       tir::Store(acc, {i0, j0}, s.init)));
+    // acc += value, inside the reduction loops; loads at clamped rows.
+    Var i1 = ri(), j1 = ci();
+    PrimExpr row1 = row_o * rows_e + i1;
+    if (!rows_divide) row1 = Min(row1, row_ext - PrimExpr(1));
+    tir::Stmt upd = tir::Store(acc, {i1, j1}, Load(acc, {i1, j1}) + source(c_tile, j1));
+    upd = tir::For(j1, IntImm(0), width, tir::ForKind::kVectorized, tir::Let(col, c0 + j1, upd));
+    upd = tir::For(i1, IntImm(0), rows_e, tir::ForKind::kUnrolled, tir::Let(row, row1, upd));
+    upd = ReductionLoops(s, upd);
+    // out = acc (then the epilogue), rows past the extent skipped.
+    Var i2 = ri(), j2 = ci();
+    std::vector<tir::Stmt> store{tir::Store(s.buffer, out_idx, Load(acc, {i2, j2}))};
+    if (epi) store.push_back(tir::Store(epi->first, out_idx, epi->second));
+    tir::Stmt wb = tir::For(j2, IntImm(0), width, tir::ForKind::kVectorized,
+                            tir::Let(col, c0 + j2, tir::Seq(store)));
+    if (!rows_divide) wb = tir::IfThenElse(row < row_ext, wb);
+    wb = tir::For(i2, IntImm(0), rows_e, tir::ForKind::kUnrolled,
+                  tir::Let(row, row_o * rows_e + i2, wb));
+    return tir::Allocate(acc, tir::Seq({init, upd, wb}));
+  };
+
+  // Column tile col_o: a full tile, or the tail tile (the last one, when cols does not
+  // divide the extent).
+  Var col_o = MakeVar(VarName(col) + "_o");
+  PrimExpr full = an.Simplify(FloorDiv(col_ext, cols_e));
+  PrimExpr tail = an.Simplify(col_ext - full * cols_e);
+  PrimExpr col_tiles = an.Simplify(FloorDiv(col_ext + PrimExpr(cols - 1), cols_e));
+  int64_t full_c = -1, tail_c = -1;
+  full.AsInt(&full_c);
+  tail.AsInt(&tail_c);
+  tir::Stmt body;
+  if (tail_c == 0)
+    body = tile(col_o, cols_e, "_acc");
+  else if (full_c == 0)
+    body = tile(col_o, tail, "_acc_tail");
+  else
+    body =
+        tir::IfThenElse(col_o < full, tile(col_o, cols_e, "_acc"), tile(col_o, tail, "_acc_tail"));
+
+  // One parallel loop over the other spatial axes and the row tiles in axis order, then the
+  // column tiles.
+  std::vector<std::pair<Var, PrimExpr>> par;  // (var, extent), outer to inner
+  for (size_t a = 0; a < axes.col_axis; ++a) {
+    if (a == axes.row_axis)
+      par.push_back({row_o, an.Simplify(FloorDiv(row_ext + PrimExpr(rows - 1), rows_e))});
+    else
+      par.push_back({s.axes[a], s.extents[a]});
+  }
+  par.push_back({col_o, col_tiles});
+  tir::Stmt nest = ParallelNest(par, body, &an);
+  if (!packed_op) return nest;
+  // The packing nest: the outermost loop parallel, the panel columns vectorized.
+  const Var& col_var = s.axes[axes.col_axis];
+  Var c_tile = MakeVar(VarName(col_var) + "_o"), ci = MakeVar(VarName(col_var) + "_i");
+  std::vector<PrimExpr> idx;
+  for (size_t a : packed_op->spatial_axes) idx.push_back(s.axes[a]);
+  idx.push_back(c_tile);
+  for (const auto& r : s.reduce_axes) idx.push_back(r);
+  idx.push_back(ci);
+  PrimExpr col_at = Min(c_tile * cols_e + ci, col_ext - PrimExpr(1));
+  tir::Stmt pack =
+      tir::For(ci, IntImm(0), cols_e, tir::ForKind::kVectorized,
+               tir::Store(panel, idx, Substitute(packed_op->load, {{col_var, col_at}})));
+  for (size_t k = s.reduce_axes.size(); k-- > 0;)
+    pack = tir::For(s.reduce_axes[k], IntImm(0), s.reduce_extents[k], tir::ForKind::kSerial, pack);
+  std::vector<std::pair<Var, PrimExpr>> pack_par;
+  for (size_t a : packed_op->spatial_axes) pack_par.push_back({s.axes[a], s.extents[a]});
+  pack_par.push_back({c_tile, panel->shape[packed_op->spatial_axes.size()]});
+  pack = ParallelNest(pack_par, pack, &an);
+  return tir::Allocate(panel, tir::Seq({pack, nest}));
+}
+
+}  // namespace relax::schedule
