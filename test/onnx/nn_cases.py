@@ -229,6 +229,16 @@ def conv_cases():
                  [node("ConvTranspose", ["x", "w"], strides=[2] * k, auto_pad=ap)],
                  static, ["y"], [("w", rnd([4, 3] + [3] * k))])
 
+    # 30 output channels, widths past one 16-column tile and below it, a ReLU epilogue: the
+    # 1x1 conv is a matmul (cpu.register-tile: five row tiles, the last one clamped, input
+    # packed into panels); the 3x3 conv stays with cpu.anchor-epilogue.
+    for kk, pads in ((3, 1), (1, 0)):
+        case("conv", f"Conv2d_tiles_k{kk}_relu",
+             [node("Conv", ["x", "w", "b"], ["c"], pads=[pads] * 4), node("Relu", ["c"])],
+             [("x", ["n", 5, "h", "w"])], ["y"],
+             [("w", rnd([30, 5, kk, kk])), ("b", rnd([30], 2))],
+             shapes=[{"x": [1, 5, 3, 20]}, {"x": [2, 5, 4, 7]}])
+
 
 # ---- resize ----------------------------------------------------------------------------------
 def resize_cases():
@@ -307,6 +317,12 @@ def matmul_cases():
              ["y"])
     case("matmul", "MatMul_sym", [node("MatMul", ["a", "b"])], [("a", ["n", "t", 4])], ["y"],
          [("b", rnd([4, 6]))], shapes=[{"a": [1, 3, 4]}, {"a": [2, 5, 4]}])
+    # Register tiles (6x16, cpu.register-tile): row and column tails, B packed into panels
+    # (symbolic rows), a whole-tile shape and a smaller-than-one-tile shape.
+    case("matmul", "MatMul_tiles_sym", [node("MatMul", ["a", "b"])], [("a", ["m", 37]),
+                                                                     ("b", [37, "n"])], ["y"],
+         shapes=[{"a": [29, 37], "b": [37, 35]}, {"a": [12, 37], "b": [37, 32]},
+                 {"a": [1, 37], "b": [37, 5]}])
     for ta in (0, 1):
         for tb in (0, 1):
             for cshape in ([3, 5], [5], [1], [3, 1], []):
