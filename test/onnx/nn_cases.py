@@ -230,8 +230,8 @@ def conv_cases():
                  static, ["y"], [("w", rnd([4, 3] + [3] * k))])
 
     # 30 output channels, widths past one 16-column tile and below it, a ReLU epilogue: the
-    # 1x1 conv is a matmul (cpu.register-tile: five row tiles, the last one clamped, input
-    # packed into panels); the 3x3 conv stays with cpu.anchor-epilogue.
+    # shapes a register-tiled conv would cross (convs stay with cpu.anchor-epilogue for now;
+    # see docs/design.md, "Register tiles").
     for kk, pads in ((3, 1), (1, 0)):
         case("conv", f"Conv2d_tiles_k{kk}_relu",
              [node("Conv", ["x", "w", "b"], ["c"], pads=[pads] * 4), node("Relu", ["c"])],
