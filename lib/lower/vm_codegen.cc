@@ -441,7 +441,12 @@ class FunctionCodegen {
         const Expr& callee_e = c->args[0];
         std::string callee = op->name == "relax.call_tir" ? As<GlobalVarNode>(callee_e)->name
                                                           : As<ExternFuncNode>(callee_e)->symbol;
-        std::vector<int64_t> outs = AllocOutputs(c->sinfo_args[0], ctx);
+        // Planned calls (plan-memory) name their destinations; others allocate here.
+        std::vector<int64_t> outs;
+        if (c->args.size() == 3)
+          for (const auto& d : As<TupleNode>(c->args[2])->fields) outs.push_back(RegOf(d));
+        else
+          outs = AllocOutputs(c->sinfo_args[0], ctx);
         std::vector<Arg> args;
         for (const auto& a : As<TupleNode>(c->args[1])->fields) args.push_back(ArgOf(a));
         for (int64_t o : outs) args.push_back(Reg(o));
@@ -450,6 +455,15 @@ class FunctionCodegen {
         std::vector<Arg> fields;
         for (int64_t o : outs) fields.push_back(Reg(o));
         return Call("vm.builtin.make_tuple", fields);
+      }
+      if (op->name == "relax.memory.alloc_storage")
+        return Call("vm.builtin.alloc_storage",
+                    {ArgOf(c->args[0]), Imm(kDLCPU), Imm(0), Imm(64), Imm(1)});
+      if (op->name == "relax.memory.alloc_tensor") {
+        const auto* shape = As<ShapeExprNode>(c->args[2]);
+        return Call("vm.builtin.alloc_tensor",
+                    {Reg(RegOf(c->args[0])), ArgOf(c->args[1]), Reg(MakeShape(shape->values, ctx)),
+                     Str(ToRuntimeString(var->sinfo->dtype))});
       }
       if (op->name == "relax.reshape") {
         if (!var->sinfo->values) RELAX_THROW(ctx << ": reshape to an unknown shape");

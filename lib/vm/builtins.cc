@@ -7,6 +7,7 @@
 
 #include "builtin_args.h"
 #include "relax/runtime/device_api.h"
+#include "relax/runtime/memory_stats.h"
 #include "relax/support/error.h"
 #include "relax/vm/executable.h"
 
@@ -134,19 +135,23 @@ Value CheckDimsEqual(const Args& a) {
   return {};
 }
 
-// vm.builtin.alloc_storage(int nbytes, int device_type, int device_id, int alignment) ->
-// Storage from the device's Allocator (allocator.h).
+// vm.builtin.alloc_storage(int nbytes, int device_type, int device_id, int alignment
+// [, int planned]) -> Storage from the device's Allocator (allocator.h). `planned` = 1 marks
+// the compiler's memory plan (plan-memory) for the memory counters (memory_stats.h).
 Value AllocStorage(const Args& a) {
   const char* fn = "vm.builtin.alloc_storage";
-  CheckArgc(fn, a, 4);
+  if (a.size() != 5) CheckArgc(fn, a, 4);
   int64_t nbytes = AsInt(fn, a, 0), type = AsInt(fn, a, 1), id = AsInt(fn, a, 2),
           align = AsInt(fn, a, 3);
+  const bool planned = a.size() == 5 && AsInt(fn, a, 4) != 0;
   if (nbytes < 0) RELAX_THROW(fn << ": negative size " << nbytes);
   if (type < 0 || type > 1000 || id < 0 || id > 1 << 16)
     RELAX_THROW(fn << ": bad device " << type << ":" << id);
   if (align <= 0) RELAX_THROW(fn << ": bad alignment " << align);
   DLDevice dev{static_cast<DLDeviceType>(type), static_cast<int32_t>(id)};
-  return Allocator::Get(dev)->Alloc(static_cast<size_t>(nbytes), static_cast<size_t>(align));
+  Storage s = Allocator::Get(dev)->Alloc(static_cast<size_t>(nbytes), static_cast<size_t>(align));
+  NotePlanned(static_cast<size_t>(nbytes), planned);
+  return s;
 }
 
 // vm.builtin.alloc_tensor(storage, int offset, shape, string dtype) -> a tensor viewing the
