@@ -116,9 +116,32 @@ void WriteGraph(const std::string& dot, const std::string& path) {
                 std::to_string(rc) + "); is Graphviz installed (apt-get install graphviz)?");
 }
 
-// The --stats lines on ops, kernel calls and @main's memory plan (formulas in the symbolic
-// dims, then their values at --stats-at sizes, else at the --bound maxima when every dim has
-// one).
+// "memory at NAME=V,...: liveness lower bound L bytes, planned peak P bytes (Rx)": the summary
+// evaluated at `values` (the lower bound as the max of every point's live bytes, exactly).
+void PrintMemoryAt(const MemorySummary& m, const std::map<std::string, int64_t>& values) {
+  std::string where;
+  for (const auto& [name, v] : values)
+    where += (where.empty() ? "" : ",") + name + "=" + std::to_string(v);
+  int64_t lower = 0;
+  bool known = true;
+  for (const PrimExpr& e : m.live_at) {
+    std::optional<int64_t> v = EvaluateAt(e, values);
+    known = known && v.has_value();
+    if (v) lower = std::max(lower, *v);
+  }
+  std::optional<int64_t> peak = EvaluateAt(m.planned_peak, values);
+  const std::string unknown = "? (a dim has no value)";
+  std::cout << "memory at " << where << ": liveness lower bound "
+            << (known ? std::to_string(lower) : unknown) << " bytes, planned peak "
+            << (peak ? std::to_string(*peak) : unknown) << " bytes";
+  if (known && peak && lower > 0)
+    std::cout << " (" << std::fixed << std::setprecision(3)
+              << static_cast<double>(*peak) / static_cast<double>(lower) << "x)";
+  std::cout << "\n";
+}
+
+// The --stats lines on ops, kernel calls and @main's memory plan: formulas in the symbolic
+// dims, then their values at the --bound maxima (when given) and at --stats-at sizes.
 void PrintMemoryStats(const BuildStats& st, const frontend::OnnxImportStats& imp, bool text_ir,
                       const std::map<std::string, int64_t>& at,
                       const std::map<std::string, std::pair<int64_t, int64_t>>& bounds) {
@@ -130,32 +153,12 @@ void PrintMemoryStats(const BuildStats& st, const frontend::OnnxImportStats& imp
             << st.num_prim_funcs << "\nmemory: planned static bytes: " << m.planned_static_bytes
             << "\nmemory: liveness lower bound: " << ToString(m.lower_bound)
             << "\nmemory: planned peak: " << ToString(m.planned_peak) << "\n";
-  std::map<std::string, int64_t> values = at;
-  std::string where;
-  if (values.empty())
-    for (const auto& [name, b] : bounds) values[name] = b.second;
-  for (const auto& [name, v] : values) where += (where.empty() ? "" : ",") + name + "=" + std::to_string(v);
-  if (values.empty()) return;
-  // The bound at given sizes: the live bytes of every point evaluated (exact, not the max
-  // formula's simplification).
-  int64_t lower_value = 0;
-  bool known = true;
-  for (const PrimExpr& e : m.live_at) {
-    std::optional<int64_t> v = EvaluateAt(e, values);
-    known = known && v.has_value();
-    if (v) lower_value = std::max(lower_value, *v);
+  if (!bounds.empty()) {
+    std::map<std::string, int64_t> hi;
+    for (const auto& [name, b] : bounds) hi[name] = b.second;
+    PrintMemoryAt(m, hi);
   }
-  std::optional<int64_t> lower;
-  if (known) lower = lower_value;
-  std::optional<int64_t> peak = EvaluateAt(m.planned_peak, values);
-  std::cout << "memory at " << where << ": liveness lower bound "
-            << (lower ? std::to_string(*lower) : std::string("? (a dim has no value)"))
-            << " bytes, planned peak "
-            << (peak ? std::to_string(*peak) : std::string("? (a dim has no value)")) << " bytes";
-  if (lower && peak && *lower > 0)
-    std::cout << " (" << std::fixed << std::setprecision(3)
-              << static_cast<double>(*peak) / static_cast<double>(*lower) << "x)";
-  std::cout << "\n";
+  if (!at.empty()) PrintMemoryAt(m, at);
 }
 
 int RunCompile(const CompileOptions& o) {
@@ -302,7 +305,7 @@ void AddCompileCommand(CLI::App& app) {
               "the memory plan (formulas in the symbolic dims)");
   c->add_option("--stats-at", o->stats_at,
                 "With --stats: evaluate the memory formulas at NAME=VALUE[,NAME=VALUE...] "
-                "(default: the --bound maxima)")
+                "(the --bound maxima are always evaluated)")
       ->delimiter(',');
   c->add_flag("--no-verify", o->no_verify, "Skip the well-formedness check after each pass");
   c->add_option("--bound", o->bounds, "Bound a symbolic dim: NAME=MAX or NAME=MIN..MAX");
