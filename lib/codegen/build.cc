@@ -103,6 +103,9 @@ BuildStats Build(IRModule mod, const Target& target, const std::string& out_path
                                        << "with a tab or newline for region '" << e.region << "'");
     byoc += e.library + "\t" + e.function + "\t" + e.plugin + "\n";
   }
+  // The weights now live in the params section: drop the module's copy before writing, so the
+  // compiler's peak memory holds them twice at most (issue 12's peak-RSS bound).
+  mod = IRModule();
   if (!byoc.empty()) parts.extra.push_back({"byoc", std::move(byoc), 8});
   runtime::WriteArtifact(out_path, parts);
   return stats;

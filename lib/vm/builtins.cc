@@ -155,16 +155,21 @@ Value AllocStorage(const Args& a) {
 }
 
 // vm.builtin.alloc_tensor(storage, int offset, shape, string dtype) -> a tensor viewing the
-// storage; the short form alloc_tensor(shape, dtype) allocates its own cpu storage.
+// storage; alloc_tensor(storage, int offset, heap, shape program, string dtype) evaluates the
+// shape on the heap first (one instruction instead of make_shape + alloc_tensor); the short
+// form alloc_tensor(shape, dtype) allocates its own cpu storage.
 Value AllocTensor(const Args& a) {
   const char* fn = "vm.builtin.alloc_tensor";
   if (a.size() == 2) return NDArray::Empty(AsShape(fn, a, 0), ParseDType(AsStr(fn, a, 1)));
-  CheckArgc(fn, a, 4);
+  if (a.size() != 5) CheckArgc(fn, a, 4);
   const Storage& s = As<Storage>(fn, a, 0, "storage");
   int64_t offset = AsInt(fn, a, 1);
   if (offset < 0) RELAX_THROW(fn << ": negative offset " << offset);
-  return TensorFromStorage(s, static_cast<size_t>(offset), AsShape(fn, a, 2),
-                           ParseDType(AsStr(fn, a, 3)));
+  std::vector<int64_t> shape = a.size() == 5
+                                   ? EvalShapeProgram(AsHeap(fn, a, 2).slots, AsShape(fn, a, 3), true)
+                                   : AsShape(fn, a, 2);
+  return TensorFromStorage(s, static_cast<size_t>(offset), std::move(shape),
+                           ParseDType(AsStr(fn, a, a.size() - 1)));
 }
 
 Value Reshape(const Args& a) {
