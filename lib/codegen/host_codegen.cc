@@ -89,9 +89,6 @@ std::unique_ptr<llvm::TargetMachine> MakeTargetMachine(const std::string& mcpu) 
     for (const auto& f : host) features += (f.second ? "+" : "-") + f.first().str() + ",";
   }
   llvm::TargetOptions opts;
-  // a * b + c may become one fused multiply-add (one rounding instead of two), as C compilers
-  // contract by default: the register-tiled reductions rely on it to issue FMA instructions.
-  opts.AllowFPOpFusion = llvm::FPOpFusion::Fast;
   auto* tm = t->createTargetMachine(triple, cpu, features, opts, llvm::Reloc::PIC_, std::nullopt,
                                     llvm::CodeGenOptLevel::Aggressive);
   if (!tm) RELAX_THROW("cannot create an LLVM target machine for cpu '" << cpu << "'");

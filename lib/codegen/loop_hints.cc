@@ -1,5 +1,6 @@
 // Loop hints of the TIR -> MLIR bridge made real: marker calls left in hinted loops become
-// LLVM loop metadata (vectorize / unroll enable) on the loop that contains them.
+// LLVM loop metadata (vectorize / unroll enable) on the loop that contains them; a vectorized
+// loop's floating-point multiply-adds may also contract into FMA.
 #include <llvm/Analysis/LoopInfo.h>
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/DiagnosticHandler.h>
@@ -38,6 +39,18 @@ struct QuietMissedHints : llvm::DiagnosticHandler {
   }
 };
 
+// Lets the floating-point multiplies and adds of `loop` contract into fused multiply-adds
+// (one rounding instead of two): a vectorized loop (the register tiles' columns,
+// relax/schedule/register_tile.h) then issues FMA instructions. Other loops keep LLVM's
+// default, no contraction.
+void AllowContract(const llvm::Loop& loop) {
+  for (llvm::BasicBlock* bb : loop.blocks())
+    for (llvm::Instruction& i : *bb)
+      if (i.getOpcode() == llvm::Instruction::FMul || i.getOpcode() == llvm::Instruction::FAdd ||
+          i.getOpcode() == llvm::Instruction::FSub)
+        i.setHasAllowContract(true);
+}
+
 }  // namespace
 
 void QuietMissedLoopHints(llvm::LLVMContext& ctx) {
@@ -48,9 +61,10 @@ void ApplyLoopHints(llvm::Module& m) {
   struct Hint {
     const char* suffix;
     const char* property;
+    bool contract;
   };
-  static const Hint kHints[] = {{"vectorize", "llvm.loop.vectorize.enable"},
-                                {"unroll", "llvm.loop.unroll.enable"}};
+  static const Hint kHints[] = {{"vectorize", "llvm.loop.vectorize.enable", true},
+                                {"unroll", "llvm.loop.unroll.enable", false}};
   for (const Hint& h : kHints) {
     llvm::Function* marker = m.getFunction(kLoopHintPrefix + h.suffix);
     if (!marker) continue;
@@ -60,10 +74,12 @@ void ApplyLoopHints(llvm::Module& m) {
     for (llvm::CallInst* c : calls) {
       llvm::DominatorTree dt(*c->getFunction());
       llvm::LoopInfo li(dt);
-      if (llvm::Loop* loop = li.getLoopFor(c->getParent()))
+      if (llvm::Loop* loop = li.getLoopFor(c->getParent())) {
         if (llvm::BasicBlock* latch = loop->getLoopLatch())
           latch->getTerminator()->setMetadata(llvm::LLVMContext::MD_loop,
                                               LoopID(m.getContext(), h.property));
+        if (h.contract) AllowContract(*loop);
+      }
       c->eraseFromParent();
     }
     if (marker->use_empty()) marker->eraseFromParent();

@@ -65,7 +65,8 @@ namespace relax::codegen {
 
 /// Replaces the loop-hint marker calls of `m` by `llvm.loop` metadata
 /// (llvm.loop.vectorize.enable / llvm.loop.unroll.enable) on the latch of the loop that
-/// contains each marker, and deletes the markers.
+/// contains each marker, and deletes the markers. The floating-point multiplies and adds of a
+/// vectorized loop get the `contract` flag (they may fuse into FMA).
 void ApplyLoopHints(llvm::Module& m);
 
 /// Makes `ctx` drop LLVM's warnings about loop hints it could not honour (the loops stay
