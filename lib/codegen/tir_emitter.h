@@ -120,6 +120,18 @@ class Emitter : public tir::StmtFunctor<void>, public tir::ExprFunctor<mlir::Val
   std::vector<DimBinding> dims_;
   std::map<const PrimExprNode*, mlir::Value> vars_;
   std::map<const BufferNode*, mlir::Value> bufs_;
+  // ---- f32 exp/tanh/erf/sigmoid as arith ops on the CPU (tir_math_to_mlir.cc) ----
+  /// Each takes and returns an f32 value; computed in f64, rounded once (about 0.5 ulp).
+  mlir::Value ExpF32(mlir::Value x);
+  mlir::Value TanhF32(mlir::Value x);
+  mlir::Value ErfF32(mlir::Value x);
+  mlir::Value SigmoidF32(mlir::Value x);
+  /// e^x of an f64 value (relative error about 1e-14 where the f32 result is finite).
+  mlir::Value Exp64(mlir::Value x);
+  mlir::Value F64Const(double v);
+  /// The x of `1 / (1 + exp(0 - x))` (f32), as the sigmoid is legalized; null otherwise.
+  PrimExpr SigmoidOperand(const tir::BinaryOpNode* div);
+
   /// The same number for structurally equal expressions (hash-consing, bottom-up: a node's key
   /// is its kind, dtype, own payload and its operands' numbers), cached per node.
   int64_t ValueNumber(const PrimExpr& e);
@@ -132,6 +144,10 @@ class Emitter : public tir::StmtFunctor<void>, public tir::ExprFunctor<mlir::Val
   std::unordered_map<std::string, int64_t> call_ops_;
   std::unordered_map<int64_t, mlir::Value> emitted_;  // by value number; see VisitExpr
   int expr_depth_ = 0;
+  /// > 0 inside a serial reduction loop, which LLVM does not vectorize (it keeps the order of
+  /// float sums): there f32 exp/tanh/erf stay libm calls, faster than the f64 polynomials
+  /// when scalar.
+  int scalar_reduction_depth_ = 0;
   mlir::Value status_;  // i32 slot of the function being emitted (see NewStatusSlot)
   int num_outlined_ = 0;
   int num_strings_ = 0;

@@ -97,7 +97,32 @@ Value Emitter::VisitExpr_(const tir::VarNode* op, const PrimExpr&) {
   return it->second;
 }
 
+// x when `div` is 1 / (1 + exp(0 - x)) in f32 (either order of the sum's operands).
+PrimExpr Emitter::SigmoidOperand(const tir::BinaryOpNode* div) {
+  auto is_const = [](const PrimExpr& e, double v) {
+    const auto* f = e.as<tir::FloatImmNode>();
+    return f && f->value == v;
+  };
+  if (div->kind != PrimKind::kDiv || div->a.dtype() != DataType::Float(32) ||
+      !is_const(div->a, 1.0))
+    return PrimExpr();
+  const auto* sum = div->b.as<tir::BinaryOpNode>();
+  if (!sum || sum->kind != PrimKind::kAdd) return PrimExpr();
+  const PrimExpr& other = is_const(sum->a, 1.0)   ? sum->b
+                          : is_const(sum->b, 1.0) ? sum->a
+                                                  : PrimExpr();
+  const auto* exp = other.defined() ? other.as<tir::CallNode>() : nullptr;
+  if (!exp || exp->op != "exp" || exp->args.size() != 1) return PrimExpr();
+  const auto* neg = exp->args[0].as<tir::BinaryOpNode>();
+  if (!neg || neg->kind != PrimKind::kSub || !is_const(neg->a, 0.0)) return PrimExpr();
+  return neg->b;
+}
+
 Value Emitter::VisitExpr_(const tir::BinaryOpNode* op, const PrimExpr&) {
+  if (device_ == GpuFlavor::kNone) {
+    PrimExpr x = SigmoidOperand(op);
+    if (x.defined()) return SigmoidF32(VisitExpr(x));
+  }
   DataType t = op->a.dtype();
   bool fl = t.is_float();
   bool uns = t.is_uint() || t.is_bool();
@@ -276,6 +301,13 @@ Value Emitter::Intrinsic(const tir::CallNode* n) {
   };
   if (name == "exp" || name == "sqrt" || name == "tanh" || name == "log" || name == "erf") {
     want(1);
+    // On the CPU, f32 exp/tanh/erf as arith ops (vectorizable; tir_math_to_mlir.cc), but in
+    // loops LLVM keeps scalar.
+    if (device_ == GpuFlavor::kNone && scalar_reduction_depth_ == 0 &&
+        n->dtype == DataType::Float(32) && name != "sqrt" && name != "log") {
+      Value x = arg(0);
+      return name == "exp" ? ExpF32(x) : name == "tanh" ? TanhF32(x) : ErfF32(x);
+    }
     Value x = narrow(arg(0));
     if (f64_in_f32) {
       Value r = name == "exp"    ? Value(mlir::math::ExpOp::create(b_, loc_, x))
