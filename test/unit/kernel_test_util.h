@@ -84,6 +84,14 @@ struct Tensor1D {
     dl.strides = nullptr;
     dl.byte_offset = 0;
   }
+  // A copy points at its own shape (a std::vector built from a braced list copies).
+  Tensor1D(const Tensor1D& o) : shape(o.shape), dl(o.dl) { dl.shape = &shape; }
+  Tensor1D& operator=(const Tensor1D& o) {
+    shape = o.shape;
+    dl = o.dl;
+    dl.shape = &shape;
+    return *this;
+  }
   int64_t shape;
   DLTensor dl;
 };

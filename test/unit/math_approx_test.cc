@@ -5,6 +5,7 @@
 // The kernel is a vectorized loop; the test also checks that it stays vectorized (no libm call).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -12,6 +13,8 @@
 #include <limits>
 #include <sstream>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "kernel_test_util.h"
@@ -67,63 +70,90 @@ struct Worst {
   }
 };
 
-class MathApproxTest : public ::testing::Test {
- protected:
-  // Runs the kernel over `xs` and folds its results into the worst errors.
-  void Check(const std::vector<float>& xs) {
-    int64_t n = static_cast<int64_t>(xs.size());
-    std::vector<float> x = xs, e(xs.size()), t(xs.size()), r(xs.size()), s(xs.size());
-    std::vector<Tensor1D> ts = {{x.data(), n, kF32},
-                                {e.data(), n, kF32},
-                                {t.data(), n, kF32},
-                                {r.data(), n, kF32},
-                                {s.data(), n, kF32}};
-    std::vector<RelaxValue> args;
-    for (auto& v : ts) args.push_back(TensorArg(&v));
-    RelaxValue ret{};
-    ASSERT_EQ(fn_(args.data(), static_cast<int32_t>(args.size()), &ret), 0);
-    for (size_t i = 0; i < xs.size(); ++i) {
-      double d = xs[i];
-      exp_.Add(xs[i], e[i], std::exp(d));
-      tanh_.Add(xs[i], t[i], std::tanh(d));
-      erf_.Add(xs[i], r[i], std::erf(d));
-      sigmoid_.Add(xs[i], s[i], 1.0 / (1.0 + std::exp(-d)));
-    }
+struct Errors {
+  Worst exp, tanh, erf, sigmoid;
+  void Merge(const Errors& o) {
+    for (auto [mine, theirs] : {std::pair{&exp, &o.exp}, std::pair{&tanh, &o.tanh},
+                                std::pair{&erf, &o.erf}, std::pair{&sigmoid, &o.sigmoid}})
+      if (theirs->ulp > mine->ulp || std::isnan(theirs->ulp)) *mine = *theirs;
   }
-  void ExpectWithinBounds() {
-    auto report = [](const char* name, const Worst& w) {
-      std::ostringstream os;
-      os << name << ": max " << w.ulp << " ulp at x = " << w.at << " (got " << w.got << ")";
-      return os.str();
-    };
-    EXPECT_LE(exp_.ulp, 2.0) << report("exp", exp_);
-    EXPECT_LE(tanh_.ulp, 2.0) << report("tanh", tanh_);
-    EXPECT_LE(sigmoid_.ulp, 2.0) << report("sigmoid", sigmoid_);
-    EXPECT_LE(erf_.ulp, 4.0) << report("erf", erf_);
-    std::printf("%s\n%s\n%s\n%s\n", report("exp", exp_).c_str(), report("tanh", tanh_).c_str(),
-                report("sigmoid", sigmoid_).c_str(), report("erf", erf_).c_str());
-  }
-
-  Kernels kernels_{kMathKernel};
-  RelaxPackedFunc fn_ = kernels_.Get("math");
-  Worst exp_, tanh_, erf_, sigmoid_;
 };
 
-TEST_F(MathApproxTest, WithinUlpBoundsOverSweep) {
-  ASSERT_NE(fn_, nullptr);
-  const bool full =
-      std::getenv("RELAX_TEST_FULL") && std::string(std::getenv("RELAX_TEST_FULL")) == "1";
+// Runs the kernel over `xs` and folds its results into `err`; false if the call failed.
+bool Check(RelaxPackedFunc fn, const std::vector<float>& xs, Errors* err) {
+  int64_t n = static_cast<int64_t>(xs.size());
+  std::vector<float> x = xs, e(xs.size()), t(xs.size()), r(xs.size()), s(xs.size());
+  std::vector<Tensor1D> ts = {{x.data(), n, kF32},
+                              {e.data(), n, kF32},
+                              {t.data(), n, kF32},
+                              {r.data(), n, kF32},
+                              {s.data(), n, kF32}};
+  std::vector<RelaxValue> args;
+  for (auto& v : ts) args.push_back(TensorArg(&v));
+  RelaxValue ret{};
+  if (fn(args.data(), static_cast<int32_t>(args.size()), &ret) != 0) return false;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    double d = xs[i];
+    err->exp.Add(xs[i], e[i], std::exp(d));
+    err->tanh.Add(xs[i], t[i], std::tanh(d));
+    err->erf.Add(xs[i], r[i], std::erf(d));
+    err->sigmoid.Add(xs[i], s[i], 1.0 / (1.0 + std::exp(-d)));
+  }
+  return true;
+}
+
+void ExpectWithinBounds(const Errors& err) {
+  auto report = [](const char* name, const Worst& w) {
+    std::ostringstream os;
+    os << name << ": max " << w.ulp << " ulp at x = " << w.at << " (got " << w.got << ")";
+    return os.str();
+  };
+  EXPECT_LE(err.exp.ulp, 2.0) << report("exp", err.exp);
+  EXPECT_LE(err.tanh.ulp, 2.0) << report("tanh", err.tanh);
+  EXPECT_LE(err.sigmoid.ulp, 2.0) << report("sigmoid", err.sigmoid);
+  EXPECT_LE(err.erf.ulp, 4.0) << report("erf", err.erf);
+  std::printf("%s\n%s\n%s\n%s\n", report("exp", err.exp).c_str(), report("tanh", err.tanh).c_str(),
+              report("sigmoid", err.sigmoid).c_str(), report("erf", err.erf).c_str());
+}
+
+TEST(MathApproxTest, WithinUlpBoundsOverSweep) {
+  Kernels kernels(kMathKernel);
+  RelaxPackedFunc fn = kernels.Get("math");
+  ASSERT_NE(fn, nullptr);
+  const char* full_env = std::getenv("RELAX_TEST_FULL");
+  const bool full = full_env && std::string(full_env) == "1";
   constexpr size_t kChunk = size_t{1} << 20;
+  Errors err;
   std::vector<float> xs;
   xs.reserve(kChunk);
   auto flush = [&] {
-    Check(xs);
+    EXPECT_TRUE(Check(fn, xs, &err));
     xs.clear();
   };
   if (full) {
-    for (uint64_t b = 0; b <= 0xffffffffu; ++b) {
-      xs.push_back(FromBits(static_cast<uint32_t>(b)));
-      if (xs.size() == kChunk) flush();
+    // Every f32 bit pattern, split over the machine's cores.
+    unsigned nthreads = std::max(1u, std::thread::hardware_concurrency());
+    std::vector<Errors> per(nthreads);
+    std::vector<int> failed(nthreads, 0);
+    std::vector<std::thread> pool;
+    const uint64_t total = uint64_t{1} << 32;
+    for (unsigned w = 0; w < nthreads; ++w)
+      pool.emplace_back([&, w] {
+        std::vector<float> mine;
+        mine.reserve(kChunk);
+        for (uint64_t b = total * w / nthreads; b < total * (w + 1) / nthreads; ++b) {
+          mine.push_back(FromBits(static_cast<uint32_t>(b)));
+          if (mine.size() == kChunk) {
+            failed[w] |= !Check(fn, mine, &per[w]);
+            mine.clear();
+          }
+        }
+        if (!mine.empty()) failed[w] |= !Check(fn, mine, &per[w]);
+      });
+    for (auto& t : pool) t.join();
+    for (unsigned w = 0; w < nthreads; ++w) {
+      EXPECT_EQ(failed[w], 0);
+      err.Merge(per[w]);
     }
   } else {
     // 5 * 10^6 bit patterns evenly spaced over all of them (every binade, both signs, the
@@ -139,13 +169,30 @@ TEST_F(MathApproxTest, WithinUlpBoundsOverSweep) {
     }
   }
   // Values where the functions change form or saturate.
-  for (float v :
-       {0.0f, -0.0f, 0.01f, -0.01f, 0.5f, 1.5f, 2.5f, 3.5f, 4.5f, 88.72f, 88.73f, -87.33f, -126.0f, 709.0f, -746.0f, -103.97f,
-        -104.0f, std::numeric_limits<float>::denorm_min(), std::numeric_limits<float>::infinity(),
-        -std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN()})
+  for (float v : {0.0f,
+                  -0.0f,
+                  0.01f,
+                  -0.01f,
+                  0.5f,
+                  1.5f,
+                  2.5f,
+                  3.5f,
+                  4.5f,
+                  88.72f,
+                  88.73f,
+                  -87.33f,
+                  -126.0f,
+                  709.0f,
+                  -746.0f,
+                  -103.97f,
+                  -104.0f,
+                  std::numeric_limits<float>::denorm_min(),
+                  std::numeric_limits<float>::infinity(),
+                  -std::numeric_limits<float>::infinity(),
+                  std::numeric_limits<float>::quiet_NaN()})
     xs.push_back(v);
   flush();
-  ExpectWithinBounds();
+  ExpectWithinBounds(err);
 }
 
 // The loop is vectorized: the optimized LLVM IR has f64 vector arithmetic and calls no libm
