@@ -31,7 +31,8 @@ std::vector<std::string> DefaultPipeline() {
           "dedupe-prim-funcs",
           "flatten-buffer",
           "split-host-device",
-          "outline-parallel"};
+          "outline-parallel",
+          "plan-memory"};
 }
 
 std::string BuildSharedObject(const IRModule& mod, const Target& target,
@@ -53,20 +54,22 @@ BuildStats Build(IRModule mod, const Target& target, const std::string& out_path
                                                   "fuse-ops",
                                                   "fuse-tir",
                                                   "fold-constants",
-                                                  "dedupe-prim-funcs"};
+                                                  "dedupe-prim-funcs",
+                                                  "plan-memory"};
   for (const auto& d : disabled)
     if (!kOptional.count(d))
       RELAX_THROW("--disable-pass: '" << d
                                       << "' cannot be disabled (optional passes: "
                                          "remove-noop-ops, fold-batch-norm, recognize-activations, "
                                          "common-subexpr-elimination, dead-code-elimination, "
-                                         "fuse-ops, "
-                                         "fuse-tir, fold-constants, dedupe-prim-funcs)");
+                                         "fuse-ops, fuse-tir, fold-constants, dedupe-prim-funcs, "
+                                         "plan-memory)");
   std::vector<std::string> pipeline;
   for (const auto& p : DefaultPipeline())
     if (std::find(disabled.begin(), disabled.end(), p) == disabled.end()) pipeline.push_back(p);
   runner.Run(&mod, pipeline);
   BuildStats stats;
+  if (const FunctionNode* main = mod.GetFunction("main")) stats.memory = SummarizeMemory(*main);
   // Device kernels are reported per kernel (BuildStats::device_kernels); their host PrimFunc
   // counts here with its rule.
   for (const auto& [name, f] : mod.prim_funcs) {
@@ -107,6 +110,9 @@ BuildStats Build(IRModule mod, const Target& target, const std::string& out_path
                                        << "with a tab or newline for region '" << e.region << "'");
     byoc += e.library + "\t" + e.function + "\t" + e.plugin + "\n";
   }
+  // The weights now live in the params section: drop the module's copy before writing, so the
+  // compiler's peak memory holds them twice at most (issue 12's peak-RSS bound).
+  mod = IRModule();
   if (!byoc.empty()) parts.extra.push_back({"byoc", std::move(byoc), 8});
   runtime::WriteArtifact(out_path, parts);
   return stats;

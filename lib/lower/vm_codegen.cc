@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 
+#include "relax/ir/expr_functor.h"
 #include "relax/lower/vm_register_release.h"
 #include "relax/support/error.h"
 
@@ -39,6 +40,7 @@ class FunctionCodegen {
       regs_[p.get()] = static_cast<int64_t>(i);
     }
     next_reg_ = static_cast<int64_t>(fn_->params.size());
+    uses_ = CountVarUses(fn_->body);
     // The heap's size is known at the end (match_casts add slots): patched below.
     heap_ = Call("vm.builtin.alloc_shape_heap", {Imm(0)});
     const size_t heap_pc = func_.code.size() - 1;
@@ -244,6 +246,22 @@ class FunctionCodegen {
   int64_t MakeShape(const std::vector<PrimExpr>& dims, const std::string& ctx) {
     return Call("vm.builtin.make_shape", {Reg(heap_), ShapeProgram(dims, ctx)});
   }
+  // A tensor of `dims` viewing `storage` at `offset`, in one instruction: a constant shape is
+  // an operand, a symbolic one a shape program the builtin evaluates on the heap.
+  int64_t AllocTensor(Arg storage, Arg offset, const std::vector<PrimExpr>& dims, DataType dtype,
+                      const std::string& ctx) {
+    std::vector<int64_t> consts;
+    for (const PrimExpr& d : dims) {
+      int64_t v = 0;
+      if (!d.AsInt(&v)) break;
+      consts.push_back(v);
+    }
+    Arg type = Str(ToRuntimeString(dtype));
+    if (consts.size() == dims.size())
+      return Call("vm.builtin.alloc_tensor", {storage, offset, ShapeConst(consts), type});
+    return Call("vm.builtin.alloc_tensor",
+                {storage, offset, Reg(heap_), ShapeProgram(dims, ctx), type});
+  }
 
   // ---- signatures and match_cast -------------------------------------------------
   std::string InputName(size_t i, const VarRef& p) const {
@@ -408,12 +426,10 @@ class FunctionCodegen {
       if (!o->device.empty() && o->device != "cpu" && o->device != "cpu:0")
         RELAX_THROW(ctx << ": tensors on device '" << o->device
                         << "' are not supported by the VM codegen yet (cpu only)");
-      int64_t shape = MakeShape(*o->values, ctx);
       PrimExpr nbytes = ShapeProduct(*o->values) * PrimExpr(static_cast<int64_t>(o->dtype.bytes()));
       int64_t storage = Call("vm.builtin.alloc_storage",
                              {ArgOf(MakePrimValue(nbytes)), Imm(kDLCPU), Imm(0), Imm(64)});
-      regs.push_back(Call("vm.builtin.alloc_tensor",
-                          {Reg(storage), Imm(0), Reg(shape), Str(ToRuntimeString(o->dtype))}));
+      regs.push_back(AllocTensor(Reg(storage), Imm(0), *o->values, o->dtype, ctx));
     }
     return regs;
   }
@@ -441,7 +457,12 @@ class FunctionCodegen {
         const Expr& callee_e = c->args[0];
         std::string callee = op->name == "relax.call_tir" ? As<GlobalVarNode>(callee_e)->name
                                                           : As<ExternFuncNode>(callee_e)->symbol;
-        std::vector<int64_t> outs = AllocOutputs(c->sinfo_args[0], ctx);
+        // Planned calls (plan-memory) name their destinations; others allocate here.
+        std::vector<int64_t> outs;
+        if (c->args.size() == 3)
+          for (const auto& d : As<TupleNode>(c->args[2])->fields) outs.push_back(RegOf(d));
+        else
+          outs = AllocOutputs(c->sinfo_args[0], ctx);
         std::vector<Arg> args;
         for (const auto& a : As<TupleNode>(c->args[1])->fields) args.push_back(ArgOf(a));
         for (int64_t o : outs) args.push_back(Reg(o));
@@ -451,6 +472,12 @@ class FunctionCodegen {
         for (int64_t o : outs) fields.push_back(Reg(o));
         return Call("vm.builtin.make_tuple", fields);
       }
+      if (op->name == "relax.memory.alloc_storage")
+        return Call("vm.builtin.alloc_storage",
+                    {ArgOf(c->args[0]), Imm(kDLCPU), Imm(0), Imm(64), Imm(1)});
+      if (op->name == "relax.memory.alloc_tensor")
+        return AllocTensor(Reg(RegOf(c->args[0])), ArgOf(c->args[1]),
+                           As<ShapeExprNode>(c->args[2])->values, var->sinfo->dtype, ctx);
       if (op->name == "relax.reshape") {
         if (!var->sinfo->values) RELAX_THROW(ctx << ": reshape to an unknown shape");
         int64_t shape = MakeShape(*var->sinfo->values, ctx);
@@ -461,6 +488,9 @@ class FunctionCodegen {
              {Reg(heap_), ShapeProgram(As<ShapeExprNode>(c->args[0])->values, ctx),
               Str(As<StringImmNode>(c->args[1])->value)},
              false);
+        // Its value (an empty tuple) is made only when something reads it.
+        auto u = uses_.find(var.get());
+        if (u == uses_.end() || u->second == 0) return -1;
         return Call("vm.builtin.make_tuple", {});
       }
       RELAX_THROW(ctx << ": op '" << op->name << "' was not legalized");
@@ -486,6 +516,7 @@ class FunctionCodegen {
   void EmitBinding(const Binding& b) {
     const std::string ctx = "@" + name_ + " binding '" + b.var->name + "'";
     int64_t r = EmitValue(b.value, b.var, ctx);
+    if (r < 0) return;  // a value nobody reads was not materialized
     if (b.match_sinfo) MatchTensor(r, b.match_sinfo, "match_cast of '" + b.var->name + "'");
     regs_[b.var.get()] = r;
   }
@@ -548,6 +579,7 @@ class FunctionCodegen {
   const FunctionNode* fn_;
   runtime::Function func_;
   std::map<const VarNode*, int64_t> regs_;
+  std::map<const VarNode*, int> uses_;  // of each var in the function (CountVarUses)
   std::map<const PrimExprNode*, int64_t> slots_;
   std::vector<Var> scratch_;  // vars standing for matched compound dims and hoisted slots
   std::vector<std::pair<PrimExpr, int64_t>> hoisted_;  // compound dim -> its heap slot

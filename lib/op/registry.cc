@@ -31,6 +31,7 @@ void EnsureRegistered() {
     RegisterSamplingOps();
     RegisterLinalgOps();
     RegisterRearrangeOps();
+    RegisterMemoryOps();
   });
 }
 }  // namespace

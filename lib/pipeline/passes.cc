@@ -5,6 +5,7 @@
 #include "relax/legalize/legalize.h"
 #include "relax/lower/flatten_buffer.h"
 #include "relax/lower/outline_parallel.h"
+#include "relax/lower/plan_memory.h"
 #include "relax/lower/split_host_device.h"
 #include "relax/partition/fuse_ops_by_pattern.h"
 #include "relax/partition/merge_composite.h"
@@ -80,6 +81,10 @@ const bool kRegistered = [] {
                 "give each parallel loop its captures (the vars and buffers its body uses from "
                 "outside), which codegen outlines",
                 [](IRModule* mod, const PassContext&) { OutlineParallelLoops(mod); }});
+  RegisterPass({"plan-memory",
+                "static storage planning by liveness: call_tir outputs get destinations in a "
+                "bounded arena, shared storages or (escaping outputs) their own",
+                PlanMemory});
   RegisterPass({"dedupe-prim-funcs", "merge structurally identical PrimFuncs", DedupePrimFuncs});
   return true;
 }();

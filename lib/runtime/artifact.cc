@@ -77,16 +77,16 @@ struct Mapping {
 }  // namespace
 
 void WriteArtifact(const std::string& path, const ArtifactParts& parts) {
-  std::vector<SectionData> sections;
+  std::vector<SectionView> sections;
   if (!parts.elf.empty()) sections.push_back({"elf", parts.elf, kArtifactPageSize});
   sections.push_back({"params", parts.params, kArtifactPageSize});
   sections.push_back({"executable", parts.executable_json, 8});
   for (const auto& s : parts.extra) {
     if (s.name == "elf" || s.name == "params" || s.name == "executable")
       RELAX_THROW("cannot write artifact '" << path << "': section '" << s.name << "' is reserved");
-    sections.push_back(s);
+    sections.push_back({s.name, s.bytes, s.alignment});
   }
-  WriteSections(path, sections);
+  WriteSectionViews(path, sections);
 }
 
 std::shared_ptr<LoadedArtifact> LoadedArtifact::Load(const std::string& path, int device_id) {

@@ -10,6 +10,7 @@
 #include <cctype>
 #include <cerrno>
 #include <cstring>
+#include <memory>
 #include <set>
 
 #include "relax/support/error.h"
@@ -59,14 +60,20 @@ void WriteAll(int fd, const char* data, size_t n, const std::string& path) {
 }  // namespace
 
 void WriteSections(const std::string& path, const std::vector<SectionData>& in) {
+  std::vector<SectionView> views;
+  for (const auto& s : in) views.push_back({s.name, s.bytes, s.alignment});
+  WriteSectionViews(path, views);
+}
+
+void WriteSectionViews(const std::string& path, const std::vector<SectionView>& in) {
   // "elf" first (offset 0: the file stays a loadable .so), then the others in order.
-  std::vector<const SectionData*> order;
+  std::vector<const SectionView*> order;
   for (const auto& s : in)
     if (s.name == "elf") order.push_back(&s);
   for (const auto& s : in)
     if (s.name != "elf") order.push_back(&s);
   std::set<std::string> names;
-  for (const SectionData* s : order) {
+  for (const SectionView* s : order) {
     if (!ValidName(s->name))
       RELAX_THROW("cannot write artifact '" << path << "': bad section name '" << s->name << "'");
     if (!PowerOfTwo(s->alignment))
@@ -75,27 +82,23 @@ void WriteSections(const std::string& path, const std::vector<SectionData>& in) 
     if (!names.insert(s->name).second)
       RELAX_THROW("cannot write artifact '" << path << "': duplicate section '" << s->name << "'");
   }
-  std::string body, table;
-  for (const SectionData* s : order) {
-    uint64_t offset = (body.size() + s->alignment - 1) / s->alignment * s->alignment;
-    body.resize(offset, '\0');
-    body += s->bytes;
+  // Layout first; then the sections are streamed to the file (no copy of the whole artifact
+  // in memory: weights can be hundreds of MB), hashed as they go.
+  std::vector<uint64_t> offsets;
+  std::string table;
+  uint64_t size = 0;
+  for (const SectionView* s : order) {
+    uint64_t offset = (size + s->alignment - 1) / s->alignment * s->alignment;
+    offsets.push_back(offset);
+    size = offset + s->bytes.size();
     std::string name(32, '\0');
     std::memcpy(name.data(), s->name.data(), s->name.size());
     table += name;
     for (uint64_t v : {offset, static_cast<uint64_t>(s->bytes.size()), s->alignment, uint64_t{0}})
       PutU64(&table, v);
   }
-  body.resize((body.size() + 7) / 8 * 8, '\0');
-  const uint64_t table_offset = body.size();
-  body += table;
-  const uint64_t checksum = XXH3_64bits(body.data(), body.size());
-  std::string trailer(kMagic, 8);
-  PutU32(&trailer, kArtifactFormatVersion);
-  PutU32(&trailer, 0);
-  for (uint64_t v : {table_offset, static_cast<uint64_t>(order.size()), uint64_t{0}, checksum,
-                     static_cast<uint64_t>(body.size() + kArtifactTrailerSize), uint64_t{0}})
-    PutU64(&trailer, v);
+  const uint64_t table_offset = (size + 7) / 8 * 8;
+  const uint64_t body_size = table_offset + table.size();
 
   // The artifact replaces `path` by rename: refuse anything there that is not a regular file
   // (a device such as /dev/null, a FIFO, a directory), which would otherwise be replaced.
@@ -107,8 +110,34 @@ void WriteSections(const std::string& path, const std::vector<SectionData>& in) 
   std::string tmp = path + ".tmp." + std::to_string(::getpid());
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
   if (fd < 0) RELAX_THROW("cannot create artifact '" << path << "': " << ErrnoText());
+  std::unique_ptr<XXH3_state_t, XXH_errorcode (*)(XXH3_state_t*)> hash(XXH3_createState(),
+                                                                       XXH3_freeState);
   try {
-    WriteAll(fd, body.data(), body.size(), path);
+    if (!hash || XXH3_64bits_reset(hash.get()) != XXH_OK)
+      RELAX_THROW("cannot write artifact '" << path << "': hash state");
+    uint64_t at = 0;
+    auto emit = [&](const char* data, size_t n) {
+      WriteAll(fd, data, n, path);
+      XXH3_64bits_update(hash.get(), data, n);
+      at += n;
+    };
+    const std::string zeros(4096, '\0');
+    auto pad_to = [&](uint64_t target) {
+      while (at < target) emit(zeros.data(), static_cast<size_t>(std::min<uint64_t>(zeros.size(), target - at)));
+    };
+    for (size_t i = 0; i < order.size(); ++i) {
+      pad_to(offsets[i]);
+      emit(order[i]->bytes.data(), order[i]->bytes.size());
+    }
+    pad_to(table_offset);
+    emit(table.data(), table.size());
+    const uint64_t checksum = XXH3_64bits_digest(hash.get());
+    std::string trailer(kMagic, 8);
+    PutU32(&trailer, kArtifactFormatVersion);
+    PutU32(&trailer, 0);
+    for (uint64_t v : {table_offset, static_cast<uint64_t>(order.size()), uint64_t{0}, checksum,
+                       body_size + kArtifactTrailerSize, uint64_t{0}})
+      PutU64(&trailer, v);
     WriteAll(fd, trailer.data(), trailer.size(), path);
     if (::fsync(fd) != 0 && errno != EINVAL)
       RELAX_THROW("cannot write artifact '" << path << "': " << ErrnoText());

@@ -5,6 +5,7 @@
 
 #include "relax/runtime/allocator.h"
 #include "relax/runtime/device_api.h"
+#include "relax/runtime/memory_stats.h"
 #include "relax/support/error.h"
 
 namespace relax::runtime {
@@ -100,6 +101,7 @@ static size_t CheckedBytes(int64_t numel, DLDataType dtype, const std::vector<in
 NDArray NDArray::Empty(std::vector<int64_t> shape, DLDataType dtype, DLDevice dev) {
   int64_t numel = ShapeNumel(shape, "NDArray::Empty");
   size_t nbytes = CheckedBytes(numel, dtype, shape);
+  NotePlanned(nbytes, false);
   return TensorFromStorage(Allocator::Get(dev)->Alloc(nbytes, 64), 0, std::move(shape), dtype);
 }
 

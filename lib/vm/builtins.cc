@@ -7,6 +7,7 @@
 
 #include "builtin_args.h"
 #include "relax/runtime/device_api.h"
+#include "relax/runtime/memory_stats.h"
 #include "relax/support/error.h"
 #include "relax/vm/executable.h"
 
@@ -134,32 +135,41 @@ Value CheckDimsEqual(const Args& a) {
   return {};
 }
 
-// vm.builtin.alloc_storage(int nbytes, int device_type, int device_id, int alignment) ->
-// Storage from the device's Allocator (allocator.h).
+// vm.builtin.alloc_storage(int nbytes, int device_type, int device_id, int alignment
+// [, int planned]) -> Storage from the device's Allocator (allocator.h). `planned` = 1 marks
+// the compiler's memory plan (plan-memory) for the memory counters (memory_stats.h).
 Value AllocStorage(const Args& a) {
   const char* fn = "vm.builtin.alloc_storage";
-  CheckArgc(fn, a, 4);
+  if (a.size() != 5) CheckArgc(fn, a, 4);
   int64_t nbytes = AsInt(fn, a, 0), type = AsInt(fn, a, 1), id = AsInt(fn, a, 2),
           align = AsInt(fn, a, 3);
+  const bool planned = a.size() == 5 && AsInt(fn, a, 4) != 0;
   if (nbytes < 0) RELAX_THROW(fn << ": negative size " << nbytes);
   if (type < 0 || type > 1000 || id < 0 || id > 1 << 16)
     RELAX_THROW(fn << ": bad device " << type << ":" << id);
   if (align <= 0) RELAX_THROW(fn << ": bad alignment " << align);
   DLDevice dev{static_cast<DLDeviceType>(type), static_cast<int32_t>(id)};
-  return Allocator::Get(dev)->Alloc(static_cast<size_t>(nbytes), static_cast<size_t>(align));
+  Storage s = Allocator::Get(dev)->Alloc(static_cast<size_t>(nbytes), static_cast<size_t>(align));
+  NotePlanned(static_cast<size_t>(nbytes), planned);
+  return s;
 }
 
 // vm.builtin.alloc_tensor(storage, int offset, shape, string dtype) -> a tensor viewing the
-// storage; the short form alloc_tensor(shape, dtype) allocates its own cpu storage.
+// storage; alloc_tensor(storage, int offset, heap, shape program, string dtype) evaluates the
+// shape on the heap first (one instruction instead of make_shape + alloc_tensor); the short
+// form alloc_tensor(shape, dtype) allocates its own cpu storage.
 Value AllocTensor(const Args& a) {
   const char* fn = "vm.builtin.alloc_tensor";
   if (a.size() == 2) return NDArray::Empty(AsShape(fn, a, 0), ParseDType(AsStr(fn, a, 1)));
-  CheckArgc(fn, a, 4);
+  if (a.size() != 5) CheckArgc(fn, a, 4);
   const Storage& s = As<Storage>(fn, a, 0, "storage");
   int64_t offset = AsInt(fn, a, 1);
   if (offset < 0) RELAX_THROW(fn << ": negative offset " << offset);
-  return TensorFromStorage(s, static_cast<size_t>(offset), AsShape(fn, a, 2),
-                           ParseDType(AsStr(fn, a, 3)));
+  std::vector<int64_t> shape = a.size() == 5
+                                   ? EvalShapeProgram(AsHeap(fn, a, 2).slots, AsShape(fn, a, 3), true)
+                                   : AsShape(fn, a, 2);
+  return TensorFromStorage(s, static_cast<size_t>(offset), std::move(shape),
+                           ParseDType(AsStr(fn, a, a.size() - 1)));
 }
 
 Value Reshape(const Args& a) {

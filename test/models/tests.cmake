@@ -244,3 +244,10 @@ if(TARGET relax_byoc_dnnl)
   relax_byoc_dnnl_case(det --model-name ch_PP-OCRv4_det_infer.onnx
                        --shape 1,3,320,320 --shape 1,3,96,128)
 endif()
+
+# The memory plan of det with bounded dims, measured against relax-run --memory, and its
+# kernel-call count (issue 12).
+add_test(NAME models.det.memory_plan
+         COMMAND bash ${RELAX_VENV_PYTHON} ${RELAX_MODEL_TEST_DIR}/check_memory_plan.py
+                 --relaxc $<TARGET_FILE:relaxc> --relax-run $<TARGET_FILE:relax-run>)
+set_tests_properties(models.det.memory_plan PROPERTIES TIMEOUT 600 LABELS models)

@@ -3,12 +3,15 @@
 // [--disable-pass=PASS] [--pass-option KEY=VALUE]`.
 #include "compile_command.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iomanip>
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 
 #include "../cli_main.h"
@@ -26,13 +29,14 @@ namespace {
 struct CompileOptions {
   std::string model, output, target = "cpu";
   bool print_after_all = false, time_passes = false, stats = false, no_verify = false;
-  std::vector<std::string> print_after, bounds, disabled, pass_options, plugins;
+  std::vector<std::string> print_after, bounds, disabled, pass_options, plugins, stats_at;
   std::string byoc, partition_graph;
   bool partition_report = false;
 };
 
 // Parses a whole decimal integer (no trailing characters).
-int64_t ParseInt(const std::string& text, const std::string& spec) {
+int64_t ParseInt(const std::string& text, const std::string& spec,
+                 const char* option = "--bound") {
   size_t used = 0;
   int64_t v = 0;
   try {
@@ -41,7 +45,7 @@ int64_t ParseInt(const std::string& text, const std::string& spec) {
     used = 0;
   }
   if (text.empty() || used != text.size())
-    throw Error("--bound: '" + text + "' is not an integer in '" + spec + "'");
+    throw Error(std::string(option) + ": '" + text + "' is not an integer in '" + spec + "'");
   return v;
 }
 
@@ -112,9 +116,65 @@ void WriteGraph(const std::string& dot, const std::string& path) {
                 std::to_string(rc) + "); is Graphviz installed (apt-get install graphviz)?");
 }
 
+// "memory at NAME=V,...: liveness lower bound L bytes, planned peak P bytes (Rx)": the summary
+// evaluated at `values` (the lower bound as the max of every point's live bytes, exactly).
+void PrintMemoryAt(const MemorySummary& m, const std::map<std::string, int64_t>& values) {
+  std::string where;
+  for (const auto& [name, v] : values)
+    where += (where.empty() ? "" : ",") + name + "=" + std::to_string(v);
+  int64_t lower = 0;
+  bool known = true;
+  for (const PrimExpr& e : m.live_at) {
+    std::optional<int64_t> v = EvaluateAt(e, values);
+    known = known && v.has_value();
+    if (v) lower = std::max(lower, *v);
+  }
+  std::optional<int64_t> peak = EvaluateAt(m.planned_peak, values);
+  const std::string unknown = "? (a dim has no value)";
+  std::cout << "memory at " << where << ": liveness lower bound "
+            << (known ? std::to_string(lower) : unknown) << " bytes, planned peak "
+            << (peak ? std::to_string(*peak) : unknown) << " bytes";
+  if (known && peak && lower > 0)
+    std::cout << " (" << std::fixed << std::setprecision(3)
+              << static_cast<double>(*peak) / static_cast<double>(lower) << "x)";
+  std::cout << "\n";
+}
+
+// The --stats lines on ops, kernel calls and @main's memory plan: formulas in the symbolic
+// dims, then their values at the --bound maxima (when given) and at --stats-at sizes.
+void PrintMemoryStats(const BuildStats& st, const frontend::OnnxImportStats& imp, bool text_ir,
+                      const std::map<std::string, int64_t>& at,
+                      const std::map<std::string, std::pair<int64_t, int64_t>>& bounds) {
+  const MemorySummary& m = st.memory;
+  if (!text_ir)
+    std::cout << "ops imported: " << imp.nodes - imp.constant_nodes << " (" << imp.nodes
+              << " nodes, " << imp.constant_nodes << " Constant)\n";
+  std::cout << "kernel calls per inference: " << m.kernel_calls << "\ndistinct kernels: "
+            << st.num_prim_funcs << "\nmemory: planned static bytes: " << m.planned_static_bytes
+            << "\nmemory: liveness lower bound: " << ToString(m.lower_bound)
+            << "\nmemory: planned peak: " << ToString(m.planned_peak) << "\n";
+  if (!bounds.empty()) {
+    std::map<std::string, int64_t> hi;
+    for (const auto& [name, b] : bounds) hi[name] = b.second;
+    PrintMemoryAt(m, hi);
+  }
+  if (!at.empty()) PrintMemoryAt(m, at);
+}
+
 int RunCompile(const CompileOptions& o) {
   try {
     frontend::OnnxImportOptions iopts;
+    frontend::OnnxImportStats import_stats;
+    iopts.stats = &import_stats;
+    std::map<std::string, int64_t> stats_at;
+    for (const auto& spec : o.stats_at) {
+      auto eq = spec.find('=');
+      if (eq == std::string::npos || eq == 0)
+        throw Error("--stats-at expects NAME=VALUE[,NAME=VALUE...], got '" + spec + "'");
+      int64_t v = ParseInt(spec.substr(eq + 1), spec, "--stats-at");
+      if (v < 0) throw Error("--stats-at: '" + spec + "' is not a dim size (>= 0)");
+      stats_at[spec.substr(0, eq)] = v;
+    }
     for (const auto& b : o.bounds) {
       std::string name;
       auto r = ParseBound(b, &name);
@@ -201,6 +261,7 @@ int RunCompile(const CompileOptions& o) {
       }
       std::cout << "vm: " << st.num_instructions << " instructions\nparams: " << st.params_bytes
                 << " bytes\n";
+      PrintMemoryStats(st, import_stats, IsTextIR(o.model), stats_at, iopts.bounds);
     }
     std::cerr << "wrote " << o.output << "\n";
     return 0;
@@ -239,13 +300,19 @@ void AddCompileCommand(CLI::App& app) {
   c->add_option("--print-ir-after", o->print_after, "Print the IR after the named stage")
       ->delimiter(',');
   c->add_flag("--time-passes", o->time_passes, "Print per-pass timing");
-  c->add_flag("--stats", o->stats, "Print kernel/VM/params sizes and the schedule rule counts");
+  c->add_flag("--stats", o->stats,
+              "Print ops imported, kernel calls, kernel/VM/params sizes, schedule rule counts and "
+              "the memory plan (formulas in the symbolic dims)");
+  c->add_option("--stats-at", o->stats_at,
+                "With --stats: evaluate the memory formulas at NAME=VALUE[,NAME=VALUE...] "
+                "(the --bound maxima are always evaluated)")
+      ->delimiter(',');
   c->add_flag("--no-verify", o->no_verify, "Skip the well-formedness check after each pass");
   c->add_option("--bound", o->bounds, "Bound a symbolic dim: NAME=MAX or NAME=MIN..MAX");
   c->add_option("--disable-pass", o->disabled,
                 "Skip an optional pass (remove-noop-ops, fold-batch-norm, recognize-activations, "
                 "common-subexpr-elimination, dead-code-elimination, fuse-ops, fuse-tir, "
-                "fold-constants, dedupe-prim-funcs)");
+                "fold-constants, dedupe-prim-funcs, plan-memory)");
   c->add_option("--byoc", o->byoc,
                 "BYOC codegen plugins to use, comma-separated (dnnl, ...); 'none' disables all, "
                 "--plugin ones included");

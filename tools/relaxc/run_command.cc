@@ -12,6 +12,7 @@
 #include <map>
 #include <set>
 
+#include "relax/runtime/memory_stats.h"
 #include "relax/runtime/npy.h"
 #include "relax/support/error.h"
 #include "relax/vm/runner.h"
@@ -161,10 +162,16 @@ void RunOrThrow(const RunOptions& opts) {
   std::vector<double> times;
   // With --repeat, one untimed warm-up run first (page faults, thread-pool start).
   if (opts.repeat > 1) outputs = runner.RunValues(inputs);
+  runtime::MemoryStats mem;
+  int64_t mem_base = 0;
   for (int r = 0; r < opts.repeat; ++r) {
+    outputs.clear();  // the previous run's outputs are not part of this run's peak
+    runtime::ResetMemoryStats();
+    mem_base = runtime::ReadMemoryStats().live_bytes;
     auto t0 = std::chrono::steady_clock::now();
     outputs = runner.RunValues(inputs);
     auto t1 = std::chrono::steady_clock::now();
+    mem = runtime::ReadMemoryStats();
     times.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
     total_ms += times.back();
   }
@@ -212,6 +219,11 @@ void RunOrThrow(const RunOptions& opts) {
                   total_ms / opts.repeat, opts.repeat, times[times.size() / 2], times.front());
     std::cout << buf << "\n";
   }
+  if (opts.memory)
+    std::cout << "memory: peak " << mem.peak_bytes - mem_base << " bytes live during the run; plan: "
+              << mem.planned_allocs << " storages, " << mem.planned_bytes
+              << " bytes; outside the plan: " << mem.unplanned_allocs << " allocations, "
+              << mem.unplanned_bytes << " bytes\n";
   if (opts.profile) std::cout << "profile (all runs):\n" << vm.ProfileReport();
   std::cout.flush();
 }
@@ -231,6 +243,9 @@ void AddRunOptions(CLI::App& app, std::shared_ptr<RunOptions> opts) {
   app.add_option("--max-instructions", opts->max_instructions,
                  "Fail a run that executes more than N VM instructions (0: no bound)");
   app.add_flag("--profile", opts->profile, "Print time spent per kernel/builtin");
+  app.add_flag("--memory", opts->memory,
+               "Print the last run's peak of live tensor bytes, the storages of the compiler's "
+               "memory plan and any allocation made outside it");
 }
 
 int ExecuteRun(const RunOptions& opts) {

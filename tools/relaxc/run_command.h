@@ -19,6 +19,7 @@ struct RunOptions {
   bool profile = false;             // print per-callee time after the runs
   int64_t max_instructions = 0;     // VM instructions per run; 0 = no bound
   int device = 0;                   // GPU index for GPU artifacts (cpu artifacts ignore it)
+  bool memory = false;              // print the last run's memory counters (memory_stats.h)
 };
 
 /// Adds the run options (positional ARTIFACT, --input NAME=FILE.npy repeatable,

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "relax/codegen/codegen.h"
+#include "relax/lower/memory_liveness.h"
 #include "relax/transform/pass.h"
 
 namespace relax {
@@ -25,6 +26,8 @@ struct BuildStats {
   std::map<std::string, size_t> schedule_rules;
   /// GPU targets: one entry per device kernel (rule, fallback, registers, spills, shared memory).
   std::vector<KernelReport> device_kernels;
+  /// @main's memory plan and kernel calls (relax/lower/memory_liveness.h).
+  MemorySummary memory;
 };
 
 /// Runs DefaultPipeline() on `mod`, generates kernels for `target` and writes

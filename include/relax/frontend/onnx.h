@@ -24,6 +24,7 @@ class UnsupportedOpError : public Error {
 /// Counters an import fills in (for `--stats` and the importer fuzzer).
 struct OnnxImportStats {
   int64_t nodes = 0;                ///< nodes of the main graph
+  int64_t constant_nodes = 0;       ///< of which Constant nodes (they import as constants)
   int64_t nodes_converted = 0;      ///< nodes whose converter ran to completion
   bool reached_conversion = false;  ///< the model passed loading and checks; conversion began
 };

@@ -78,6 +78,7 @@ void RegisterRecurrentOps();
 void RegisterSamplingOps();
 void RegisterLinalgOps();
 void RegisterRearrangeOps();
+void RegisterMemoryOps();
 
 }  // namespace relax
 

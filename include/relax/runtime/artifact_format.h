@@ -23,6 +23,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace relax::runtime {
@@ -53,6 +54,16 @@ struct SectionEntry {
 /// rename()d over `path`, so a failed write never leaves a partial file. Throws relax::Error
 /// naming the path (I/O errors with errno text, or a bad section name/alignment/duplicate).
 void WriteSections(const std::string& path, const std::vector<SectionData>& sections);
+
+/// A section given by reference (the bytes stay owned by the caller).
+struct SectionView {
+  std::string name;
+  std::string_view bytes;
+  uint64_t alignment = 8;
+};
+/// WriteSections without copying the sections: they are streamed to the file (and hashed) one
+/// by one, so writing needs no second copy of the weights. Same layout, checks and errors.
+void WriteSectionViews(const std::string& path, const std::vector<SectionView>& sections);
 
 /// Validates the trailer and section table of the `size` bytes at `data` (a whole artifact
 /// file) and returns the sections. Checks magic, format version, every reserved field, the

@@ -407,6 +407,7 @@ IRModule ImportOnnxBytes(const std::string& bytes, const std::string& path,
   }
   const onnx::GraphProto& g = model.graph();
   stats.nodes = g.node_size();
+  for (const auto& n : g.node()) stats.constant_nodes += n.op_type() == "Constant";
 
   // Every unsupported op, reported at once.
   {

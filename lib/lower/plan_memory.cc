@@ -1,0 +1,317 @@
+// plan-memory (relax/lower/plan_memory.h).
+#include "relax/lower/plan_memory.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "relax/ir/expr_functor.h"
+#include "relax/lower/memory_liveness.h"
+#include "relax/support/error.h"
+
+namespace relax {
+
+namespace {
+
+constexpr int64_t kAlign = 64;
+// Sizes above this bound are not worth an arena slot (and would overflow offset sums).
+constexpr int64_t kMaxArenaTensor = int64_t{1} << 40;
+
+int64_t AlignUp(int64_t v) { return (v + kAlign - 1) / kAlign * kAlign; }
+
+Expr MakeOpCall(const char* op, std::vector<Expr> args, Attrs attrs, StructInfo sinfo) {
+  return WithSInfo(MakeCall(GetOp(op), std::move(args), std::move(attrs)), std::move(sinfo));
+}
+
+Expr PrimValue(const PrimExpr& v) {
+  return WithSInfo(MakePrimValue(v), PrimSInfo(DataType::Int(64), v));
+}
+
+bool OnCpu(const StructInfo& s) {
+  return s->device.empty() || s->device == "cpu" || s->device == "cpu:0";
+}
+
+// Where one tensor goes.
+struct Placement {
+  enum Kind { kNone, kArena, kShared, kOwn } kind = kNone;
+  int64_t offset = 0;   // arena
+  size_t storage = 0;   // shared / own: index into FunctionPlanner::storages_
+};
+
+class FunctionPlanner {
+ public:
+  FunctionPlanner(const FunctionNode& fn, std::set<std::string>* names) : fn_(fn), names_(names) {
+    AddFunctionFacts(fn, &an_);
+  }
+
+  // The planned function, or null when it allocates nothing at the top level.
+  Expr Run() {
+    live_ = AnalyzeLiveness(fn_);
+    if (live_.outputs_of.empty()) return nullptr;
+    place_.assign(live_.tensors.size(), Placement{});
+    std::vector<size_t> arena, shared;
+    for (const auto& [point, outs] : live_.outputs_of) {
+      const CallNode* c = As<CallNode>(live_.bindings[point]->value);
+      const StructInfo& out = c->sinfo_args[0];
+      for (size_t k = 0; k < outs.size(); ++k) {
+        const LiveTensor& t = live_.tensors[outs[k]];
+        if (!OnCpu(out->kind == SIKind::kTuple ? out->fields[k] : out)) continue;
+        if (t.escapes) {
+          place_[outs[k]] = {Placement::kOwn, 0, NewStorage(t.bytes, point)};
+          continue;
+        }
+        arith::Bound b = an_.ConstBound(t.bytes);
+        if (b.hi != arith::Bound::kPosInf && b.hi <= kMaxArenaTensor)
+          arena.push_back(outs[k]);
+        else
+          shared.push_back(outs[k]);
+      }
+    }
+    PlanArena(arena);
+    PlanShared(shared);
+    return Rewrite();
+  }
+
+ private:
+  struct StorageSlot {
+    PrimExpr bytes;
+    size_t first_def = 0;  // allocated right before this point
+    size_t busy_until = 0;
+    VarRef var;
+  };
+
+  size_t NewStorage(const PrimExpr& bytes, size_t point) {
+    storages_.push_back({an_.Simplify(bytes), point, point, nullptr});
+    return storages_.size() - 1;
+  }
+
+  std::string Fresh(const std::string& hint) {
+    std::string name = hint;
+    for (int i = 1; names_->count(name); ++i) name = hint + "_" + std::to_string(i);
+    names_->insert(name);
+    return name;
+  }
+
+  static bool Overlap(const LiveTensor& a, const LiveTensor& b) {
+    return a.def <= b.last_use && b.def <= a.last_use;
+  }
+
+  // Greedy by size: largest first, each at the lowest aligned offset where it overlaps no
+  // placed tensor live at the same time.
+  void PlanArena(std::vector<size_t> ids) {
+    std::map<size_t, int64_t> hi;
+    for (size_t id : ids) hi[id] = AlignUp(std::max<int64_t>(an_.ConstBound(live_.tensors[id].bytes).hi, 1));
+    std::stable_sort(ids.begin(), ids.end(), [&](size_t a, size_t b) { return hi[a] > hi[b]; });
+    std::vector<size_t> placed;
+    for (size_t id : ids) {
+      std::vector<std::pair<int64_t, int64_t>> busy;  // [offset, end) of conflicting tensors
+      for (size_t p : placed)
+        if (Overlap(live_.tensors[p], live_.tensors[id]))
+          busy.push_back({place_[p].offset, place_[p].offset + hi[p]});
+      std::sort(busy.begin(), busy.end());
+      int64_t offset = 0;
+      for (const auto& [lo, end] : busy) {
+        if (offset + hi[id] <= lo) break;
+        offset = std::max(offset, end);
+      }
+      place_[id] = {Placement::kArena, offset, 0};
+      arena_bytes_ = std::max(arena_bytes_, offset + hi[id]);
+      placed.push_back(id);
+    }
+  }
+
+  // True if every var of `e` is a var of a parameter's StructInfo (known at entry).
+  bool KnownAtEntry(const PrimExpr& e) {
+    std::vector<Var> vars;
+    CollectVars(e, &vars);
+    for (const Var& v : vars)
+      if (!entry_vars_.count(v.get())) return false;
+    return true;
+  }
+
+  // `e` at a sample point (each var at its upper bound, else 256): only to rank candidates.
+  double Sample(const PrimExpr& e) {
+    std::vector<Var> vars;
+    CollectVars(e, &vars);
+    std::vector<std::pair<PrimExpr, PrimExpr>> vmap;
+    for (const Var& v : vars) {
+      arith::Bound b = an_.ConstBound(v);
+      vmap.push_back({v, PrimExpr(b.hi != arith::Bound::kPosInf ? b.hi : int64_t{256})});
+    }
+    int64_t out = 0;
+    arith::Analyzer plain;
+    return plain.Simplify(Substitute(e, vmap)).AsInt(&out) ? static_cast<double>(out) : 0.0;
+  }
+
+  // In program order, each tensor takes the smallest free storage it provably fits in. Else,
+  // when its size and a free storage's are both known at entry, that storage (the closest in
+  // size at a sample point) grows to max(both): it is allocated before its first tensor, where
+  // every entry var has its value. Else a new storage of the tensor's size.
+  void PlanShared(std::vector<size_t> ids) {
+    for (const VarRef& p : fn_.params) {
+      std::vector<Var> vars;
+      if (p->sinfo && p->sinfo->values)
+        for (const PrimExpr& d : *p->sinfo->values) CollectVars(d, &vars);
+      for (const Var& v : vars) entry_vars_.insert(v.get());
+    }
+    std::stable_sort(ids.begin(), ids.end(),
+                     [&](size_t a, size_t b) { return live_.tensors[a].def < live_.tensors[b].def; });
+    std::vector<size_t> pool;  // indices into storages_ made here
+    for (size_t id : ids) {
+      const LiveTensor& t = live_.tensors[id];
+      std::optional<size_t> best;
+      for (size_t s : pool) {
+        const StorageSlot& slot = storages_[s];
+        if (slot.busy_until >= t.def) continue;
+        if (!an_.CanProve(slot.bytes >= t.bytes)) continue;
+        if (!best || an_.CanProve(storages_[*best].bytes >= slot.bytes)) best = s;
+      }
+      if (!best && KnownAtEntry(t.bytes)) {
+        const double want = Sample(t.bytes);
+        double best_gap = 0;
+        for (size_t s : pool) {
+          const StorageSlot& slot = storages_[s];
+          if (slot.busy_until >= t.def || !KnownAtEntry(slot.bytes)) continue;
+          double gap = std::abs(Sample(slot.bytes) - want);
+          if (!best || gap < best_gap) {
+            best = s;
+            best_gap = gap;
+          }
+        }
+        if (best) storages_[*best].bytes = an_.Simplify(Max(storages_[*best].bytes, t.bytes));
+      }
+      if (!best) {
+        best = NewStorage(t.bytes, t.def);
+        pool.push_back(*best);
+      }
+      storages_[*best].busy_until = t.last_use;
+      place_[id] = {Placement::kShared, 0, *best};
+    }
+  }
+
+  Expr Rewrite() {
+    const SeqExprNode* seq = As<SeqExprNode>(fn_.body);
+    auto out = std::make_shared<SeqExprNode>(*seq);
+    out->blocks.clear();
+    VarRef arena;
+    if (arena_bytes_ > 0) {
+      BindingBlock head;
+      arena = MakeVar(Fresh("arena"), ObjectSInfo());
+      head.bindings.push_back(
+          {arena, MakeOpCall("relax.memory.alloc_storage", {PrimValue(arena_bytes_)}, {},
+                             ObjectSInfo()),
+           nullptr});
+      out->blocks.push_back(std::move(head));
+    }
+    // Storages allocated before each point.
+    std::map<size_t, std::vector<size_t>> storages_at;
+    for (size_t s = 0; s < storages_.size(); ++s) storages_at[storages_[s].first_def].push_back(s);
+
+    size_t point = 0;
+    for (const BindingBlock& block : seq->blocks) {
+      BindingBlock nb;
+      nb.is_dataflow = block.is_dataflow;
+      for (const Binding& b : block.bindings) {
+        for (size_t s : storages_at[point]) {
+          StorageSlot& slot = storages_[s];
+          slot.var = MakeVar(Fresh("storage"), ObjectSInfo());
+          nb.bindings.push_back({slot.var,
+                                 MakeOpCall("relax.memory.alloc_storage", {PrimValue(slot.bytes)},
+                                            {}, ObjectSInfo()),
+                                 nullptr});
+        }
+        auto it = live_.outputs_of.find(point);
+        bool planned = false;
+        if (it != live_.outputs_of.end())
+          for (size_t id : it->second) planned |= place_[id].kind != Placement::kNone;
+        if (!planned) {
+          nb.bindings.push_back(b);
+          ++point;
+          continue;
+        }
+        const CallNode* c = As<CallNode>(b.value);
+        std::vector<Expr> dsts;
+        for (size_t k = 0; k < it->second.size(); ++k) {
+          const size_t id = it->second[k];
+          const LiveTensor& t = live_.tensors[id];
+          const Placement& p = place_[id];
+          StructInfo si = TensorSInfo(t.shape, t.dtype);
+          if (p.kind == Placement::kNone)
+            RELAX_THROW("plan-memory: output " << k << " of '" << b.var->name
+                                               << "' is on another device than its siblings");
+          VarRef storage = p.kind == Placement::kArena ? arena : storages_[p.storage].var;
+          std::string hint = b.var->name + (it->second.size() > 1 ? "_dst" + std::to_string(k)
+                                                                  : std::string("_dst"));
+          VarRef d = MakeVar(Fresh(hint), si, block.is_dataflow);
+          Expr shape = WithSInfo(MakeShapeExpr(t.shape), ShapeSInfo(t.shape));
+          nb.bindings.push_back({d,
+                                 MakeOpCall("relax.memory.alloc_tensor",
+                                            {storage, PrimValue(p.offset), shape},
+                                            {{"dtype", ToString(t.dtype)}}, si),
+                                 nullptr});
+          dsts.push_back(d);
+        }
+        Expr dst_tuple = WithSInfo(MakeTuple(dsts), c->sinfo_args[0]->kind == SIKind::kTuple
+                                                        ? c->sinfo_args[0]
+                                                        : TupleSInfo({c->sinfo_args[0]}));
+        auto call = std::make_shared<CallNode>(*c);
+        call->args.resize(2);
+        call->args.push_back(dst_tuple);
+        nb.bindings.push_back({b.var, call, b.match_sinfo});
+        ++point;
+      }
+      out->blocks.push_back(std::move(nb));
+    }
+    auto f = std::make_shared<FunctionNode>(fn_);
+    f->body = out;
+    return f;
+  }
+
+  const FunctionNode& fn_;
+  std::set<std::string>* names_;
+  arith::Analyzer an_;
+  FunctionLiveness live_;
+  std::vector<Placement> place_;
+  std::vector<StorageSlot> storages_;
+  std::set<const PrimExprNode*> entry_vars_;
+  int64_t arena_bytes_ = 0;
+};
+
+// Every var name of `fn` (parameters and bindings, nested ones included).
+void CollectNames(const FunctionNode& fn, std::set<std::string>* names) {
+  for (const VarRef& p : fn.params) names->insert(p->name);
+  std::function<void(const Expr&)> visit = [&](const Expr& e) {
+    if (const SeqExprNode* s = As<SeqExprNode>(e)) {
+      for (const BindingBlock& block : s->blocks)
+        for (const Binding& b : block.bindings) {
+          names->insert(b.var->name);
+          visit(b.value);
+        }
+      visit(s->body);
+    } else if (const IfNode* f = As<IfNode>(e)) {
+      visit(f->then_branch);
+      visit(f->else_branch);
+    }
+  };
+  visit(fn.body);
+}
+
+}  // namespace
+
+void PlanMemory(IRModule* mod, const PassContext&) {
+  for (auto& [name, e] : mod->functions) {
+    const FunctionNode* fn = As<FunctionNode>(e);
+    if (!fn || fn->attrs.count("Primitive") || fn->attrs.count("Composite") ||
+        fn->attrs.count("Codegen"))
+      continue;
+    std::set<std::string> names;
+    CollectNames(*fn, &names);
+    FunctionPlanner planner(*fn, &names);
+    if (Expr planned = planner.Run()) e = WithSInfo(planned, e->sinfo);
+  }
+}
+
+}  // namespace relax
