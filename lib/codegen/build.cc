@@ -18,6 +18,7 @@ std::vector<std::string> DefaultPipeline() {
   return {"remove-noop-ops",
           "fold-batch-norm",
           "recognize-activations",
+          "common-subexpr-elimination",
           "dead-code-elimination",
           "fuse-ops-by-pattern",
           "merge-composite",
@@ -45,17 +46,23 @@ std::string BuildSharedObject(const IRModule& mod, const Target& target,
 
 BuildStats Build(IRModule mod, const Target& target, const std::string& out_path,
                  PassRunner& runner, const std::vector<std::string>& disabled) {
-  static const std::set<std::string> kOptional = {
-      "remove-noop-ops", "fold-batch-norm", "recognize-activations", "dead-code-elimination",
-      "fuse-ops",        "fuse-tir",        "fold-constants",        "dedupe-prim-funcs",
-      "plan-memory"};
+  static const std::set<std::string> kOptional = {"remove-noop-ops",
+                                                  "fold-batch-norm",
+                                                  "recognize-activations",
+                                                  "common-subexpr-elimination",
+                                                  "dead-code-elimination",
+                                                  "fuse-ops",
+                                                  "fuse-tir",
+                                                  "fold-constants",
+                                                  "dedupe-prim-funcs",
+                                                  "plan-memory"};
   for (const auto& d : disabled)
     if (!kOptional.count(d))
       RELAX_THROW("--disable-pass: '" << d
                                       << "' cannot be disabled (optional passes: "
                                          "remove-noop-ops, fold-batch-norm, recognize-activations, "
-                                         "dead-code-elimination, fuse-ops, "
-                                         "fuse-tir, fold-constants, dedupe-prim-funcs, "
+                                         "common-subexpr-elimination, dead-code-elimination, "
+                                         "fuse-ops, fuse-tir, fold-constants, dedupe-prim-funcs, "
                                          "plan-memory)");
   std::vector<std::string> pipeline;
   for (const auto& p : DefaultPipeline())

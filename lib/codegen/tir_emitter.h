@@ -9,6 +9,7 @@
 
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "relax/codegen/tir_to_mlir.h"
@@ -38,6 +39,15 @@ class Emitter : public tir::StmtFunctor<void>, public tir::ExprFunctor<mlir::Val
   void VisitStmt_(const tir::EvaluateNode* op, const tir::Stmt& s) override;
 
   // ---- expressions (tir_expr_to_mlir.cc) ----
+  /// Emits each distinct sub-expression of `e` once. Expressions that fuse-tir composes by
+  /// substitution repeat their operands as separate but structurally equal subtrees (a chain
+  /// of k elementwise ops whose ops use their input several times is exponential in k as a
+  /// tree), so values are memoized by value number (ValueNumber: equal structure, vars and
+  /// buffers by identity). The memo lives while one top-level expression of a statement is
+  /// emitted: all its ops go to one block (no expression opens a region), nothing is stored in
+  /// between and no var is rebound, so a reused value dominates its uses and a reused load
+  /// reads what it would read again.
+  mlir::Value VisitExpr(const PrimExpr& e) override;
   mlir::Value VisitExpr_(const tir::IntImmNode* op, const PrimExpr& e) override;
   mlir::Value VisitExpr_(const tir::FloatImmNode* op, const PrimExpr& e) override;
   mlir::Value VisitExpr_(const tir::VarNode* op, const PrimExpr& e) override;
@@ -114,6 +124,34 @@ class Emitter : public tir::StmtFunctor<void>, public tir::ExprFunctor<mlir::Val
   std::vector<DimBinding> dims_;
   std::map<const PrimExprNode*, mlir::Value> vars_;
   std::map<const BufferNode*, mlir::Value> bufs_;
+  // ---- f32 exp/tanh/erf/sigmoid as arith ops on the CPU (tir_math_to_mlir.cc) ----
+  /// Each takes and returns an f32 value; computed in f64, rounded once (about 0.5 ulp).
+  mlir::Value ExpF32(mlir::Value x);
+  mlir::Value TanhF32(mlir::Value x);
+  mlir::Value ErfF32(mlir::Value x);
+  mlir::Value SigmoidF32(mlir::Value x);
+  /// e^x of an f64 value (relative error about 1e-14 where the f32 result is finite).
+  mlir::Value Exp64(mlir::Value x);
+  mlir::Value F64Const(double v);
+  /// The x of `1 / (1 + exp(0 - x))` (f32), as the sigmoid is legalized; null otherwise.
+  PrimExpr SigmoidOperand(const tir::BinaryOpNode* div);
+
+  /// The same number for structurally equal expressions (hash-consing, bottom-up: a node's key
+  /// is its kind, dtype, own payload and its operands' numbers), cached per node.
+  int64_t ValueNumber(const PrimExpr& e);
+  struct KeyHash {
+    size_t operator()(const std::vector<int64_t>& k) const;
+  };
+  // Keeps each numbered node alive, so its address is not reused by another node.
+  std::unordered_map<const PrimExprNode*, std::pair<PrimExpr, int64_t>> number_of_;
+  std::unordered_map<std::vector<int64_t>, int64_t, KeyHash> numbers_;
+  std::unordered_map<std::string, int64_t> call_ops_;
+  std::unordered_map<int64_t, mlir::Value> emitted_;  // by value number; see VisitExpr
+  int expr_depth_ = 0;
+  /// > 0 inside a serial reduction loop, which LLVM does not vectorize (it keeps the order of
+  /// float sums): there f32 exp/tanh/erf stay libm calls, faster than the f64 polynomials
+  /// when scalar.
+  int scalar_reduction_depth_ = 0;
   mlir::Value status_;  // i32 slot of the function being emitted (see NewStatusSlot)
   int num_outlined_ = 0;
   int num_strings_ = 0;

@@ -4,6 +4,8 @@
 #include <mlir/Dialect/Math/IR/Math.h>
 #include <mlir/Dialect/MemRef/IR/MemRef.h>
 
+#include <cstring>
+
 #include "relax/support/error.h"
 #include "tir_emitter.h"
 
@@ -11,6 +13,70 @@ namespace relax::codegen {
 
 using mlir::Value;
 using namespace mlir::arith;  // NOLINT: the op names read as the dialect's
+
+Value Emitter::VisitExpr(const PrimExpr& e) {
+  // The memo is emptied when a top-level expression starts (also after one that threw).
+  if (expr_depth_ == 0) emitted_.clear();
+  const int64_t vn = ValueNumber(e);
+  auto it = emitted_.find(vn);
+  if (it != emitted_.end()) return it->second;
+  struct Depth {
+    int& d;
+    explicit Depth(int& x) : d(x) { ++d; }
+    ~Depth() { --d; }
+  } depth(expr_depth_);
+  Value v = tir::ExprFunctor<Value>::VisitExpr(e);
+  emitted_.emplace(vn, v);
+  return v;
+}
+
+size_t Emitter::KeyHash::operator()(const std::vector<int64_t>& k) const {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (int64_t x : k) h = (h ^ static_cast<uint64_t>(x)) * 0x100000001b3ULL;
+  return static_cast<size_t>(h ^ (h >> 29));
+}
+
+int64_t Emitter::ValueNumber(const PrimExpr& e) {
+  auto cached = number_of_.find(e.get());
+  if (cached != number_of_.end()) return cached->second.second;
+  const DataType t = e.dtype();
+  std::vector<int64_t> key{
+      static_cast<int64_t>(e.kind()),
+      (static_cast<int64_t>(t.code) << 24) | (static_cast<int64_t>(t.bits) << 16) | t.lanes};
+  auto identity = [](const void* p) { return static_cast<int64_t>(reinterpret_cast<intptr_t>(p)); };
+  if (const auto* n = e.as<tir::IntImmNode>()) {
+    key.push_back(n->value);
+  } else if (const auto* f = e.as<tir::FloatImmNode>()) {
+    int64_t bits;
+    std::memcpy(&bits, &f->value, sizeof bits);
+    key.push_back(bits);
+  } else if (e.kind() == PrimKind::kVar || e.kind() == PrimKind::kReduce) {
+    key.push_back(identity(e.get()));  // vars by identity; reductions never reach codegen
+  } else if (const auto* b = e.as<tir::BinaryOpNode>()) {
+    key.insert(key.end(), {ValueNumber(b->a), ValueNumber(b->b)});
+  } else if (const auto* x = e.as<tir::NotNode>()) {
+    key.push_back(ValueNumber(x->a));
+  } else if (const auto* s = e.as<tir::SelectNode>()) {
+    key.insert(key.end(), {ValueNumber(s->condition), ValueNumber(s->true_value),
+                           ValueNumber(s->false_value)});
+  } else if (const auto* c = e.as<tir::CastNode>()) {
+    key.push_back(ValueNumber(c->value));
+  } else if (const auto* call = e.as<tir::CallNode>(); call && call->op != "barrier") {
+    // Every intrinsic but the barrier is a pure function of its args.
+    key.push_back(
+        call_ops_.emplace(call->op, static_cast<int64_t>(call_ops_.size())).first->second);
+    for (const PrimExpr& a : call->args) key.push_back(ValueNumber(a));
+  } else if (const auto* ld = e.as<tir::BufferLoadNode>()) {
+    key.push_back(identity(ld->buffer.get()));
+    for (const PrimExpr& i : ld->indices) key.push_back(ValueNumber(i));
+  } else {
+    key.insert(key.end(), {-1, identity(e.get())});  // the barrier: each call its own
+  }
+  int64_t vn =
+      numbers_.emplace(std::move(key), static_cast<int64_t>(numbers_.size())).first->second;
+  number_of_.emplace(e.get(), std::make_pair(e, vn));
+  return vn;
+}
 
 Value Emitter::VisitExpr_(const tir::IntImmNode* op, const PrimExpr& e) {
   return ConstantIntOp::create(b_, loc_, ScalarType(e.dtype()), op->value);
@@ -31,7 +97,32 @@ Value Emitter::VisitExpr_(const tir::VarNode* op, const PrimExpr&) {
   return it->second;
 }
 
+// x when `div` is 1 / (1 + exp(0 - x)) in f32 (either order of the sum's operands).
+PrimExpr Emitter::SigmoidOperand(const tir::BinaryOpNode* div) {
+  auto is_const = [](const PrimExpr& e, double v) {
+    const auto* f = e.as<tir::FloatImmNode>();
+    return f && f->value == v;
+  };
+  if (div->kind != PrimKind::kDiv || div->a.dtype() != DataType::Float(32) ||
+      !is_const(div->a, 1.0))
+    return PrimExpr();
+  const auto* sum = div->b.as<tir::BinaryOpNode>();
+  if (!sum || sum->kind != PrimKind::kAdd) return PrimExpr();
+  const PrimExpr& other = is_const(sum->a, 1.0)   ? sum->b
+                          : is_const(sum->b, 1.0) ? sum->a
+                                                  : PrimExpr();
+  const auto* exp = other.defined() ? other.as<tir::CallNode>() : nullptr;
+  if (!exp || exp->op != "exp" || exp->args.size() != 1) return PrimExpr();
+  const auto* neg = exp->args[0].as<tir::BinaryOpNode>();
+  if (!neg || neg->kind != PrimKind::kSub || !is_const(neg->a, 0.0)) return PrimExpr();
+  return neg->b;
+}
+
 Value Emitter::VisitExpr_(const tir::BinaryOpNode* op, const PrimExpr&) {
+  if (device_ == GpuFlavor::kNone) {
+    PrimExpr x = SigmoidOperand(op);
+    if (x.defined()) return SigmoidF32(VisitExpr(x));
+  }
   DataType t = op->a.dtype();
   bool fl = t.is_float();
   bool uns = t.is_uint() || t.is_bool();
@@ -210,6 +301,13 @@ Value Emitter::Intrinsic(const tir::CallNode* n) {
   };
   if (name == "exp" || name == "sqrt" || name == "tanh" || name == "log" || name == "erf") {
     want(1);
+    // On the CPU, f32 exp/tanh/erf as arith ops (vectorizable; tir_math_to_mlir.cc), but in
+    // loops LLVM keeps scalar.
+    if (device_ == GpuFlavor::kNone && scalar_reduction_depth_ == 0 &&
+        n->dtype == DataType::Float(32) && name != "sqrt" && name != "log") {
+      Value x = arg(0);
+      return name == "exp" ? ExpF32(x) : name == "tanh" ? TanhF32(x) : ErfF32(x);
+    }
     Value x = narrow(arg(0));
     if (f64_in_f32) {
       Value r = name == "exp"    ? Value(mlir::math::ExpOp::create(b_, loc_, x))

@@ -488,7 +488,12 @@ void Emitter::EmitSerialFor(const tir::ForNode* op, const char* hint) {
                                mlir::ValueRange{});
   vars_[op->loop_var.get()] = mlir::arith::IndexCastOp::create(
       b_, loc_, ScalarType(op->loop_var.dtype()), loop.getInductionVar());
+  // A serial reduction loop stays scalar (LLVM keeps the order of float sums): its math
+  // functions remain libm calls (see scalar_reduction_depth_).
+  const bool scalar_reduction = !hint && op->iter_kind == tir::IterKind::kReduction;
+  scalar_reduction_depth_ += scalar_reduction;
   VisitStmt(op->body);
+  scalar_reduction_depth_ -= scalar_reduction;
 }
 
 void Emitter::VisitStmt_(const tir::ForNode* op, const tir::Stmt&) {

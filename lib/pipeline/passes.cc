@@ -13,6 +13,7 @@
 #include "relax/rewrite/fold_batch_norm.h"
 #include "relax/rewrite/recognize_activations.h"
 #include "relax/schedule/schedule.h"
+#include "relax/transform/common_subexpr_elimination.h"
 #include "relax/transform/dead_code_elimination.h"
 #include "relax/transform/dedupe_prim_funcs.h"
 #include "relax/transform/fold_constants.h"
@@ -35,6 +36,10 @@ const bool kRegistered = [] {
   RegisterPass({"remove-noop-ops",
                 "drop reshapes/transposes/casts that change nothing; fold reshapes of constants",
                 RemoveNoopOps});
+  RegisterPass({"common-subexpr-elimination",
+                "a binding that recomputes a value bound earlier in scope (pure op, same args, "
+                "attrs and sinfo args; or the same check_dims_equal) reuses that value",
+                CommonSubexprElimination});
   RegisterPass({"dead-code-elimination",
                 "remove unused bindings of pure ops, constants, tuples and shapes",
                 DeadCodeElimination});

@@ -245,7 +245,7 @@ foreach(case bitwise math_ranges softmax_opset11 symbolic errors nan_inf)
   add_test(NAME cli.elementwise.${case}
            COMMAND bash ${RELAX_VENV_PYTHON} ${RELAX_CLI_TEST_DIR}/elementwise_cases.py run ${case}
                    --relaxc $<TARGET_FILE:relaxc> --work ${RELAX_CLI_WORK}/elementwise)
-  set_tests_properties(cli.elementwise.${case} PROPERTIES TIMEOUT 1200 LABELS cli)
+  set_tests_properties(cli.elementwise.${case} PROPERTIES TIMEOUT 300 LABELS cli)
 endforeach()
 
 # Data-dependent output shapes (TopK, Unique, Compress, NonMaxSuppression, windows, STFT) and

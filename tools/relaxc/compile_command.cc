@@ -309,10 +309,10 @@ void AddCompileCommand(CLI::App& app) {
       ->delimiter(',');
   c->add_flag("--no-verify", o->no_verify, "Skip the well-formedness check after each pass");
   c->add_option("--bound", o->bounds, "Bound a symbolic dim: NAME=MAX or NAME=MIN..MAX");
-  c->add_option(
-      "--disable-pass", o->disabled,
-      "Skip an optional pass (fold-batch-norm, dead-code-elimination, fuse-ops, fuse-tir, "
-      "fold-constants, dedupe-prim-funcs)");
+  c->add_option("--disable-pass", o->disabled,
+                "Skip an optional pass (remove-noop-ops, fold-batch-norm, recognize-activations, "
+                "common-subexpr-elimination, dead-code-elimination, fuse-ops, fuse-tir, "
+                "fold-constants, dedupe-prim-funcs, plan-memory)");
   c->add_option("--byoc", o->byoc,
                 "BYOC codegen plugins to use, comma-separated (dnnl, ...); 'none' disables all, "
                 "--plugin ones included");

@@ -1,0 +1,149 @@
+// TIR -> MLIR bridge, f32 transcendental functions on the CPU: exp, tanh, erf and the sigmoid
+// as arith ops, so that a vectorized loop stays vectorized (a libm call per element would keep
+// LLVM's vectorizer from widening the loop). Each is evaluated in f64 and rounded to f32 once,
+// which keeps the error at about 0.5 ulp (docs/design.md, "Vectorized math functions"; checked
+// by test/unit/math_approx_test.cc).
+#include <mlir/Dialect/Arith/IR/Arith.h>
+#include <mlir/Dialect/Math/IR/Math.h>
+
+#include <array>
+#include <cmath>
+
+#include "tir_emitter.h"
+
+namespace relax::codegen {
+
+using mlir::Value;
+using namespace mlir::arith;  // NOLINT: the op names read as the dialect's
+
+namespace {
+
+// erf is a Taylor polynomial in h = |x| - c around the nearest center c = 0, 1, 2, 3, 4
+// (|h| <= 1/2); from |x| >= 4.5 on it is +-1 (erf(3.92) already rounds to 1 in f32).
+constexpr int kErfCenters = 5;
+constexpr int kErfTerms = 18;  // the neglected terms are below 1e-13
+
+// a[c][k] = erf^(k)(c) / k!, from erf'(x) = 2/sqrt(pi) e^{-x^2} and
+// d^n/dx^n e^{-x^2} = (-1)^n H_n(x) e^{-x^2} (physicists' Hermite polynomials,
+// H_{n+1} = 2x H_n - 2n H_{n-1}).
+const std::array<std::array<double, kErfTerms>, kErfCenters>& ErfTaylorCoefficients() {
+  static const auto table = [] {
+    std::array<std::array<double, kErfTerms>, kErfCenters> a{};
+    for (int c = 0; c < kErfCenters; ++c) {
+      std::array<double, kErfTerms> h{};
+      h[0] = 1.0;
+      h[1] = 2.0 * c;
+      for (int n = 1; n + 1 < kErfTerms; ++n) h[n + 1] = 2.0 * c * h[n] - 2.0 * n * h[n - 1];
+      a[c][0] = std::erf(static_cast<double>(c));
+      double scale = 2.0 / std::sqrt(M_PI) * std::exp(-static_cast<double>(c) * c);
+      double factorial = 1.0;
+      for (int k = 1; k < kErfTerms; ++k) {
+        factorial *= k;
+        a[c][k] = ((k - 1) % 2 == 0 ? 1.0 : -1.0) * scale * h[k - 1] / factorial;
+      }
+    }
+    return a;
+  }();
+  return table;
+}
+
+}  // namespace
+
+Value Emitter::F64Const(double v) {
+  return ConstantFloatOp::create(b_, loc_, b_.getF64Type(), llvm::APFloat(v));
+}
+
+// e^x for f64 x, accurate to about 1e-14 relative; x is clamped to [-708, 709], where 2^k is
+// still a normal f64 (far beyond where an f32 result is 0 or inf). NaN stays NaN.
+// x = k ln2 + r with k = round(x / ln2), |r| <= ln2 / 2; e^r by its Taylor polynomial of degree
+// 11 (the first neglected term is below 1e-14), times 2^k built from its exponent bits.
+Value Emitter::Exp64(Value x) {
+  auto f64 = b_.getF64Type();
+  auto i64 = b_.getI64Type();
+  Value hi = F64Const(709.0), lo = F64Const(-708.0);
+  x = SelectOp::create(b_, loc_, CmpFOp::create(b_, loc_, CmpFPredicate::OGT, x, hi), hi, x);
+  x = SelectOp::create(b_, loc_, CmpFOp::create(b_, loc_, CmpFPredicate::OLT, x, lo), lo, x);
+  // k rounded to nearest by adding and subtracting 1.5 * 2^52; a NaN x takes k = 0 (its r
+  // is NaN), so that the integer conversion below never sees a NaN.
+  Value is_num = CmpFOp::create(b_, loc_, CmpFPredicate::ORD, x, x);
+  Value xk = SelectOp::create(b_, loc_, is_num, x, F64Const(0.0));
+  Value magic = F64Const(6755399441055744.0);
+  Value t = MulFOp::create(b_, loc_, xk, F64Const(1.4426950408889634));
+  Value k = SubFOp::create(b_, loc_, AddFOp::create(b_, loc_, t, magic), magic);
+  Value r = SubFOp::create(b_, loc_, x, MulFOp::create(b_, loc_, k, F64Const(0.6931471805599453)));
+  Value p = F64Const(1.0 / 39916800.0);  // 1/11!
+  double inv_fact = 1.0 / 39916800.0;
+  for (int n = 10; n >= 0; --n) {
+    inv_fact *= n + 1;  // now 1/n!
+    p = AddFOp::create(b_, loc_, MulFOp::create(b_, loc_, p, r), F64Const(inv_fact));
+  }
+  Value ki = FPToSIOp::create(b_, loc_, i64, k);
+  Value bits = ShLIOp::create(
+      b_, loc_, AddIOp::create(b_, loc_, ki, ConstantIntOp::create(b_, loc_, i64, 1023)),
+      ConstantIntOp::create(b_, loc_, i64, 52));
+  Value scale = BitcastOp::create(b_, loc_, f64, bits);
+  return MulFOp::create(b_, loc_, p, scale);
+}
+
+Value Emitter::ExpF32(Value x) {
+  Value y = ExtFOp::create(b_, loc_, b_.getF64Type(), x);
+  return TruncFOp::create(b_, loc_, b_.getF32Type(), Exp64(y));
+}
+
+// 1 / (1 + e^-x), the sigmoid as lib/op/elementwise.cc spells it; in f32 steps its error
+// reaches 2.5 ulp even with a correctly rounded exp, in f64 it is rounded once.
+Value Emitter::SigmoidF32(Value x) {
+  Value y = ExtFOp::create(b_, loc_, b_.getF64Type(), x);
+  Value e = Exp64(NegFOp::create(b_, loc_, y));
+  Value one = F64Const(1.0);
+  Value s = DivFOp::create(b_, loc_, one, AddFOp::create(b_, loc_, one, e));
+  return TruncFOp::create(b_, loc_, b_.getF32Type(), s);
+}
+
+// tanh |x| = 1 - 2 / (e^{2|x|} + 1), and for |x| < 0.01 (where that form cancels) its Taylor
+// polynomial |x| - |x|^3/3 + 2|x|^5/15; the sign of x put back.
+Value Emitter::TanhF32(Value x) {
+  Value y = ExtFOp::create(b_, loc_, b_.getF64Type(), x);
+  Value a = mlir::math::AbsFOp::create(b_, loc_, y);
+  Value one = F64Const(1.0), two = F64Const(2.0);
+  Value e = Exp64(MulFOp::create(b_, loc_, two, a));
+  Value big = SubFOp::create(b_, loc_, one,
+                             DivFOp::create(b_, loc_, two, AddFOp::create(b_, loc_, e, one)));
+  Value a2 = MulFOp::create(b_, loc_, a, a);
+  Value poly = AddFOp::create(b_, loc_, MulFOp::create(b_, loc_, F64Const(2.0 / 15.0), a2),
+                              F64Const(-1.0 / 3.0));
+  poly =
+      AddFOp::create(b_, loc_, a, MulFOp::create(b_, loc_, MulFOp::create(b_, loc_, poly, a2), a));
+  Value small = CmpFOp::create(b_, loc_, CmpFPredicate::OLT, a, F64Const(0.01));
+  Value r = SelectOp::create(b_, loc_, small, poly, big);
+  r = mlir::math::CopySignOp::create(b_, loc_, r, y);
+  return TruncFOp::create(b_, loc_, b_.getF32Type(), r);
+}
+
+Value Emitter::ErfF32(Value x) {
+  const auto& a = ErfTaylorCoefficients();
+  Value y = ExtFOp::create(b_, loc_, b_.getF64Type(), x);
+  Value ax = mlir::math::AbsFOp::create(b_, loc_, y);
+  // at_least[c] is |x| >= c - 1/2: the center is the largest such c. NaN compares false
+  // everywhere and stays NaN through the polynomial.
+  std::array<Value, kErfCenters> at_least{};
+  for (int c = 1; c < kErfCenters; ++c)
+    at_least[c] = CmpFOp::create(b_, loc_, CmpFPredicate::OGE, ax, F64Const(c - 0.5));
+  auto pick = [&](auto value_at) {
+    Value v = F64Const(value_at(0));
+    for (int c = 1; c < kErfCenters; ++c)
+      v = SelectOp::create(b_, loc_, at_least[c], F64Const(value_at(c)), v);
+    return v;
+  };
+  Value h = SubFOp::create(b_, loc_, ax, pick([](int c) { return static_cast<double>(c); }));
+  Value p = pick([&](int c) { return a[c][kErfTerms - 1]; });
+  for (int k = kErfTerms - 2; k >= 0; --k)
+    p = AddFOp::create(b_, loc_, MulFOp::create(b_, loc_, p, h),
+                       pick([&](int c) { return a[c][k]; }));
+  Value saturated = CmpFOp::create(b_, loc_, CmpFPredicate::OGE, ax, F64Const(kErfCenters - 0.5));
+  p = SelectOp::create(b_, loc_, saturated, F64Const(1.0), p);
+  p = mlir::math::CopySignOp::create(b_, loc_, p, y);
+  return TruncFOp::create(b_, loc_, b_.getF32Type(), p);
+}
+
+}  // namespace relax::codegen
