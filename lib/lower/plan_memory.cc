@@ -132,18 +132,34 @@ class FunctionPlanner {
     return true;
   }
 
-  // `e` at a sample point (each var at its upper bound, else 256): only to rank candidates.
+  // `e` at a sample point that satisfies the function's facts (each var at its upper bound,
+  // else at max(256, its lower bound)): ranks candidates, and refutes `a >= b` cheaply when
+  // a < b there (the analyzer's proofs are the slow part of planning big models).
   double Sample(const PrimExpr& e) {
+    auto cached = samples_.find(e.get());
+    if (cached != samples_.end()) return cached->second;
     std::vector<Var> vars;
     CollectVars(e, &vars);
     std::vector<std::pair<PrimExpr, PrimExpr>> vmap;
     for (const Var& v : vars) {
       arith::Bound b = an_.ConstBound(v);
-      vmap.push_back({v, PrimExpr(b.hi != arith::Bound::kPosInf ? b.hi : int64_t{256})});
+      int64_t at = b.hi != arith::Bound::kPosInf
+                       ? b.hi
+                       : std::max<int64_t>(256, b.lo == arith::Bound::kNegInf ? 0 : b.lo);
+      vmap.push_back({v, PrimExpr(at)});
     }
     int64_t out = 0;
     arith::Analyzer plain;
-    return plain.Simplify(Substitute(e, vmap)).AsInt(&out) ? static_cast<double>(out) : 0.0;
+    double v = plain.Simplify(Substitute(e, vmap)).AsInt(&out) ? static_cast<double>(out) : 0.0;
+    samples_[e.get()] = v;
+    keep_.push_back(e);
+    return v;
+  }
+
+  // CanProve(a >= b), refuted first at the sample point.
+  bool ProveAtLeast(const PrimExpr& a, const PrimExpr& b) {
+    if (Sample(a) < Sample(b)) return false;
+    return an_.CanProve(a >= b);
   }
 
   // In program order, each tensor takes the smallest free storage it provably fits in. Else,
@@ -166,8 +182,8 @@ class FunctionPlanner {
       for (size_t s : pool) {
         const StorageSlot& slot = storages_[s];
         if (slot.busy_until >= t.def) continue;
-        if (!an_.CanProve(slot.bytes >= t.bytes)) continue;
-        if (!best || an_.CanProve(storages_[*best].bytes >= slot.bytes)) best = s;
+        if (!ProveAtLeast(slot.bytes, t.bytes)) continue;
+        if (!best || ProveAtLeast(storages_[*best].bytes, slot.bytes)) best = s;
       }
       if (!best && KnownAtEntry(t.bytes)) {
         const double want = Sample(t.bytes);
@@ -277,6 +293,8 @@ class FunctionPlanner {
   std::vector<Placement> place_;
   std::vector<StorageSlot> storages_;
   std::set<const PrimExprNode*> entry_vars_;
+  std::map<const PrimExprNode*, double> samples_;
+  std::vector<PrimExpr> keep_;  // keeps the sampled expressions (and their addresses) alive
   int64_t arena_bytes_ = 0;
 };
 
