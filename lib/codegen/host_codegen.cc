@@ -36,9 +36,9 @@
 #include <exception>
 #include <fstream>
 #include <functional>
+#include <sstream>
 #include <thread>
 #include <vector>
-#include <sstream>
 
 #include "relax/codegen/tir_to_mlir.h"
 #include "relax/support/error.h"
@@ -212,7 +212,8 @@ void CompileShard(Shard* sh, const std::string& mcpu, int opt_level, bool dump_l
 // Runs `work` on every shard, on up to hardware_concurrency threads; rethrows the first
 // shard's error (in shard order, so the message does not depend on timing).
 void ForEachShard(std::vector<Shard>& shards, const std::function<void(Shard*)>& work) {
-  size_t threads = std::min<size_t>(shards.size(), std::max(1u, std::thread::hardware_concurrency()));
+  size_t threads =
+      std::min<size_t>(shards.size(), std::max(1u, std::thread::hardware_concurrency()));
   std::atomic<size_t> next{0};
   auto run = [&] {
     for (size_t i; (i = next.fetch_add(1)) < shards.size();) {
@@ -249,15 +250,17 @@ std::string BuildHostLibrary(const IRModule& mod, const std::string& mcpu,
     funcs.push_back(it->second);
     gpu_host |= it->second->attrs.count("device") > 0;
   }
-  size_t nshards = gpu_host ? 1
-                            : std::clamp<size_t>((funcs.size() + kFuncsPerShard - 1) / kFuncsPerShard,
-                                                 1, kMaxShards);
+  size_t nshards =
+      gpu_host
+          ? 1
+          : std::clamp<size_t>((funcs.size() + kFuncsPerShard - 1) / kFuncsPerShard, 1, kMaxShards);
   std::vector<Shard> shards(nshards);
   for (size_t i = 0; i < funcs.size(); ++i) shards[i % nshards].funcs.push_back(funcs[i]);
   ForEachShard(shards, [&](Shard* sh) { TranslateShard(sh, options.dump_mlir != nullptr); });
   // Shard 0 defines the runtime table and __relax_init, checking for every slot any shard uses.
   uint32_t needed = 0;
-  for (const Shard& sh : shards) needed = std::max(needed, codegen::RuntimeTableSlotsUsed(*sh.llmod));
+  for (const Shard& sh : shards)
+    needed = std::max(needed, codegen::RuntimeTableSlotsUsed(*sh.llmod));
   for (size_t i = 0; i < shards.size(); ++i)
     codegen::BindRuntimeTable(*shards[i].llmod, i == 0, needed);
   if (cpu_features) {

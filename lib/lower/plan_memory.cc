@@ -37,8 +37,8 @@ bool OnCpu(const StructInfo& s) {
 // Where one tensor goes.
 struct Placement {
   enum Kind { kNone, kArena, kShared, kOwn } kind = kNone;
-  int64_t offset = 0;   // arena
-  size_t storage = 0;   // shared / own: index into FunctionPlanner::storages_
+  int64_t offset = 0;  // arena
+  size_t storage = 0;  // shared / own: index into FunctionPlanner::storages_
 };
 
 class FunctionPlanner {
@@ -103,7 +103,8 @@ class FunctionPlanner {
   // placed tensor live at the same time.
   void PlanArena(std::vector<size_t> ids) {
     std::map<size_t, int64_t> hi;
-    for (size_t id : ids) hi[id] = AlignUp(std::max<int64_t>(an_.ConstBound(live_.tensors[id].bytes).hi, 1));
+    for (size_t id : ids)
+      hi[id] = AlignUp(std::max<int64_t>(an_.ConstBound(live_.tensors[id].bytes).hi, 1));
     std::stable_sort(ids.begin(), ids.end(), [&](size_t a, size_t b) { return hi[a] > hi[b]; });
     std::vector<size_t> placed;
     for (size_t id : ids) {
@@ -173,8 +174,9 @@ class FunctionPlanner {
         for (const PrimExpr& d : *p->sinfo->values) CollectVars(d, &vars);
       for (const Var& v : vars) entry_vars_.insert(v.get());
     }
-    std::stable_sort(ids.begin(), ids.end(),
-                     [&](size_t a, size_t b) { return live_.tensors[a].def < live_.tensors[b].def; });
+    std::stable_sort(ids.begin(), ids.end(), [&](size_t a, size_t b) {
+      return live_.tensors[a].def < live_.tensors[b].def;
+    });
     std::vector<size_t> pool;  // indices into storages_ made here
     for (size_t id : ids) {
       const LiveTensor& t = live_.tensors[id];
@@ -217,8 +219,8 @@ class FunctionPlanner {
       BindingBlock head;
       arena = MakeVar(Fresh("arena"), ObjectSInfo());
       head.bindings.push_back(
-          {arena, MakeOpCall("relax.memory.alloc_storage", {PrimValue(arena_bytes_)}, {},
-                             ObjectSInfo()),
+          {arena,
+           MakeOpCall("relax.memory.alloc_storage", {PrimValue(arena_bytes_)}, {}, ObjectSInfo()),
            nullptr});
       out->blocks.push_back(std::move(head));
     }
@@ -234,10 +236,10 @@ class FunctionPlanner {
         for (size_t s : storages_at[point]) {
           StorageSlot& slot = storages_[s];
           slot.var = MakeVar(Fresh("storage"), ObjectSInfo());
-          nb.bindings.push_back({slot.var,
-                                 MakeOpCall("relax.memory.alloc_storage", {PrimValue(slot.bytes)},
-                                            {}, ObjectSInfo()),
-                                 nullptr});
+          nb.bindings.push_back(
+              {slot.var,
+               MakeOpCall("relax.memory.alloc_storage", {PrimValue(slot.bytes)}, {}, ObjectSInfo()),
+               nullptr});
         }
         auto it = live_.outputs_of.find(point);
         bool planned = false;
@@ -263,11 +265,11 @@ class FunctionPlanner {
                                                                   : std::string("_dst"));
           VarRef d = MakeVar(Fresh(hint), si, block.is_dataflow);
           Expr shape = WithSInfo(MakeShapeExpr(t.shape), ShapeSInfo(t.shape));
-          nb.bindings.push_back({d,
-                                 MakeOpCall("relax.memory.alloc_tensor",
-                                            {storage, PrimValue(p.offset), shape},
-                                            {{"dtype", ToString(t.dtype)}}, si),
-                                 nullptr});
+          nb.bindings.push_back(
+              {d,
+               MakeOpCall("relax.memory.alloc_tensor", {storage, PrimValue(p.offset), shape},
+                          {{"dtype", ToString(t.dtype)}}, si),
+               nullptr});
           dsts.push_back(d);
         }
         Expr dst_tuple = WithSInfo(MakeTuple(dsts), c->sinfo_args[0]->kind == SIKind::kTuple
