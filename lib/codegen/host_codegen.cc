@@ -31,8 +31,14 @@
 #include <mlir/Target/LLVMIR/Export.h>
 #include <mlir/Transforms/Passes.h>
 
+#include <algorithm>
+#include <atomic>
+#include <exception>
 #include <fstream>
+#include <functional>
 #include <sstream>
+#include <thread>
+#include <vector>
 
 #include "relax/codegen/tir_to_mlir.h"
 #include "relax/support/error.h"
@@ -125,32 +131,35 @@ std::string ReadFile(const std::string& path) {
 
 }  // namespace
 
-std::string BuildHostLibrary(const IRModule& mod, const std::string& mcpu,
-                             const CodegenOptions& options, std::string* cpu_features) {
+namespace {
+
+// One kernel module of a library: its PrimFuncs, compiled on its own thread with its own
+// MLIR and LLVM contexts.
+struct Shard {
+  std::vector<tir::PrimFunc> funcs;
+  std::string mlir_dump, llvm_dump;
+  std::unique_ptr<llvm::LLVMContext> llctx;
+  std::unique_ptr<llvm::Module> llmod;
+  llvm::SmallString<0> obj;
+  std::exception_ptr error;
+};
+
+// TIR -> MLIR -> LLVM dialect -> LLVM IR of one shard.
+void TranslateShard(Shard* sh, bool dump_mlir) {
   mlir::MLIRContext ctx;
+  ctx.disableMultithreading();
   codegen::LoadBridgeDialects(&ctx);
   mlir::registerBuiltinDialectTranslation(ctx);
   mlir::registerLLVMDialectTranslation(ctx);
   mlir::OpBuilder b(&ctx);
   mlir::OwningOpRef<mlir::ModuleOp> module = mlir::ModuleOp::create(b.getUnknownLoc());
-  for (const auto& name : mod.order) {
-    auto it = mod.prim_funcs.find(name);
-    if (it != mod.prim_funcs.end() && !it->second->attrs.count("device_kernel"))
-      codegen::EmitPrimFunc(*module, it->second);
-  }
-  if (mlir::failed(mlir::verify(*module))) {
-    std::string s;
-    llvm::raw_string_ostream os(s);
-    module->print(os);
+  for (const tir::PrimFunc& f : sh->funcs) codegen::EmitPrimFunc(*module, f);
+  if (mlir::failed(mlir::verify(*module)))
     RELAX_THROW("internal error: the TIR -> MLIR bridge produced invalid MLIR");
-  }
-  if (options.dump_mlir) {
-    std::string s;
-    llvm::raw_string_ostream os(s);
+  if (dump_mlir) {
+    llvm::raw_string_ostream os(sh->mlir_dump);
     module->print(os);
-    *options.dump_mlir << s;
   }
-
   mlir::PassManager pm(&ctx);
   pm.addPass(mlir::createSCFToControlFlowPass());
   pm.addPass(mlir::createConvertMathToLLVMPass());
@@ -171,17 +180,92 @@ std::string BuildHostLibrary(const IRModule& mod, const std::string& mcpu,
     if (mlir::failed(pm.run(*module)))
       RELAX_THROW("MLIR lowering to the LLVM dialect failed: " << diag);
   }
+  sh->llctx = std::make_unique<llvm::LLVMContext>();
+  codegen::QuietMissedLoopHints(*sh->llctx);
+  sh->llmod = mlir::translateModuleToLLVMIR(*module, *sh->llctx, "relax_kernels");
+  if (!sh->llmod) RELAX_THROW("translating MLIR to LLVM IR failed");
+  codegen::ApplyLoopHints(*sh->llmod);
+}
 
-  llvm::LLVMContext llctx;
-  codegen::QuietMissedLoopHints(llctx);
-  std::unique_ptr<llvm::Module> llmod =
-      mlir::translateModuleToLLVMIR(*module, llctx, "relax_kernels");
-  if (!llmod) RELAX_THROW("translating MLIR to LLVM IR failed");
-  codegen::ApplyLoopHints(*llmod);
-  codegen::BindRuntimeTable(*llmod);
+// LLVM O3 and the object file of one shard (its own TargetMachine: they are not shareable).
+void CompileShard(Shard* sh, const std::string& mcpu, int opt_level, bool dump_llvm) {
   auto tm = MakeTargetMachine(mcpu);
+  llvm::Module& m = *sh->llmod;
+  m.setDataLayout(tm->createDataLayout());
+  m.setTargetTriple(tm->getTargetTriple());
+  // Only the packed entry points are exported; the loop nests are internal (and get inlined).
+  for (auto& f : m)
+    if (!f.isDeclaration() && f.getName().ends_with("_impl"))
+      f.setLinkage(llvm::GlobalValue::InternalLinkage);
+  Optimize(m, tm.get(), opt_level);
+  if (dump_llvm) {
+    llvm::raw_string_ostream os(sh->llvm_dump);
+    m.print(os, nullptr);
+  }
+  llvm::raw_svector_ostream os(sh->obj);
+  llvm::legacy::PassManager cg;
+  if (tm->addPassesToEmitFile(cg, os, nullptr, llvm::CodeGenFileType::ObjectFile))
+    RELAX_THROW("LLVM cannot emit object files for this target");
+  cg.run(m);
+}
+
+// Runs `work` on every shard, on up to hardware_concurrency threads; rethrows the first
+// shard's error (in shard order, so the message does not depend on timing).
+void ForEachShard(std::vector<Shard>& shards, const std::function<void(Shard*)>& work) {
+  size_t threads =
+      std::min<size_t>(shards.size(), std::max(1u, std::thread::hardware_concurrency()));
+  std::atomic<size_t> next{0};
+  auto run = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < shards.size();) {
+      try {
+        work(&shards[i]);
+      } catch (...) {
+        shards[i].error = std::current_exception();
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < threads; ++t) pool.emplace_back(run);
+  run();
+  for (auto& t : pool) t.join();
+  for (const Shard& sh : shards)
+    if (sh.error) std::rethrow_exception(sh.error);
+}
+
+}  // namespace
+
+std::string BuildHostLibrary(const IRModule& mod, const std::string& mcpu,
+                             const CodegenOptions& options, std::string* cpu_features) {
+  // Kernels are compiled in parallel: the PrimFuncs are dealt round-robin (in module order)
+  // into shards of about kFuncsPerShard, at most kMaxShards, each compiled to its own object.
+  // The split depends only on the module, never on the machine's core count, so two compiles
+  // give byte-identical artifacts anywhere. GPU host code (launches share a device-module
+  // global per module) stays in one shard.
+  constexpr size_t kFuncsPerShard = 6, kMaxShards = 8;
+  std::vector<tir::PrimFunc> funcs;
+  bool gpu_host = false;
+  for (const auto& name : mod.order) {
+    auto it = mod.prim_funcs.find(name);
+    if (it == mod.prim_funcs.end() || it->second->attrs.count("device_kernel")) continue;
+    funcs.push_back(it->second);
+    gpu_host |= it->second->attrs.count("device") > 0;
+  }
+  size_t nshards =
+      gpu_host
+          ? 1
+          : std::clamp<size_t>((funcs.size() + kFuncsPerShard - 1) / kFuncsPerShard, 1, kMaxShards);
+  std::vector<Shard> shards(nshards);
+  for (size_t i = 0; i < funcs.size(); ++i) shards[i % nshards].funcs.push_back(funcs[i]);
+  ForEachShard(shards, [&](Shard* sh) { TranslateShard(sh, options.dump_mlir != nullptr); });
+  // Shard 0 defines the runtime table and __relax_init, checking for every slot any shard uses.
+  uint32_t needed = 0;
+  for (const Shard& sh : shards)
+    needed = std::max(needed, codegen::RuntimeTableSlotsUsed(*sh.llmod));
+  for (size_t i = 0; i < shards.size(); ++i)
+    codegen::BindRuntimeTable(*shards[i].llmod, i == 0, needed);
   if (cpu_features) {
     // Every feature the subtarget enables (implied ones included).
+    auto tm = MakeTargetMachine(mcpu);
     const llvm::MCSubtargetInfo* sti = tm->getMCSubtargetInfo();
     std::string out;
     for (const auto& kv : sti->getAllProcessorFeatures())
@@ -189,40 +273,26 @@ std::string BuildHostLibrary(const IRModule& mod, const std::string& mcpu,
         out += (out.empty() ? "" : ",") + std::string(kv.Key);
     *cpu_features = out;
   }
-  llmod->setDataLayout(tm->createDataLayout());
-  llmod->setTargetTriple(tm->getTargetTriple());
-  // Only the packed entry points are exported; the loop nests are internal (and get inlined).
-  for (auto& f : *llmod)
-    if (!f.isDeclaration() && f.getName().ends_with("_impl"))
-      f.setLinkage(llvm::GlobalValue::InternalLinkage);
-  Optimize(*llmod, tm.get(), options.opt_level);
-  if (options.dump_llvm) {
-    std::string s;
-    llvm::raw_string_ostream os(s);
-    llmod->print(os, nullptr);
-    *options.dump_llvm << s;
-  }
-
-  llvm::SmallString<0> obj;
-  {
-    llvm::raw_svector_ostream os(obj);
-    llvm::legacy::PassManager cg;
-    if (tm->addPassesToEmitFile(cg, os, nullptr, llvm::CodeGenFileType::ObjectFile))
-      RELAX_THROW("LLVM cannot emit object files for this target");
-    cg.run(*llmod);
+  ForEachShard(shards, [&](Shard* sh) {
+    CompileShard(sh, mcpu, options.opt_level, options.dump_llvm != nullptr);
+  });
+  for (const Shard& sh : shards) {
+    if (options.dump_mlir) *options.dump_mlir << sh.mlir_dump;
+    if (options.dump_llvm) *options.dump_llvm << sh.llvm_dump;
   }
 
   // Link with ld.lld into a shared object.
   llvm::SmallString<128> dir;
   if (llvm::sys::fs::createUniqueDirectory("relaxc", dir))
     RELAX_THROW("cannot create a temporary directory");
-  std::string obj_path = (dir + "/kernels.o").str();
   std::string so_path = (dir + "/kernels.so").str();
   std::string log_path = (dir + "/ld.log").str();
-  {
-    std::ofstream o(obj_path, std::ios::binary);
-    o.write(obj.data(), static_cast<std::streamsize>(obj.size()));
-    if (!o) RELAX_THROW("cannot write " << obj_path);
+  std::vector<std::string> obj_paths;
+  for (size_t i = 0; i < shards.size(); ++i) {
+    obj_paths.push_back((dir + "/kernels_" + std::to_string(i) + ".o").str());
+    std::ofstream o(obj_paths.back(), std::ios::binary);
+    o.write(shards[i].obj.data(), static_cast<std::streamsize>(shards[i].obj.size()));
+    if (!o) RELAX_THROW("cannot write " << obj_paths.back());
   }
   // Objects BYOC plugins produced (run-codegen) link into the same library.
   std::vector<std::string> extern_paths;
@@ -236,7 +306,8 @@ std::string BuildHostLibrary(const IRModule& mod, const std::string& mcpu,
     extern_paths.push_back(p);
   }
   std::string lld = RELAX_LLD_PATH;
-  std::vector<llvm::StringRef> argv = {lld, "-shared", "--as-needed", "-o", so_path, obj_path};
+  std::vector<llvm::StringRef> argv = {lld, "-shared", "--as-needed", "-o", so_path};
+  for (const auto& p : obj_paths) argv.push_back(p);
   for (const auto& p : extern_paths) argv.push_back(p);
   for (llvm::StringRef a : {"-L/usr/lib/x86_64-linux-gnu", "-lm"}) argv.push_back(a);
   std::optional<llvm::StringRef> redirects[] = {std::nullopt, llvm::StringRef(log_path),

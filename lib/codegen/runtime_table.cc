@@ -4,6 +4,7 @@
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Module.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -23,23 +24,29 @@ const std::vector<std::string>& TableOrder() {
 }
 }  // namespace
 
-void BindRuntimeTable(llvm::Module& m) {
+uint32_t RuntimeTableSlotsUsed(const llvm::Module& m) {
+  uint32_t needed = 0;
+  for (size_t k = 0; k < TableOrder().size(); ++k)
+    if (const llvm::Function* f = m.getFunction(TableOrder()[k]); f && f->isDeclaration())
+      needed = static_cast<uint32_t>(k + 1);
+  return needed;
+}
+
+void BindRuntimeTable(llvm::Module& m, bool define, uint32_t needed) {
   llvm::LLVMContext& ctx = m.getContext();
   auto* ptr = llvm::PointerType::getUnqual(ctx);
   auto* i32 = llvm::Type::getInt32Ty(ctx);
   // The table must hold every entry the kernels use (older runtimes have fewer).
-  uint32_t needed = 0;
-  for (size_t k = 0; k < TableOrder().size(); ++k)
-    if (llvm::Function* f = m.getFunction(TableOrder()[k]); f && f->isDeclaration())
-      needed = static_cast<uint32_t>(k + 1);
-  auto* table =
-      new llvm::GlobalVariable(m, ptr, /*isConstant=*/false, llvm::GlobalValue::ExternalLinkage,
-                               llvm::ConstantPointerNull::get(ptr), "__relax_runtime");
-  // Hidden, not internal: objects a BYOC plugin links into the same library reach the runtime
-  // through it (`extern const RelaxRuntimeTable* __relax_runtime;`), never exported.
+  needed = std::max(needed, RuntimeTableSlotsUsed(m));
+  auto* table = new llvm::GlobalVariable(
+      m, ptr, /*isConstant=*/false, llvm::GlobalValue::ExternalLinkage,
+      define ? llvm::ConstantPointerNull::get(ptr) : nullptr, "__relax_runtime");
+  // Hidden, not internal: the other kernel objects of the library and objects a BYOC plugin
+  // links into it reach the runtime through it (`extern const RelaxRuntimeTable*
+  // __relax_runtime;`), never exported.
   table->setVisibility(llvm::GlobalValue::HiddenVisibility);
   // __relax_init(table): check version and size, keep the pointer.
-  {
+  if (define) {
     auto* fty = llvm::FunctionType::get(i32, {ptr}, false);
     auto* init = llvm::Function::Create(fty, llvm::GlobalValue::ExternalLinkage, "__relax_init", m);
     auto* entry = llvm::BasicBlock::Create(ctx, "entry", init);

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <limits>
 #include <set>
 
 #include "relax/ir/expr_functor.h"
@@ -128,6 +129,26 @@ int64_t CountKernelCalls(const Expr& e) {
   return n;
 }
 
+// `e` with every var at 1 and at 1000 (each clamped to the var's bounds); INT64_MIN where it
+// does not evaluate.
+std::pair<int64_t, int64_t> SamplesOf(const PrimExpr& e, arith::Analyzer* an) {
+  std::vector<Var> vars;
+  CollectVars(e, &vars);
+  int64_t out[2] = {std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::min()};
+  const int64_t at[2] = {1, 1000};
+  for (int k = 0; k < 2; ++k) {
+    std::vector<std::pair<PrimExpr, PrimExpr>> vmap;
+    for (const Var& v : vars) {
+      arith::Bound b = an->ConstBound(v);
+      vmap.push_back({v, PrimExpr(std::clamp(at[k], b.lo, b.hi))});
+    }
+    arith::Analyzer plain;
+    int64_t r = 0;
+    if (plain.Simplify(Substitute(e, vmap)).AsInt(&r)) out[k] = r;
+  }
+  return {out[0], out[1]};
+}
+
 }  // namespace
 
 MemorySummary SummarizeMemory(const FunctionNode& fn) {
@@ -143,27 +164,36 @@ MemorySummary SummarizeMemory(const FunctionNode& fn) {
     stops[live.tensors[t].last_use + 1].push_back(t);
   }
   PrimExpr sum = 0;
-  std::vector<PrimExpr> kept;  // candidates of the max, none provably below another
+  // Candidates of the max (none provably below another), with their sample values.
+  std::vector<std::pair<PrimExpr, std::pair<int64_t, int64_t>>> kept;
   for (size_t p = 0; p <= end; ++p) {
     for (size_t t : stops[p]) sum = sum - live.tensors[t].bytes;
     for (size_t t : starts[p]) sum = sum + live.tensors[t].bytes;
     sum = an.Simplify(sum);
     s.live_at.push_back(sum);
+    // Dominance is refuted cheaply at two sample points (every var at 1 and at 1000, clamped
+    // to its bounds) before the analyzer tries to prove it.
+    const std::pair<int64_t, int64_t> here = SamplesOf(sum, &an);
+    auto at_least = [&](const PrimExpr& a, std::pair<int64_t, int64_t> sa, const PrimExpr& b,
+                        std::pair<int64_t, int64_t> sb) {
+      if (sa.first < sb.first || sa.second < sb.second) return false;
+      return an.CanProve(a >= b);
+    };
     bool dominated = false;
-    for (const PrimExpr& k : kept)
-      if (an.CanProve(k >= sum)) {
+    for (const auto& [k, sk] : kept)
+      if (at_least(k, sk, sum, here)) {
         dominated = true;
         break;
       }
     if (dominated) continue;
-    std::vector<PrimExpr> next;
-    for (const PrimExpr& k : kept)
-      if (!an.CanProve(sum >= k)) next.push_back(k);
-    next.push_back(sum);
+    std::vector<std::pair<PrimExpr, std::pair<int64_t, int64_t>>> next;
+    for (const auto& [k, sk] : kept)
+      if (!at_least(sum, here, k, sk)) next.push_back({k, sk});
+    next.push_back({sum, here});
     kept = std::move(next);
   }
-  PrimExpr bound = kept.empty() ? PrimExpr(0) : kept[0];
-  for (size_t i = 1; i < kept.size(); ++i) bound = Max(bound, kept[i]);
+  PrimExpr bound = kept.empty() ? PrimExpr(0) : kept[0].first;
+  for (size_t i = 1; i < kept.size(); ++i) bound = Max(bound, kept[i].first);
   s.lower_bound = an.Simplify(bound);
 
   PrimExpr planned = 0;

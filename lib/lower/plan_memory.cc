@@ -37,8 +37,8 @@ bool OnCpu(const StructInfo& s) {
 // Where one tensor goes.
 struct Placement {
   enum Kind { kNone, kArena, kShared, kOwn } kind = kNone;
-  int64_t offset = 0;   // arena
-  size_t storage = 0;   // shared / own: index into FunctionPlanner::storages_
+  int64_t offset = 0;  // arena
+  size_t storage = 0;  // shared / own: index into FunctionPlanner::storages_
 };
 
 class FunctionPlanner {
@@ -103,7 +103,8 @@ class FunctionPlanner {
   // placed tensor live at the same time.
   void PlanArena(std::vector<size_t> ids) {
     std::map<size_t, int64_t> hi;
-    for (size_t id : ids) hi[id] = AlignUp(std::max<int64_t>(an_.ConstBound(live_.tensors[id].bytes).hi, 1));
+    for (size_t id : ids)
+      hi[id] = AlignUp(std::max<int64_t>(an_.ConstBound(live_.tensors[id].bytes).hi, 1));
     std::stable_sort(ids.begin(), ids.end(), [&](size_t a, size_t b) { return hi[a] > hi[b]; });
     std::vector<size_t> placed;
     for (size_t id : ids) {
@@ -132,18 +133,34 @@ class FunctionPlanner {
     return true;
   }
 
-  // `e` at a sample point (each var at its upper bound, else 256): only to rank candidates.
+  // `e` at a sample point that satisfies the function's facts (each var at its upper bound,
+  // else at max(256, its lower bound)): ranks candidates, and refutes `a >= b` cheaply when
+  // a < b there (the analyzer's proofs are the slow part of planning big models).
   double Sample(const PrimExpr& e) {
+    auto cached = samples_.find(e.get());
+    if (cached != samples_.end()) return cached->second;
     std::vector<Var> vars;
     CollectVars(e, &vars);
     std::vector<std::pair<PrimExpr, PrimExpr>> vmap;
     for (const Var& v : vars) {
       arith::Bound b = an_.ConstBound(v);
-      vmap.push_back({v, PrimExpr(b.hi != arith::Bound::kPosInf ? b.hi : int64_t{256})});
+      int64_t at = b.hi != arith::Bound::kPosInf
+                       ? b.hi
+                       : std::max<int64_t>(256, b.lo == arith::Bound::kNegInf ? 0 : b.lo);
+      vmap.push_back({v, PrimExpr(at)});
     }
     int64_t out = 0;
     arith::Analyzer plain;
-    return plain.Simplify(Substitute(e, vmap)).AsInt(&out) ? static_cast<double>(out) : 0.0;
+    double v = plain.Simplify(Substitute(e, vmap)).AsInt(&out) ? static_cast<double>(out) : 0.0;
+    samples_[e.get()] = v;
+    keep_.push_back(e);
+    return v;
+  }
+
+  // CanProve(a >= b), refuted first at the sample point.
+  bool ProveAtLeast(const PrimExpr& a, const PrimExpr& b) {
+    if (Sample(a) < Sample(b)) return false;
+    return an_.CanProve(a >= b);
   }
 
   // In program order, each tensor takes the smallest free storage it provably fits in. Else,
@@ -157,8 +174,9 @@ class FunctionPlanner {
         for (const PrimExpr& d : *p->sinfo->values) CollectVars(d, &vars);
       for (const Var& v : vars) entry_vars_.insert(v.get());
     }
-    std::stable_sort(ids.begin(), ids.end(),
-                     [&](size_t a, size_t b) { return live_.tensors[a].def < live_.tensors[b].def; });
+    std::stable_sort(ids.begin(), ids.end(), [&](size_t a, size_t b) {
+      return live_.tensors[a].def < live_.tensors[b].def;
+    });
     std::vector<size_t> pool;  // indices into storages_ made here
     for (size_t id : ids) {
       const LiveTensor& t = live_.tensors[id];
@@ -166,8 +184,8 @@ class FunctionPlanner {
       for (size_t s : pool) {
         const StorageSlot& slot = storages_[s];
         if (slot.busy_until >= t.def) continue;
-        if (!an_.CanProve(slot.bytes >= t.bytes)) continue;
-        if (!best || an_.CanProve(storages_[*best].bytes >= slot.bytes)) best = s;
+        if (!ProveAtLeast(slot.bytes, t.bytes)) continue;
+        if (!best || ProveAtLeast(storages_[*best].bytes, slot.bytes)) best = s;
       }
       if (!best && KnownAtEntry(t.bytes)) {
         const double want = Sample(t.bytes);
@@ -201,8 +219,8 @@ class FunctionPlanner {
       BindingBlock head;
       arena = MakeVar(Fresh("arena"), ObjectSInfo());
       head.bindings.push_back(
-          {arena, MakeOpCall("relax.memory.alloc_storage", {PrimValue(arena_bytes_)}, {},
-                             ObjectSInfo()),
+          {arena,
+           MakeOpCall("relax.memory.alloc_storage", {PrimValue(arena_bytes_)}, {}, ObjectSInfo()),
            nullptr});
       out->blocks.push_back(std::move(head));
     }
@@ -218,10 +236,10 @@ class FunctionPlanner {
         for (size_t s : storages_at[point]) {
           StorageSlot& slot = storages_[s];
           slot.var = MakeVar(Fresh("storage"), ObjectSInfo());
-          nb.bindings.push_back({slot.var,
-                                 MakeOpCall("relax.memory.alloc_storage", {PrimValue(slot.bytes)},
-                                            {}, ObjectSInfo()),
-                                 nullptr});
+          nb.bindings.push_back(
+              {slot.var,
+               MakeOpCall("relax.memory.alloc_storage", {PrimValue(slot.bytes)}, {}, ObjectSInfo()),
+               nullptr});
         }
         auto it = live_.outputs_of.find(point);
         bool planned = false;
@@ -247,11 +265,11 @@ class FunctionPlanner {
                                                                   : std::string("_dst"));
           VarRef d = MakeVar(Fresh(hint), si, block.is_dataflow);
           Expr shape = WithSInfo(MakeShapeExpr(t.shape), ShapeSInfo(t.shape));
-          nb.bindings.push_back({d,
-                                 MakeOpCall("relax.memory.alloc_tensor",
-                                            {storage, PrimValue(p.offset), shape},
-                                            {{"dtype", ToString(t.dtype)}}, si),
-                                 nullptr});
+          nb.bindings.push_back(
+              {d,
+               MakeOpCall("relax.memory.alloc_tensor", {storage, PrimValue(p.offset), shape},
+                          {{"dtype", ToString(t.dtype)}}, si),
+               nullptr});
           dsts.push_back(d);
         }
         Expr dst_tuple = WithSInfo(MakeTuple(dsts), c->sinfo_args[0]->kind == SIKind::kTuple
@@ -277,6 +295,8 @@ class FunctionPlanner {
   std::vector<Placement> place_;
   std::vector<StorageSlot> storages_;
   std::set<const PrimExprNode*> entry_vars_;
+  std::map<const PrimExprNode*, double> samples_;
+  std::vector<PrimExpr> keep_;  // keeps the sampled expressions (and their addresses) alive
   int64_t arena_bytes_ = 0;
 };
 

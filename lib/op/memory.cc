@@ -40,8 +40,7 @@ StructInfo InferAllocTensor(const CallNode& c, BlockBuilder&) {
 void RegisterMemoryOps() {
   RegisterOp("relax.memory.alloc_storage", OpPatternKind::kOpaque, InferAllocStorage, nullptr,
              false);
-  RegisterOp("relax.memory.alloc_tensor", OpPatternKind::kOpaque, InferAllocTensor, nullptr,
-             false);
+  RegisterOp("relax.memory.alloc_tensor", OpPatternKind::kOpaque, InferAllocTensor, nullptr, false);
 }
 
 }  // namespace relax

@@ -48,7 +48,8 @@ class DeviceAllocator final : public Allocator {
     void* data = api_->AllocData(dev_, nbytes, alignment);
     DeviceAPI* api = api_;
     DLDevice dev = dev_;
-    return MakeStorage(dev_, data, nbytes, alignment, [api, dev](void* p) { api->FreeData(dev, p); });
+    return MakeStorage(dev_, data, nbytes, alignment,
+                       [api, dev](void* p) { api->FreeData(dev, p); });
   }
 
  private:

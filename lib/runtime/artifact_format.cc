@@ -123,7 +123,8 @@ void WriteSectionViews(const std::string& path, const std::vector<SectionView>& 
     };
     const std::string zeros(4096, '\0');
     auto pad_to = [&](uint64_t target) {
-      while (at < target) emit(zeros.data(), static_cast<size_t>(std::min<uint64_t>(zeros.size(), target - at)));
+      while (at < target)
+        emit(zeros.data(), static_cast<size_t>(std::min<uint64_t>(zeros.size(), target - at)));
     };
     for (size_t i = 0; i < order.size(); ++i) {
       pad_to(offsets[i]);

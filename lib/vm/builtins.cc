@@ -165,9 +165,9 @@ Value AllocTensor(const Args& a) {
   const Storage& s = As<Storage>(fn, a, 0, "storage");
   int64_t offset = AsInt(fn, a, 1);
   if (offset < 0) RELAX_THROW(fn << ": negative offset " << offset);
-  std::vector<int64_t> shape = a.size() == 5
-                                   ? EvalShapeProgram(AsHeap(fn, a, 2).slots, AsShape(fn, a, 3), true)
-                                   : AsShape(fn, a, 2);
+  std::vector<int64_t> shape =
+      a.size() == 5 ? EvalShapeProgram(AsHeap(fn, a, 2).slots, AsShape(fn, a, 3), true)
+                    : AsShape(fn, a, 2);
   return TensorFromStorage(s, static_cast<size_t>(offset), std::move(shape),
                            ParseDType(AsStr(fn, a, a.size() - 1)));
 }

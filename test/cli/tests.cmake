@@ -319,3 +319,9 @@ if(TARGET relax_byoc_cublas AND TARGET relax_byoc_cudnn)
     set_tests_properties(cli.byoc_cuda.${case} PROPERTIES TIMEOUT 600 LABELS "cli;byoc;gpu")
   endforeach()
 endif()
+
+# Parallel kernel compilation keeps artifacts byte-identical across compiles and core counts.
+add_test(NAME cli.compile_deterministic
+         COMMAND bash ${RELAX_VENV_PYTHON} ${RELAX_CLI_TEST_DIR}/deterministic_compile.py
+                 --relaxc $<TARGET_FILE:relaxc>)
+set_tests_properties(cli.compile_deterministic PROPERTIES TIMEOUT 300 LABELS cli)

@@ -35,8 +35,7 @@ struct CompileOptions {
 };
 
 // Parses a whole decimal integer (no trailing characters).
-int64_t ParseInt(const std::string& text, const std::string& spec,
-                 const char* option = "--bound") {
+int64_t ParseInt(const std::string& text, const std::string& spec, const char* option = "--bound") {
   size_t used = 0;
   int64_t v = 0;
   try {
@@ -149,8 +148,9 @@ void PrintMemoryStats(const BuildStats& st, const frontend::OnnxImportStats& imp
   if (!text_ir)
     std::cout << "ops imported: " << imp.nodes - imp.constant_nodes << " (" << imp.nodes
               << " nodes, " << imp.constant_nodes << " Constant)\n";
-  std::cout << "kernel calls per inference: " << m.kernel_calls << "\ndistinct kernels: "
-            << st.num_prim_funcs << "\nmemory: planned static bytes: " << m.planned_static_bytes
+  std::cout << "kernel calls per inference: " << m.kernel_calls
+            << "\ndistinct kernels: " << st.num_prim_funcs
+            << "\nmemory: planned static bytes: " << m.planned_static_bytes
             << "\nmemory: liveness lower bound: " << ToString(m.lower_bound)
             << "\nmemory: planned peak: " << ToString(m.planned_peak) << "\n";
   if (!bounds.empty()) {

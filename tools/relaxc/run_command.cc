@@ -220,10 +220,10 @@ void RunOrThrow(const RunOptions& opts) {
     std::cout << buf << "\n";
   }
   if (opts.memory)
-    std::cout << "memory: peak " << mem.peak_bytes - mem_base << " bytes live during the run; plan: "
-              << mem.planned_allocs << " storages, " << mem.planned_bytes
-              << " bytes; outside the plan: " << mem.unplanned_allocs << " allocations, "
-              << mem.unplanned_bytes << " bytes\n";
+    std::cout << "memory: peak " << mem.peak_bytes - mem_base
+              << " bytes live during the run; plan: " << mem.planned_allocs << " storages, "
+              << mem.planned_bytes << " bytes; outside the plan: " << mem.unplanned_allocs
+              << " allocations, " << mem.unplanned_bytes << " bytes\n";
   if (opts.profile) std::cout << "profile (all runs):\n" << vm.ProfileReport();
   std::cout.flush();
 }

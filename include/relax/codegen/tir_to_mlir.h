@@ -77,7 +77,13 @@ void QuietMissedLoopHints(llvm::LLVMContext& ctx);
 /// runtime function the kernels declare (RelaxSetLastError, RelaxParallelFor, ...) into an
 /// internal function calling through that table, so the shared object has no undefined
 /// runtime symbols. Run it on the translated LLVM module before optimization.
-void BindRuntimeTable(llvm::Module& m);
+/// A library built from several kernel modules (parallel codegen) defines the table and
+/// `__relax_init` in one of them (`define`), whose init check requires at least `needed`
+/// slots (the most any module uses, RuntimeTableSlotsUsed); the others only declare the table.
+void BindRuntimeTable(llvm::Module& m, bool define = true, uint32_t needed = 0);
+
+/// How many leading runtime-table slots the functions `m` declares need.
+uint32_t RuntimeTableSlotsUsed(const llvm::Module& m);
 
 }  // namespace relax::codegen
 

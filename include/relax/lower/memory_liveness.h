@@ -24,9 +24,9 @@ namespace relax {
 
 /// One tensor a function allocates.
 struct LiveTensor {
-  size_t def = 0;       // program point of the binding that creates it
-  size_t field = 0;     // output index for a multi-output call
-  size_t last_use = 0;  // last program point reading it or a value that may alias it
+  size_t def = 0;        // program point of the binding that creates it
+  size_t field = 0;      // output index for a multi-output call
+  size_t last_use = 0;   // last program point reading it or a value that may alias it
   bool escapes = false;  // reachable from the function's result: live to the end and beyond
   DataType dtype;
   std::vector<PrimExpr> shape;

@@ -11,9 +11,9 @@ namespace relax::runtime {
 /// Bytes are the sizes requested from an Allocator (not rounded to its size classes). Every
 /// Storage of every device counts while any tensor viewing it lives.
 struct MemoryStats {
-  int64_t live_bytes = 0;        // now
-  int64_t peak_bytes = 0;        // the most live at once since the last reset
-  int64_t planned_allocs = 0;    // storages of the compiler's plan (alloc_storage, planned)
+  int64_t live_bytes = 0;      // now
+  int64_t peak_bytes = 0;      // the most live at once since the last reset
+  int64_t planned_allocs = 0;  // storages of the compiler's plan (alloc_storage, planned)
   int64_t planned_bytes = 0;
   int64_t unplanned_allocs = 0;  // anything else: VM-allocated outputs, builtins' results
   int64_t unplanned_bytes = 0;

@@ -1,10 +1,11 @@
 // The default CPU allocator (a size-class pool) and the memory counters (memory_stats.h).
+#include "relax/runtime/allocator.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <cstring>
 
-#include "relax/runtime/allocator.h"
 #include "relax/runtime/memory_stats.h"
 #include "relax/support/error.h"
 
