@@ -248,7 +248,8 @@ std::string BuildHostLibrary(const IRModule& mod, const std::string& mcpu,
     auto it = mod.prim_funcs.find(name);
     if (it == mod.prim_funcs.end() || it->second->attrs.count("device_kernel")) continue;
     funcs.push_back(it->second);
-    gpu_host |= it->second->attrs.count("device") > 0;
+    // After split-host-device the host part of a GPU kernel carries "host_of".
+    gpu_host |= it->second->attrs.count("host_of") > 0 || it->second->attrs.count("device") > 0;
   }
   size_t nshards =
       gpu_host

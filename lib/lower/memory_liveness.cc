@@ -142,9 +142,7 @@ std::pair<int64_t, int64_t> SamplesOf(const PrimExpr& e, arith::Analyzer* an) {
       arith::Bound b = an->ConstBound(v);
       vmap.push_back({v, PrimExpr(std::clamp(at[k], b.lo, b.hi))});
     }
-    arith::Analyzer plain;
-    int64_t r = 0;
-    if (plain.Simplify(Substitute(e, vmap)).AsInt(&r)) out[k] = r;
+    if (std::optional<int64_t> r = FoldAt(e, vmap)) out[k] = *r;
   }
   return {out[0], out[1]};
 }
@@ -220,9 +218,22 @@ std::optional<int64_t> EvaluateAt(const PrimExpr& e, const std::map<std::string,
     if (it == values.end()) return std::nullopt;
     vmap.push_back({v, PrimExpr(it->second)});
   }
+  return FoldAt(e, vmap);
+}
+
+std::optional<int64_t> FoldAt(const PrimExpr& e,
+                              const std::vector<std::pair<PrimExpr, PrimExpr>>& vmap,
+                              bool* overflow) {
+  if (overflow) *overflow = false;
   arith::Analyzer an;
   int64_t out = 0;
-  if (!an.Simplify(Substitute(e, vmap)).AsInt(&out)) return std::nullopt;
+  try {
+    if (!an.Simplify(Substitute(e, vmap)).AsInt(&out)) return std::nullopt;
+  } catch (const Error&) {
+    // The analyzer's only error while folding constants is int64 overflow.
+    if (overflow) *overflow = true;
+    return std::nullopt;
+  }
   return out;
 }
 

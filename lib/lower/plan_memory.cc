@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -17,6 +18,8 @@ namespace relax {
 namespace {
 
 constexpr int64_t kAlign = 64;
+// A shared storage grows to the max of at most this many sizes (bounds the formula's size).
+constexpr size_t kMaxTerms = 8;
 // Sizes above this bound are not worth an arena slot (and would overflow offset sums).
 constexpr int64_t kMaxArenaTensor = int64_t{1} << 40;
 
@@ -77,15 +80,29 @@ class FunctionPlanner {
 
  private:
   struct StorageSlot {
-    PrimExpr bytes;
-    size_t first_def = 0;  // allocated right before this point
+    PrimExpr bytes;               // max(terms), set when the plan is complete
+    std::vector<PrimExpr> terms;  // the sizes it must hold (one unless it grew)
+    size_t first_def = 0;         // allocated right before this point
     size_t busy_until = 0;
     VarRef var;
   };
 
   size_t NewStorage(const PrimExpr& bytes, size_t point) {
-    storages_.push_back({an_.Simplify(bytes), point, point, nullptr});
+    storages_.push_back({PrimExpr(), {an_.Simplify(bytes)}, point, point, nullptr});
     return storages_.size() - 1;
+  }
+
+  // True if the storage provably holds `bytes`: one of its sizes is at least that.
+  bool Fits(const StorageSlot& slot, const PrimExpr& bytes) {
+    for (const PrimExpr& term : slot.terms)
+      if (ExprDeepEqual(term, bytes) || ProveAtLeast(term, bytes)) return true;
+    return false;
+  }
+
+  double SampleSlot(const StorageSlot& slot) {
+    double v = 0;
+    for (const PrimExpr& term : slot.terms) v = std::max(v, Sample(term));
+    return v;
   }
 
   std::string Fresh(const std::string& hint) {
@@ -149,9 +166,12 @@ class FunctionPlanner {
                        : std::max<int64_t>(256, b.lo == arith::Bound::kNegInf ? 0 : b.lo);
       vmap.push_back({v, PrimExpr(at)});
     }
-    int64_t out = 0;
-    arith::Analyzer plain;
-    double v = plain.Simplify(Substitute(e, vmap)).AsInt(&out) ? static_cast<double>(out) : 0.0;
+    bool overflow = false;
+    std::optional<int64_t> out = FoldAt(e, vmap, &overflow);
+    // Past int64 ranks above everything (and refutes nothing: inf < inf is false).
+    double v = out        ? static_cast<double>(*out)
+               : overflow ? std::numeric_limits<double>::infinity()
+                          : 0.0;
     samples_[e.get()] = v;
     keep_.push_back(e);
     return v;
@@ -181,25 +201,28 @@ class FunctionPlanner {
     for (size_t id : ids) {
       const LiveTensor& t = live_.tensors[id];
       std::optional<size_t> best;
+      // Among the storages that provably fit, the smallest at the sample point.
       for (size_t s : pool) {
         const StorageSlot& slot = storages_[s];
-        if (slot.busy_until >= t.def) continue;
-        if (!ProveAtLeast(slot.bytes, t.bytes)) continue;
-        if (!best || ProveAtLeast(storages_[*best].bytes, slot.bytes)) best = s;
+        if (slot.busy_until >= t.def || !Fits(slot, t.bytes)) continue;
+        if (!best || SampleSlot(slot) < SampleSlot(storages_[*best])) best = s;
       }
       if (!best && KnownAtEntry(t.bytes)) {
         const double want = Sample(t.bytes);
         double best_gap = 0;
         for (size_t s : pool) {
           const StorageSlot& slot = storages_[s];
-          if (slot.busy_until >= t.def || !KnownAtEntry(slot.bytes)) continue;
-          double gap = std::abs(Sample(slot.bytes) - want);
+          if (slot.busy_until >= t.def || slot.terms.size() >= kMaxTerms) continue;
+          bool entry = true;
+          for (const PrimExpr& term : slot.terms) entry = entry && KnownAtEntry(term);
+          if (!entry) continue;
+          double gap = std::abs(SampleSlot(slot) - want);
           if (!best || gap < best_gap) {
             best = s;
             best_gap = gap;
           }
         }
-        if (best) storages_[*best].bytes = an_.Simplify(Max(storages_[*best].bytes, t.bytes));
+        if (best) storages_[*best].terms.push_back(an_.Simplify(t.bytes));
       }
       if (!best) {
         best = NewStorage(t.bytes, t.def);
@@ -207,6 +230,11 @@ class FunctionPlanner {
       }
       storages_[*best].busy_until = t.last_use;
       place_[id] = {Placement::kShared, 0, *best};
+    }
+    for (StorageSlot& slot : storages_) {
+      PrimExpr bytes = slot.terms[0];
+      for (size_t i = 1; i < slot.terms.size(); ++i) bytes = Max(bytes, slot.terms[i]);
+      slot.bytes = slot.terms.size() > 1 ? an_.Simplify(bytes) : bytes;
     }
   }
 

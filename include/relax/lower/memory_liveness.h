@@ -13,7 +13,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "relax/arith/analyzer.h"
@@ -74,8 +76,16 @@ struct MemorySummary {
 /// Summarizes `fn` (planned or not; see MemorySummary).
 MemorySummary SummarizeMemory(const FunctionNode& fn);
 
-/// Evaluates `e` with the given values of its vars (by name); nullopt when a var has no value.
+/// Evaluates `e` with the given values of its vars (by name); nullopt when a var has no value
+/// or the value does not fit in int64.
 std::optional<int64_t> EvaluateAt(const PrimExpr& e, const std::map<std::string, int64_t>& values);
+
+/// `e` with each var replaced by its value in `vmap`, folded to a constant; nullopt when it does
+/// not fold to one. `*overflow` (if given) is set when the folding overflowed int64 (e.g. a size
+/// of seven dims at 1000 each), which is also nullopt rather than an error.
+std::optional<int64_t> FoldAt(const PrimExpr& e,
+                              const std::vector<std::pair<PrimExpr, PrimExpr>>& vmap,
+                              bool* overflow = nullptr);
 
 }  // namespace relax
 
