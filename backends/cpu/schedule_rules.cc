@@ -1,9 +1,11 @@
 // The CPU default schedule rules (backend "cpu"), most specific first. Each is a recipe of
 // schedule primitives (relax/schedule/loop_nest.h) on the TE builder's unscheduled stages:
 //  - cpu.register-tile: a matmul (sum reduction, an operand broadcast along a row axis, the
-//    other read as B[.., k, j]), alone or as the anchor of an in-place anchor-epilogue
-//    program: 6x16 output tiles accumulated in registers (relax/schedule/register_tile.h), B
-//    packed into panels when several row tiles reuse them.
+//    other read as B[.., k, j]) or an NCHW convolution, alone or as the anchor of an in-place
+//    anchor-epilogue program: 6x16 output tiles accumulated in registers
+//    (relax/schedule/register_tile.h), B packed into panels when several row tiles reuse
+//    them; a narrow or strided conv tiles its flattened image, its windows gathered into
+//    panels (im2col); a symbolic conv width chooses at run time (RegisterTiled).
 //  - cpu.anchor-epilogue: a reduction (conv, matmul, pooling) into an intermediate followed by
 //    one injective epilogue (batch-norm, activation, residual add) that reads the intermediate
 //    only at its own element: the reduction writes the output buffer directly and the epilogue
@@ -20,6 +22,7 @@
 
 #include "cpu_backend.h"
 #include "relax/arith/analyzer.h"
+#include "relax/ir/tir_functor.h"
 #include "relax/schedule/loop_nest.h"
 #include "relax/schedule/register_tile.h"
 #include "relax/schedule/stage.h"
@@ -80,6 +83,29 @@ std::optional<schedule::StageProgram> Program(const tir::PrimFunc& f) {
   return schedule::ParseStages(*f);
 }
 
+// cpu.anchor-epilogue's body: the reduction writes the output buffer and the epilogue runs in
+// place inside the reduction's parallel iteration.
+tir::Stmt AnchorEpilogue(const tir::PrimFunc& f) {
+  schedule::StageProgram p = *Program(f);
+  schedule::Stage epi = p.stages.back();
+  p.stages.pop_back();
+  schedule::Stage anchor = p.stages.back();
+  p.stages.pop_back();
+  Buffer tmp = anchor.buffer;
+  anchor.buffer = epi.buffer;
+  epi.value = schedule::ReplaceBuffer(epi.value, tmp, epi.buffer);
+  schedule::LoopNest n = StageNest(anchor);
+  n.ComputeAt(epi, anchor.axes.empty() ? 0 : 1);
+  // Prologue stages (pads) keep their own nests; the intermediate is gone.
+  p.allocs.erase(std::find(p.allocs.begin(), p.allocs.end(), tmp));
+  std::vector<tir::Stmt> parts;
+  for (const auto& s : p.stages) parts.push_back(StageNest(s).Build());
+  parts.push_back(n.Build());
+  tir::Stmt body = parts.size() == 1 ? parts[0] : tir::Seq(parts);
+  for (size_t i = p.allocs.size(); i-- > 0;) body = tir::Allocate(p.allocs[i], body);
+  return body;
+}
+
 // Register tile shape for AVX2/FMA (16 ymm registers): 6 rows x 16 columns = 12 vector
 // accumulators, two vectors of the column operand and one broadcast scalar. Extents known to
 // be smaller shrink the tile.
@@ -91,24 +117,118 @@ int64_t TileSize(const PrimExpr& extent, int64_t want) {
   return extent.AsInt(&e) && e > 0 && e < want ? e : want;
 }
 
+// A convolution (the column operand reads spatial axes besides the batch, e.g. a 1x1 conv's
+// X[n, ci, h, w]) tiles its width; narrow rows are mostly tail tiles, slower than the plain
+// nest. Below this width the plain nest runs (chosen at run time for a symbolic width).
+constexpr int64_t kMinConvTileWidth = 16;
+
+bool IsConvLike(const schedule::Stage& anchor, const schedule::TileAxes& axes) {
+  // NCHW: batch, channel (the row axis), then at least two spatial axes.
+  return anchor.axes.size() >= 4 && axes.row_axis == 1;
+}
+
+// A convolution whose (static) output width is below this tiles the flattened image instead
+// (TileAxes::fused_cols, im2col into the packed panels): narrow rows would be mostly tails.
+constexpr int64_t kFuseColsBelowWidth = 32;
+
+// True if every load that reads the column axis steps by one element per column (a stride-1
+// convolution's X[.., w + kw]); a strided window is gathered into panels instead.
+class ColumnStride : public tir::ExprVisitor {
+ public:
+  explicit ColumnStride(const Var& col) : col_(col) {}
+  bool unit = true;
+
+ protected:
+  void VisitExpr_(const tir::BufferLoadNode* op, const PrimExpr& e) override {
+    const PrimExpr& last = op->indices.back();
+    std::vector<Var> vars;
+    CollectVars(last, &vars);
+    bool reads = false;
+    for (const auto& v : vars) reads = reads || v.same_as(col_);
+    int64_t step = 0;
+    PrimExpr next = Substitute(last, {{col_, col_ + PrimExpr(1)}});
+    if (reads && !(an_.Simplify(next - last).AsInt(&step) && step == 1)) unit = false;
+    tir::ExprVisitor::VisitExpr_(op, e);
+  }
+
+ private:
+  const Var& col_;
+  arith::Analyzer an_;
+};
+
+bool UnitStrideColumns(const schedule::Stage& anchor, const schedule::TileAxes& axes) {
+  ColumnStride cs(anchor.axes[axes.col_axis]);
+  cs.VisitExpr(anchor.value);
+  return cs.unit;
+}
+
+// The tile axes of a sum reduction `anchor`, with the columns fused for a narrow static-width
+// convolution; nullopt when no register tile applies.
+std::optional<schedule::TileAxes> ChooseTileAxes(const schedule::Stage& anchor) {
+  auto axes = schedule::FindTileAxes(anchor);
+  if (!axes) return std::nullopt;
+  if (!IsConvLike(anchor, *axes)) {
+    if (!schedule::CanPackColumns(anchor, *axes)) return std::nullopt;  // matmul B[.., k, j]
+    return axes;
+  }
+  // A convolution: its window X[n, c, h*s + kh, w*s + kw] is read in place by row tiles, or
+  // gathered into panels when the columns are fused.
+  int64_t w = 0;
+  if (anchor.extents[axes->col_axis].AsInt(&w) &&
+      (w < kFuseColsBelowWidth || !UnitStrideColumns(anchor, *axes))) {
+    if (schedule::CanFuseColumns(anchor, *axes)) {
+      axes->fused_cols = 2;
+      return axes;
+    }
+    if (w < kMinConvTileWidth) return std::nullopt;
+  }
+  return axes;
+}
+
 // The sum reduction of a "reduction" program, or the anchor of an in-place anchor-epilogue
-// program, when it is a matmul: it has tile axes and its column operand is read as
-// B[.., k, j]. Convolutions stay with cpu.anchor-epilogue for now: with their short
-// reduction loops (3x3 windows) LLVM fully unrolls the tile before its loop vectorizer runs
-// and the SLP vectorizer turns the whole 6x16 tile into one wide vector with shuffles, slower
-// than the plain nest (measured on resnet18 and the PP-OCR models).
+// program, when a register tile applies to it (matmul, convolution). The tile loops carry
+// `llvm.loop.unroll.disable` on their vectorized column loops (lib/codegen/loop_hints.cc):
+// otherwise LLVM fully unrolls short tiles before its loop vectorizer runs and the SLP
+// vectorizer makes one wide vector of the whole tile (4-20x slower, seen on convolutions).
 std::optional<schedule::TileAxes> TileAxesOf(const schedule::StageProgram& p,
                                              const std::string& pattern) {
   const schedule::Stage* anchor = nullptr;
   if (pattern == "reduction") anchor = &p.stages.back();
   if (pattern == "anchor-epilogue" && InPlaceEpilogue(p)) anchor = &p.stages[p.stages.size() - 2];
   if (!anchor) return std::nullopt;
-  auto axes = schedule::FindTileAxes(*anchor);
-  if (!axes || !schedule::CanPackColumns(*anchor, *axes)) return std::nullopt;
-  return axes;
+  return ChooseTileAxes(*anchor);
 }
 
+tir::Stmt RegisterTiledBody(const tir::PrimFunc& f, const schedule::TileAxes& axes);
+
+// A conv with a symbolic width picks its tiling at run time: row tiles from kRowTilesFromWidth
+// columns on (narrower with fused columns when the window can be gathered, else row tiles
+// down to kMinConvTileWidth and the plain nest below). Strided windows always gather.
+constexpr int64_t kRowTilesFromWidth = 32;
+
 tir::PrimFunc RegisterTiled(const tir::PrimFunc& f) {
+  schedule::StageProgram p = *Program(f);
+  const schedule::Stage& anchor =
+      p.stages.back().is_reduction() ? p.stages.back() : p.stages[p.stages.size() - 2];
+  schedule::TileAxes axes = *ChooseTileAxes(anchor);
+  const PrimExpr& width = anchor.extents[axes.col_axis];
+  int64_t w = 0;
+  if (!IsConvLike(anchor, axes) || width.AsInt(&w) || axes.fused_cols == 2)
+    return WithBody(f, RegisterTiledBody(f, axes));
+  schedule::TileAxes fused = axes;
+  fused.fused_cols = 2;
+  if (schedule::CanFuseColumns(anchor, axes)) {
+    tir::Stmt gathered = RegisterTiledBody(f, fused);
+    if (!UnitStrideColumns(anchor, axes)) return WithBody(f, gathered);
+    return WithBody(f, tir::IfThenElse(width >= PrimExpr(kRowTilesFromWidth),
+                                       RegisterTiledBody(f, axes), gathered));
+  }
+  tir::Stmt plain = p.stages.back().is_reduction() ? Sequence(p) : AnchorEpilogue(f);
+  return WithBody(
+      f, tir::IfThenElse(width >= PrimExpr(kMinConvTileWidth), RegisterTiledBody(f, axes), plain));
+}
+
+tir::Stmt RegisterTiledBody(const tir::PrimFunc& f, const schedule::TileAxes& axes) {
   schedule::StageProgram p = *Program(f);
   std::optional<schedule::Stage> epi;
   if (!p.stages.back().is_reduction()) {
@@ -124,28 +244,30 @@ tir::PrimFunc RegisterTiled(const tir::PrimFunc& f) {
     epi->value = schedule::ReplaceBuffer(epi->value, tmp, epi->buffer);
     p.allocs.erase(std::find(p.allocs.begin(), p.allocs.end(), tmp));
   }
-  schedule::TileAxes axes = *schedule::FindTileAxes(anchor);
+  const bool fused = axes.fused_cols == 2;
   int64_t rows = TileSize(anchor.extents[axes.row_axis], kTileRows);
-  int64_t cols = TileSize(anchor.extents[axes.col_axis], kTileCols);
+  PrimExpr col_ext = anchor.extents[axes.col_axis];
+  if (fused) col_ext = arith::Analyzer().Simplify(anchor.extents[axes.col_axis - 1] * col_ext);
+  int64_t cols = TileSize(col_ext, kTileCols);
   std::vector<tir::Stmt> parts;
   for (const auto& s : p.stages) parts.push_back(StageNest(s).Build());
   // Packing the column operand pays off when each panel is reused by several row tiles.
   int64_t row_ext = 0;
   bool reused = !anchor.extents[axes.row_axis].AsInt(&row_ext) || row_ext >= 4 * kTileRows;
-  bool pack = reused && schedule::CanPackColumns(anchor, axes);
+  bool pack = fused || (reused && schedule::CanPackColumns(anchor, axes));
   parts.push_back(schedule::RegisterTiledNest(anchor, axes, rows, cols, epi, pack));
   tir::Stmt body = parts.size() == 1 ? parts[0] : tir::Seq(parts);
   for (size_t i = p.allocs.size(); i-- > 0;) body = tir::Allocate(p.allocs[i], body);
-  return WithBody(f, body);
+  return body;
 }
 
 std::vector<ScheduleRule> MakeRules() {
   std::vector<ScheduleRule> rules;
   rules.push_back(
       {"cpu.register-tile",
-       "matmul (sum reduction, one operand broadcast along a row axis, the other B[.., k, j]): "
-       "6x16 output "
-       "tiles accumulated in registers (rows unrolled, columns vectorized) inside the reduction "
+       "matmul or NCHW conv (sum reduction, one operand broadcast along a row axis): 6x16 "
+       "output tiles accumulated in registers (rows unrolled, columns vectorized) inside the "
+       "reduction "
        "loops, in-place epilogue applied at the store",
        [](const tir::PrimFunc& f, const std::string& pattern, const Target&) {
          auto p = Program(f);
@@ -159,26 +281,7 @@ std::vector<ScheduleRule> MakeRules() {
        [](const tir::PrimFunc& f, const std::string& pattern, const Target&) {
          return pattern == "anchor-epilogue" && InPlaceEpilogue(*Program(f));
        },
-       [](const tir::PrimFunc& f, const Target&) {
-         schedule::StageProgram p = *Program(f);
-         schedule::Stage epi = p.stages.back();
-         p.stages.pop_back();
-         schedule::Stage anchor = p.stages.back();
-         p.stages.pop_back();
-         Buffer tmp = anchor.buffer;
-         anchor.buffer = epi.buffer;
-         epi.value = schedule::ReplaceBuffer(epi.value, tmp, epi.buffer);
-         schedule::LoopNest n = StageNest(anchor);
-         n.ComputeAt(epi, anchor.axes.empty() ? 0 : 1);
-         // Prologue stages (pads) keep their own nests; the intermediate is gone.
-         p.allocs.erase(std::find(p.allocs.begin(), p.allocs.end(), tmp));
-         std::vector<tir::Stmt> parts;
-         for (const auto& s : p.stages) parts.push_back(StageNest(s).Build());
-         parts.push_back(n.Build());
-         tir::Stmt body = parts.size() == 1 ? parts[0] : tir::Seq(parts);
-         for (size_t i = p.allocs.size(); i-- > 0;) body = tir::Allocate(p.allocs[i], body);
-         return WithBody(f, body);
-       }});
+       [](const tir::PrimFunc& f, const Target&) { return WithBody(f, AnchorEpilogue(f)); }});
   auto single = [](const char* pattern) {
     return [pattern](const tir::PrimFunc&, const std::string& p, const Target&) {
       return p == pattern;

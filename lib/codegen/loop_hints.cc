@@ -19,23 +19,28 @@ namespace relax::codegen {
 
 namespace {
 
-// A distinct, self-referential loop ID carrying one `name = true` property.
-llvm::MDNode* LoopID(llvm::LLVMContext& ctx, const char* name) {
+// A distinct, self-referential loop ID carrying one `name = true` property and, when
+// `no_unroll`, `llvm.loop.unroll.disable`.
+llvm::MDNode* LoopID(llvm::LLVMContext& ctx, const char* name, bool no_unroll) {
   llvm::Metadata* prop[] = {llvm::MDString::get(ctx, name),
                             llvm::ConstantAsMetadata::get(llvm::ConstantInt::getTrue(ctx))};
   llvm::TempMDTuple placeholder = llvm::MDTuple::getTemporary(ctx, {});
-  llvm::Metadata* ops[] = {placeholder.get(), llvm::MDNode::get(ctx, prop)};
+  std::vector<llvm::Metadata*> ops = {placeholder.get(), llvm::MDNode::get(ctx, prop)};
+  if (no_unroll)
+    ops.push_back(llvm::MDNode::get(ctx, {llvm::MDString::get(ctx, "llvm.loop.unroll.disable")}));
   llvm::MDNode* id = llvm::MDNode::getDistinct(ctx, ops);
   id->replaceOperandWith(0, id);
   return id;
 }
 
-// Drops "loop not vectorized/unrolled" warnings: a hint LLVM cannot honour leaves a correct
-// serial loop, and a library must not write to stderr for it. Other diagnostics keep
-// LLVM's default reporting.
+// Drops "loop not vectorized/unrolled" warnings and remarks: a hint LLVM cannot honour leaves a
+// correct serial loop, and a library must not write to stderr for it. Other diagnostics keep LLVM's
+// default reporting.
 struct QuietMissedHints : llvm::DiagnosticHandler {
   bool handleDiagnostics(const llvm::DiagnosticInfo& di) override {
-    return di.getKind() == llvm::DK_OptimizationFailure;
+    // Optimization remarks and failures (e.g. "loop not vectorized" analysis remarks of a
+    // loop hinted for vectorization) are handled silently.
+    return llvm::isa<llvm::DiagnosticInfoOptimizationBase>(&di);
   }
 };
 
@@ -77,7 +82,7 @@ void ApplyLoopHints(llvm::Module& m) {
       if (llvm::Loop* loop = li.getLoopFor(c->getParent())) {
         if (llvm::BasicBlock* latch = loop->getLoopLatch())
           latch->getTerminator()->setMetadata(llvm::LLVMContext::MD_loop,
-                                              LoopID(m.getContext(), h.property));
+                                              LoopID(m.getContext(), h.property, h.contract));
         if (h.contract) AllowContract(*loop);
       }
       c->eraseFromParent();

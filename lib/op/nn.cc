@@ -66,8 +66,16 @@ te::Tensor ComputeConv(const CallNode& c, const std::vector<te::Tensor>& in) {
   bool padded = win.padded();
   PrimExpr cg = ws[1];
   PrimExpr ocg = static_oc ? PrimExpr(oc / groups) : FloorDiv(ws[0], PrimExpr(groups));
+  // Window axes of extent 1 get no reduction loop: a 1x1 convolution is then exactly a
+  // matmul over the channels (X[n, rc, h, w] * W[co, rc, 0, 0]), which the schedule rules
+  // recognise (the column operand is read at the output's own w).
   std::vector<te::ReduceAxis> red = {te::RAxis(cg, "rc")};
-  for (int d = 0; d < k; ++d) red.push_back(te::RAxis(kernel[d], "rk" + std::to_string(d)));
+  std::vector<int> kaxis(k, -1);  // index into red of each window axis, -1 for extent 1
+  for (int d = 0; d < k; ++d) {
+    if (kernel[d] == 1) continue;
+    kaxis[d] = static_cast<int>(red.size());
+    red.push_back(te::RAxis(kernel[d], "rk" + std::to_string(d)));
+  }
   DataType t = X->dtype();
   te::Tensor P =
       padded ? window::PadNd(X, win.pads, t.is_float() ? FloatImm(0.0, t) : IntImm(0, t)) : X;
@@ -78,10 +86,13 @@ te::Tensor ComputeConv(const CallNode& c, const std::vector<te::Tensor>& in) {
         std::vector<PrimExpr> xi = {i[0], ic}, wi = {i[1], red[0].var};
         for (int d = 0; d < k; ++d) {
           // Padded coordinates: the input starts at pads[d].
-          xi.push_back(i[2 + d] * PrimExpr(win.strides[d]) +
-                       red[1 + d].var * PrimExpr(win.dilations[d]) -
-                       PrimExpr(padded ? 0 : win.begin(d)));
-          wi.push_back(red[1 + d].var);
+          PrimExpr x =
+              win.strides[d] == 1 ? PrimExpr(i[2 + d]) : i[2 + d] * PrimExpr(win.strides[d]);
+          if (kaxis[d] >= 0) x = x + red[kaxis[d]].var * PrimExpr(win.dilations[d]);
+          int64_t shift = padded ? 0 : win.begin(d);
+          if (shift != 0) x = x - PrimExpr(shift);
+          xi.push_back(x);
+          wi.push_back(kaxis[d] >= 0 ? PrimExpr(red[kaxis[d]].var) : PrimExpr(int64_t{0}));
         }
         return te::Sum((*P)(xi) * (*W)(wi), red);
       },

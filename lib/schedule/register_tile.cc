@@ -72,20 +72,26 @@ struct ColumnOperand {
 std::optional<ColumnOperand> FindColumnOperand(const Stage& s, const TileAxes& t) {
   LoadAxes la(s.axes);
   la.VisitExpr(s.value);
+  const size_t first_col = t.col_axis + 1 - t.fused_cols;
   std::optional<ColumnOperand> found;
   for (size_t l = 0; l < la.loads.size(); ++l) {
-    if (!la.uses[l][t.col_axis]) continue;
+    bool reads_col = false;
+    for (size_t a = first_col; a <= t.col_axis; ++a) reads_col = reads_col || la.uses[l][a];
+    if (!reads_col) continue;
     if (found || la.uses[l][t.row_axis]) return std::nullopt;
     const auto* ld = la.loads[l].as<tir::BufferLoadNode>();
-    if (!ld->indices.back().same_as(s.axes[t.col_axis])) return std::nullopt;
-    for (size_t i = 0; i + 1 < ld->indices.size(); ++i) {
-      std::vector<Var> vars;
-      CollectVars(ld->indices[i], &vars);
-      for (const auto& v : vars)
-        if (v.same_as(s.axes[t.col_axis])) return std::nullopt;
+    if (t.fused_cols == 1) {
+      // Packed as is: the column axis must be the whole last index, and only there.
+      if (!ld->indices.back().same_as(s.axes[t.col_axis])) return std::nullopt;
+      for (size_t i = 0; i + 1 < ld->indices.size(); ++i) {
+        std::vector<Var> vars;
+        CollectVars(ld->indices[i], &vars);
+        for (const auto& v : vars)
+          if (v.same_as(s.axes[t.col_axis])) return std::nullopt;
+      }
     }
     ColumnOperand c{la.loads[l], {}};
-    for (size_t a = 0; a < t.col_axis; ++a)
+    for (size_t a = 0; a < first_col; ++a)
       if (la.uses[l][a]) c.spatial_axes.push_back(a);
     found = c;
   }
@@ -143,16 +149,49 @@ bool CanPackColumns(const Stage& s, const TileAxes& axes) {
   return FindColumnOperand(s, axes).has_value();
 }
 
+bool CanFuseColumns(const Stage& s, const TileAxes& axes) {
+  if (axes.col_axis + 1 != s.axes.size() || axes.col_axis < 2 || axes.row_axis + 1 >= axes.col_axis)
+    return false;
+  TileAxes fused = axes;
+  fused.fused_cols = 2;
+  std::optional<ColumnOperand> op = FindColumnOperand(s, fused);
+  if (!op) return false;
+  // The tile reads the image only through the panel: nothing else (a transposed conv's
+  // stride test, say) may use h or w.
+  PrimExpr rest = LoadReplacer(op->load, FloatImm(0.0, s.buffer->dtype)).VisitExpr(s.value);
+  std::vector<Var> vars;
+  CollectVars(rest, &vars);
+  for (const auto& v : vars)
+    if (v.same_as(s.axes[axes.col_axis - 1]) || v.same_as(s.axes[axes.col_axis])) return false;
+  return true;
+}
+
 tir::Stmt RegisterTiledNest(const Stage& s, const TileAxes& axes, int64_t rows, int64_t cols,
                             const std::optional<Stage>& epilogue, bool pack_cols) {
+  const size_t first_col = axes.col_axis + 1 - axes.fused_cols;
   if (rows <= 0 || cols <= 0 || !s.is_reduction() || s.combiner != "sum" ||
-      axes.col_axis != s.axes.size() - 1 || axes.row_axis >= axes.col_axis)
+      axes.col_axis != s.axes.size() - 1 || axes.fused_cols < 1 || axes.fused_cols > 2 ||
+      axes.row_axis >= first_col || (axes.fused_cols == 2 && !pack_cols))
     RELAX_THROW("schedule: register tile " << rows << "x" << cols << " does not apply to stage '"
                                            << s.buffer->name << "'");
   arith::Analyzer an = SizeAnalyzer(s);
   const Var& row = s.axes[axes.row_axis];
-  const Var& col = s.axes[axes.col_axis];
-  PrimExpr row_ext = s.extents[axes.row_axis], col_ext = s.extents[axes.col_axis];
+  // The column: the last axis, or (fused_cols 2) one var over the last two axes' elements,
+  // c = h * W + w, with h and w bound from it by lets.
+  const bool fused = axes.fused_cols == 2;
+  const Var col = fused ? MakeVar(VarName(s.axes[first_col]) + "_" + VarName(s.axes.back()))
+                        : s.axes[axes.col_axis];
+  const PrimExpr last_ext = s.extents[axes.col_axis];
+  PrimExpr row_ext = s.extents[axes.row_axis];
+  PrimExpr col_ext = fused ? an.Simplify(s.extents[first_col] * last_ext) : last_ext;
+  // `body` with the column var (and, fused, the stage's last two axes) bound for column `c`.
+  auto bind_col = [&](const PrimExpr& c, tir::Stmt body) {
+    if (fused) {
+      body = tir::Let(s.axes[first_col], FloorDiv(col, last_ext),
+                      tir::Let(s.axes.back(), FloorMod(col, last_ext), body));
+    }
+    return tir::Let(col, c, body);
+  };
   PrimExpr rows_e(rows), cols_e(cols);
   bool rows_divide = an.CanProve(Eq(FloorMod(row_ext, rows_e), PrimExpr(0)));
   Var row_o = MakeVar(VarName(row) + "_o");
@@ -212,6 +251,7 @@ tir::Stmt RegisterTiledNest(const Stage& s, const TileAxes& axes, int64_t rows, 
     PrimExpr row1 = row_o * rows_e + i1;
     if (!rows_divide) row1 = Min(row1, row_ext - PrimExpr(1));
     tir::Stmt upd = tir::Store(acc, {i1, j1}, Load(acc, {i1, j1}) + source(c_tile, j1));
+    // (Fused columns read only the panel here: h and w need no binding.)
     upd = tir::For(j1, IntImm(0), width, tir::ForKind::kVectorized, tir::Let(col, c0 + j1, upd));
     upd = tir::For(i1, IntImm(0), rows_e, tir::ForKind::kUnrolled, tir::Let(row, row1, upd));
     upd = ReductionLoops(s, upd);
@@ -220,7 +260,7 @@ tir::Stmt RegisterTiledNest(const Stage& s, const TileAxes& axes, int64_t rows, 
     std::vector<tir::Stmt> store{tir::Store(s.buffer, out_idx, Load(acc, {i2, j2}))};
     if (epi) store.push_back(tir::Store(epi->first, out_idx, epi->second));
     tir::Stmt wb = tir::For(j2, IntImm(0), width, tir::ForKind::kVectorized,
-                            tir::Let(col, c0 + j2, tir::Seq(store)));
+                            bind_col(c0 + j2, tir::Seq(store)));
     if (!rows_divide) wb = tir::IfThenElse(row < row_ext, wb);
     wb = tir::For(i2, IntImm(0), rows_e, tir::ForKind::kUnrolled,
                   tir::Let(row, row_o * rows_e + i2, wb));
@@ -248,7 +288,7 @@ tir::Stmt RegisterTiledNest(const Stage& s, const TileAxes& axes, int64_t rows, 
   // One parallel loop over the other spatial axes and the row tiles in axis order, then the
   // column tiles.
   std::vector<std::pair<Var, PrimExpr>> par;  // (var, extent), outer to inner
-  for (size_t a = 0; a < axes.col_axis; ++a) {
+  for (size_t a = 0; a < first_col; ++a) {
     if (a == axes.row_axis)
       par.push_back({row_o, an.Simplify(FloorDiv(row_ext + PrimExpr(rows - 1), rows_e))});
     else
@@ -258,7 +298,7 @@ tir::Stmt RegisterTiledNest(const Stage& s, const TileAxes& axes, int64_t rows, 
   tir::Stmt nest = ParallelNest(par, body, &an);
   if (!packed_op) return nest;
   // The packing nest: the outermost loop parallel, the panel columns vectorized.
-  const Var& col_var = s.axes[axes.col_axis];
+  const Var& col_var = col;
   Var c_tile = MakeVar(VarName(col_var) + "_o"), ci = MakeVar(VarName(col_var) + "_i");
   std::vector<PrimExpr> idx;
   for (size_t a : packed_op->spatial_axes) idx.push_back(s.axes[a]);
@@ -266,9 +306,15 @@ tir::Stmt RegisterTiledNest(const Stage& s, const TileAxes& axes, int64_t rows, 
   for (const auto& r : s.reduce_axes) idx.push_back(r);
   idx.push_back(ci);
   PrimExpr col_at = Min(c_tile * cols_e + ci, col_ext - PrimExpr(1));
-  tir::Stmt pack =
-      tir::For(ci, IntImm(0), cols_e, tir::ForKind::kVectorized,
-               tir::Store(panel, idx, Substitute(packed_op->load, {{col_var, col_at}})));
+  // Fused columns: the operand read at (h, w) = (c / W, c % W) -- an im2col into panels.
+  std::vector<std::pair<PrimExpr, PrimExpr>> at =
+      fused
+          ? std::vector<std::pair<PrimExpr, PrimExpr>>{{s.axes[first_col],
+                                                        FloorDiv(col_at, last_ext)},
+                                                       {s.axes.back(), FloorMod(col_at, last_ext)}}
+          : std::vector<std::pair<PrimExpr, PrimExpr>>{{col_var, col_at}};
+  tir::Stmt pack = tir::For(ci, IntImm(0), cols_e, tir::ForKind::kVectorized,
+                            tir::Store(panel, idx, Substitute(packed_op->load, at)));
   for (size_t k = s.reduce_axes.size(); k-- > 0;)
     pack = tir::For(s.reduce_axes[k], IntImm(0), s.reduce_extents[k], tir::ForKind::kSerial, pack);
   std::vector<std::pair<Var, PrimExpr>> pack_par;

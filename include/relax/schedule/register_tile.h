@@ -22,6 +22,10 @@ namespace relax::schedule {
 struct TileAxes {
   size_t row_axis = 0;
   size_t col_axis = 0;
+  /// 1: the column is `col_axis`. 2: the column runs over the elements of the last two axes
+  /// (h, w) as one index c = h * W + w (a convolution over a narrow image: tiles span rows of
+  /// the image); needs packing, where the column operand is gathered into panels (im2col).
+  size_t fused_cols = 1;
 };
 
 /// The tile axes of `s`, or nullopt when `s` is not a "sum" reduction of rank >= 2 with such
@@ -52,6 +56,11 @@ tir::Stmt RegisterTiledNest(const Stage& s, const TileAxes& axes, int64_t rows, 
 /// axis, as its whole last index and in no other index, and it does not read the row axis
 /// (matmul's B[.., k, j]; not a conv's input window).
 bool CanPackColumns(const Stage& s, const TileAxes& axes);
+
+/// True if the last two axes of `s` can be one fused column (TileAxes::fused_cols = 2): the
+/// row axis comes before them and exactly one load reads them (the column operand, packed),
+/// not also reading the row axis (a convolution's input window X[n, c, h*s + kh, w*s + kw]).
+bool CanFuseColumns(const Stage& s, const TileAxes& axes);
 
 }  // namespace relax::schedule
 
