@@ -127,6 +127,9 @@ bool IsConvLike(const schedule::Stage& anchor, const schedule::TileAxes& axes) {
   return anchor.axes.size() >= 4 && axes.row_axis == 1;
 }
 
+// A matmul with fewer rows than this (a matrix-vector product) runs 1-row tiles, unpacked.
+constexpr int64_t kMinMatmulTileRows = 2;
+
 // A convolution whose (static) output width is below this tiles the flattened image instead
 // (TileAxes::fused_cols, im2col into the packed panels): narrow rows would be mostly tails.
 constexpr int64_t kFuseColsBelowWidth = 32;
@@ -199,7 +202,8 @@ std::optional<schedule::TileAxes> TileAxesOf(const schedule::StageProgram& p,
   return ChooseTileAxes(*anchor);
 }
 
-tir::Stmt RegisterTiledBody(const tir::PrimFunc& f, const schedule::TileAxes& axes);
+tir::Stmt RegisterTiledBody(const tir::PrimFunc& f, const schedule::TileAxes& axes,
+                            bool one_row = false);
 
 // A conv with a symbolic width picks its tiling at run time: row tiles from kRowTilesFromWidth
 // columns on (narrower with fused columns when the window can be gathered, else row tiles
@@ -213,8 +217,17 @@ tir::PrimFunc RegisterTiled(const tir::PrimFunc& f) {
   schedule::TileAxes axes = *ChooseTileAxes(anchor);
   const PrimExpr& width = anchor.extents[axes.col_axis];
   int64_t w = 0;
-  if (!IsConvLike(anchor, axes) || width.AsInt(&w) || axes.fused_cols == 2)
-    return WithBody(f, RegisterTiledBody(f, axes));
+  if (!IsConvLike(anchor, axes)) {
+    // A matmul whose row count is symbolic (the batch of a dense layer) takes 1 x 16 tiles
+    // reading B in place for a single row, chosen at run time: 6-row tiles would pack all
+    // of B for one row.
+    const PrimExpr& rows = anchor.extents[axes.row_axis];
+    if (rows.AsInt(&w)) return WithBody(f, RegisterTiledBody(f, axes, w < kMinMatmulTileRows));
+    return WithBody(
+        f, tir::IfThenElse(rows >= PrimExpr(kMinMatmulTileRows), RegisterTiledBody(f, axes),
+                           RegisterTiledBody(f, axes, /*one_row=*/true)));
+  }
+  if (width.AsInt(&w) || axes.fused_cols == 2) return WithBody(f, RegisterTiledBody(f, axes));
   schedule::TileAxes fused = axes;
   fused.fused_cols = 2;
   if (schedule::CanFuseColumns(anchor, axes)) {
@@ -228,7 +241,8 @@ tir::PrimFunc RegisterTiled(const tir::PrimFunc& f) {
       f, tir::IfThenElse(width >= PrimExpr(kMinConvTileWidth), RegisterTiledBody(f, axes), plain));
 }
 
-tir::Stmt RegisterTiledBody(const tir::PrimFunc& f, const schedule::TileAxes& axes) {
+// `one_row`: 1 x 16 tiles reading B in place (a matrix-vector product: B is read once).
+tir::Stmt RegisterTiledBody(const tir::PrimFunc& f, const schedule::TileAxes& axes, bool one_row) {
   schedule::StageProgram p = *Program(f);
   std::optional<schedule::Stage> epi;
   if (!p.stages.back().is_reduction()) {
@@ -245,7 +259,7 @@ tir::Stmt RegisterTiledBody(const tir::PrimFunc& f, const schedule::TileAxes& ax
     p.allocs.erase(std::find(p.allocs.begin(), p.allocs.end(), tmp));
   }
   const bool fused = axes.fused_cols == 2;
-  int64_t rows = TileSize(anchor.extents[axes.row_axis], kTileRows);
+  int64_t rows = one_row ? 1 : TileSize(anchor.extents[axes.row_axis], kTileRows);
   PrimExpr col_ext = anchor.extents[axes.col_axis];
   if (fused) col_ext = arith::Analyzer().Simplify(anchor.extents[axes.col_axis - 1] * col_ext);
   int64_t cols = TileSize(col_ext, kTileCols);
@@ -254,7 +268,7 @@ tir::Stmt RegisterTiledBody(const tir::PrimFunc& f, const schedule::TileAxes& ax
   // Packing the column operand pays off when each panel is reused by several row tiles.
   int64_t row_ext = 0;
   bool reused = !anchor.extents[axes.row_axis].AsInt(&row_ext) || row_ext >= 4 * kTileRows;
-  bool pack = fused || (reused && schedule::CanPackColumns(anchor, axes));
+  bool pack = fused || (!one_row && reused && schedule::CanPackColumns(anchor, axes));
   parts.push_back(schedule::RegisterTiledNest(anchor, axes, rows, cols, epi, pack));
   tir::Stmt body = parts.size() == 1 ? parts[0] : tir::Seq(parts);
   for (size_t i = p.allocs.size(); i-- > 0;) body = tir::Allocate(p.allocs[i], body);
