@@ -198,6 +198,14 @@ std::optional<schedule::TileAxes> TileAxesOf(const schedule::StageProgram& p,
   const schedule::Stage* anchor = nullptr;
   if (pattern == "reduction") anchor = &p.stages.back();
   if (pattern == "anchor-epilogue" && InPlaceEpilogue(p)) anchor = &p.stages[p.stages.size() - 2];
+  if (pattern == "multi-stage" && p.stages.back().is_reduction()) {
+    // Injective prologue stages (a pad) then the reduction writing the output: a conv
+    // without an epilogue.
+    bool prologue = true;
+    for (size_t i = 0; i + 1 < p.stages.size(); ++i)
+      prologue = prologue && !p.stages[i].is_reduction();
+    if (prologue) anchor = &p.stages.back();
+  }
   if (!anchor) return std::nullopt;
   return ChooseTileAxes(*anchor);
 }

@@ -306,17 +306,29 @@ tir::Stmt RegisterTiledNest(const Stage& s, const TileAxes& axes, int64_t rows, 
   for (const auto& r : s.reduce_axes) idx.push_back(r);
   idx.push_back(ci);
   PrimExpr col_at = Min(c_tile * cols_e + ci, col_ext - PrimExpr(1));
-  // Fused columns: the operand read at (h, w) = (c / W, c % W) -- an im2col into panels.
-  std::vector<std::pair<PrimExpr, PrimExpr>> at =
-      fused
-          ? std::vector<std::pair<PrimExpr, PrimExpr>>{{s.axes[first_col],
-                                                        FloorDiv(col_at, last_ext)},
-                                                       {s.axes.back(), FloorMod(col_at, last_ext)}}
-          : std::vector<std::pair<PrimExpr, PrimExpr>>{{col_var, col_at}};
-  tir::Stmt pack = tir::For(ci, IntImm(0), cols_e, tir::ForKind::kVectorized,
-                            tir::Store(panel, idx, Substitute(packed_op->load, at)));
-  for (size_t k = s.reduce_axes.size(); k-- > 0;)
-    pack = tir::For(s.reduce_axes[k], IntImm(0), s.reduce_extents[k], tir::ForKind::kSerial, pack);
+  tir::Stmt pack;
+  if (fused) {
+    // Fused columns: an im2col into panels. Per panel column, (h, w) = (c / W, c % W) is
+    // computed once (a division by a symbolic W costs tens of cycles), then the window is
+    // gathered along the reduction axes (contiguous reads of the input row).
+    const Var& h = s.axes[first_col];
+    const Var& w = s.axes.back();
+    pack = tir::Store(panel, idx, packed_op->load);
+    for (size_t k = s.reduce_axes.size(); k-- > 0;)
+      pack =
+          tir::For(s.reduce_axes[k], IntImm(0), s.reduce_extents[k], tir::ForKind::kSerial, pack);
+    Var c_at = MakeVar(VarName(col_var) + "_at");
+    pack = tir::Let(
+        c_at, col_at,
+        tir::Let(h, FloorDiv(c_at, last_ext), tir::Let(w, FloorMod(c_at, last_ext), pack)));
+    pack = tir::For(ci, IntImm(0), cols_e, tir::ForKind::kSerial, pack);
+  } else {
+    pack = tir::For(ci, IntImm(0), cols_e, tir::ForKind::kVectorized,
+                    tir::Store(panel, idx, Substitute(packed_op->load, {{col_var, col_at}})));
+    for (size_t k = s.reduce_axes.size(); k-- > 0;)
+      pack =
+          tir::For(s.reduce_axes[k], IntImm(0), s.reduce_extents[k], tir::ForKind::kSerial, pack);
+  }
   std::vector<std::pair<Var, PrimExpr>> pack_par;
   for (size_t a : packed_op->spatial_axes) pack_par.push_back({s.axes[a], s.extents[a]});
   pack_par.push_back({c_tile, panel->shape[packed_op->spatial_axes.size()]});
