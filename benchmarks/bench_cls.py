@@ -25,6 +25,8 @@ import traceback
 
 import numpy as np
 
+from peers import drop_shape_casts, fail_reason, make_runner, run_cmd, short_reason, time_calls, tvm_build
+
 # (1, 3, 32, 320) is too small for this model: after five stride-2 stages the height is 1 and the final
 # 2x2 MaxPool gives height 0 (onnxruntime 1.19.2 dies with SIGFPE on it). It stays in the list so every
 # engine's handling of it is on record; (1, 3, 48, 320) is the nearest valid wide-line shape.
@@ -39,134 +41,17 @@ def shape_str(shape):
     return "x".join(str(d) for d in shape)
 
 
-def short_reason(exc_or_text, limit=160):
-    """One line, at most `limit` characters, for an 'n/a: <reason>' cell."""
-    text = exc_or_text if isinstance(exc_or_text, str) else f"{type(exc_or_text).__name__}: {exc_or_text}"
-    lines = [l.strip() for l in text.strip().splitlines() if l.strip()]
-    # Prefer the last line that looks like an error message.
-    pick = next((l for l in reversed(lines) if "rror" in l or "xception" in l), lines[-1] if lines else "unknown")
-    pick = pick.replace("|", "/")
-    return pick if len(pick) <= limit else pick[: limit - 3] + "..."
-
-
-def fail_reason(rc, text):
-    """Reason for a failed subprocess: its error message, or the signal that killed it."""
-    if rc < 0:
-        import signal
-        try:
-            name = signal.Signals(-rc).name
-        except ValueError:
-            name = f"signal {-rc}"
-        return f"crashed with {name}" + (f" ({short_reason(text, 100)})" if text.strip() else "")
-    return short_reason(text) if text.strip() else f"exit code {rc}"
-
-
-def run_cmd(cmd, env=None, timeout=None):
-    """Runs a command; returns (returncode, stdout+stderr, seconds)."""
-    t0 = time.perf_counter()
-    p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout)
-    return p.returncode, p.stdout, time.perf_counter() - t0
-
-
-# ------------------------------------------------------------------------------------------------
-# Model preprocessing for peers
-# ------------------------------------------------------------------------------------------------
-
-def drop_shape_casts(model):
-    """Removes int32/int64 Casts applied to Shape-derived values (Shape -> Cast -> Slice -> Cast).
-
-    Exact for any real tensor shape (dims fit in int32). TVM's Relax ONNX frontend keeps Shape results
-    as symbolic shapes only while no Cast turns them into tensors; with the Casts, Reshape fails."""
-    g = model.graph
-    prod = {o: n for n in g.node for o in n.output}
-
-    def from_shape(name):
-        n = prod.get(name)
-        while n is not None:
-            if n.op_type == "Shape":
-                return True
-            if n.op_type not in ("Cast", "Slice", "Gather", "Squeeze", "Unsqueeze"):
-                return False
-            n = prod.get(n.input[0])
-        return False
-
-    graph_outputs = {o.name for o in g.output}
-    renamed, keep = {}, []
-    for n in g.node:
-        to = [a.i for a in n.attribute if a.name == "to"]
-        if (n.op_type == "Cast" and to and to[0] in (6, 7) and from_shape(n.input[0])
-                and n.output[0] not in graph_outputs):
-            renamed[n.output[0]] = renamed.get(n.input[0], n.input[0])
-            continue
-        for i, name in enumerate(n.input):
-            if name in renamed:
-                n.input[i] = renamed[name]
-        keep.append(n)
-    del g.node[:]
-    g.node.extend(keep)
-    return len(renamed)
-
-
 # ------------------------------------------------------------------------------------------------
 # Workers: run in a subprocess, time one engine on one input, print one JSON line
 # ------------------------------------------------------------------------------------------------
 
-def time_calls(fn, warmup, runs, min_seconds):
-    for _ in range(warmup):
-        fn()
-    times = []
-    t_start = time.perf_counter()
-    while len(times) < runs or (time.perf_counter() - t_start < min_seconds and len(times) < 10 * runs):
-        t0 = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - t0) * 1e3)
-    return times
-
-
 def worker_main(args):
     x = np.load(args.input)
     engine, threads = args.worker, args.threads
-    if engine == "ort":
-        import onnxruntime as ort
-        so = ort.SessionOptions()
-        if threads > 0:
-            so.intra_op_num_threads = threads
-            so.inter_op_num_threads = 1
-        sess = ort.InferenceSession(args.artifact, so, providers=["CPUExecutionProvider"])
-        fn = lambda: sess.run(None, {INPUT_NAME: x})[0]  # noqa: E731
-        out = fn()
-    elif engine == "iree":
-        import iree.runtime as rt
-        # local-sync runs every dispatch on the calling thread; local-task uses IREE's worker pool.
-        driver = "local-sync" if threads == 1 else "local-task"
-        config = rt.Config(driver)
-        ctx = rt.SystemContext(config=config)
-        with open(args.artifact, "rb") as f:
-            vm_module = rt.VmModule.copy_buffer(ctx.instance, f.read())
-        ctx.add_vm_module(vm_module)
-        entry = [n for n in vm_module.function_names if not n.startswith("__") and not n.endswith("$async")][0]
-        func = getattr(ctx.modules, vm_module.name)[entry]
-
-        def fn():
-            return np.asarray(func(x).to_host())
-        out = fn()
-    elif engine == "tvm":
-        import tvm
-        from tvm import relax
-        dev = tvm.cpu()
-        lib = tvm.runtime.load_module(args.artifact)
-        vm = relax.VirtualMachine(lib, dev)
-        to_dev = tvm.runtime.tensor if hasattr(tvm.runtime, "tensor") else tvm.nd.array
-        xt = to_dev(x, dev)
-        main = vm["main"]
-
-        def fn():
-            r = main(xt)
-            return r
-        r = fn()
-        out = (r if hasattr(r, "numpy") else r[0]).numpy()
-    else:
+    if engine not in ("ort", "iree", "tvm"):
         raise SystemExit(f"unknown worker engine {engine}")
+    fn = make_runner(engine, args.artifact, [(INPUT_NAME, x)], threads)
+    out = fn()
     np.save(args.output, np.asarray(out))
     times = time_calls(fn, args.warmup, args.runs, args.min_seconds)
     print(json.dumps({"median_ms": statistics.median(times), "n": len(times),
@@ -176,19 +61,9 @@ def worker_main(args):
 
 def tvm_compile_worker(args):
     """Imports the (Cast-cleaned) ONNX with TVM's Relax frontend for one static shape and exports a .so."""
-    import onnx
-    import tvm
-    from tvm import relax
-    from tvm.relax.frontend.onnx import from_onnx
-    from tvm.target import codegen
-    model = onnx.load(args.onnx)
     shape = [int(d) for d in args.shape.split("x")]
-    mod = from_onnx(model, shape_dict={INPUT_NAME: shape}, keep_params_in_input=False)
-    cpu = codegen.llvm_get_system_cpu()
-    target = tvm.target.Target({"kind": "llvm", "mtriple": "x86_64-linux-gnu", "mcpu": cpu})
-    ex = relax.build(mod, target=target)
-    ex.export_library(args.output)
-    print(json.dumps({"target": f"llvm mcpu={cpu}"}))
+    target = tvm_build(args.onnx, {INPUT_NAME: shape}, {INPUT_NAME: "float32"}, args.output)
+    print(json.dumps({"target": target}))
     return 0
 
 

@@ -16,23 +16,8 @@ fi
 CACHE="${RELAX_CACHE:-${HOME}/.cache/relaxc}"
 
 # --- benchmark venv, keyed by the hash of the pinned requirement files ---------------------------
-REQ_HASH="$(LC_ALL=C; cat "${BENCH_DIR}"/requirements*.txt | sha256sum | cut -c1-12)"
-VENV="${RELAX_BENCH_VENV:-${CACHE}/bench-venv-${REQ_HASH}}"
-PY="${VENV}/bin/python"
-STAMP="${VENV}/.relaxc-bench-setup-done"
-if [[ ! -f "${STAMP}" || ! -x "${PY}" ]]; then
-  SYS_PYTHON="$(command -v python3 || true)"
-  [[ -n "${SYS_PYTHON}" ]] || { echo "error: no python3 on PATH" >&2; exit 1; }
-  log "creating benchmark venv ${VENV} with $("${SYS_PYTHON}" --version 2>&1)"
-  rm -rf "${VENV}"
-  mkdir -p "${CACHE}/pip"
-  "${SYS_PYTHON}" -m venv "${VENV}"
-  PIP=("${PY}" -m pip --disable-pip-version-check --cache-dir "${CACHE}/pip")
-  "${PIP[@]}" install -q -r "${BENCH_DIR}/requirements.txt"
-  "${PIP[@]}" install -q --no-deps -r "${BENCH_DIR}/requirements-nodeps.txt"
-  date -u +%FT%TZ > "${STAMP}"
-  log "benchmark venv ready"
-fi
+# shellcheck source=benchmarks/venv.sh
+source "${BENCH_DIR}/venv.sh"
 
 # --- relaxc tools -------------------------------------------------------------------------------
 BUILD_DIR="${RELAX_BUILD_DIR:-${ROOT}/build}"
