@@ -165,6 +165,18 @@ bool UnitStrideColumns(const schedule::Stage& anchor, const schedule::TileAxes& 
   return cs.unit;
 }
 
+// The im2col panel of a fused-column conv holds the image's elements times the window (times
+// the batch): above this many elements (64 MiB of f32) the conv keeps row tiles instead.
+constexpr int64_t kMaxGatherElems = int64_t{16} << 20;
+
+// The number of elements the fused-column panel of `anchor` gathers (batch x H x W x window).
+PrimExpr GatherElems(const schedule::Stage& anchor, const schedule::TileAxes& axes) {
+  PrimExpr n = anchor.extents[0];
+  for (size_t a = axes.col_axis - 1; a <= axes.col_axis; ++a) n = n * anchor.extents[a];
+  for (const auto& e : anchor.reduce_extents) n = n * e;
+  return arith::Analyzer().Simplify(n);
+}
+
 // The tile axes of a sum reduction `anchor`, with the columns fused for a narrow static-width
 // convolution; nullopt when no register tile applies.
 std::optional<schedule::TileAxes> ChooseTileAxes(const schedule::Stage& anchor) {
@@ -179,7 +191,9 @@ std::optional<schedule::TileAxes> ChooseTileAxes(const schedule::Stage& anchor) 
   int64_t w = 0;
   if (anchor.extents[axes->col_axis].AsInt(&w) &&
       (w < kFuseColsBelowWidth || !UnitStrideColumns(anchor, *axes))) {
-    if (schedule::CanFuseColumns(anchor, *axes)) {
+    int64_t elems = 0;
+    bool small = !GatherElems(anchor, *axes).AsInt(&elems) || elems <= kMaxGatherElems;
+    if (small && schedule::CanFuseColumns(anchor, *axes)) {
       axes->fused_cols = 2;
       return axes;
     }
@@ -239,10 +253,12 @@ tir::PrimFunc RegisterTiled(const tir::PrimFunc& f) {
   schedule::TileAxes fused = axes;
   fused.fused_cols = 2;
   if (schedule::CanFuseColumns(anchor, axes)) {
-    tir::Stmt gathered = RegisterTiledBody(f, fused);
-    if (!UnitStrideColumns(anchor, axes)) return WithBody(f, gathered);
-    return WithBody(f, tir::IfThenElse(width >= PrimExpr(kRowTilesFromWidth),
-                                       RegisterTiledBody(f, axes), gathered));
+    // Gathered unless the image is wide (stride 1) or the panel would be too big.
+    PrimExpr row_tiles = GatherElems(anchor, axes) > PrimExpr(kMaxGatherElems);
+    if (UnitStrideColumns(anchor, axes))
+      row_tiles = width >= PrimExpr(kRowTilesFromWidth) || row_tiles;
+    return WithBody(
+        f, tir::IfThenElse(row_tiles, RegisterTiledBody(f, axes), RegisterTiledBody(f, fused)));
   }
   tir::Stmt plain = p.stages.back().is_reduction() ? Sequence(p) : AnchorEpilogue(f);
   return WithBody(
