@@ -249,7 +249,21 @@ tir::PrimFunc RegisterTiled(const tir::PrimFunc& f) {
         f, tir::IfThenElse(rows >= PrimExpr(kMinMatmulTileRows), RegisterTiledBody(f, axes),
                            RegisterTiledBody(f, axes, /*one_row=*/true)));
   }
-  if (width.AsInt(&w) || axes.fused_cols == 2) return WithBody(f, RegisterTiledBody(f, axes));
+  if (axes.fused_cols == 2) {
+    // A static narrow image with a symbolic batch: the panel's size is checked at run time.
+    PrimExpr elems = GatherElems(anchor, axes);
+    int64_t e = 0;
+    width.AsInt(&w);
+    if (elems.AsInt(&e)) return WithBody(f, RegisterTiledBody(f, axes));
+    schedule::TileAxes unfused = axes;
+    unfused.fused_cols = 1;
+    tir::Stmt fallback = w >= kMinConvTileWidth           ? RegisterTiledBody(f, unfused)
+                         : p.stages.back().is_reduction() ? Sequence(p)
+                                                          : AnchorEpilogue(f);
+    return WithBody(f, tir::IfThenElse(elems > PrimExpr(kMaxGatherElems), fallback,
+                                       RegisterTiledBody(f, axes)));
+  }
+  if (width.AsInt(&w)) return WithBody(f, RegisterTiledBody(f, axes));
   schedule::TileAxes fused = axes;
   fused.fused_cols = 2;
   if (schedule::CanFuseColumns(anchor, axes)) {
