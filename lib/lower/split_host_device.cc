@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <sstream>
 #include <string>
 
 #include "relax/ir/tir_functor.h"
@@ -167,6 +168,18 @@ class Splitter {
     kn->attrs["access"] = access;
     auto rule = f->attrs.find("schedule");
     kn->attrs["schedule"] = rule == f->attrs.end() ? "(fallback: one thread)" : rule->second;
+    // A multi-stage rule's kernels: "<rule>:<the stage's schedule>".
+    auto forms = f->attrs.find("stage_schedules");
+    if (rule != f->attrs.end() && forms != f->attrs.end()) {
+      std::stringstream in(forms->second);
+      std::string form;
+      for (int i = 0; i <= k; ++i)
+        if (!std::getline(in, form, ',')) {
+          form.clear();
+          break;
+        }
+      if (!form.empty()) kn->attrs["schedule"] += ":" + form;
+    }
     mod_->AddPrimFunc(kname, kn);
 
     std::vector<PrimExpr> args = {IntImm(next_index_++, DataType::Int(32)), grid, PrimExpr(1),

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "relax/arith/analyzer.h"
 #include "relax/ir/tir_functor.h"
 #include "relax/te/te.h"
 
@@ -31,8 +32,6 @@ tir::Stmt PeelLoops(tir::Stmt s, tir::IterKind iter, std::vector<Var>* vars,
   }
   return s;
 }
-
-bool ReadsBuffer(const PrimExpr& e, const Buffer& b);
 
 std::optional<Stage> ParseStage(const tir::Stmt& s) {
   Stage st;
@@ -100,11 +99,23 @@ class LoadCheck : public tir::ExprVisitor {
   bool any_forbidden_;
 };
 
-bool ReadsBuffer(const PrimExpr& e, const Buffer& b) {
-  LoadCheck c(b, {}, true);
-  c.VisitExpr(e);
-  return !c.ok;
-}
+// Loads of a producer stage's buffer replaced by its value at their indices.
+class StageInliner : public tir::ExprMutator {
+ public:
+  explicit StageInliner(const Stage& p) : p_(p) {}
+
+ protected:
+  PrimExpr VisitExpr_(const tir::BufferLoadNode* op, const PrimExpr& e) override {
+    if (op->buffer != p_.buffer) return tir::ExprMutator::VisitExpr_(op, e);
+    std::vector<std::pair<PrimExpr, PrimExpr>> vmap;
+    for (size_t k = 0; k < p_.axes.size(); ++k)
+      vmap.emplace_back(p_.axes[k], VisitExpr(op->indices[k]));
+    return Substitute(p_.value, vmap);
+  }
+
+ private:
+  const Stage& p_;
+};
 
 class BufferReplacer : public tir::ExprMutator {
  public:
@@ -117,6 +128,37 @@ class BufferReplacer : public tir::ExprMutator {
 };
 
 }  // namespace
+
+bool ReadsBuffer(const PrimExpr& e, const Buffer& b) {
+  LoadCheck c(b, {}, true);
+  c.VisitExpr(e);
+  return !c.ok;
+}
+
+StageVarNamer::StageVarNamer(const Stage& s) {
+  for (const auto& v : s.axes) Reserve(v);
+  for (const auto& v : s.reduce_axes) Reserve(v);
+  for (const auto& e : s.extents) Reserve(e);
+  for (const auto& e : s.reduce_extents) Reserve(e);
+  Reserve(s.value);
+  if (s.init.defined()) Reserve(s.init);
+}
+
+void StageVarNamer::Reserve(const PrimExpr& e) {
+  std::vector<Var> vars;
+  CollectVars(e, &vars);
+  for (const auto& v : vars) taken_.insert(v.as<tir::VarNode>()->name);
+}
+
+Var StageVarNamer::operator()(const std::string& base) {
+  std::string name = base;
+  while (taken_.count(name)) name += "_";
+  return MakeVar(name);
+}
+
+PrimExpr InlineStage(const PrimExpr& e, const Stage& producer) {
+  return StageInliner(producer).VisitExpr(e);
+}
 
 PrimExpr Stage::Update() const {
   std::vector<PrimExpr> idx(axes.begin(), axes.end());
@@ -168,6 +210,28 @@ std::string PatternOf(const StageProgram& p) {
       std::find(p.allocs.begin(), p.allocs.end(), p.stages[n - 2].buffer) != p.allocs.end())
     return "anchor-epilogue";
   return "multi-stage";
+}
+
+PrimExpr ExtentProductOf(const std::vector<PrimExpr>& extents) {
+  PrimExpr p(1);
+  for (const auto& e : extents) p = p * e;
+  arith::Analyzer an;
+  return an.Simplify(p);
+}
+
+tir::Stmt LetUnflattened(const std::vector<Var>& vars, const std::vector<PrimExpr>& extents,
+                         const PrimExpr& lin, tir::Stmt body) {
+  PrimExpr stride(1);
+  std::vector<PrimExpr> strides(vars.size());
+  for (size_t k = vars.size(); k-- > 0;) {
+    strides[k] = stride;
+    stride = stride * extents[k];
+  }
+  for (size_t k = vars.size(); k-- > 0;) {
+    PrimExpr v = FloorDiv(lin, strides[k]);
+    body = tir::Let(vars[k], k == 0 ? v : FloorMod(v, extents[k]), body);
+  }
+  return body;
 }
 
 }  // namespace relax::schedule

@@ -133,6 +133,56 @@ def case_fallback_barrier(r):
     print("PASS: a failing barrier kernel is a clean error")
 
 
+def matmul_models():
+    """(name, model, rule form, input sizes): a batch-1 dense layer (GEMV), a batched matmul
+    of two inputs with symbolic M, N and K tails, and a strided conv + bias + Relu (implicit
+    GEMM)."""
+    rng = np.random.default_rng(11)
+    w = numpy_helper.from_array(rng.standard_normal((300, 40)).astype(np.float32) * 0.1, "w")
+    b = numpy_helper.from_array(rng.standard_normal(40).astype(np.float32), "b")
+    gemv = model([helper.make_node("MatMul", ["x", "w"], ["m"], name="dense0"),
+                  helper.make_node("Add", ["m", "b"], ["y"], name="bias0")],
+                 [vi("x", TensorProto.FLOAT, [1, 300])], [vi("y", TensorProto.FLOAT, [1, 40])],
+                 [w, b])
+    bmm = model([helper.make_node("MatMul", ["x", "z"], ["y"], name="bmm0")],
+                [vi("x", TensorProto.FLOAT, ["n", "s", "k"]),
+                 vi("z", TensorProto.FLOAT, ["n", "k", "t"])],
+                [vi("y", TensorProto.FLOAT, ["n", "s", "t"])])
+    cw = numpy_helper.from_array(rng.standard_normal((12, 5, 3, 3)).astype(np.float32) * 0.3, "cw")
+    cb = numpy_helper.from_array(rng.standard_normal(12).astype(np.float32), "cb")
+    conv = model([helper.make_node("Conv", ["x", "cw", "cb"], ["c"], name="conv0",
+                                   pads=[1, 1, 1, 1], strides=[2, 2]),
+                  helper.make_node("Relu", ["c"], ["y"], name="relu0")],
+                 [vi("x", TensorProto.FLOAT, ["n", 5, "h", "w"])],
+                 [vi("y", TensorProto.FLOAT, ["n", 12, "oh", "ow"])], [cw, cb])
+    return [("gemv", gemv, "gemv", [{"x": (1, 300)}]),
+            ("bmm", bmm, "tiled-matmul",
+             [{"x": (2, 45, 37), "z": (2, 37, 70)}, {"x": (1, 3, 70), "z": (1, 70, 2)}]),
+            ("conv", conv, "tiled-matmul", [{"x": (1, 5, 17, 19)}, {"x": (2, 5, 9, 40)}])]
+
+
+def case_matmul_rules(r):
+    """The gemv and tiled-matmul rules: each model takes its rule (alone or as a stage of a
+    multi-stage kernel), runs on lavapipe at its sizes and matches onnxruntime; for cuda every
+    kernel passes ptxas without spills."""
+    for name, m, form, sizes in matmul_models():
+        so, p = compile_for(r, m, name + "_vk", "vulkan")
+        if not re.search(rf"rule=vulkan\.(multi-stage:)?{form}\b", p.stdout):
+            raise SystemExit(f"FAIL {name}: no kernel took the {form} schedule")
+        if fallbacks(p.stdout)[1] != 0:
+            raise SystemExit(f"FAIL {name}: a kernel fell back")
+        for k, shapes in enumerate(sizes):
+            rng = np.random.default_rng(k)
+            x = {n: rng.standard_normal(sh).astype(np.float32) for n, sh in shapes.items()}
+            close(r.run(so, x), ort(m, x), f"vulkan {name} {shapes}")
+        _, p = compile_for(r, m, name + "_cu", "cuda -arch=sm_90")
+        n, fb = fallbacks(p.stdout)
+        regs = re.findall(r"registers=(\d+) spill_bytes=(\d+)", p.stdout)
+        if fb != 0 or len(regs) != n or any(int(sp) for _, sp in regs):
+            raise SystemExit(f"FAIL {name} cuda: {fb} fallbacks, ptxas reports {regs}")
+        print(f"PASS {name} cuda: {n} kernels through ptxas, no spills")
+
+
 def case_device_errors(r):
     """A device index the machine does not have is an error naming it."""
     m = cnn()
@@ -149,7 +199,8 @@ def case_device_errors(r):
 
 
 CASES = {"vulkan_run": case_vulkan_run, "cuda_ptxas": case_cuda_ptxas, "fallback": case_fallback,
-         "fallback_barrier": case_fallback_barrier, "device_errors": case_device_errors}
+         "fallback_barrier": case_fallback_barrier, "device_errors": case_device_errors,
+         "matmul_rules": case_matmul_rules}
 
 if __name__ == "__main__":
     sys.exit(cases_main(CASES, __doc__))

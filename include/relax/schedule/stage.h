@@ -4,6 +4,7 @@
 #define RELAX_SCHEDULE_STAGE_H_
 
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,36 @@ std::string PatternOf(const StageProgram& p);
 /// True if `e` reads `b` only at exactly `idx` (element-wise with the same index vars; a dim
 /// of `b` of extent 1 may instead be indexed by the constant 0).
 bool ReadsOnlyAt(const PrimExpr& e, const Buffer& b, const std::vector<Var>& idx);
+
+/// The product of `extents` (1 when empty), simplified by the analyzer.
+PrimExpr ExtentProductOf(const std::vector<PrimExpr>& extents);
+
+/// `body` inside lets binding `vars` (row-major over `extents`, same length) from the linear
+/// index `lin` (0 <= lin < the product of `extents`): vars[k] = floormod(floordiv(lin,
+/// extents[k+1] * ...), extents[k]), without the floormod for the outermost var.
+tir::Stmt LetUnflattened(const std::vector<Var>& vars, const std::vector<PrimExpr>& extents,
+                         const PrimExpr& lin, tir::Stmt body);
+
+/// Fresh vars for the loops and lets a schedule adds around stage `s`, named so that none
+/// shadows a var the stage uses (its axes, its symbolic dims): the printed TIR then parses back
+/// to the same program. A name is the requested one, or it with '_' appended until it is free.
+class StageVarNamer {
+ public:
+  explicit StageVarNamer(const Stage& s);
+  /// Also avoid the vars of `e` (an epilogue's value).
+  void Reserve(const PrimExpr& e);
+  Var operator()(const std::string& base);
+
+ private:
+  std::set<std::string> taken_;
+};
+
+/// True if `e` loads from `b` anywhere.
+bool ReadsBuffer(const PrimExpr& e, const Buffer& b);
+
+/// compute_inline: `e` with every load `producer.buffer[idx]` replaced by `producer.value`
+/// with the producer's axes bound to idx. `producer` must be injective.
+PrimExpr InlineStage(const PrimExpr& e, const Stage& producer);
 
 /// `e` with every load of `from` turned into a load of `to` at the same indices.
 PrimExpr ReplaceBuffer(const PrimExpr& e, const Buffer& from, const Buffer& to);
