@@ -8,6 +8,7 @@
 
 #include "relax/arith/analyzer.h"
 #include "relax/schedule/gpu_matmul.h"
+#include "relax/schedule/gpu_reduce_broadcast.h"
 #include "relax/schedule/loop_nest.h"
 #include "relax/schedule/stage.h"
 #include "relax/te/te.h"
@@ -220,6 +221,19 @@ std::vector<ScheduleRule> GpuScheduleRules(const std::string& kind, int64_t thre
                    "one reduction: spatial axes bound as for injective, each thread reduces its "
                    "own element serially",
                    pattern_is("reduction"), apply});
+  rules.push_back(
+      {kind + ".reduce-broadcast",
+       "reductions along rows and the stages that use each row's results (softmax, layer "
+       "norm): one block per row, the row's results in shared memory, one launch",
+       [threads_per_block](const tir::PrimFunc& f, const std::string& p, const Target&) {
+         return p != "injective" && p != "reduction" &&
+                UseReduceBroadcast(*ParseStages(*f), threads_per_block);
+       },
+       [threads_per_block](const tir::PrimFunc& f, const Target&) {
+         auto n = std::make_shared<tir::PrimFuncNode>(*f);
+         n->body = ReduceBroadcast(*ParseStages(*f), threads_per_block);
+         return tir::PrimFunc(n);
+       }});
   rules.push_back({kind + ".multi-stage",
                    "each stage bound on its own; the host/device split makes each a kernel",
                    [](const tir::PrimFunc&, const std::string&, const Target&) { return true; },
