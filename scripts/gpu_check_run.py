@@ -6,7 +6,9 @@ numpy, no compiler, no network).
 Every case's cuda, vulkan, cpu and cuda-byoc (cuda with the cublas/cudnn plugins) artifacts run through DIR/bin/relax-run (LD_LIBRARY_PATH=DIR/lib)
 with --repeat (one untimed warm-up, then the mean latency); each output is read by the .npy reader
 below and compared with onnxruntime CPU's (|got - ref| <= atol + rtol * |ref|). The table: case,
-max abs diff per target, relaxc latency per target, kernel time (n/a in part 1). A target whose
+max abs diff per target, relaxc latency per target, and per GPU target the kernel time per run
+from the device's timers (CUDA events, Vulkan timestamp queries; relax-run's "kernel time:"
+line; n/a where the device has no timer or a run was not timed). A target whose
 driver is missing shows its error (e.g. "libcuda.so.1 not found") instead of numbers. Exit status 1
 on a mismatch, a crash, a timeout or another run error (a missing driver is not a failure unless
 --require cuda,vulkan names it).
@@ -152,6 +154,8 @@ def run_one(folder, case, tag, repeat, timeout, device):
             return {"status": "no-driver" if no_driver else "error", "note": err}
         m = re.search(r"mean latency: ([0-9.]+) ms", text)
         ms = float(m.group(1)) if m else None
+        k = re.search(r"kernel time: ([0-9.]+) ms per run", text)
+        kernel_ms = float(k.group(1)) if k else None
         worst, bad = 0.0, []
         for f in case["outputs"]:
             got = os.path.join(out, f)
@@ -163,7 +167,8 @@ def run_one(folder, case, tag, repeat, timeout, device):
             worst = max(worst, diff)
             if not ok:
                 bad.append(f"{f}: {msg}")
-        return {"status": "mismatch" if bad else "ok", "diff": worst, "ms": ms, "note": "; ".join(bad)}
+        return {"status": "mismatch" if bad else "ok", "diff": worst, "ms": ms,
+                "kernel_ms": kernel_ms, "note": "; ".join(bad)}
     finally:
         shutil.rmtree(out, ignore_errors=True)
 
@@ -180,10 +185,10 @@ def cell_diff(r):
     return r["status"]
 
 
-def cell_ms(r):
-    if r is None or r.get("ms") is None:
+def cell_ms(r, key="ms"):
+    if r is None or r.get(key) is None:
         return "n/a"
-    return f"{r['ms']:.2f} ms"
+    return f"{r[key]:.2f} ms"
 
 
 def main():
@@ -232,9 +237,12 @@ def main():
         print(f"[{case['name']}] " + "  ".join(f"{t}: {cell_diff(results[case['name'], t])}" for t in targets),
               file=sys.stderr, flush=True)
 
-    cols = ["case"] + [f"max abs diff {t}" for t in targets] + [f"relaxc-{t} latency" for t in targets] + ["kernel time"]
+    gpu = [t for t in targets if t != "cpu"]
+    cols = (["case"] + [f"max abs diff {t}" for t in targets] + [f"relaxc-{t} latency" for t in targets]
+            + [f"{t} kernel time" for t in gpu])
     rows = [[c["name"]] + [cell_diff(results[c["name"], t]) for t in targets]
-            + [cell_ms(results[c["name"], t]) for t in targets] + ["n/a"] for c in cases]
+            + [cell_ms(results[c["name"], t]) for t in targets]
+            + [cell_ms(results[c["name"], t], "kernel_ms") for t in gpu] for c in cases]
     widths = [max(len(str(x)) for x in col) for col in zip(cols, *rows)]
     print(" | ".join(c.ljust(w) for c, w in zip(cols, widths)))
     print("-+-".join("-" * w for w in widths))

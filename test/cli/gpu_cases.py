@@ -74,6 +74,17 @@ def case_vulkan_run(r):
     for batch in (1, 3):
         x = np.random.default_rng(batch).standard_normal((batch, 3, 12, 10)).astype(np.float32)
         close(r.run(so, {"x": x}), ort(m, {"x": x}), f"vulkan batch {batch}")
+    # --repeat reports the kernels' time from the device's timestamp queries.
+    np.save(r.path("x.npy"), x)
+    cmd = [r.relaxc, "run", so, "--input", "x=" + r.path("x.npy"), "--repeat", "3"]
+    print("+ " + " ".join(cmd), flush=True)
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    sys.stdout.write(p.stdout + p.stderr)
+    lat = re.search(r"mean latency: ([0-9.]+) ms", p.stdout)
+    ker = re.search(r"kernel time: ([0-9.]+) ms per run \(device timers\)", p.stdout)
+    if p.returncode != 0 or not lat or not ker or not 0 < float(ker.group(1)) <= float(lat.group(1)):
+        raise SystemExit("FAIL: expected a kernel time > 0 and <= the mean latency")
+    print(f"PASS: kernel time {ker.group(1)} ms of {lat.group(1)} ms per run")
 
 
 def case_cuda_ptxas(r):

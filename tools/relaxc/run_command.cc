@@ -12,6 +12,8 @@
 #include <map>
 #include <set>
 
+#include "relax/runtime/device_api.h"
+#include "relax/runtime/device_module.h"
 #include "relax/runtime/memory_stats.h"
 #include "relax/runtime/npy.h"
 #include "relax/support/error.h"
@@ -164,6 +166,12 @@ void RunOrThrow(const RunOptions& opts) {
   if (opts.repeat > 1) outputs = runner.RunValues(inputs);
   runtime::MemoryStats mem;
   int64_t mem_base = 0;
+  // A GPU artifact's kernel time over the timed runs, from the device's own timers.
+  const runtime::DeviceModule* dm = runner.artifact().device_module();
+  auto kernel_ns = [&] {
+    return dm ? runtime::DeviceAPI::Get(dm->dev)->KernelTimeNs(dm->dev) : -1;
+  };
+  const int64_t kernel_ns0 = kernel_ns();
   for (int r = 0; r < opts.repeat; ++r) {
     outputs.clear();  // the previous run's outputs are not part of this run's peak
     runtime::ResetMemoryStats();
@@ -218,6 +226,13 @@ void RunOrThrow(const RunOptions& opts) {
                   "mean latency: %.3f ms over %d runs (median %.3f ms, min %.3f ms)",
                   total_ms / opts.repeat, opts.repeat, times[times.size() / 2], times.front());
     std::cout << buf << "\n";
+    const int64_t kernel_ns1 = kernel_ns();
+    if (kernel_ns1 >= 0) {
+      std::snprintf(
+          buf, sizeof(buf), "kernel time: %.3f ms per run (device timers)",
+          static_cast<double>(kernel_ns1 - std::max<int64_t>(kernel_ns0, 0)) / 1e6 / opts.repeat);
+      std::cout << buf << "\n";
+    }
   }
   if (opts.memory)
     std::cout << "memory: peak " << mem.peak_bytes - mem_base

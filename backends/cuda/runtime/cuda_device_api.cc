@@ -32,10 +32,12 @@ struct CUctx_st;
 struct CUmod_st;
 struct CUfunc_st;
 struct CUstream_st;
+struct CUevent_st;
 using CUcontext = CUctx_st*;
 using CUmodule = CUmod_st*;
 using CUfunction = CUfunc_st*;
 using CUstream = CUstream_st*;
+using CUevent = CUevent_st*;
 constexpr CUresult kCudaSuccess = 0;
 constexpr CUresult kCudaErrorOutOfMemory = 2;
 
@@ -57,6 +59,9 @@ constexpr CUresult kCudaErrorOutOfMemory = 2;
   X(cuLaunchKernel, CUresult (*)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, \
                                  unsigned, unsigned, CUstream, void**, void**))                \
   X(cuCtxSynchronize, CUresult (*)())                                                          \
+  X(cuEventCreate, CUresult (*)(CUevent*, unsigned int))                                       \
+  X(cuEventRecord, CUresult (*)(CUevent, CUstream))                                            \
+  X(cuEventElapsedTime, CUresult (*)(float*, CUevent, CUevent))                                \
   X(cuGetErrorName, CUresult (*)(CUresult, const char**))
 
 // The driver library and its entry points: one per process, loaded on first use, never
@@ -110,6 +115,11 @@ struct Device {
   std::mutex mu;
   std::map<size_t, std::vector<CUdeviceptr>> free_blocks;  // size class -> free blocks
   size_t cached_bytes = 0;
+  // Events recorded around each launch (made on the first; null if that failed) and the
+  // running kernel time they measured.
+  CUevent start = nullptr, stop = nullptr;
+  bool events_tried = false;
+  int64_t kernel_ns = -1;
 };
 
 constexpr size_t kMinBlock = 256;
@@ -219,6 +229,14 @@ class CudaDeviceAPI final : public DeviceAPI {
     const Kernel& k = m->kernels[static_cast<size_t>(index)];
     runtime::CheckKernelLaunch(k.name, k.num_buffers, k.num_scalars, launch);
     Launch(*m->dev, k, launch);
+  }
+
+  int64_t KernelTimeNs(DLDevice dev) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = devices_.find(dev.device_id);
+    if (it == devices_.end() || !it->second) return -1;
+    std::lock_guard<std::mutex> dlock(it->second->mu);
+    return it->second->kernel_ns;
   }
 
  private:
@@ -334,11 +352,23 @@ class CudaDeviceAPI final : public DeviceAPI {
       std::vector<void*> params;
       for (auto& p : ptrs) params.push_back(&p);
       for (auto& s : scalars) params.push_back(&s);
+      if (!d.events_tried) {
+        d.events_tried = true;
+        // Timing is optional: without events the kernel time stays unknown (-1).
+        if (drv.cuEventCreate(&d.start, 0) != kCudaSuccess ||
+            drv.cuEventCreate(&d.stop, 0) != kCudaSuccess)
+          d.start = d.stop = nullptr;
+      }
+      bool timed = d.start && drv.cuEventRecord(d.start, nullptr) == kCudaSuccess;
       drv.Check(drv.cuLaunchKernel(k.fn, static_cast<unsigned>(gx), static_cast<unsigned>(gy),
                                    static_cast<unsigned>(gz), k.block[0], k.block[1], k.block[2], 0,
                                    nullptr, params.empty() ? nullptr : params.data(), nullptr),
                 "cuLaunchKernel", what);
+      timed = timed && drv.cuEventRecord(d.stop, nullptr) == kCudaSuccess;
       drv.Check(drv.cuCtxSynchronize(), "cuCtxSynchronize", what);
+      float ms = 0;
+      if (timed && drv.cuEventElapsedTime(&ms, d.start, d.stop) == kCudaSuccess)
+        d.kernel_ns = (d.kernel_ns < 0 ? 0 : d.kernel_ns) + static_cast<int64_t>(ms * 1e6);
       for (size_t i = 0; i < k.num_buffers; ++i) {
         if (k.params[i] == KernelParamKind::kBufferRead || launch.buffer_bytes[i] == 0) continue;
         drv.Check(drv.cuMemcpyDtoH_v2(launch.buffers[i], ptrs[i], launch.buffer_bytes[i]),

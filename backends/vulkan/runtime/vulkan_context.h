@@ -73,6 +73,11 @@ std::string InstallHint();
   X(vkResetFences)                 \
   X(vkWaitForFences)               \
   X(vkQueueSubmit)                 \
+  X(vkCreateQueryPool)             \
+  X(vkDestroyQueryPool)            \
+  X(vkCmdResetQueryPool)           \
+  X(vkCmdWriteTimestamp)           \
+  X(vkGetQueryPoolResults)         \
   X(vkDeviceWaitIdle)
 
 #define RELAX_VK_DECLARE(name) PFN_##name name = nullptr;
@@ -112,6 +117,11 @@ struct Device {
   VkCommandBuffer cmd = VK_NULL_HANDLE;
   VkFence fence = VK_NULL_HANDLE;
   uint32_t staging_type = 0;  // memory type index of the staging buffers
+  // Two timestamp queries around each dispatch (VK_NULL_HANDLE when the queue family has no
+  // timestamps), the valid bits of its timestamps and the running kernel time.
+  VkQueryPool timestamps = VK_NULL_HANDLE;
+  uint32_t timestamp_bits = 0;
+  int64_t kernel_ns = -1;
   std::mutex mu;
   // Free staging buffers by size class (a power of two >= kMinStaging), and their total bytes.
   std::map<VkDeviceSize, std::vector<StagingBuffer>> free_staging;
@@ -127,8 +137,9 @@ struct Device {
 std::unique_ptr<Instance> CreateInstance();
 /// Creates the logical device on physical device `id` (< in.physical.size()): a compute queue,
 /// the optional features kernels may use (int64, float64, int16, 8/16-bit storage,
-/// float16/int8) where supported, a command buffer, a fence and the host-visible coherent
-/// memory type of the staging buffers. Throws relax::Error naming the device and the failing
+/// float16/int8) where supported, a command buffer, a fence, the host-visible coherent
+/// memory type of the staging buffers and (where the queue family has timestamps) a query
+/// pool of two timestamps. Throws relax::Error naming the device and the failing
 /// call.
 std::unique_ptr<Device> CreateDevice(Instance& in, int id);
 

@@ -319,8 +319,14 @@ void Launch(Device& d, const Kernel& k, const KernelLaunch& launch) {
     if (k.set)
       d.vkCmdBindDescriptorSets(d.cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k.layout, 0, 1, &k.set, 0,
                                 nullptr);
+    if (d.timestamps) {
+      d.vkCmdResetQueryPool(d.cmd, d.timestamps, 0, 2);
+      d.vkCmdWriteTimestamp(d.cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, d.timestamps, 0);
+    }
     d.vkCmdDispatch(d.cmd, static_cast<uint32_t>(gx), static_cast<uint32_t>(gy),
                     static_cast<uint32_t>(gz));
+    if (d.timestamps)
+      d.vkCmdWriteTimestamp(d.cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, d.timestamps, 1);
     // The shader's writes become visible to the host reads after the fence.
     VkMemoryBarrier mb{};
     mb.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
@@ -342,6 +348,18 @@ void Launch(Device& d, const Kernel& k, const KernelLaunch& launch) {
       Check(r, "vkWaitForFences", what);
     }
     Check(d.vkResetFences(d.device, 1, &d.fence), "vkResetFences", what);
+    if (d.timestamps) {
+      uint64_t ticks[2] = {0, 0};
+      if (d.vkGetQueryPoolResults(
+              d.device, d.timestamps, 0, 2, sizeof(ticks), ticks, sizeof(uint64_t),
+              VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT) == VK_SUCCESS) {
+        const uint64_t mask =
+            d.timestamp_bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << d.timestamp_bits) - 1;
+        const double ns = static_cast<double>((ticks[1] - ticks[0]) & mask) *
+                          static_cast<double>(d.props.limits.timestampPeriod);
+        d.kernel_ns = (d.kernel_ns < 0 ? 0 : d.kernel_ns) + static_cast<int64_t>(ns);
+      }
+    }
 
     for (size_t i = 0; i < k.num_buffers; ++i) {
       KernelParamKind kind = k.params[i];
@@ -401,6 +419,14 @@ class VulkanDeviceAPI final : public DeviceAPI {
       for (auto& k : m->kernels) DestroyKernel(*m->dev, k);
     }
     delete m;
+  }
+
+  int64_t KernelTimeNs(DLDevice dev) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = devices_.find(dev.device_id);
+    if (it == devices_.end() || !it->second) return -1;
+    std::lock_guard<std::mutex> dlock(it->second->mu);
+    return it->second->kernel_ns;
   }
 
   void LaunchKernel(DLDevice dev, void* module, int32_t index, const KernelLaunch& launch,

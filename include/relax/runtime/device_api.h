@@ -52,6 +52,12 @@ class DeviceAPI {
   /// the kernel on a device error (out of memory, device lost, launch failure).
   virtual void LaunchKernel(DLDevice dev, void* module, int32_t index, const KernelLaunch& launch,
                             StreamHandle stream) = 0;
+  /// The device-measured execution time of all kernels launched on `dev` so far, in
+  /// nanoseconds (a running total: take differences), from the device's own timers (CUDA
+  /// events around each launch; Vulkan timestamp queries around each dispatch), so host
+  /// staging and launch overhead are not in it. -1 when the device has no timer or no
+  /// kernel has been launched on it yet (the CPU API: always -1). Never throws.
+  virtual int64_t KernelTimeNs(DLDevice dev) { return (void)dev, -1; }
 
   /// The API for `dev.device_type`. Throws relax::Error for a device type with no registered
   /// API (e.g. "no device API registered for device cuda:0").
