@@ -17,6 +17,7 @@ namespace relax::backends::cuda {
 namespace {
 
 constexpr int64_t kThreadsPerBlock = 256;
+constexpr int64_t kWarpSize = 32;  // NVIDIA warps: 32 lanes
 
 class CudaBackend : public Backend {
  public:
@@ -33,7 +34,7 @@ class CudaBackend : public Backend {
   }
   const std::vector<ScheduleRule>& ScheduleRules() const override {
     static const std::vector<ScheduleRule> rules =
-        schedule::GpuScheduleRules("cuda", kThreadsPerBlock);
+        schedule::GpuScheduleRules("cuda", kThreadsPerBlock, kWarpSize);
     return rules;
   }
   int DeviceType() const override { return kDLCUDA; }

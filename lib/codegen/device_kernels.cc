@@ -124,7 +124,7 @@ bool HasBarrier(const tir::Stmt& s) {
     bool found = false;
     using tir::StmtVisitor::VisitStmt;
     void VisitExpr_(const tir::CallNode* op, const PrimExpr& e) override {
-      found = found || op->op == "barrier";
+      found = found || op->op == "barrier" || op->op == "warp_shuffle_down";
       tir::StmtVisitor::VisitExpr_(op, e);
     }
   } f;

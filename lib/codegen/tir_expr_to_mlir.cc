@@ -61,8 +61,10 @@ int64_t Emitter::ValueNumber(const PrimExpr& e) {
                            ValueNumber(s->false_value)});
   } else if (const auto* c = e.as<tir::CastNode>()) {
     key.push_back(ValueNumber(c->value));
-  } else if (const auto* call = e.as<tir::CallNode>(); call && call->op != "barrier") {
-    // Every intrinsic but the barrier is a pure function of its args.
+  } else if (const auto* call = e.as<tir::CallNode>();
+             call && call->op != "barrier" && call->op != "warp_shuffle_down") {
+    // Every intrinsic but the barrier and the shuffle (convergent: they depend on the
+    // other threads) is a pure function of its args.
     key.push_back(
         call_ops_.emplace(call->op, static_cast<int64_t>(call_ops_.size())).first->second);
     for (const PrimExpr& a : call->args) key.push_back(ValueNumber(a));
@@ -70,7 +72,7 @@ int64_t Emitter::ValueNumber(const PrimExpr& e) {
     key.push_back(identity(ld->buffer.get()));
     for (const PrimExpr& i : ld->indices) key.push_back(ValueNumber(i));
   } else {
-    key.insert(key.end(), {-1, identity(e.get())});  // the barrier: each call its own
+    key.insert(key.end(), {-1, identity(e.get())});  // barrier, shuffle: each call its own
   }
   int64_t vn =
       numbers_.emplace(std::move(key), static_cast<int64_t>(numbers_.size())).first->second;
@@ -328,6 +330,17 @@ Value Emitter::Intrinsic(const tir::CallNode* n) {
       RELAX_THROW("PrimFunc '" << f_->name << "': T.barrier() outside a device kernel");
     mlir::gpu::BarrierOp::create(b_, loc_);
     return ConstantIntOp::create(b_, loc_, b_.getI32Type(), 0);
+  }
+  if (name == "warp_shuffle_down") {  // CUDA: lane l gets `value` of lane l + offset in its warp
+    want(2);
+    int64_t offset;
+    if (device_ != GpuFlavor::kNvvm || !n->args[1].AsInt(&offset))
+      RELAX_THROW("PrimFunc '" << f_->name
+                               << "': T.warp_shuffle_down needs a cuda device kernel and a "
+                                  "constant offset");
+    return mlir::gpu::ShuffleOp::create(b_, loc_, arg(0), static_cast<int32_t>(offset), 32,
+                                        mlir::gpu::ShuffleMode::DOWN)
+        .getShuffleResult();
   }
   if (name == "pow") {
     want(2);

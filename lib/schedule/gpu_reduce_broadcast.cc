@@ -12,6 +12,7 @@
 #include "relax/arith/analyzer.h"
 #include "relax/ir/tir_functor.h"
 #include "relax/schedule/gpu_matmul.h"
+#include "relax/schedule/gpu_rules.h"
 #include "relax/te/te.h"
 
 namespace relax::schedule {
@@ -143,7 +144,7 @@ bool UseReduceBroadcast(const StageProgram& p, int64_t threads) {
   return Analyze(p, threads).has_value();
 }
 
-tir::Stmt ReduceBroadcast(const StageProgram& p, int64_t threads) {
+tir::Stmt ReduceBroadcast(const StageProgram& p, int64_t threads, int64_t warp) {
   RowForm f = *Analyze(p, threads);
   StageVarNamer var(f.stages[0]);
   for (const auto& s : f.stages) {
@@ -205,14 +206,7 @@ tir::Stmt ReduceBroadcast(const StageProgram& p, int64_t threads) {
                             tir::ForKind::kSerial, step, "", tir::IterKind::kReduction));
     body.push_back(tir::Store(red, {tx}, Load(acc, {PrimExpr(0)})));
     body.push_back(Barrier());
-    for (int64_t stride = threads / 2; stride >= 1; stride /= 2) {
-      body.push_back(
-          tir::IfThenElse(tx < PrimExpr(stride),
-                          tir::Store(red, {tx},
-                                     te::ReductionCombine(s.combiner, Load(red, {tx}),
-                                                          Load(red, {tx + PrimExpr(stride)})))));
-      body.push_back(Barrier());
-    }
+    for (auto& st : BlockTreeReduce(red, tx, threads, s.combiner, warp)) body.push_back(st);
     std::vector<tir::Stmt> keep = {tir::Store(row, {PrimExpr(0)}, Load(red, {PrimExpr(0)}))};
     if (!IsAlloc(p, s.buffer)) keep.push_back(tir::Store(s.buffer, idx, Load(red, {PrimExpr(0)})));
     body.push_back(tir::IfThenElse(Eq(tx, PrimExpr(0)), tir::Seq(keep)));

@@ -23,7 +23,39 @@ bool UseCrossThreadReduction(const Stage& s, int64_t threads) {
   return !r.AsInt(&reduce) || reduce >= threads;
 }
 
-tir::Stmt CrossThreadReduce(const Stage& s, int64_t threads) {
+std::vector<tir::Stmt> BlockTreeReduce(const Buffer& red, const Var& tx, int64_t threads,
+                                       const std::string& combiner, int64_t warp) {
+  auto barrier = [] { return tir::Evaluate(CallIntrin("barrier", {}, DataType::Int(32))); };
+  const int bits = red->dtype.bits;
+  if (warp < 2 || threads < warp || (bits != 32 && bits != 64) || red->dtype.lanes != 1) warp = 0;
+  std::vector<tir::Stmt> out;
+  // Halve through shared memory (down to one warp's worth of values with shuffles).
+  for (int64_t stride = threads / 2; stride >= std::max<int64_t>(warp, 1); stride /= 2) {
+    out.push_back(tir::IfThenElse(
+        tx < PrimExpr(stride),
+        tir::Store(
+            red, {tx},
+            te::ReductionCombine(combiner, Load(red, {tx}), Load(red, {tx + PrimExpr(stride)})))));
+    out.push_back(barrier());
+  }
+  if (warp == 0) return out;
+  // The first warp finishes in registers: log2(warp) shuffle-down steps, lane 0 stores.
+  Buffer lane = MakeBuffer(red->name + "_lane", red->dtype, {PrimExpr(1)}, "local");
+  std::vector<tir::Stmt> w = {tir::Store(lane, {PrimExpr(0)}, Load(red, {tx}))};
+  for (int64_t off = warp / 2; off >= 1; off /= 2)
+    w.push_back(tir::Store(
+        lane, {PrimExpr(0)},
+        te::ReductionCombine(combiner, Load(lane, {PrimExpr(0)}),
+                             CallIntrin("warp_shuffle_down",
+                                        {Load(lane, {PrimExpr(0)}), PrimExpr(off)}, red->dtype))));
+  w.push_back(tir::IfThenElse(Eq(tx, PrimExpr(0)),
+                              tir::Store(red, {PrimExpr(0)}, Load(lane, {PrimExpr(0)}))));
+  out.push_back(tir::IfThenElse(tx < PrimExpr(warp), tir::Allocate(lane, tir::Seq(w))));
+  out.push_back(barrier());
+  return out;
+}
+
+tir::Stmt CrossThreadReduce(const Stage& s, int64_t threads, int64_t warp) {
   const DataType t = s.buffer->dtype;
   StageVarNamer var(s);
   Var b = var("b"), tx = var("tx"), ro = var("ro"), rl = var("r_lin");
@@ -43,15 +75,8 @@ tir::Stmt CrossThreadReduce(const Stage& s, int64_t threads) {
       tir::Store(acc, {PrimExpr(0)}, s.init),
       tir::For(ro, 0, trips, tir::ForKind::kSerial, step, "", tir::IterKind::kReduction),
       tir::Store(red, {tx}, Load(acc, {PrimExpr(0)})), barrier()};
-  // Then a tree over the block's partial results in shared memory.
-  for (int64_t stride = threads / 2; stride >= 1; stride /= 2) {
-    body.push_back(
-        tir::IfThenElse(tx < PrimExpr(stride),
-                        tir::Store(red, {tx},
-                                   te::ReductionCombine(s.combiner, Load(red, {tx}),
-                                                        Load(red, {tx + PrimExpr(stride)})))));
-    body.push_back(barrier());
-  }
+  // Then a tree over the block's partial results.
+  for (auto& st : BlockTreeReduce(red, tx, threads, s.combiner, warp)) body.push_back(st);
   body.push_back(tir::IfThenElse(Eq(tx, PrimExpr(0)),
                                  tir::Store(s.buffer, out_idx, Load(red, {PrimExpr(0)}))));
   tir::Stmt inner = tir::Allocate(red, tir::Allocate(acc, tir::Seq(body)));
@@ -78,7 +103,7 @@ std::string MatmulForm(const Stage& s, std::optional<GemmForm>* g) {
 
 // Stage `s` scheduled (with `epilogue` applied at its stores, for the matmul forms); *form
 // names the schedule it took.
-tir::Stmt BindStage(const Stage& s, int64_t threads, std::string* form,
+tir::Stmt BindStage(const Stage& s, int64_t threads, int64_t warp, std::string* form,
                     const std::optional<Stage>& epilogue) {
   std::optional<GemmForm> g;
   *form = MatmulForm(s, &g);
@@ -86,7 +111,7 @@ tir::Stmt BindStage(const Stage& s, int64_t threads, std::string* form,
   if (*form == "tiled-matmul") return TiledMatmul(s, *g, threads, epilogue);
   if (UseCrossThreadReduction(s, threads)) {
     *form = "cross-thread-reduction";
-    return CrossThreadReduce(s, threads);
+    return CrossThreadReduce(s, threads, warp);
   }
   *form = s.is_reduction() ? "reduction" : "injective";
   LoopNest n(s);
@@ -155,7 +180,7 @@ void FuseMatmulStages(StageProgram* p, std::map<size_t, Stage>* epilogue_of) {
   p->stages.pop_back();
 }
 
-tir::PrimFunc BindAll(const tir::PrimFunc& f, int64_t threads) {
+tir::PrimFunc BindAll(const tir::PrimFunc& f, int64_t threads, int64_t warp) {
   StageProgram p = *ParseStages(*f);
   const size_t num_stages = p.stages.size();
   std::map<size_t, Stage> epilogue_of;
@@ -166,7 +191,7 @@ tir::PrimFunc BindAll(const tir::PrimFunc& f, int64_t threads) {
     const Stage& s = p.stages[i];
     std::string form;
     auto e = epilogue_of.find(i);
-    parts.push_back(BindStage(s, threads, &form,
+    parts.push_back(BindStage(s, threads, warp, &form,
                               e == epilogue_of.end() ? std::nullopt : std::optional(e->second)));
     if (e != epilogue_of.end()) form += "+epilogue";
     forms += (forms.empty() ? "" : ",") + form;
@@ -182,9 +207,10 @@ tir::PrimFunc BindAll(const tir::PrimFunc& f, int64_t threads) {
 
 }  // namespace
 
-std::vector<ScheduleRule> GpuScheduleRules(const std::string& kind, int64_t threads_per_block) {
-  auto apply = [threads_per_block](const tir::PrimFunc& f, const Target&) {
-    return BindAll(f, threads_per_block);
+std::vector<ScheduleRule> GpuScheduleRules(const std::string& kind, int64_t threads_per_block,
+                                           int64_t warp_size) {
+  auto apply = [threads_per_block, warp_size](const tir::PrimFunc& f, const Target&) {
+    return BindAll(f, threads_per_block, warp_size);
   };
   auto pattern_is = [](std::string want) {
     return [want](const tir::PrimFunc&, const std::string& p, const Target&) { return p == want; };
@@ -229,9 +255,9 @@ std::vector<ScheduleRule> GpuScheduleRules(const std::string& kind, int64_t thre
          return p != "injective" && p != "reduction" &&
                 UseReduceBroadcast(*ParseStages(*f), threads_per_block);
        },
-       [threads_per_block](const tir::PrimFunc& f, const Target&) {
+       [threads_per_block, warp_size](const tir::PrimFunc& f, const Target&) {
          auto n = std::make_shared<tir::PrimFuncNode>(*f);
-         n->body = ReduceBroadcast(*ParseStages(*f), threads_per_block);
+         n->body = ReduceBroadcast(*ParseStages(*f), threads_per_block, warp_size);
          return tir::PrimFunc(n);
        }});
   rules.push_back({kind + ".multi-stage",

@@ -102,6 +102,19 @@ def case_cuda_ptxas(r):
     if not os.path.exists("/usr/lib/x86_64-linux-gnu/libcuda.so.1"):
         x = np.zeros((1, 3, 12, 10), np.float32)
         r.run(so, {"x": x}, expect_error="libcuda.so.1")
+    # Cross-thread reductions finish in the first warp with shuffles: without a toolkit
+    # (RELAX_CUDA_HOME naming an empty folder) the artifact keeps the PTX, which shows them.
+    nodes = [helper.make_node("ReduceSum", ["x"], ["s"], name="sum0", axes=[1], keepdims=0)]
+    m = model(nodes, [vi("x", TensorProto.FLOAT, [4, "m"])], [vi("s", TensorProto.FLOAT, [4])],
+              [], opset=11)
+    empty = r.path("no_toolkit")
+    os.makedirs(empty, exist_ok=True)
+    so, p = compile_for(r, m, "sum_ptx", "cuda -arch=sm_90", env=dict(os.environ, RELAX_CUDA_HOME=empty))
+    ptx = open(so, "rb").read()
+    steps = [int(x) for x in re.findall(rb"shfl\.sync\.down\.b32\s+%r\d+, %r\d+, (\d+), 31, -1;", ptx)]
+    if sorted(steps) != [1, 2, 4, 8, 16]:
+        raise SystemExit(f"FAIL: expected shfl.sync.down by 16, 8, 4, 2, 1 in the PTX, got {steps}")
+    print("PASS: the reduction's last 32 values are combined with warp shuffles")
 
 
 def case_fallback(r):

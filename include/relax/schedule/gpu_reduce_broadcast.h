@@ -28,13 +28,14 @@ bool UseReduceBroadcast(const StageProgram& p, int64_t threads);
 /// The reduce-broadcast schedule of `p` (UseReduceBroadcast holds): blockIdx.x runs over the
 /// rows (the row axes fused); a block of `threads` (a power of two) threads runs the stages in
 /// order. A reduction stage is a cross-thread reduction over its row (each thread folds a
-/// strided slice into a `local` accumulator, a `shared` tree with `T.barrier()` combines them)
+/// strided slice into a `local` accumulator, BlockTreeReduce combines them, with warp
+/// shuffles when `warp` > 0)
 /// whose result thread 0 keeps in a `shared` scalar `<buffer>_row` (and stores to the buffer
 /// when it is not an intermediate); later stages read that scalar. An injective stage's threads
 /// stride over its row's other elements. Intermediates of injective stages are inlined into
 /// their readers (compute_inline). Returns the statement (the intermediates' allocs are gone)
 /// and leaves `p` untouched.
-tir::Stmt ReduceBroadcast(const StageProgram& p, int64_t threads);
+tir::Stmt ReduceBroadcast(const StageProgram& p, int64_t threads, int64_t warp = 0);
 
 }  // namespace relax::schedule
 

@@ -26,7 +26,11 @@ namespace relax::schedule {
 ///    by the launches and intermediates live in host-allocated buffers.
 /// A stage without spatial axes (a full reduction to a scalar) keeps serial loops: the split
 /// makes it a one-thread kernel.
-std::vector<ScheduleRule> GpuScheduleRules(const std::string& kind, int64_t threads_per_block);
+/// `warp_size` > 0 (cuda: 32) lets cross-thread reductions finish in registers with
+/// `T.warp_shuffle_down` (BlockTreeReduce); 0 (vulkan, whose subgroup size varies by driver)
+/// keeps them in shared memory.
+std::vector<ScheduleRule> GpuScheduleRules(const std::string& kind, int64_t threads_per_block,
+                                           int64_t warp_size = 0);
 
 /// At most this many output elements (a constant) for the cross-thread reduction: one block
 /// each.
@@ -42,9 +46,20 @@ bool UseCrossThreadReduction(const Stage& s, int64_t threads);
 /// two) threads per output element (blockIdx.x over the spatial extent); thread tx folds the
 /// reduction indices tx, tx + threads, ... into a `local` accumulator, writes it to a `shared`
 /// buffer of `threads` elements, and a tree of log2(threads) steps separated by `T.barrier()`
-/// combines them; thread 0 stores the element. The summation order differs from the serial one
+/// combines them (BlockTreeReduce, with shuffles for `warp` > 0); thread 0 stores the
+/// element. The summation order differs from the serial one
 /// (floating-point results differ by rounding).
-tir::Stmt CrossThreadReduce(const Stage& s, int64_t threads);
+tir::Stmt CrossThreadReduce(const Stage& s, int64_t threads, int64_t warp = 0);
+
+/// The combining tree of a cross-thread reduction: `red` (a `shared` buffer of `threads`
+/// elements, a power of two) holds each thread's partial result and a `T.barrier()` has made
+/// them visible; the returned statements (for every thread of the block, `tx` its index)
+/// combine them with `combiner` into red[0], visible to all after the last barrier. Halving
+/// steps through shared memory, each followed by a barrier; with `warp` > 0 (<= threads, and a
+/// 32- or 64-bit dtype) the halving stops at `warp` values and the first warp finishes with
+/// log2(warp) `T.warp_shuffle_down` steps (CUDA: shfl.sync.down), lane 0 storing red[0].
+std::vector<tir::Stmt> BlockTreeReduce(const Buffer& red, const Var& tx, int64_t threads,
+                                       const std::string& combiner, int64_t warp = 0);
 
 }  // namespace relax::schedule
 
