@@ -35,7 +35,9 @@ class VulkanBackend : public Backend {
                            std::vector<BackendSection>* sections) const override {
     return codegen::BuildGpuKernels(mod, t, options, sections, [&](const tir::PrimFunc& f) {
       SpirvKernel k = BuildSpirvKernel(f, options);
-      return codegen::CompiledKernel{std::move(k.binary), "spirv"};
+      codegen::CompiledKernel ck{std::move(k.binary), "spirv"};
+      ck.push_constants = k.push_constants;
+      return ck;
     });
   }
 };

@@ -140,13 +140,25 @@ SpirvKernel BuildSpirvKernel(const tir::PrimFunc& f, const CodegenOptions& optio
   mlir::spirv::ModuleOp spv_module;
   module->walk([&](mlir::spirv::ModuleOp m) { spv_module = m; });
   if (!spv_module) RELAX_THROW("internal error: kernel '" << f->name << "' has no spirv.module");
+  // The ABI lowering gave the push-constant block a descriptor binding like every argument;
+  // push constants have none.
+  bool push_constants = false;
+  spv_module.walk([&](mlir::spirv::GlobalVariableOp v) {
+    auto ptr = mlir::dyn_cast<mlir::spirv::PointerType>(v.getType());
+    if (!ptr || ptr.getStorageClass() != mlir::spirv::StorageClass::PushConstant) return;
+    v.removeDescriptorSetAttr();
+    v.removeBindingAttr();
+    push_constants = true;
+  });
   llvm::SmallVector<uint32_t> words;
   diag = codegen::CollectDiagnostics(
       &ctx, [&] { return mlir::succeeded(mlir::spirv::serialize(spv_module, words)); });
   if (!diag.empty())
     RELAX_THROW("kernel '" << f->name << "': SPIR-V serialization failed: " << diag);
-  SpirvKernel k{f->name, std::string(reinterpret_cast<const char*>(words.data()),
-                                     words.size() * sizeof(uint32_t))};
+  SpirvKernel k{
+      f->name,
+      std::string(reinterpret_cast<const char*>(words.data()), words.size() * sizeof(uint32_t)),
+      push_constants};
   std::string report = Validate(f->name, k.binary);
   if (!report.empty())
     RELAX_THROW("kernel '" << f->name << "' (schedule rule '"

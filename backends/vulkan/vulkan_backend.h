@@ -14,6 +14,9 @@ namespace relax::backends::vulkan {
 struct SpirvKernel {
   std::string name;
   std::string binary;  // SPIR-V words, little-endian
+  /// The scalars are one push-constant block (1 .. runtime::kMaxPushConstantScalars of them;
+  /// the kernel codegen's choice); otherwise a storage buffer after the buffers' bindings.
+  bool push_constants = false;
 };
 
 /// Compiles device kernel `f` (attribute `device_kernel`): TIR -> MLIR gpu (codegen/tir_to_mlir.h)

@@ -213,6 +213,7 @@ DeviceBuild BuildDeviceKernels(const IRModule& mod, const Target& target,
     // shared allocs.
     if (ck.shared_bytes == 0) ck.shared_bytes = SharedBytes(f->body);
     spec.shared_bytes = static_cast<uint32_t>(ck.shared_bytes);
+    spec.push_constants = ck.push_constants;
     while (out.device.size() % 16) out.device.push_back('\0');
     spec.binary_offset = out.device.size();
     spec.binary_size = ck.binary.size();

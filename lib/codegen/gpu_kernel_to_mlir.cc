@@ -21,6 +21,7 @@
 #include <sstream>
 
 #include "relax/codegen/tir_to_mlir.h"
+#include "relax/runtime/launch_table.h"
 #include "relax/support/error.h"
 #include "tir_emitter.h"
 
@@ -60,10 +61,16 @@ void Emitter::RunDeviceKernel(GpuFlavor flavor) {
     types.push_back(flavor == GpuFlavor::kSpirv ? mlir::Type(MemRefOf(buf))
                                                 : mlir::LLVM::LLVMPointerType::get(ctx));
   if (flavor == GpuFlavor::kSpirv) {
+    // The scalars: one push-constant block of int64s when they fit, else one more storage
+    // buffer (runtime::KernelSpec::push_constants; the backend strips the block's binding).
+    const bool push = nscalar <= runtime::kMaxPushConstantScalars;
     if (nscalar)
       types.push_back(mlir::MemRefType::get(
-          {mlir::ShapedType::kDynamic}, i64, mlir::MemRefLayoutAttrInterface{},
-          mlir::spirv::StorageClassAttr::get(ctx, mlir::spirv::StorageClass::StorageBuffer)));
+          {push ? static_cast<int64_t>(nscalar) : mlir::ShapedType::kDynamic}, i64,
+          mlir::MemRefLayoutAttrInterface{},
+          mlir::spirv::StorageClassAttr::get(ctx, push
+                                                      ? mlir::spirv::StorageClass::PushConstant
+                                                      : mlir::spirv::StorageClass::StorageBuffer)));
   } else {
     for (size_t i = 0; i < nscalar; ++i) types.push_back(i64);
   }

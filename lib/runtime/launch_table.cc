@@ -92,6 +92,7 @@ std::string LaunchTable::ToJSON() const {
     jk["rule"] = k.rule;
     jk["binary_offset"] = k.binary_offset;
     jk["binary_size"] = k.binary_size;
+    if (k.push_constants) jk["scalars"] = "push_constants";
     ks.push_back(std::move(jk));
   }
   j["kernels"] = ks;
@@ -161,6 +162,16 @@ LaunchTable LaunchTable::FromJSON(const std::string& text, uint64_t device_secti
     k.binary_offset = GetUInt(Field(jk, w, "binary_offset"), w + ".binary_offset", max);
     k.binary_size = GetUInt(Field(jk, w, "binary_size"), w + ".binary_size", max);
     if (k.binary_size == 0) Fail(w + ".binary_size", "empty binary");
+    if (jk.contains("scalars")) {
+      std::string abi = GetStr(jk.at("scalars"), w + ".scalars");
+      if (abi != "push_constants" && abi != "buffer")
+        Fail(w + ".scalars", "unknown scalar ABI '" + abi + "' (push_constants or buffer)");
+      k.push_constants = abi == "push_constants";
+      if (k.push_constants && k.num_scalars() > kMaxPushConstantScalars)
+        Fail(w + ".scalars", std::to_string(k.num_scalars()) +
+                                 " scalars do not fit in push constants (at most " +
+                                 std::to_string(kMaxPushConstantScalars) + ")");
+    }
     if (k.binary_offset > device_section_size ||
         k.binary_size > device_section_size - k.binary_offset)
       Fail(w + ".binary_offset",

@@ -207,6 +207,25 @@ def case_matmul_rules(r):
         print(f"PASS {name} cuda: {n} kernels through ptxas, no spills")
 
 
+def case_scalar_abi(r):
+    """Vulkan kernels take their int64 scalars (symbolic dims) as one push-constant block when
+    at most 16 (the launch table says "scalars": "push_constants"), else as a storage buffer;
+    both run on lavapipe and match onnxruntime."""
+    for rank, want in ((3, True), (18, False)):
+        dims = [f"d{i}" for i in range(rank)]
+        m = model([helper.make_node("Relu", ["x"], ["y"], name="relu0")],
+                  [vi("x", TensorProto.FLOAT, dims)], [vi("y", TensorProto.FLOAT, dims)])
+        so, _ = compile_for(r, m, f"relu{rank}", "vulkan")
+        table = open(so, "rb").read()
+        push = b'"scalars":"push_constants"' in table
+        if push != want:
+            raise SystemExit(f"FAIL: rank {rank}: push constants {push}, expected {want}")
+        shape = [2, 3, 5] + [1] * (rank - 3)
+        x = np.random.default_rng(rank).standard_normal(shape).astype(np.float32)
+        close(r.run(so, {"x": x}), ort(m, {"x": x}),
+              f"vulkan relu rank {rank} ({'push constants' if want else 'scalar buffer'})")
+
+
 def case_device_errors(r):
     """A device index the machine does not have is an error naming it."""
     m = cnn()
@@ -224,7 +243,7 @@ def case_device_errors(r):
 
 CASES = {"vulkan_run": case_vulkan_run, "cuda_ptxas": case_cuda_ptxas, "fallback": case_fallback,
          "fallback_barrier": case_fallback_barrier, "device_errors": case_device_errors,
-         "matmul_rules": case_matmul_rules}
+         "matmul_rules": case_matmul_rules, "scalar_abi": case_scalar_abi}
 
 if __name__ == "__main__":
     sys.exit(cases_main(CASES, __doc__))

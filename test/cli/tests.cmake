@@ -289,8 +289,10 @@ endforeach()
 
 # GPU targets (gpu_cases.py CASE): vulkan runs on lavapipe and matches onnxruntime at two sizes;
 # every cuda kernel passes ptxas (sm_90, sm_80); the one-thread fallback path; device errors;
-# the gemv and tiled-matmul schedules on lavapipe and through ptxas.
-foreach(case vulkan_run cuda_ptxas fallback fallback_barrier device_errors matmul_rules)
+# the gemv and tiled-matmul schedules on lavapipe and through ptxas; vulkan scalars as push
+# constants (<= 16) or a storage buffer.
+foreach(case vulkan_run cuda_ptxas fallback fallback_barrier device_errors matmul_rules
+             scalar_abi)
   add_test(NAME cli.gpu.${case}
            COMMAND bash ${RELAX_VENV_PYTHON} ${RELAX_CLI_TEST_DIR}/gpu_cases.py ${case}
                    --relaxc $<TARGET_FILE:relaxc> --work ${RELAX_CLI_WORK}/gpu)

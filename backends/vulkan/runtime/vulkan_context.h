@@ -67,6 +67,7 @@ std::string InstallHint();
   X(vkCmdBindPipeline)             \
   X(vkCmdBindDescriptorSets)       \
   X(vkCmdDispatch)                 \
+  X(vkCmdPushConstants)            \
   X(vkCmdPipelineBarrier)          \
   X(vkCreateFence)                 \
   X(vkDestroyFence)                \

@@ -31,6 +31,7 @@ constexpr VkDeviceSize kMaxCachedStaging = VkDeviceSize{1} << 30;
 struct Kernel {
   std::string name;
   size_t num_buffers = 0, num_scalars = 0;
+  bool push_constants = false;  // the scalars: a push-constant block, else a storage buffer
   std::vector<KernelParamKind> params;
   VkShaderModule shader = VK_NULL_HANDLE;
   VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
@@ -106,6 +107,11 @@ void CreateKernel(Device& d, const KernelSpec& spec, const uint8_t* binary, Kern
   k.params = spec.params;
   k.num_buffers = spec.num_buffers();
   k.num_scalars = spec.num_scalars();
+  k.push_constants = spec.push_constants && k.num_scalars > 0;
+  const uint32_t push_bytes = static_cast<uint32_t>(k.num_scalars * sizeof(int64_t));
+  if (k.push_constants && push_bytes > d.props.limits.maxPushConstantsSize)
+    RELAX_THROW(what << ": " << push_bytes << " bytes of push constants exceed the device's "
+                     << d.props.limits.maxPushConstantsSize);
   std::vector<uint32_t> code = CheckSpirv(binary + spec.binary_offset, spec.binary_size, spec);
   VkShaderModuleCreateInfo sci{};
   sci.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO;
@@ -113,7 +119,8 @@ void CreateKernel(Device& d, const KernelSpec& spec, const uint8_t* binary, Kern
   sci.pCode = code.data();
   Check(d.vkCreateShaderModule(d.device, &sci, nullptr, &k.shader), "vkCreateShaderModule", what);
 
-  const uint32_t bindings = static_cast<uint32_t>(k.num_buffers + (k.num_scalars > 0 ? 1 : 0));
+  const uint32_t bindings =
+      static_cast<uint32_t>(k.num_buffers + (k.num_scalars > 0 && !k.push_constants ? 1 : 0));
   std::vector<VkDescriptorSetLayoutBinding> b(bindings);
   for (uint32_t i = 0; i < bindings; ++i) {
     b[i].binding = i;
@@ -131,6 +138,11 @@ void CreateKernel(Device& d, const KernelSpec& spec, const uint8_t* binary, Kern
   plci.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO;
   plci.setLayoutCount = 1;
   plci.pSetLayouts = &k.set_layout;
+  VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes};
+  if (k.push_constants) {
+    plci.pushConstantRangeCount = 1;
+    plci.pPushConstantRanges = &range;
+  }
   Check(d.vkCreatePipelineLayout(d.device, &plci, nullptr, &k.layout), "vkCreatePipelineLayout",
         what);
   VkComputePipelineCreateInfo cci{};
@@ -290,7 +302,7 @@ void Launch(Device& d, const Kernel& k, const KernelLaunch& launch) {
       infos.push_back(
           {staging.back().buffer, 0, std::min<VkDeviceSize>(staging.back().size, max_range)});
     }
-    if (k.num_scalars > 0) {
+    if (k.num_scalars > 0 && !k.push_constants) {
       uint64_t bytes = k.num_scalars * sizeof(int64_t);
       staging.push_back(AcquireStaging(d, bytes, what));
       std::memcpy(staging.back().mapped, launch.scalars.data(), bytes);
@@ -319,6 +331,10 @@ void Launch(Device& d, const Kernel& k, const KernelLaunch& launch) {
     if (k.set)
       d.vkCmdBindDescriptorSets(d.cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k.layout, 0, 1, &k.set, 0,
                                 nullptr);
+    if (k.push_constants)
+      d.vkCmdPushConstants(d.cmd, k.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
+                           static_cast<uint32_t>(k.num_scalars * sizeof(int64_t)),
+                           launch.scalars.data());
     if (d.timestamps) {
       d.vkCmdResetQueryPool(d.cmd, d.timestamps, 0, 2);
       d.vkCmdWriteTimestamp(d.cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, d.timestamps, 0);

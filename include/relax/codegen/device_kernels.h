@@ -24,11 +24,12 @@ runtime::KernelSpec KernelSpecOf(const tir::PrimFunc& f);
 
 /// What a backend's kernel compiler returns for one device kernel.
 struct CompiledKernel {
-  std::string binary;    // the bytes for the "device" section
-  std::string format;    // "spirv", "ptx" or "cubin"
-  int registers = -1;    // per thread (cuda, from ptxas -v), -1 when unknown
-  int spill_bytes = -1;  // spill stores + loads (cuda), -1 when unknown
-  int shared_bytes = 0;  // static shared memory
+  std::string binary;           // the bytes for the "device" section
+  std::string format;           // "spirv", "ptx" or "cubin"
+  int registers = -1;           // per thread (cuda, from ptxas -v), -1 when unknown
+  int spill_bytes = -1;         // spill stores + loads (cuda), -1 when unknown
+  int shared_bytes = 0;         // static shared memory
+  bool push_constants = false;  // spirv: the scalars are a push-constant block
 };
 
 /// The device part of a GPU artifact.

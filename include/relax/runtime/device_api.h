@@ -46,8 +46,9 @@ class DeviceAPI {
   /// Releases a module from LoadKernels (null is a no-op).
   virtual void UnloadKernels(DLDevice dev, void* module) = 0;
   /// Runs kernel `index` of `module` and waits for it (part 1 is synchronous). Kernel ABI:
-  /// Vulkan: descriptor set 0, binding i = buffer i (storage buffer), binding num_buffers = a
-  /// storage buffer of the int64 scalars (only when there are scalars); CUDA: the buffers'
+  /// Vulkan: descriptor set 0, binding i = buffer i (storage buffer); the int64 scalars are
+  /// one push-constant block (KernelSpec::push_constants) or, in older artifacts and beyond
+  /// kMaxPushConstantScalars, binding num_buffers (a storage buffer); CUDA: the buffers'
   /// device pointers, then the scalars as int64 kernel parameters. Throws relax::Error naming
   /// the kernel on a device error (out of memory, device lost, launch failure).
   virtual void LaunchKernel(DLDevice dev, void* module, int32_t index, const KernelLaunch& launch,

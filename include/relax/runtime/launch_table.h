@@ -10,7 +10,8 @@
 //                 "shared_bytes": n,
 //                 "grid": ["<expr x>", ...]   (strings, informational),
 //                 "rule": "<schedule rule>",
-//                 "binary_offset": off, "binary_size": n  (bytes of the "device" section, n > 0)},
+//                 "binary_offset": off, "binary_size": n  (bytes of the "device" section, n > 0),
+//                 "scalars": "push_constants" | "buffer"  (optional, default "buffer"; spirv)},
 //               ...]}
 #ifndef RELAX_RUNTIME_LAUNCH_TABLE_H_
 #define RELAX_RUNTIME_LAUNCH_TABLE_H_
@@ -40,12 +41,20 @@ struct KernelSpec {
   std::string rule;
   /// Its binary: bytes [offset, offset + size) of the "device" section.
   uint64_t binary_offset = 0, binary_size = 0;
+  /// SPIR-V: the scalars are one push-constant block of int64s (true; at most
+  /// kMaxPushConstantScalars) or one more storage buffer binding after the buffers (false, and
+  /// in artifacts written before push constants).
+  bool push_constants = false;
 
   /// Parameters that are buffers (read, write or readwrite); they come first.
   size_t num_buffers() const;
   /// Parameters that are int64 scalars; they follow the buffers.
   size_t num_scalars() const;
 };
+
+/// The most int64 scalars a SPIR-V kernel takes as push constants: 128 bytes, the smallest
+/// maxPushConstantsSize Vulkan guarantees.
+inline constexpr size_t kMaxPushConstantScalars = 16;
 
 /// The launch table of one artifact.
 struct LaunchTable {

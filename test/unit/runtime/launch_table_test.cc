@@ -80,6 +80,7 @@ TEST(LaunchTableTest, RoundTrip) {
     EXPECT_EQ(a.rule, b.rule);
     EXPECT_EQ(a.binary_offset, b.binary_offset);
     EXPECT_EQ(a.binary_size, b.binary_size);
+    EXPECT_EQ(a.push_constants, b.push_constants);
   }
   EXPECT_EQ(u.ToJSON(), text);
   // Kinds are strings.
@@ -188,6 +189,27 @@ TEST(LaunchTableTest, ZeroBlockDim) {
 TEST(LaunchTableTest, ScalarBeforeBuffer) {
   std::string e = ParseError([](json& j) { j["kernels"][0]["params"][1] = "scalar"; });
   EXPECT_NE(e.find("params[2]: buffer after a scalar"), std::string::npos) << e;
+}
+
+TEST(LaunchTableTest, ScalarAbi) {
+  // Absent (artifacts before push constants): a storage buffer.
+  EXPECT_FALSE(LaunchTable::FromJSON(Sample().ToJSON(), 128).kernels[0].push_constants);
+  LaunchTable t = Sample();
+  t.kernels[0].push_constants = true;
+  json j = json::parse(t.ToJSON());
+  EXPECT_EQ(j["kernels"][0]["scalars"], "push_constants");
+  EXPECT_FALSE(j["kernels"][1].contains("scalars"));
+  EXPECT_TRUE(LaunchTable::FromJSON(t.ToJSON(), 128).kernels[0].push_constants);
+  std::string e = ParseError([](json& j) { j["kernels"][0]["scalars"] = "uniform"; });
+  EXPECT_NE(e.find("kernels[0] ('matmul_kernel0').scalars: unknown scalar ABI 'uniform'"),
+            std::string::npos)
+      << e;
+  e = ParseError([](json& j) {
+    for (int i = 0; i < 15; ++i) j["kernels"][0]["params"].push_back("scalar");
+    j["kernels"][0]["scalars"] = "push_constants";
+  });
+  EXPECT_NE(e.find("17 scalars do not fit in push constants (at most 16)"), std::string::npos)
+      << e;
 }
 
 }  // namespace
