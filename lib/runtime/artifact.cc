@@ -241,6 +241,9 @@ std::shared_ptr<LoadedArtifact> LoadedArtifact::Load(const std::string& path, in
     try {
       art->device_module_ =
           DeviceModule::Load(table, base + device_sec->offset, device_sec->size, device_id);
+      // The params are a read-only mapping: kernels may keep device copies of them.
+      art->device_module_->constant_begin = art->params_data_;
+      art->device_module_->constant_size = art->params_size_;
     } catch (const Error& e) {
       RELAX_THROW("cannot load the device kernels of " << where << ": " << e.what());
     }

@@ -2,8 +2,10 @@
 // entry generated host code launches device kernels through.
 #include "relax/runtime/device_module.h"
 
+#include <cstdint>
 #include <exception>
 #include <string>
+#include <utility>
 
 #include "relax/runtime/c_api.h"
 #include "relax/support/error.h"
@@ -36,12 +38,21 @@ DeviceModule::~DeviceModule() {
   }
 }
 
-void DeviceModule::Launch(int32_t index, const KernelLaunch& launch) const {
+void DeviceModule::Launch(int32_t index, KernelLaunch launch) const {
   if (index < 0 || static_cast<size_t>(index) >= table.kernels.size())
     RELAX_THROW("launch of kernel index " << index << ": the launch table has "
                                           << table.kernels.size() << " kernels");
   const KernelSpec& k = table.kernels[static_cast<size_t>(index)];
   CheckKernelLaunch(k.name, k.num_buffers(), k.num_scalars(), launch);
+  if (constant_size > 0) {
+    launch.constant.assign(launch.buffers.size(), 0);
+    const auto lo = reinterpret_cast<uintptr_t>(constant_begin);
+    for (size_t i = 0; i < launch.buffers.size(); ++i) {
+      const auto p = reinterpret_cast<uintptr_t>(launch.buffers[i]);
+      launch.constant[i] = p >= lo && launch.buffer_bytes[i] <= constant_size &&
+                           p - lo <= constant_size - launch.buffer_bytes[i];
+    }
+  }
   api->LaunchKernel(dev, handle, index, launch, nullptr);
 }
 
@@ -85,7 +96,7 @@ extern "C" int32_t RelaxLaunchKernel(void* device_module, int32_t kernel_index,
       launch.buffer_bytes[static_cast<size_t>(b)] = static_cast<uint64_t>(bytes);
     }
     launch.scalars.assign(packed + 5 + 2 * nb, packed + 5 + 2 * nb + ns);
-    m->Launch(kernel_index, launch);
+    m->Launch(kernel_index, std::move(launch));
     return 0;
   } catch (const std::exception& e) {
     RelaxSetLastError(e.what());

@@ -144,6 +144,9 @@ struct Module {
   Device* dev = nullptr;
   std::vector<CUmodule> modules;  // one per distinct binary range
   std::vector<Kernel> kernels;
+  // Device copies of constant buffers (KernelLaunch::constant: the params), uploaded on first
+  // use and kept until the module is unloaded, by (host pointer, bytes).
+  std::map<std::pair<const void*, uint64_t>, CUdeviceptr> resident;
 };
 
 class CudaDeviceAPI final : public DeviceAPI {
@@ -213,8 +216,10 @@ class CudaDeviceAPI final : public DeviceAPI {
     if (!m) return;
     {
       std::lock_guard<std::mutex> lock(m->dev->mu);
-      if (driver_->cuCtxSetCurrent(m->dev->ctx) == kCudaSuccess)
+      if (driver_->cuCtxSetCurrent(m->dev->ctx) == kCudaSuccess) {
         for (CUmodule mod : m->modules) driver_->cuModuleUnload(mod);
+        for (auto& [key, p] : m->resident) driver_->cuMemFree_v2(p);
+      }
     }
     delete m;
   }
@@ -228,7 +233,7 @@ class CudaDeviceAPI final : public DeviceAPI {
                                                      << m->kernels.size() << " kernels)");
     const Kernel& k = m->kernels[static_cast<size_t>(index)];
     runtime::CheckKernelLaunch(k.name, k.num_buffers, k.num_scalars, launch);
-    Launch(*m->dev, k, launch);
+    Launch(*m, k, launch);
   }
 
   int64_t KernelTimeNs(DLDevice dev) override {
@@ -309,7 +314,8 @@ class CudaDeviceAPI final : public DeviceAPI {
     d.free_blocks[size].push_back(p);
   }
 
-  void Launch(Device& d, const Kernel& k, const KernelLaunch& launch) {
+  void Launch(Module& m, const Kernel& k, const KernelLaunch& launch) {
+    Device& d = *m.dev;
     const std::string what = "kernel '" + k.name + "'";
     const Driver& drv = *driver_;
     // Grid folding as in the Vulkan API: an x count over 2^31 - 1 becomes
@@ -331,13 +337,33 @@ class CudaDeviceAPI final : public DeviceAPI {
     std::lock_guard<std::mutex> lock(d.mu);
     drv.Check(drv.cuCtxSetCurrent(d.ctx), "cuCtxSetCurrent", what);
     std::vector<CUdeviceptr> ptrs;
+    std::vector<bool> kept;  // per buffer: a resident constant (not released)
     ptrs.reserve(k.num_buffers);
     auto release = [&] {
-      for (size_t i = 0; i < ptrs.size(); ++i) Release(d, ptrs[i], launch.buffer_bytes[i]);
+      for (size_t i = 0; i < ptrs.size(); ++i)
+        if (!kept[i]) Release(d, ptrs[i], launch.buffer_bytes[i]);
     };
     try {
       for (size_t i = 0; i < k.num_buffers; ++i) {
         uint64_t bytes = launch.buffer_bytes[i];
+        if (i < launch.constant.size() && launch.constant[i] && bytes > 0 &&
+            k.params[i] == KernelParamKind::kBufferRead) {
+          auto key = std::make_pair(static_cast<const void*>(launch.buffers[i]), bytes);
+          auto it = m.resident.find(key);
+          if (it == m.resident.end()) {
+            CUdeviceptr p = 0;
+            drv.Check(drv.cuMemAlloc_v2(&p, bytes), "cuMemAlloc", what);
+            if (drv.cuMemcpyHtoD_v2(p, launch.buffers[i], bytes) != kCudaSuccess) {
+              drv.cuMemFree_v2(p);
+              RELAX_THROW(what << ": cuMemcpyHtoD of a constant buffer failed");
+            }
+            it = m.resident.emplace(key, p).first;
+          }
+          ptrs.push_back(it->second);
+          kept.push_back(true);
+          continue;
+        }
+        kept.push_back(false);
         ptrs.push_back(Acquire(d, bytes, what));
         // Write-only buffers are copied in too: a kernel that writes only part of its output
         // must leave the rest as it was when the buffer is copied back.

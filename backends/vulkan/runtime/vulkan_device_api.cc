@@ -44,6 +44,9 @@ struct Kernel {
 struct Module {
   Device* dev = nullptr;
   std::vector<Kernel> kernels;
+  // Device copies of constant buffers (KernelLaunch::constant: the params), uploaded on first
+  // use and kept until the module is unloaded, by (host pointer, bytes).
+  std::map<std::pair<const void*, uint64_t>, StagingBuffer> resident;
 };
 
 // Reads the 32-bit words of a SPIR-V binary (copied: the section need not be 4-byte aligned) and
@@ -257,7 +260,8 @@ uint32_t GroupLimitX(uint32_t limit) {
   return static_cast<uint32_t>(v);
 }
 
-void Launch(Device& d, const Kernel& k, const KernelLaunch& launch) {
+void Launch(Module& m, const Kernel& k, const KernelLaunch& launch) {
+  Device& d = *m.dev;
   const std::string what = "kernel '" + k.name + "'";
   // Grid folding: an x count over the device limit L becomes (L, ceil(x / L) * y, z). The
   // kernels compute the linear block index as WorkgroupId.y * NumWorkgroups.x + WorkgroupId.x and
@@ -282,9 +286,11 @@ void Launch(Device& d, const Kernel& k, const KernelLaunch& launch) {
 
   std::lock_guard<std::mutex> lock(d.mu);
   std::vector<StagingBuffer> staging;
+  std::vector<bool> kept;  // per staging buffer: a resident constant (not released)
   staging.reserve(k.num_buffers + 1);
   auto release = [&] {
-    for (auto& s : staging) ReleaseStaging(d, s);
+    for (size_t i = 0; i < staging.size(); ++i)
+      if (!kept[i]) ReleaseStaging(d, staging[i]);
   };
   try {
     const VkDeviceSize max_range = d.props.limits.maxStorageBufferRange;
@@ -295,16 +301,32 @@ void Launch(Device& d, const Kernel& k, const KernelLaunch& launch) {
         RELAX_THROW(what << ": buffer " << i << " has " << bytes
                          << " bytes, more than the device's storage-buffer range (" << max_range
                          << ")");
-      staging.push_back(AcquireStaging(d, bytes, what));
-      // Write-only buffers are copied in too: a kernel that writes only part of its output
-      // must leave the rest as it was when the buffer is copied back.
-      if (bytes) std::memcpy(staging.back().mapped, launch.buffers[i], bytes);
+      const bool constant = i < launch.constant.size() && launch.constant[i] && bytes > 0 &&
+                            k.params[i] == KernelParamKind::kBufferRead;
+      if (constant) {
+        auto key = std::make_pair(static_cast<const void*>(launch.buffers[i]), bytes);
+        auto it = m.resident.find(key);
+        if (it == m.resident.end()) {
+          StagingBuffer sb = AcquireStaging(d, bytes, what);
+          std::memcpy(sb.mapped, launch.buffers[i], bytes);
+          it = m.resident.emplace(key, sb).first;
+        }
+        staging.push_back(it->second);
+        kept.push_back(true);
+      } else {
+        staging.push_back(AcquireStaging(d, bytes, what));
+        kept.push_back(false);
+        // Write-only buffers are copied in too: a kernel that writes only part of its output
+        // must leave the rest as it was when the buffer is copied back.
+        if (bytes) std::memcpy(staging.back().mapped, launch.buffers[i], bytes);
+      }
       infos.push_back(
           {staging.back().buffer, 0, std::min<VkDeviceSize>(staging.back().size, max_range)});
     }
     if (k.num_scalars > 0 && !k.push_constants) {
       uint64_t bytes = k.num_scalars * sizeof(int64_t);
       staging.push_back(AcquireStaging(d, bytes, what));
+      kept.push_back(false);
       std::memcpy(staging.back().mapped, launch.scalars.data(), bytes);
       infos.push_back(
           {staging.back().buffer, 0, std::min<VkDeviceSize>(staging.back().size, max_range)});
@@ -433,6 +455,7 @@ class VulkanDeviceAPI final : public DeviceAPI {
     {
       std::lock_guard<std::mutex> lock(m->dev->mu);  // no launch of its kernels is running
       for (auto& k : m->kernels) DestroyKernel(*m->dev, k);
+      for (auto& [key, sb] : m->resident) FreeStaging(*m->dev, sb);
     }
     delete m;
   }
@@ -454,7 +477,7 @@ class VulkanDeviceAPI final : public DeviceAPI {
                                                        << m->kernels.size() << " kernels)");
     const Kernel& k = m->kernels[static_cast<size_t>(index)];
     runtime::CheckKernelLaunch(k.name, k.num_buffers, k.num_scalars, launch);
-    Launch(*m->dev, k, launch);
+    Launch(*m, k, launch);
   }
 
  private:

@@ -21,6 +21,10 @@ struct DeviceModule {
   DeviceAPI* api = nullptr;  // not owned (registered APIs live for the whole process)
   void* handle = nullptr;    // from api->LoadKernels
   LaunchTable table;
+  /// Bytes that stay unchanged while the module is loaded (the artifact's params section):
+  /// Launch marks buffers inside them KernelLaunch::constant. Empty by default.
+  const uint8_t* constant_begin = nullptr;
+  uint64_t constant_size = 0;
 
   /// Loads `table`'s kernels from `binary` (the "device" section, `size` bytes) on device
   /// `device_id` of the type the table's format implies (spirv -> vulkan, ptx/cubin -> cuda).
@@ -32,8 +36,9 @@ struct DeviceModule {
   /// Runs kernel `index` with `launch` and waits for it (DeviceAPI::LaunchKernel). Throws
   /// relax::Error naming the kernel when the index is out of range, the buffer or scalar counts
   /// disagree with its KernelSpec, a buffer of > 0 bytes is null, a grid dim is < 1, or the
-  /// device fails.
-  void Launch(int32_t index, const KernelLaunch& launch) const;
+  /// device fails. Buffers inside [constant_begin, constant_begin + constant_size) are marked
+  /// constant.
+  void Launch(int32_t index, KernelLaunch launch) const;
 
   /// Unloads the kernels (UnloadKernels); never throws.
   ~DeviceModule();

@@ -86,7 +86,11 @@ struct KernelLaunch {
   int64_t grid[3] = {1, 1, 1};
   std::vector<void*> buffers;          // host pointers, in the kernel's buffer order
   std::vector<uint64_t> buffer_bytes;  // their sizes in bytes (0 allowed)
-  std::vector<int64_t> scalars;        // in the kernel's scalar order
+  /// Per buffer: 1 when its bytes never change while the kernels are loaded (a view of the
+  /// artifact's params section, set by DeviceModule), so the device API may upload it once
+  /// and keep the device copy for later launches; empty = none.
+  std::vector<uint8_t> constant;
+  std::vector<int64_t> scalars;  // in the kernel's scalar order
 };
 
 /// Checks `launch` against kernel `name`'s parameters: `num_buffers` buffers with their byte

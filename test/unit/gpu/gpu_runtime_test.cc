@@ -163,6 +163,31 @@ TEST_F(VulkanRuntimeTest, UnwrittenPartOfOutputIsKept) {
   for (int64_t i = 0; i < len; ++i) EXPECT_EQ(b[static_cast<size_t>(i)], i < n ? 3.0f : -7.0f);
 }
 
+// A read-only buffer inside the module's constant range (an artifact's params) is uploaded on
+// its first launch and its device copy reused: host changes afterwards are not seen (the
+// params never change). Outside the range, every launch copies the buffer in.
+TEST_F(VulkanRuntimeTest, ConstantBuffersStayResident) {
+  const int64_t n = 100;
+  std::vector<float> a(n, 1.0f), b(n, 0.0f);
+  auto launch = [&] {
+    std::vector<int64_t> packed = Pack(2, a.data(), b.data(), n, n);
+    ASSERT_EQ(
+        RelaxLaunchKernel(module_.get(), 0, packed.data(), static_cast<int32_t>(packed.size())), 0)
+        << RelaxGetLastError();
+  };
+  module_->constant_begin = reinterpret_cast<const uint8_t*>(a.data());
+  module_->constant_size = n * sizeof(float);
+  launch();
+  EXPECT_EQ(b[0], 3.0f);
+  a.assign(n, 5.0f);  // the resident copy still holds 1.0
+  launch();
+  EXPECT_EQ(b[0], 3.0f);
+  EXPECT_EQ(b[n - 1], 3.0f);
+  module_->constant_size = 0;
+  launch();
+  EXPECT_EQ(b[0], 11.0f);
+}
+
 // An x count over the device limit is folded into y; the kernel's linear block index still
 // covers every element. A small limit (test hook) keeps the grid small.
 TEST_F(VulkanRuntimeTest, FoldedGridSmallLimit) {
