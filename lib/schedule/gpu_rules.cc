@@ -118,9 +118,21 @@ tir::Stmt BindStage(const Stage& s, int64_t threads, int64_t warp, std::string* 
   size_t rank = s.axes.size();
   if (rank == 0) return n.Build();
   for (size_t i = 1; i < rank; ++i) n.Fuse(0);
+  // Injective stages whose element count is a multiple of kVectorWidth: each thread handles
+  // kVectorWidth neighbouring elements (an unrolled inner loop without a guard), so contiguous
+  // accesses become one vector load/store where the backend proves them aligned.
+  arith::Analyzer an;
+  const bool vector =
+      !s.is_reduction() &&
+      an.CanProve(Eq(FloorMod(ExtentProductOf(s.extents), PrimExpr(kVectorWidth)), PrimExpr(0)));
+  if (vector) n.Split(0, kVectorWidth);
   n.Split(0, threads);
   n.Bind(0, "blockIdx.x");
   n.Bind(1, "threadIdx.x");
+  if (vector) {
+    n.Unroll(2);
+    *form = "injective-vec4";
+  }
   return n.Build();
 }
 

@@ -115,6 +115,19 @@ def case_cuda_ptxas(r):
     if sorted(steps) != [1, 2, 4, 8, 16]:
         raise SystemExit(f"FAIL: expected shfl.sync.down by 16, 8, 4, 2, 1 in the PTX, got {steps}")
     print("PASS: the reduction's last 32 values are combined with warp shuffles")
+    # An elementwise kernel over a multiple of 4 elements: each thread's 4 neighbours move as
+    # one 16-byte vector (the kernel's pointers are 16-byte aligned and do not alias).
+    nodes = [helper.make_node("Add", ["x", "y"], ["a"], name="add0"),
+             helper.make_node("Relu", ["a"], ["z"], name="relu0")]
+    m = model(nodes, [vi("x", TensorProto.FLOAT, ["n", 64]), vi("y", TensorProto.FLOAT, ["n", 64])],
+              [vi("z", TensorProto.FLOAT, ["n", 64])])
+    so, p = compile_for(r, m, "add_ptx", "cuda -arch=sm_90", env=dict(os.environ, RELAX_CUDA_HOME=empty))
+    ptx = open(so, "rb").read()
+    loads = len(re.findall(rb"ld\.global\.nc\.v4\.b32", ptx))
+    stores = len(re.findall(rb"st\.global\.v4\.b32", ptx))
+    if loads != 2 or stores != 1:
+        raise SystemExit(f"FAIL: expected 2 vector loads and 1 vector store, got {loads}, {stores}")
+    print("PASS: the elementwise kernel loads and stores 4 floats at a time")
 
 
 def case_fallback(r):

@@ -18,7 +18,9 @@ namespace relax::schedule {
 /// (schedule/stage.h) on its own:
 ///  - `<kind>.injective`: the spatial axes fused into one loop, split by threads_per_block,
 ///    the outer loop bound to blockIdx.x and the inner one to threadIdx.x (the tail guarded
-///    when the extent is not provably a multiple);
+///    when the extent is not provably a multiple); when the element count is provably a
+///    multiple of kVectorWidth, each thread first takes kVectorWidth neighbours (an unrolled,
+///    unguarded inner loop: contiguous accesses become vector loads/stores);
 ///  - `<kind>.reduction`: the same binding of the spatial axes; each thread runs the reduction
 ///    loops of its own output element serially (no cross-thread reduction yet);
 ///  - `<kind>.multi-stage`: each stage as above, in order; the host/device split
@@ -31,6 +33,10 @@ namespace relax::schedule {
 /// keeps them in shared memory.
 std::vector<ScheduleRule> GpuScheduleRules(const std::string& kind, int64_t threads_per_block,
                                            int64_t warp_size = 0);
+
+/// Elements per thread of an injective stage whose element count is a multiple of it
+/// (`<kind>.injective` with the stage form "injective-vec4").
+inline constexpr int64_t kVectorWidth = 4;
 
 /// At most this many output elements (a constant) for the cross-thread reduction: one block
 /// each.
