@@ -26,6 +26,7 @@
 #include "relax/schedule/loop_nest.h"
 #include "relax/schedule/register_tile.h"
 #include "relax/schedule/stage.h"
+#include "relax/schedule/vector_reduce.h"
 
 namespace relax::backends::cpu {
 
@@ -55,9 +56,19 @@ tir::PrimFunc WithBody(const tir::PrimFunc& f, tir::Stmt body) {
   return n;
 }
 
+// Lanes of a reduction along the contiguous axis: two AVX2 vectors of f32 per step.
+constexpr int64_t kReduceLanes = 16;
+
+// One stage's statement: a reduction along the contiguous axis in vector lanes
+// (schedule/vector_reduce.h), everything else by StageNest.
+tir::Stmt StageStmt(const schedule::Stage& s) {
+  if (schedule::UseVectorReduce(s, kReduceLanes)) return schedule::VectorReduce(s, kReduceLanes);
+  return StageNest(s).Build();
+}
+
 tir::Stmt Sequence(const schedule::StageProgram& p) {
   std::vector<tir::Stmt> parts;
-  for (const auto& s : p.stages) parts.push_back(StageNest(s).Build());
+  for (const auto& s : p.stages) parts.push_back(StageStmt(s));
   tir::Stmt body = tir::Seq(parts);
   for (size_t i = p.allocs.size(); i-- > 0;) body = tir::Allocate(p.allocs[i], body);
   return body;
@@ -99,7 +110,7 @@ tir::Stmt AnchorEpilogue(const tir::PrimFunc& f) {
   // Prologue stages (pads) keep their own nests; the intermediate is gone.
   p.allocs.erase(std::find(p.allocs.begin(), p.allocs.end(), tmp));
   std::vector<tir::Stmt> parts;
-  for (const auto& s : p.stages) parts.push_back(StageNest(s).Build());
+  for (const auto& s : p.stages) parts.push_back(StageStmt(s));
   parts.push_back(n.Build());
   tir::Stmt body = parts.size() == 1 ? parts[0] : tir::Seq(parts);
   for (size_t i = p.allocs.size(); i-- > 0;) body = tir::Allocate(p.allocs[i], body);

@@ -490,10 +490,14 @@ void Emitter::EmitSerialFor(const tir::ForNode* op, const char* hint) {
       b_, loc_, ScalarType(op->loop_var.dtype()), loop.getInductionVar());
   // A serial reduction loop stays scalar (LLVM keeps the order of float sums): its math
   // functions remain libm calls (see scalar_reduction_depth_).
+  // A vectorized loop's body is vector code again, even inside a serial reduction (the lanes
+  // of a vector-lane reduction): its math functions are arith ops.
   const bool scalar_reduction = !hint && op->iter_kind == tir::IterKind::kReduction;
+  const int saved_depth = scalar_reduction_depth_;
+  if (hint && std::string(hint) == "vectorize") scalar_reduction_depth_ = 0;
   scalar_reduction_depth_ += scalar_reduction;
   VisitStmt(op->body);
-  scalar_reduction_depth_ -= scalar_reduction;
+  scalar_reduction_depth_ = saved_depth;
 }
 
 void Emitter::VisitStmt_(const tir::ForNode* op, const tir::Stmt&) {
