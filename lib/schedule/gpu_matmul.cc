@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "relax/arith/analyzer.h"
+#include "relax/schedule/gpu_rules.h"
 #include "relax/te/te.h"
 
 namespace relax::schedule {
@@ -16,14 +17,6 @@ constexpr int64_t kTile = 4;    // outputs per thread along rows and along colum
 constexpr int64_t kChunk = 16;  // K elements staged in shared memory per step
 constexpr int64_t kGemvCols = 16;
 
-bool Uses(const PrimExpr& e, const Var& v) {
-  std::vector<Var> vars;
-  CollectVars(e, &vars);
-  for (const auto& x : vars)
-    if (x.same_as(v)) return true;
-  return false;
-}
-
 PrimExpr ExtentOf(const Stage& s, const std::vector<size_t>& axes) {
   PrimExpr p(1);
   for (size_t a : axes) p = p * s.extents[a];
@@ -32,8 +25,6 @@ PrimExpr ExtentOf(const Stage& s, const std::vector<size_t>& axes) {
 }
 
 PrimExpr Zero(DataType t) { return t.is_float() ? FloatImm(0.0, t) : IntImm(0, t); }
-
-tir::Stmt Barrier() { return tir::Evaluate(CallIntrin("barrier", {}, DataType::Int(32))); }
 
 // Fresh copies of `vars` (same names), so each binding site defines its own vars.
 std::vector<Var> Fresh(const std::vector<Var>& vars) {
@@ -122,7 +113,7 @@ std::optional<GemmForm> FindGemmForm(const Stage& s) {
     if (!f.dtype().is_float() && !f.dtype().is_int()) return std::nullopt;
   std::vector<size_t> only_a, only_b, block;
   for (size_t i = 0; i < s.axes.size(); ++i) {
-    bool ua = Uses(mul->a, s.axes[i]), ub = Uses(mul->b, s.axes[i]);
+    bool ua = UsesVar(mul->a, s.axes[i]), ub = UsesVar(mul->b, s.axes[i]);
     (ua && !ub ? only_a : ub && !ua ? only_b : block).push_back(i);
   }
   if (only_a.empty() || only_b.empty()) return std::nullopt;

@@ -136,8 +136,6 @@ std::optional<RowForm> Analyze(const StageProgram& p, int64_t threads) {
   return f;
 }
 
-tir::Stmt Barrier() { return tir::Evaluate(CallIntrin("barrier", {}, DataType::Int(32))); }
-
 }  // namespace
 
 bool UseReduceBroadcast(const StageProgram& p, int64_t threads) {

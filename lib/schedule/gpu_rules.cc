@@ -23,9 +23,10 @@ bool UseCrossThreadReduction(const Stage& s, int64_t threads) {
   return !r.AsInt(&reduce) || reduce >= threads;
 }
 
+tir::Stmt Barrier() { return tir::Evaluate(CallIntrin("barrier", {}, DataType::Int(32))); }
+
 std::vector<tir::Stmt> BlockTreeReduce(const Buffer& red, const Var& tx, int64_t threads,
                                        const std::string& combiner, int64_t warp) {
-  auto barrier = [] { return tir::Evaluate(CallIntrin("barrier", {}, DataType::Int(32))); };
   const int bits = red->dtype.bits;
   if (warp < 2 || threads < warp || (bits != 32 && bits != 64) || red->dtype.lanes != 1) warp = 0;
   std::vector<tir::Stmt> out;
@@ -36,7 +37,7 @@ std::vector<tir::Stmt> BlockTreeReduce(const Buffer& red, const Var& tx, int64_t
         tir::Store(
             red, {tx},
             te::ReductionCombine(combiner, Load(red, {tx}), Load(red, {tx + PrimExpr(stride)})))));
-    out.push_back(barrier());
+    out.push_back(Barrier());
   }
   if (warp == 0) return out;
   // The first warp finishes in registers: log2(warp) shuffle-down steps, lane 0 stores.
@@ -51,7 +52,7 @@ std::vector<tir::Stmt> BlockTreeReduce(const Buffer& red, const Var& tx, int64_t
   w.push_back(tir::IfThenElse(Eq(tx, PrimExpr(0)),
                               tir::Store(red, {PrimExpr(0)}, Load(lane, {PrimExpr(0)}))));
   out.push_back(tir::IfThenElse(tx < PrimExpr(warp), tir::Allocate(lane, tir::Seq(w))));
-  out.push_back(barrier());
+  out.push_back(Barrier());
   return out;
 }
 
@@ -62,7 +63,6 @@ tir::Stmt CrossThreadReduce(const Stage& s, int64_t threads, int64_t warp) {
   PrimExpr spatial = ExtentProductOf(s.extents), reduce = ExtentProductOf(s.reduce_extents);
   Buffer red = MakeBuffer(s.buffer->name + "_red", t, {PrimExpr(threads)}, "shared");
   Buffer acc = MakeBuffer(s.buffer->name + "_acc", t, {PrimExpr(1)}, "local");
-  auto barrier = [] { return tir::Evaluate(CallIntrin("barrier", {}, DataType::Int(32))); };
   std::vector<PrimExpr> out_idx(s.axes.begin(), s.axes.end());
   // Each thread folds the reduction indices tx, tx + T, tx + 2T, ... into a register.
   tir::Stmt step = tir::Store(acc, {PrimExpr(0)},
@@ -74,7 +74,7 @@ tir::Stmt CrossThreadReduce(const Stage& s, int64_t threads, int64_t warp) {
   std::vector<tir::Stmt> body = {
       tir::Store(acc, {PrimExpr(0)}, s.init),
       tir::For(ro, 0, trips, tir::ForKind::kSerial, step, "", tir::IterKind::kReduction),
-      tir::Store(red, {tx}, Load(acc, {PrimExpr(0)})), barrier()};
+      tir::Store(red, {tx}, Load(acc, {PrimExpr(0)})), Barrier()};
   // Then a tree over the block's partial results.
   for (auto& st : BlockTreeReduce(red, tx, threads, s.combiner, warp)) body.push_back(st);
   body.push_back(tir::IfThenElse(Eq(tx, PrimExpr(0)),

@@ -156,6 +156,14 @@ Var StageVarNamer::operator()(const std::string& base) {
   return MakeVar(name);
 }
 
+bool UsesVar(const PrimExpr& e, const Var& v) {
+  std::vector<Var> vars;
+  CollectVars(e, &vars);
+  for (const auto& x : vars)
+    if (x.same_as(v)) return true;
+  return false;
+}
+
 PrimExpr InlineStage(const PrimExpr& e, const Stage& producer) {
   return StageInliner(producer).VisitExpr(e);
 }

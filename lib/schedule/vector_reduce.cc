@@ -12,20 +12,12 @@ namespace relax::schedule {
 
 namespace {
 
-bool Uses(const PrimExpr& e, const Var& v) {
-  std::vector<Var> vars;
-  CollectVars(e, &vars);
-  for (const auto& x : vars)
-    if (x.same_as(v)) return true;
-  return false;
-}
-
 // True if `e` is `v` or `x + v` with x free of v.
 bool UnitStride(const PrimExpr& e, const Var& v) {
   if (e.same_as(v)) return true;
   const auto* add = e.as<tir::BinaryOpNode>();
   if (!add || e.kind() != PrimKind::kAdd) return false;
-  return (add->b.same_as(v) && !Uses(add->a, v)) || (add->a.same_as(v) && !Uses(add->b, v));
+  return (add->b.same_as(v) && !UsesVar(add->a, v)) || (add->a.same_as(v) && !UsesVar(add->b, v));
 }
 
 // Checks that `v` appears only in the last index of loads, with unit stride.
@@ -42,7 +34,7 @@ class ContiguousUse : public tir::ExprVisitor {
     for (size_t i = 0; i + 1 < op->indices.size(); ++i) VisitExpr(op->indices[i]);
     if (op->indices.empty()) return;
     const PrimExpr& last = op->indices.back();
-    if (Uses(last, v_) && !UnitStride(last, v_)) ok = false;
+    if (UsesVar(last, v_) && !UnitStride(last, v_)) ok = false;
     // The rest of the last index must not use v either (checked by UnitStride); visit the
     // non-v part for nested loads.
     if (const auto* add = last.as<tir::BinaryOpNode>(); add && last.kind() == PrimKind::kAdd)
@@ -73,7 +65,7 @@ bool UseVectorReduce(const Stage& s, int64_t lanes) {
   if (s.reduce_extents.back().AsInt(&r) && r < lanes) return false;
   ContiguousUse c(s.reduce_axes.back());
   c.VisitExpr(s.value);
-  return c.ok && Uses(s.value, s.reduce_axes.back());
+  return c.ok && UsesVar(s.value, s.reduce_axes.back());
 }
 
 tir::Stmt VectorReduce(const Stage& s, int64_t lanes) {

@@ -57,6 +57,10 @@ bool UseCrossThreadReduction(const Stage& s, int64_t threads);
 /// (floating-point results differ by rounding).
 tir::Stmt CrossThreadReduce(const Stage& s, int64_t threads, int64_t warp = 0);
 
+/// `T.barrier()` as a statement: every thread of the block reaches it before any goes on, and
+/// their shared-memory writes before it are visible after it.
+tir::Stmt Barrier();
+
 /// The combining tree of a cross-thread reduction: `red` (a `shared` buffer of `threads`
 /// elements, a power of two) holds each thread's partial result and a `T.barrier()` has made
 /// them visible; the returned statements (for every thread of the block, `tx` its index)

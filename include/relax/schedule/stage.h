@@ -76,6 +76,9 @@ class StageVarNamer {
   std::set<std::string> taken_;
 };
 
+/// True if variable `v` occurs in `e` (load indices included).
+bool UsesVar(const PrimExpr& e, const Var& v);
+
 /// True if `e` loads from `b` anywhere.
 bool ReadsBuffer(const PrimExpr& e, const Buffer& b);
 
