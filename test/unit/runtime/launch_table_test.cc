@@ -208,8 +208,7 @@ TEST(LaunchTableTest, ScalarAbi) {
     for (int i = 0; i < 15; ++i) j["kernels"][0]["params"].push_back("scalar");
     j["kernels"][0]["scalars"] = "push_constants";
   });
-  EXPECT_NE(e.find("17 scalars do not fit in push constants (at most 16)"), std::string::npos)
-      << e;
+  EXPECT_NE(e.find("17 scalars do not fit in push constants (at most 16)"), std::string::npos) << e;
 }
 
 }  // namespace
