@@ -23,6 +23,7 @@
 #include "cpu_backend.h"
 #include "relax/arith/analyzer.h"
 #include "relax/ir/tir_functor.h"
+#include "relax/schedule/depthwise.h"
 #include "relax/schedule/loop_nest.h"
 #include "relax/schedule/register_tile.h"
 #include "relax/schedule/stage.h"
@@ -128,6 +129,23 @@ int64_t TileSize(const PrimExpr& extent, int64_t want) {
   return extent.AsInt(&e) && e > 0 && e < want ? e : want;
 }
 
+// Output rows per depthwise tile: as many as the 12 accumulator registers allow for `cols`
+// columns (8 f32 per ymm register), at least 4, choosing the count that wastes the fewest
+// clamped rows of a static `height` (ties: more rows).
+int64_t DepthwiseTileRows(const PrimExpr& height, int64_t cols) {
+  const int64_t vectors = (cols + 7) / 8;
+  const int64_t most = std::max<int64_t>(4, 12 / vectors);
+  int64_t h = 0;
+  if (!height.AsInt(&h)) return std::min<int64_t>(most, kTileRows);
+  if (h <= most) return h;
+  int64_t best = most, waste = -1;
+  for (int64_t r = most; r >= 4; --r) {
+    int64_t w = (h + r - 1) / r * r - h;
+    if (waste < 0 || w < waste) best = r, waste = w;
+  }
+  return best;
+}
+
 // A convolution (the column operand reads spatial axes besides the batch, e.g. a 1x1 conv's
 // X[n, ci, h, w]) tiles its width; narrow rows are mostly tail tiles, slower than the plain
 // nest. Below this width the plain nest runs (chosen at run time for a symbolic width).
@@ -191,6 +209,9 @@ PrimExpr GatherElems(const schedule::Stage& anchor, const schedule::TileAxes& ax
 // The tile axes of a sum reduction `anchor`, with the columns fused for a narrow static-width
 // convolution; nullopt when no register tile applies.
 std::optional<schedule::TileAxes> ChooseTileAxes(const schedule::Stage& anchor) {
+  // A depthwise conv tiles output rows x columns of each channel plane (any width: narrow
+  // planes are one tail tile per row).
+  if (auto dw = schedule::DepthwiseTileAxes(anchor)) return dw;
   auto axes = schedule::FindTileAxes(anchor);
   if (!axes) return std::nullopt;
   if (!IsConvLike(anchor, *axes)) {
@@ -250,6 +271,7 @@ tir::PrimFunc RegisterTiled(const tir::PrimFunc& f) {
   schedule::TileAxes axes = *ChooseTileAxes(anchor);
   const PrimExpr& width = anchor.extents[axes.col_axis];
   int64_t w = 0;
+  if (schedule::DepthwiseTileAxes(anchor)) return WithBody(f, RegisterTiledBody(f, axes));
   if (!IsConvLike(anchor, axes)) {
     // A matmul whose row count is symbolic (the batch of a dense layer) takes 1 x 16 tiles
     // reading B in place for a single row, chosen at run time: 6-row tiles would pack all
@@ -312,6 +334,10 @@ tir::Stmt RegisterTiledBody(const tir::PrimFunc& f, const schedule::TileAxes& ax
   PrimExpr col_ext = anchor.extents[axes.col_axis];
   if (fused) col_ext = arith::Analyzer().Simplify(anchor.extents[axes.col_axis - 1] * col_ext);
   int64_t cols = TileSize(col_ext, kTileCols);
+  if (schedule::DepthwiseTileAxes(anchor)) {
+    rows = DepthwiseTileRows(anchor.extents[axes.row_axis], cols);
+    schedule::DeinterleaveStridedColumns(&p.stages, &p.allocs, &anchor, anchor.axes[axes.col_axis]);
+  }
   std::vector<tir::Stmt> parts;
   for (const auto& s : p.stages) parts.push_back(StageNest(s).Build());
   // Packing the column operand pays off when each panel is reused by several row tiles.

@@ -1,0 +1,157 @@
+// Depthwise convolutions: output-row x column register tiles and phase-split strided windows.
+#include "relax/schedule/depthwise.h"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+
+#include "relax/arith/analyzer.h"
+#include "relax/ir/tir_functor.h"
+
+namespace relax::schedule {
+
+namespace {
+
+// The loads of an expression, in visit order.
+class Loads : public tir::ExprVisitor {
+ public:
+  std::vector<PrimExpr> loads;
+
+ protected:
+  void VisitExpr_(const tir::BufferLoadNode* op, const PrimExpr& e) override {
+    loads.push_back(e);
+    tir::ExprVisitor::VisitExpr_(op, e);
+  }
+};
+
+bool IndexUses(const tir::BufferLoadNode* ld, const Var& v) {
+  for (const auto& i : ld->indices)
+    if (UsesVar(i, v)) return true;
+  return false;
+}
+
+// The last index `e` of a strided read as stride * col + rest, rest free of `col`; nullopt
+// when the step per column is not a constant >= 2.
+struct StridedIndex {
+  int64_t stride;
+  PrimExpr rest;
+};
+
+std::optional<StridedIndex> Strided(const PrimExpr& e, const Var& col, arith::Analyzer* an) {
+  if (!UsesVar(e, col)) return std::nullopt;
+  int64_t step = 0;
+  if (!an->Simplify(Substitute(e, {{col, col + PrimExpr(1)}}) - e).AsInt(&step) || step < 2)
+    return std::nullopt;
+  PrimExpr rest = an->Simplify(e - PrimExpr(step) * col);
+  if (UsesVar(rest, col)) return std::nullopt;
+  return StridedIndex{step, rest};
+}
+
+// Rewrites the anchor's loads of `from` (strided by `stride` along `col`) into loads of the
+// phase-split `to`.
+class PhaseReader : public tir::ExprMutator {
+ public:
+  PhaseReader(const Buffer& from, const Buffer& to, const Var& col, int64_t stride,
+              arith::Analyzer* an)
+      : from_(from), to_(to), col_(col), stride_(stride), an_(an) {}
+
+ protected:
+  PrimExpr VisitExpr_(const tir::BufferLoadNode* op, const PrimExpr& e) override {
+    if (op->buffer != from_) return tir::ExprMutator::VisitExpr_(op, e);
+    std::vector<PrimExpr> idx;
+    for (size_t i = 0; i + 1 < op->indices.size(); ++i) idx.push_back(VisitExpr(op->indices[i]));
+    auto si = Strided(op->indices.back(), col_, an_);
+    PrimExpr s(stride_);
+    idx.push_back(an_->Simplify(FloorMod(si->rest, s)));
+    idx.push_back(an_->Simplify(col_ + FloorDiv(si->rest, s)));
+    return Load(to_, idx);
+  }
+
+ private:
+  const Buffer& from_;
+  const Buffer& to_;
+  const Var& col_;
+  int64_t stride_;
+  arith::Analyzer* an_;
+};
+
+}  // namespace
+
+std::optional<TileAxes> DepthwiseTileAxes(const Stage& s) {
+  if (s.combiner != "sum" || s.axes.size() != 4) return std::nullopt;
+  Loads ls;
+  ls.VisitExpr(s.value);
+  int windows = 0;
+  for (const auto& l : ls.loads) {
+    const auto* ld = l.as<tir::BufferLoadNode>();
+    bool reads_w = IndexUses(ld, s.axes[3]), reads_h = IndexUses(ld, s.axes[2]);
+    if (!reads_w && !reads_h) continue;  // the weight, a bias
+    // The window: reads the output's channel, row and column.
+    if (!reads_w || !reads_h || !IndexUses(ld, s.axes[1])) return std::nullopt;
+    ++windows;
+  }
+  if (windows != 1) return std::nullopt;
+  TileAxes t;
+  t.row_axis = 2;
+  t.col_axis = 3;
+  return t;
+}
+
+int DeinterleaveStridedColumns(std::vector<Stage>* prologue, std::vector<Buffer>* allocs,
+                               Stage* anchor, const Var& col) {
+  arith::Analyzer an;
+  std::vector<Var> vars;
+  for (const auto& e : anchor->extents) CollectVars(e, &vars);
+  for (const auto& v : vars) an.Bind(v, 0);
+  int split = 0;
+  for (size_t k = 0; k < prologue->size(); ++k) {
+    Stage& p = (*prologue)[k];
+    if (p.is_reduction() || p.axes.empty()) continue;
+    auto alloc = std::find(allocs->begin(), allocs->end(), p.buffer);
+    if (alloc == allocs->end()) continue;
+    bool other_reader = false;
+    for (size_t j = 0; j < prologue->size(); ++j)
+      other_reader = other_reader || (j != k && ReadsBuffer((*prologue)[j].value, p.buffer));
+    if (other_reader) continue;
+    // Every load of p in the anchor: the same constant stride along the column.
+    Loads ls;
+    ls.VisitExpr(anchor->value);
+    int64_t stride = 0;
+    bool ok = true;
+    for (const auto& l : ls.loads) {
+      const auto* ld = l.as<tir::BufferLoadNode>();
+      if (ld->buffer != p.buffer) continue;
+      auto si = Strided(ld->indices.back(), col, &an);
+      bool in_last_only = true;
+      for (size_t i = 0; i + 1 < ld->indices.size(); ++i)
+        in_last_only = in_last_only && !UsesVar(ld->indices[i], col);
+      if (!si || !in_last_only || (stride != 0 && si->stride != stride)) ok = false;
+      if (si) stride = si->stride;
+    }
+    if (!ok || stride == 0) continue;
+    // P_phase[..., p, m] = P[..., min(m * s + p, Wp - 1)].
+    const PrimExpr& wp = p.extents.back();
+    PrimExpr s(stride);
+    std::vector<PrimExpr> shape(p.buffer->shape.begin(), p.buffer->shape.end() - 1);
+    shape.push_back(s);
+    shape.push_back(an.Simplify(FloorDiv(wp + PrimExpr(stride - 1), s)));
+    Buffer phased = MakeBuffer(p.buffer->name + "_phase", p.buffer->dtype, shape, "global");
+    StageVarNamer name(p);
+    Var ph = name(VarName(p.axes.back()) + "_ph"), m = name(VarName(p.axes.back()) + "_m");
+    Stage q = p;
+    q.buffer = phased;
+    q.axes.back() = ph;
+    q.axes.push_back(m);
+    q.extents.back() = s;
+    q.extents.push_back(shape.back());
+    q.value =
+        Substitute(p.value, {{p.axes.back(), Min(m * s + ph, an.Simplify(wp - PrimExpr(1)))}});
+    anchor->value = PhaseReader(p.buffer, phased, col, stride, &an).VisitExpr(anchor->value);
+    *alloc = phased;
+    p = std::move(q);
+    ++split;
+  }
+  return split;
+}
+
+}  // namespace relax::schedule
