@@ -24,6 +24,7 @@
 #include <mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h>
 #include <mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h>
 #include <mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h>
+#include <mlir/Conversion/VectorToLLVM/ConvertVectorToLLVMPass.h>
 #include <mlir/IR/Verifier.h>
 #include <mlir/Pass/PassManager.h>
 #include <mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h>
@@ -81,6 +82,22 @@ void ValidateHostCpu(const std::string& mcpu) {
       RELAX_THROW("-mcpu=" << mcpu << " cannot run 64-bit code; relaxc generates x86-64 kernels "
                            << "(e.g. x86-64, x86-64-v3, skylake, znver3, native)");
   }
+}
+
+int HostVectorBits(const std::string& mcpu) {
+  ValidateHostCpu(mcpu);
+  auto has = [&](const char* f) {
+    if (mcpu == "native") {
+      llvm::StringMap<bool> host = llvm::sys::getHostCPUFeatures();
+      auto it = host.find(f);
+      return it != host.end() && it->second;
+    }
+    llvm::Triple triple;
+    const llvm::Target* lt = HostLLVMTarget(&triple);
+    std::unique_ptr<llvm::MCSubtargetInfo> cpu(lt->createMCSubtargetInfo(triple, mcpu, ""));
+    return cpu->checkFeatures(std::string("+") + f);
+  };
+  return has("avx512f") ? 512 : has("avx2") ? 256 : 128;
 }
 
 namespace {
@@ -162,6 +179,8 @@ void TranslateShard(Shard* sh, bool dump_mlir) {
   }
   mlir::PassManager pm(&ctx);
   pm.addPass(mlir::createSCFToControlFlowPass());
+  // Vector ops first: their lowering emits arith ops that the arith conversion then lowers.
+  pm.addPass(mlir::createConvertVectorToLLVMPass());
   pm.addPass(mlir::createConvertMathToLLVMPass());
   pm.addPass(mlir::createConvertMathToLibmPass());
   pm.addPass(mlir::createArithToLLVMConversionPass());

@@ -96,6 +96,23 @@ class Emitter : public tir::StmtFunctor<void>, public tir::ExprFunctor<mlir::Val
   /// and INT_MIN / -1 wraps (remainder 0).
   mlir::Value SafeIntDivRem(const std::string& op, mlir::Value a, mlir::Value b, bool uns);
   mlir::Value Intrinsic(const tir::CallNode* n);
+  /// `a op b` for a binary op of operand dtype `t` (scalars, or vectors of the same shape).
+  mlir::Value EmitBinary(PrimKind k, DataType t, mlir::Value a, mlir::Value b);
+
+  // ---- explicit vectorization of `vectorized` loops (tir_vector_to_mlir.cc) ----
+  /// Emits `op` (a vectorized loop) as straight-line vector code when its extent is a
+  /// constant <= 64 and its body qualifies (lets and contiguous stores; loads uniform or
+  /// contiguous; no calls); false, with nothing emitted, otherwise.
+  bool TryEmitVectorLoop(const tir::ForNode* op);
+  bool Varying(const PrimExpr& e) const;         // uses the loop var or a varying let
+  PrimExpr LaneExpand(const PrimExpr& e) const;  // varying lets substituted
+  int LaneStep(const PrimExpr& index) const;     // 0 uniform, 1 contiguous, -1 other
+  bool LaneExprSupported(const PrimExpr& e) const;
+  bool LaneStmtSupported(const tir::Stmt& s);   // records the varying lets
+  mlir::Value Broadcast(mlir::Value v);         // a scalar splat to the lane count
+  mlir::Value LaneExpr(const PrimExpr& e);      // scalar when uniform, else a vector
+  mlir::Value LaneBase(const PrimExpr& index);  // the index at the loop's first lane
+  void LaneStmt(const tir::Stmt& s);
 
   // ---- GPU (gpu_kernel_to_mlir.cc: device side; launch_to_mlir.cc: host side) ----
   /// A loop bound to a GPU index: `v = id; if (v < extent) body` (blockIdx.x is the linear
@@ -152,6 +169,13 @@ class Emitter : public tir::StmtFunctor<void>, public tir::ExprFunctor<mlir::Val
   /// float sums): there f32 exp/tanh/erf stay libm calls, faster than the f64 polynomials
   /// when scalar.
   int scalar_reduction_depth_ = 0;
+  const PrimExprNode* lane_loop_ = nullptr;  // the loop var being vectorized, or null
+  Var lane_loop_var_;
+  PrimExpr lane_min_;
+  int64_t lane_count_ = 0;
+  mlir::Value lane_iota_;  // min + [0, 1, ..., lanes - 1]
+  std::map<const PrimExprNode*, std::pair<Var, PrimExpr>> lane_lets_;  // var -> (var, def)
+  std::map<const PrimExprNode*, mlir::Value> lane_values_;
   mlir::Value status_;  // i32 slot of the function being emitted (see NewStatusSlot)
   int num_outlined_ = 0;
   int num_strings_ = 0;

@@ -125,12 +125,15 @@ Value Emitter::VisitExpr_(const tir::BinaryOpNode* op, const PrimExpr&) {
     PrimExpr x = SigmoidOperand(op);
     if (x.defined()) return SigmoidF32(VisitExpr(x));
   }
-  DataType t = op->a.dtype();
-  bool fl = t.is_float();
-  bool uns = t.is_uint() || t.is_bool();
   Value a = VisitExpr(op->a);
   Value b = VisitExpr(op->b);
-  switch (op->kind) {
+  return EmitBinary(op->kind, op->a.dtype(), a, b);
+}
+
+Value Emitter::EmitBinary(PrimKind kind, DataType t, Value a, Value b) {
+  bool fl = t.is_float();
+  bool uns = t.is_uint() || t.is_bool();
+  switch (kind) {
     case PrimKind::kAdd:
       return fl ? Value(AddFOp::create(b_, loc_, a, b)) : Value(AddIOp::create(b_, loc_, a, b));
     case PrimKind::kSub:
@@ -156,7 +159,7 @@ Value Emitter::VisitExpr_(const tir::BinaryOpNode* op, const PrimExpr&) {
     case PrimKind::kOr:
       return OrIOp::create(b_, loc_, a, b);
     default:
-      return Compare(op->kind, a, b, fl, t.is_uint());
+      return Compare(kind, a, b, fl, t.is_uint());
   }
 }
 
@@ -214,6 +217,8 @@ Value Emitter::Compare(PrimKind k, Value a, Value b, bool fl, bool uns) {
 
 Value Emitter::CastTo(Value v, DataType from, DataType to) {
   mlir::Type tt = ScalarType(to);
+  if (auto vt = mlir::dyn_cast<mlir::VectorType>(v.getType()))
+    tt = mlir::VectorType::get(vt.getShape(), tt);  // lanes of a vectorized loop
   if (from == to) return v;
   if (to.is_bool()) {
     if (from.is_float()) {
@@ -233,7 +238,7 @@ Value Emitter::CastTo(Value v, DataType from, DataType to) {
   if (to.is_float())
     return (from.is_uint() || from.is_bool()) ? Value(UIToFPOp::create(b_, loc_, tt, v))
                                               : Value(SIToFPOp::create(b_, loc_, tt, v));
-  unsigned fb = mlir::cast<mlir::IntegerType>(v.getType()).getWidth();
+  unsigned fb = mlir::cast<mlir::IntegerType>(mlir::getElementTypeOrSelf(v.getType())).getWidth();
   if (to.bits > fb)
     return (from.is_uint() || from.is_bool()) ? Value(ExtUIOp::create(b_, loc_, tt, v))
                                               : Value(ExtSIOp::create(b_, loc_, tt, v));

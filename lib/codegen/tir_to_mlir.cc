@@ -14,6 +14,7 @@
 #include <mlir/Dialect/SCF/IR/SCF.h>
 #include <mlir/Dialect/SPIRV/IR/SPIRVAttributes.h>
 #include <mlir/Dialect/SPIRV/IR/SPIRVEnums.h>
+#include <mlir/Dialect/Vector/IR/VectorOps.h>
 #include <mlir/IR/Builders.h>
 
 #include <algorithm>
@@ -32,7 +33,8 @@ using mlir::Value;
 void LoadBridgeDialects(mlir::MLIRContext* ctx) {
   ctx->loadDialect<mlir::gpu::GPUDialect, mlir::func::FuncDialect, mlir::arith::ArithDialect,
                    mlir::math::MathDialect, mlir::scf::SCFDialect, mlir::memref::MemRefDialect,
-                   mlir::LLVM::LLVMDialect, mlir::cf::ControlFlowDialect>();
+                   mlir::LLVM::LLVMDialect, mlir::cf::ControlFlowDialect,
+                   mlir::vector::VectorDialect>();
 }
 
 namespace {
@@ -509,6 +511,7 @@ void Emitter::VisitStmt_(const tir::ForNode* op, const tir::Stmt&) {
     case tir::ForKind::kSerial:
       return EmitSerialFor(op, nullptr);
     case tir::ForKind::kVectorized:
+      if (TryEmitVectorLoop(op)) return;
       return EmitSerialFor(op, "vectorize");
     case tir::ForKind::kUnrolled:
       if (op->min.AsInt(&mn) && op->extent.AsInt(&ext) && ext >= 0 && ext <= kMaxBridgeUnroll) {

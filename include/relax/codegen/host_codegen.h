@@ -23,6 +23,11 @@ std::string BuildHostLibrary(const IRModule& mod, const std::string& mcpu,
 /// examples of valid names).
 void ValidateHostCpu(const std::string& mcpu);
 
+/// The widest vector registers the kernels for `mcpu` ("native": this host) may use, in bits:
+/// 512 with AVX-512F (32 zmm registers), 256 with AVX2 (16 ymm), else 128 (SSE). Used by the
+/// CPU schedule rules to size register tiles. Errors as ValidateHostCpu.
+int HostVectorBits(const std::string& mcpu);
+
 }  // namespace relax::codegen
 
 #endif  // RELAX_CODEGEN_HOST_CODEGEN_H_
