@@ -183,6 +183,9 @@ constexpr int64_t kMinMatmulTileRows = 2;
 // A convolution whose (static) output width is below this tiles the flattened image instead
 // (TileAxes::fused_cols, im2col into the packed panels): narrow rows would be mostly tails.
 constexpr int64_t kFuseColsBelowWidth = 32;
+// A pointwise (1x1) conv reads one input row per output row, in place: its row tiles beat the
+// panel copy from this width on (MobileNetV2's 14- and 28-wide expansions: 1.7x and 2x).
+constexpr int64_t kFuseColsBelowWidthPointwise = 8;
 
 // True if every load that reads the column axis steps by one element per column (a stride-1
 // convolution's X[.., w + kw]); a strided window is gathered into panels instead.
@@ -243,7 +246,8 @@ std::optional<schedule::TileAxes> ChooseTileAxes(const schedule::Stage& anchor) 
   // gathered into panels when the columns are fused.
   int64_t w = 0;
   if (anchor.extents[axes->col_axis].AsInt(&w) &&
-      (w < kFuseColsBelowWidth || !UnitStrideColumns(anchor, *axes))) {
+      (w < (anchor.reduce_axes.size() == 1 ? kFuseColsBelowWidthPointwise : kFuseColsBelowWidth) ||
+       !UnitStrideColumns(anchor, *axes))) {
     int64_t elems = 0;
     bool small = !GatherElems(anchor, *axes).AsInt(&elems) || elems <= kMaxGatherElems;
     if (small && schedule::CanFuseColumns(anchor, *axes)) {
@@ -325,8 +329,11 @@ tir::PrimFunc RegisterTiled(const tir::PrimFunc& f, int64_t tile_rows) {
   if (schedule::CanFuseColumns(anchor, axes)) {
     // Gathered unless the image is wide (stride 1) or the panel would be too big.
     PrimExpr row_tiles = GatherElems(anchor, axes) > PrimExpr(kMaxGatherElems);
-    if (UnitStrideColumns(anchor, axes))
-      row_tiles = width >= PrimExpr(kRowTilesFromWidth) || row_tiles;
+    if (UnitStrideColumns(anchor, axes)) {
+      const int64_t from =
+          anchor.reduce_axes.size() == 1 ? kFuseColsBelowWidthPointwise : kRowTilesFromWidth;
+      row_tiles = width >= PrimExpr(from) || row_tiles;
+    }
     return WithBody(f, tir::IfThenElse(row_tiles, RegisterTiledBody(f, axes, tile_rows),
                                        RegisterTiledBody(f, fused, tile_rows)));
   }
