@@ -212,10 +212,25 @@ class ColumnStride : public tir::ExprVisitor {
   arith::Analyzer an_;
 };
 
-bool UnitStrideColumns(const schedule::Stage& anchor, const schedule::TileAxes& axes) {
+// True if every load of the column axis steps by one element per column, or does once the
+// injective prologue stages it reads (a pad) are phase-split (schedule/depthwise.h
+// DeinterleaveStridedColumns; `p` is the program holding `anchor`, null: no split).
+bool UnitStrideColumns(const schedule::Stage& anchor, const schedule::TileAxes& axes,
+                       const schedule::StageProgram* p = nullptr) {
   ColumnStride cs(anchor.axes[axes.col_axis]);
   cs.VisitExpr(anchor.value);
-  return cs.unit;
+  if (cs.unit || !p) return cs.unit;
+  std::vector<schedule::Stage> prologue;
+  for (const auto& s : p->stages) {
+    if (&s == &anchor) break;
+    prologue.push_back(s);
+  }
+  std::vector<Buffer> allocs = p->allocs;
+  schedule::Stage split = anchor;
+  schedule::DeinterleaveStridedColumns(&prologue, &allocs, &split, split.axes[axes.col_axis]);
+  ColumnStride after(split.axes[axes.col_axis]);
+  after.VisitExpr(split.value);
+  return after.unit;
 }
 
 // The im2col panel of a fused-column conv holds the image's elements times the window (times
@@ -232,7 +247,8 @@ PrimExpr GatherElems(const schedule::Stage& anchor, const schedule::TileAxes& ax
 
 // The tile axes of a sum reduction `anchor`, with the columns fused for a narrow static-width
 // convolution; nullopt when no register tile applies.
-std::optional<schedule::TileAxes> ChooseTileAxes(const schedule::Stage& anchor) {
+std::optional<schedule::TileAxes> ChooseTileAxes(const schedule::Stage& anchor,
+                                                 const schedule::StageProgram& p) {
   // A depthwise conv tiles output rows x columns of each channel plane (any width: narrow
   // planes are one tail tile per row).
   if (auto dw = schedule::DepthwiseTileAxes(anchor)) return dw;
@@ -247,7 +263,7 @@ std::optional<schedule::TileAxes> ChooseTileAxes(const schedule::Stage& anchor) 
   int64_t w = 0;
   if (anchor.extents[axes->col_axis].AsInt(&w) &&
       (w < (anchor.reduce_axes.size() == 1 ? kFuseColsBelowWidthPointwise : kFuseColsBelowWidth) ||
-       !UnitStrideColumns(anchor, *axes))) {
+       !UnitStrideColumns(anchor, *axes, &p))) {
     int64_t elems = 0;
     bool small = !GatherElems(anchor, *axes).AsInt(&elems) || elems <= kMaxGatherElems;
     if (small && schedule::CanFuseColumns(anchor, *axes)) {
@@ -278,7 +294,7 @@ std::optional<schedule::TileAxes> TileAxesOf(const schedule::StageProgram& p,
     if (prologue) anchor = &p.stages.back();
   }
   if (!anchor) return std::nullopt;
-  return ChooseTileAxes(*anchor);
+  return ChooseTileAxes(*anchor, p);
 }
 
 tir::Stmt RegisterTiledBody(const tir::PrimFunc& f, const schedule::TileAxes& axes,
@@ -286,14 +302,15 @@ tir::Stmt RegisterTiledBody(const tir::PrimFunc& f, const schedule::TileAxes& ax
 
 // A conv with a symbolic width picks its tiling at run time: row tiles from kRowTilesFromWidth
 // columns on (narrower with fused columns when the window can be gathered, else row tiles
-// down to kMinConvTileWidth and the plain nest below). Strided windows always gather.
+// down to kMinConvTileWidth and the plain nest below). A strided window takes row tiles only
+// when a phase-split pad makes it contiguous.
 constexpr int64_t kRowTilesFromWidth = 32;
 
 tir::PrimFunc RegisterTiled(const tir::PrimFunc& f, int64_t tile_rows) {
   schedule::StageProgram p = *Program(f);
   const schedule::Stage& anchor =
       p.stages.back().is_reduction() ? p.stages.back() : p.stages[p.stages.size() - 2];
-  schedule::TileAxes axes = *ChooseTileAxes(anchor);
+  schedule::TileAxes axes = *ChooseTileAxes(anchor, p);
   const PrimExpr& width = anchor.extents[axes.col_axis];
   int64_t w = 0;
   if (schedule::DepthwiseTileAxes(anchor))
@@ -329,7 +346,7 @@ tir::PrimFunc RegisterTiled(const tir::PrimFunc& f, int64_t tile_rows) {
   if (schedule::CanFuseColumns(anchor, axes)) {
     // Gathered unless the image is wide (stride 1) or the panel would be too big.
     PrimExpr row_tiles = GatherElems(anchor, axes) > PrimExpr(kMaxGatherElems);
-    if (UnitStrideColumns(anchor, axes)) {
+    if (UnitStrideColumns(anchor, axes, &p)) {
       const int64_t from =
           anchor.reduce_axes.size() == 1 ? kFuseColsBelowWidthPointwise : kRowTilesFromWidth;
       row_tiles = width >= PrimExpr(from) || row_tiles;
@@ -365,10 +382,11 @@ tir::Stmt RegisterTiledBody(const tir::PrimFunc& f, const schedule::TileAxes& ax
   PrimExpr col_ext = anchor.extents[axes.col_axis];
   if (fused) col_ext = arith::Analyzer().Simplify(anchor.extents[axes.col_axis - 1] * col_ext);
   int64_t cols = TileSize(col_ext, kTileCols);
-  if (schedule::DepthwiseTileAxes(anchor)) {
+  if (schedule::DepthwiseTileAxes(anchor))
     rows = DepthwiseTileRows(anchor.extents[axes.row_axis], cols);
+  // Row tiles read a strided window from a phase-split pad (contiguous vectors).
+  if (!fused)
     schedule::DeinterleaveStridedColumns(&p.stages, &p.allocs, &anchor, anchor.axes[axes.col_axis]);
-  }
   std::vector<tir::Stmt> parts;
   for (const auto& s : p.stages) parts.push_back(StageNest(s).Build());
   // Packing the column operand pays off when each panel is reused by several row tiles.
