@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
+#include <sstream>
 #include <string>
 
 #include "cpu_backend.h"
@@ -298,7 +299,21 @@ std::optional<schedule::TileAxes> TileAxesOf(const schedule::StageProgram& p,
 }
 
 tir::Stmt RegisterTiledBody(const tir::PrimFunc& f, const schedule::TileAxes& axes,
-                            int64_t tile_rows, bool one_row = false);
+                            int64_t tile_rows, bool one_row = false, int64_t rows_when_few = 0);
+
+// True if the column operand RegisterTiledNest packs is a parameter every caller passes a
+// constant for (attribute `constant_params`, set by the schedule pass): its panels are then
+// packed once, at compile time (fold-constant-prologue), so every row count reads them.
+bool ConstantColumnOperand(const tir::PrimFunc& f, const schedule::Stage& anchor,
+                           const schedule::TileAxes& axes) {
+  Buffer b = schedule::ColumnOperandBuffer(anchor, axes);
+  auto it = f->attrs.find("constant_params");
+  if (!b || it == f->attrs.end()) return false;
+  std::istringstream names(it->second);
+  for (std::string n; names >> n;)
+    if (n == b->name) return true;
+  return false;
+}
 
 // A conv with a symbolic width picks its tiling at run time: row tiles from kRowTilesFromWidth
 // columns on (narrower with fused columns when the window can be gathered, else row tiles
@@ -319,9 +334,14 @@ tir::PrimFunc RegisterTiled(const tir::PrimFunc& f, int64_t tile_rows) {
     // A matmul whose row count is symbolic (the batch of a dense layer) takes 1 x 16 tiles
     // reading B in place for a single row, chosen at run time: 6-row tiles would pack all
     // of B for one row.
+    // A constant B is packed at compile time: every row count reads its panels.
     const PrimExpr& rows = anchor.extents[axes.row_axis];
+    const bool constant_b = ConstantColumnOperand(f, anchor, axes);
     if (rows.AsInt(&w))
-      return WithBody(f, RegisterTiledBody(f, axes, tile_rows, w < kMinMatmulTileRows));
+      return WithBody(f,
+                      RegisterTiledBody(f, axes, tile_rows, !constant_b && w < kMinMatmulTileRows));
+    if (constant_b)
+      return WithBody(f, RegisterTiledBody(f, axes, tile_rows, false, /*rows_when_few=*/1));
     return WithBody(f, tir::IfThenElse(rows >= PrimExpr(kMinMatmulTileRows),
                                        RegisterTiledBody(f, axes, tile_rows),
                                        RegisterTiledBody(f, axes, tile_rows, /*one_row=*/true)));
@@ -361,7 +381,7 @@ tir::PrimFunc RegisterTiled(const tir::PrimFunc& f, int64_t tile_rows) {
 
 // `one_row`: 1 x 16 tiles reading B in place (a matrix-vector product: B is read once).
 tir::Stmt RegisterTiledBody(const tir::PrimFunc& f, const schedule::TileAxes& axes,
-                            int64_t tile_rows, bool one_row) {
+                            int64_t tile_rows, bool one_row, int64_t rows_when_few) {
   schedule::StageProgram p = *Program(f);
   std::optional<schedule::Stage> epi;
   if (!p.stages.back().is_reduction()) {
@@ -392,8 +412,10 @@ tir::Stmt RegisterTiledBody(const tir::PrimFunc& f, const schedule::TileAxes& ax
   // Packing the column operand pays off when each panel is reused by several row tiles.
   int64_t row_ext = 0;
   bool reused = !anchor.extents[axes.row_axis].AsInt(&row_ext) || row_ext >= 4 * tile_rows;
-  bool pack = fused || (!one_row && reused && schedule::CanPackColumns(anchor, axes));
-  parts.push_back(schedule::RegisterTiledNest(anchor, axes, rows, cols, epi, pack));
+  bool pack = fused || rows_when_few > 0 ||
+              (schedule::CanPackColumns(anchor, axes) &&
+               ((!one_row && reused) || ConstantColumnOperand(f, anchor, axes)));
+  parts.push_back(schedule::RegisterTiledNest(anchor, axes, rows, cols, epi, pack, rows_when_few));
   tir::Stmt body = parts.size() == 1 ? parts[0] : tir::Seq(parts);
   for (size_t i = p.allocs.size(); i-- > 0;) body = tir::Allocate(p.allocs[i], body);
   return body;

@@ -28,6 +28,7 @@ std::vector<std::string> DefaultPipeline() {
           "legalize",
           "fold-constants",
           "schedule",
+          "fold-constant-prologue",
           "dedupe-prim-funcs",
           "flatten-buffer",
           "split-host-device",
@@ -54,16 +55,19 @@ BuildStats Build(IRModule mod, const Target& target, const std::string& out_path
                                                   "fuse-ops",
                                                   "fuse-tir",
                                                   "fold-constants",
+                                                  "fold-constant-prologue",
                                                   "dedupe-prim-funcs",
                                                   "plan-memory"};
   for (const auto& d : disabled)
     if (!kOptional.count(d))
-      RELAX_THROW("--disable-pass: '" << d
-                                      << "' cannot be disabled (optional passes: "
-                                         "remove-noop-ops, fold-batch-norm, recognize-activations, "
-                                         "common-subexpr-elimination, dead-code-elimination, "
-                                         "fuse-ops, fuse-tir, fold-constants, dedupe-prim-funcs, "
-                                         "plan-memory)");
+      RELAX_THROW("--disable-pass: '"
+                  << d
+                  << "' cannot be disabled (optional passes: "
+                     "remove-noop-ops, fold-batch-norm, recognize-activations, "
+                     "common-subexpr-elimination, dead-code-elimination, "
+                     "fuse-ops, fuse-tir, fold-constants, fold-constant-prologue, "
+                     "dedupe-prim-funcs, "
+                     "plan-memory)");
   std::vector<std::string> pipeline;
   for (const auto& p : DefaultPipeline())
     if (std::find(disabled.begin(), disabled.end(), p) == disabled.end()) pipeline.push_back(p);

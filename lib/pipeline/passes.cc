@@ -16,6 +16,7 @@
 #include "relax/transform/common_subexpr_elimination.h"
 #include "relax/transform/dead_code_elimination.h"
 #include "relax/transform/dedupe_prim_funcs.h"
+#include "relax/transform/fold_constant_prologue.h"
 #include "relax/transform/fold_constants.h"
 #include "relax/transform/fuse_ops.h"
 #include "relax/transform/fuse_tir.h"
@@ -71,6 +72,10 @@ const bool kRegistered = [] {
                 "give each unscheduled PrimFunc its loops by the target's first matching "
                 "schedule rule",
                 ScheduleModule});
+  RegisterPass({"fold-constant-prologue",
+                "run a scheduled PrimFunc's packing of a constant input (matmul weight panels) "
+                "at compile time; the PrimFunc takes the packed constant",
+                FoldConstantPrologue});
   RegisterPass({"flatten-buffer", "linearize N-D buffer accesses in PrimFuncs to 1-D",
                 [](IRModule* mod, const PassContext&) { FlattenModuleBuffers(mod); }});
   RegisterPass({"split-host-device",

@@ -149,6 +149,11 @@ bool CanPackColumns(const Stage& s, const TileAxes& axes) {
   return FindColumnOperand(s, axes).has_value();
 }
 
+Buffer ColumnOperandBuffer(const Stage& s, const TileAxes& axes) {
+  auto op = FindColumnOperand(s, axes);
+  return op ? op->load.as<tir::BufferLoadNode>()->buffer : Buffer();
+}
+
 bool CanFuseColumns(const Stage& s, const TileAxes& axes) {
   if (axes.col_axis + 1 != s.axes.size() || axes.col_axis < 2 || axes.row_axis + 1 >= axes.col_axis)
     return false;
@@ -167,11 +172,13 @@ bool CanFuseColumns(const Stage& s, const TileAxes& axes) {
 }
 
 tir::Stmt RegisterTiledNest(const Stage& s, const TileAxes& axes, int64_t rows, int64_t cols,
-                            const std::optional<Stage>& epilogue, bool pack_cols) {
+                            const std::optional<Stage>& epilogue, bool pack_cols,
+                            int64_t rows_when_few) {
   const size_t first_col = axes.col_axis + 1 - axes.fused_cols;
-  if (rows <= 0 || cols <= 0 || !s.is_reduction() || s.combiner != "sum" ||
+  if (rows <= 0 || cols <= 0 || rows_when_few < 0 || !s.is_reduction() || s.combiner != "sum" ||
       axes.col_axis != s.axes.size() - 1 || axes.fused_cols < 1 || axes.fused_cols > 2 ||
-      axes.row_axis >= first_col || (axes.fused_cols == 2 && !pack_cols))
+      axes.row_axis >= first_col || (axes.fused_cols == 2 && !pack_cols) ||
+      (rows_when_few > 0 && !pack_cols))
     RELAX_THROW("schedule: register tile " << rows << "x" << cols << " does not apply to stage '"
                                            << s.buffer->name << "'");
   arith::Analyzer an = SizeAnalyzer(s);
@@ -192,9 +199,7 @@ tir::Stmt RegisterTiledNest(const Stage& s, const TileAxes& axes, int64_t rows, 
     }
     return tir::Let(col, c, body);
   };
-  PrimExpr rows_e(rows), cols_e(cols);
-  bool rows_divide = an.CanProve(Eq(FloorMod(row_ext, rows_e), PrimExpr(0)));
-  Var row_o = MakeVar(VarName(row) + "_o");
+  PrimExpr cols_e(cols);
   std::vector<PrimExpr> out_idx(s.axes.begin(), s.axes.end());
 
   // Epilogue value in the stage's axes.
@@ -235,67 +240,76 @@ tir::Stmt RegisterTiledNest(const Stage& s, const TileAxes& axes, int64_t rows, 
     return LoadReplacer(packed_op->load, to).VisitExpr(s.value);
   };
 
-  // One tile at column tile `c_tile` (offset c_tile * cols), `width` columns (<= cols) wide.
-  auto tile = [&](const PrimExpr& c_tile, const PrimExpr& width, const std::string& suffix) {
-    PrimExpr c0 = c_tile * cols_e;
-    Buffer acc = MakeBuffer(s.buffer->name + suffix, s.buffer->dtype, {rows_e, cols_e}, "local");
-    auto ri = [&] { return MakeVar(VarName(row) + "_i"); };
-    auto ci = [&] { return MakeVar(VarName(col) + "_i"); };
-    // acc = init
-    Var i0 = ri(), j0 = ci();
-    tir::Stmt init = tir::For(i0, IntImm(0), rows_e, tir::ForKind::kUnrolled,
-                              tir::For(j0, IntImm(0), width, tir::ForKind::kVectorized,
-                                       tir::Store(acc, {i0, j0}, s.init)));
-    // acc += value, inside the reduction loops; loads at clamped rows.
-    Var i1 = ri(), j1 = ci();
-    PrimExpr row1 = row_o * rows_e + i1;
-    if (!rows_divide) row1 = Min(row1, row_ext - PrimExpr(1));
-    tir::Stmt upd = tir::Store(acc, {i1, j1}, Load(acc, {i1, j1}) + source(c_tile, j1));
-    // (Fused columns read only the panel here: h and w need no binding.)
-    upd = tir::For(j1, IntImm(0), width, tir::ForKind::kVectorized, tir::Let(col, c0 + j1, upd));
-    upd = tir::For(i1, IntImm(0), rows_e, tir::ForKind::kUnrolled, tir::Let(row, row1, upd));
-    upd = ReductionLoops(s, upd);
-    // out = acc (then the epilogue), rows past the extent skipped.
-    Var i2 = ri(), j2 = ci();
-    std::vector<tir::Stmt> store{tir::Store(s.buffer, out_idx, Load(acc, {i2, j2}))};
-    if (epi) store.push_back(tir::Store(epi->first, out_idx, epi->second));
-    tir::Stmt wb = tir::For(j2, IntImm(0), width, tir::ForKind::kVectorized,
-                            bind_col(c0 + j2, tir::Seq(store)));
-    if (!rows_divide) wb = tir::IfThenElse(row < row_ext, wb);
-    wb = tir::For(i2, IntImm(0), rows_e, tir::ForKind::kUnrolled,
-                  tir::Let(row, row_o * rows_e + i2, wb));
-    return tir::Allocate(acc, tir::Seq({init, upd, wb}));
-  };
+  // The tiled nest for `tile_rows`-row tiles.
+  auto tiled_nest = [&](int64_t tile_rows) {
+    PrimExpr rows_e(tile_rows);
+    bool rows_divide = an.CanProve(Eq(FloorMod(row_ext, rows_e), PrimExpr(0)));
+    Var row_o = MakeVar(VarName(row) + "_o");
+    // One tile at column tile `c_tile` (offset c_tile * cols), `width` columns (<= cols) wide.
+    auto tile = [&](const PrimExpr& c_tile, const PrimExpr& width, const std::string& suffix) {
+      PrimExpr c0 = c_tile * cols_e;
+      Buffer acc = MakeBuffer(s.buffer->name + suffix, s.buffer->dtype, {rows_e, cols_e}, "local");
+      auto ri = [&] { return MakeVar(VarName(row) + "_i"); };
+      auto ci = [&] { return MakeVar(VarName(col) + "_i"); };
+      // acc = init
+      Var i0 = ri(), j0 = ci();
+      tir::Stmt init = tir::For(i0, IntImm(0), rows_e, tir::ForKind::kUnrolled,
+                                tir::For(j0, IntImm(0), width, tir::ForKind::kVectorized,
+                                         tir::Store(acc, {i0, j0}, s.init)));
+      // acc += value, inside the reduction loops; loads at clamped rows.
+      Var i1 = ri(), j1 = ci();
+      PrimExpr row1 = row_o * rows_e + i1;
+      if (!rows_divide) row1 = Min(row1, row_ext - PrimExpr(1));
+      tir::Stmt upd = tir::Store(acc, {i1, j1}, Load(acc, {i1, j1}) + source(c_tile, j1));
+      // (Fused columns read only the panel here: h and w need no binding.)
+      upd = tir::For(j1, IntImm(0), width, tir::ForKind::kVectorized, tir::Let(col, c0 + j1, upd));
+      upd = tir::For(i1, IntImm(0), rows_e, tir::ForKind::kUnrolled, tir::Let(row, row1, upd));
+      upd = ReductionLoops(s, upd);
+      // out = acc (then the epilogue), rows past the extent skipped.
+      Var i2 = ri(), j2 = ci();
+      std::vector<tir::Stmt> store{tir::Store(s.buffer, out_idx, Load(acc, {i2, j2}))};
+      if (epi) store.push_back(tir::Store(epi->first, out_idx, epi->second));
+      tir::Stmt wb = tir::For(j2, IntImm(0), width, tir::ForKind::kVectorized,
+                              bind_col(c0 + j2, tir::Seq(store)));
+      if (!rows_divide) wb = tir::IfThenElse(row < row_ext, wb);
+      wb = tir::For(i2, IntImm(0), rows_e, tir::ForKind::kUnrolled,
+                    tir::Let(row, row_o * rows_e + i2, wb));
+      return tir::Allocate(acc, tir::Seq({init, upd, wb}));
+    };
 
-  // Column tile col_o: a full tile, or the tail tile (the last one, when cols does not
-  // divide the extent).
-  Var col_o = MakeVar(VarName(col) + "_o");
-  PrimExpr full = an.Simplify(FloorDiv(col_ext, cols_e));
-  PrimExpr tail = an.Simplify(col_ext - full * cols_e);
-  PrimExpr col_tiles = an.Simplify(FloorDiv(col_ext + PrimExpr(cols - 1), cols_e));
-  int64_t full_c = -1, tail_c = -1;
-  full.AsInt(&full_c);
-  tail.AsInt(&tail_c);
-  tir::Stmt body;
-  if (tail_c == 0)
-    body = tile(col_o, cols_e, "_acc");
-  else if (full_c == 0)
-    body = tile(col_o, tail, "_acc_tail");
-  else
-    body =
-        tir::IfThenElse(col_o < full, tile(col_o, cols_e, "_acc"), tile(col_o, tail, "_acc_tail"));
-
-  // One parallel loop over the other spatial axes and the row tiles in axis order, then the
-  // column tiles.
-  std::vector<std::pair<Var, PrimExpr>> par;  // (var, extent), outer to inner
-  for (size_t a = 0; a < first_col; ++a) {
-    if (a == axes.row_axis)
-      par.push_back({row_o, an.Simplify(FloorDiv(row_ext + PrimExpr(rows - 1), rows_e))});
+    // Column tile col_o: a full tile, or the tail tile (the last one, when cols does not
+    // divide the extent).
+    Var col_o = MakeVar(VarName(col) + "_o");
+    PrimExpr full = an.Simplify(FloorDiv(col_ext, cols_e));
+    PrimExpr tail = an.Simplify(col_ext - full * cols_e);
+    PrimExpr col_tiles = an.Simplify(FloorDiv(col_ext + PrimExpr(cols - 1), cols_e));
+    int64_t full_c = -1, tail_c = -1;
+    full.AsInt(&full_c);
+    tail.AsInt(&tail_c);
+    tir::Stmt body;
+    if (tail_c == 0)
+      body = tile(col_o, cols_e, "_acc");
+    else if (full_c == 0)
+      body = tile(col_o, tail, "_acc_tail");
     else
-      par.push_back({s.axes[a], s.extents[a]});
-  }
-  par.push_back({col_o, col_tiles});
-  tir::Stmt nest = ParallelNest(par, body, &an);
+      body = tir::IfThenElse(col_o < full, tile(col_o, cols_e, "_acc"),
+                             tile(col_o, tail, "_acc_tail"));
+
+    // One parallel loop over the other spatial axes and the row tiles in axis order, then the
+    // column tiles.
+    std::vector<std::pair<Var, PrimExpr>> par;  // (var, extent), outer to inner
+    for (size_t a = 0; a < first_col; ++a) {
+      if (a == axes.row_axis)
+        par.push_back({row_o, an.Simplify(FloorDiv(row_ext + PrimExpr(tile_rows - 1), rows_e))});
+      else
+        par.push_back({s.axes[a], s.extents[a]});
+    }
+    par.push_back({col_o, col_tiles});
+    return ParallelNest(par, body, &an);
+  };
+  tir::Stmt nest = tiled_nest(rows);
+  if (rows_when_few > 0)
+    nest = tir::IfThenElse(row_ext > PrimExpr(rows_when_few), nest, tiled_nest(rows_when_few));
   if (!packed_op) return nest;
   // The packing nest: the outermost loop parallel, the panel columns vectorized.
   const Var& col_var = col;

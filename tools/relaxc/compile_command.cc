@@ -312,7 +312,7 @@ void AddCompileCommand(CLI::App& app) {
   c->add_option("--disable-pass", o->disabled,
                 "Skip an optional pass (remove-noop-ops, fold-batch-norm, recognize-activations, "
                 "common-subexpr-elimination, dead-code-elimination, fuse-ops, fuse-tir, "
-                "fold-constants, dedupe-prim-funcs, plan-memory)");
+                "fold-constants, fold-constant-prologue, dedupe-prim-funcs, plan-memory)");
   c->add_option("--byoc", o->byoc,
                 "BYOC codegen plugins to use, comma-separated (dnnl, ...); 'none' disables all, "
                 "--plugin ones included");

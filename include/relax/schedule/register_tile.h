@@ -49,8 +49,18 @@ std::optional<TileAxes> FindTileAxes(const Stage& s);
 /// [other spatial axes it reads..., ceil(cols extent / cols), reduction axes..., cols], so
 /// the tile reads `cols` contiguous values per reduction step (matmul: B packed into K x 16
 /// panels; no cache-set conflicts for power-of-two row strides).
+///
+/// With pack_cols and `rows_when_few` > 0, the packed panel is shared by two nests chosen at
+/// run time: `rows_when_few`-row tiles when the row extent is at most `rows_when_few` (a
+/// matrix-vector product), else `rows`-row tiles. The body is then
+/// `alloc panel { pack; if ... }`, so a constant operand's packing is one prologue that
+/// fold-constant-prologue (relax/transform/fold_constant_prologue.h) evaluates at compile time.
 tir::Stmt RegisterTiledNest(const Stage& s, const TileAxes& axes, int64_t rows, int64_t cols,
-                            const std::optional<Stage>& epilogue, bool pack_cols = false);
+                            const std::optional<Stage>& epilogue, bool pack_cols = false,
+                            int64_t rows_when_few = 0);
+
+/// The buffer of the column operand RegisterTiledNest would pack (see CanPackColumns), or null.
+Buffer ColumnOperandBuffer(const Stage& s, const TileAxes& axes);
 
 /// True if `s` has a column operand that can be packed: exactly one load reads the column
 /// axis, as its whole last index and in no other index, and it does not read the row axis
