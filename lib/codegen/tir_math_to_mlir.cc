@@ -85,9 +85,41 @@ Value Emitter::Exp64(Value x) {
   return MulFOp::create(b_, loc_, p, scale);
 }
 
+// e^x in f32 arithmetic (twice the lanes of the f64 form; within 2 ulp, test/unit/
+// math_approx_test.cc). x = k ln2 + r, k = round(x / ln2), with ln2 split in two (the high
+// part has 9 significant bits, so k * ln2_hi is exact for |k| <= 2^15 and x - k * ln2_hi is
+// exact); e^r by its Taylor polynomial of degree 7 (|r| <= ln2 / 2: the first neglected term
+// is below 1e-8 relative); times 2^k as two factors 2^(k >> 1) * 2^(k - (k >> 1)), each a
+// normal f32, so results that overflow become inf and subnormal results are rounded once.
+// x is clamped to [-104, 89] (e^x is 0 or inf in f32 beyond); NaN stays NaN.
 Value Emitter::ExpF32(Value x) {
-  Value y = ExtFOp::create(b_, loc_, b_.getF64Type(), x);
-  return TruncFOp::create(b_, loc_, b_.getF32Type(), Exp64(y));
+  auto f32 = b_.getF32Type();
+  auto i32 = b_.getI32Type();
+  auto c = [&](float v) { return ConstantFloatOp::create(b_, loc_, f32, llvm::APFloat(v)); };
+  auto ci = [&](int32_t v) { return ConstantIntOp::create(b_, loc_, i32, v); };
+  Value hi = c(89.0f), lo = c(-104.0f);
+  Value is_num = CmpFOp::create(b_, loc_, CmpFPredicate::ORD, x, x);
+  Value xc = SelectOp::create(b_, loc_, CmpFOp::create(b_, loc_, CmpFPredicate::OGT, x, hi), hi, x);
+  xc = SelectOp::create(b_, loc_, CmpFOp::create(b_, loc_, CmpFPredicate::OLT, xc, lo), lo, xc);
+  xc = SelectOp::create(b_, loc_, is_num, xc, c(0.0f));  // no NaN reaches the conversion
+  // k rounded to nearest by adding and subtracting 1.5 * 2^23.
+  Value magic = c(12582912.0f);
+  Value t = MulFOp::create(b_, loc_, xc, c(1.44269504f));
+  Value k = SubFOp::create(b_, loc_, AddFOp::create(b_, loc_, t, magic), magic);
+  Value r = SubFOp::create(b_, loc_, xc, MulFOp::create(b_, loc_, k, c(0.693359375f)));
+  r = SubFOp::create(b_, loc_, r, MulFOp::create(b_, loc_, k, c(-2.12194440e-4f)));
+  Value p = c(1.0f / 5040.0f);
+  for (float coef : {1.0f / 720.0f, 1.0f / 120.0f, 1.0f / 24.0f, 1.0f / 6.0f, 0.5f, 1.0f, 1.0f})
+    p = AddFOp::create(b_, loc_, MulFOp::create(b_, loc_, p, r), c(coef));
+  Value ki = FPToSIOp::create(b_, loc_, i32, k);
+  Value k1 = ShRSIOp::create(b_, loc_, ki, ci(1));
+  Value k2 = SubIOp::create(b_, loc_, ki, k1);
+  auto pow2 = [&](Value e) {
+    Value bits = ShLIOp::create(b_, loc_, AddIOp::create(b_, loc_, e, ci(127)), ci(23));
+    return BitcastOp::create(b_, loc_, f32, bits);
+  };
+  Value y = MulFOp::create(b_, loc_, MulFOp::create(b_, loc_, p, pow2(k1)), pow2(k2));
+  return SelectOp::create(b_, loc_, is_num, y, x);
 }
 
 // 1 / (1 + e^-x), the sigmoid as lib/op/elementwise.cc spells it; in f32 steps its error
