@@ -151,14 +151,12 @@ int64_t TileSize(const PrimExpr& extent, int64_t want) {
   return extent.AsInt(&e) && e > 0 && e < want ? e : want;
 }
 
-// Output rows per depthwise tile: as many as the 12 accumulator registers allow for `cols`
-// columns (8 f32 per ymm register), at least 4, choosing the count that wastes the fewest
-// clamped rows of a static `height` (ties: more rows).
-int64_t DepthwiseTileRows(const PrimExpr& height, int64_t cols) {
+// Output rows per depthwise tile of a plane `h` rows high (static): as many as the 12
+// accumulator registers allow for `cols` columns (8 f32 per ymm register), at least 4, choosing
+// the count that wastes the fewest clamped rows (ties: more rows).
+int64_t DepthwiseTileRows(int64_t h, int64_t cols) {
   const int64_t vectors = (cols + 7) / 8;
   const int64_t most = std::max<int64_t>(4, 12 / vectors);
-  int64_t h = 0;
-  if (!height.AsInt(&h)) return std::min<int64_t>(most, 6);
   if (h <= most) return h;
   int64_t best = most, waste = -1;
   for (int64_t r = most; r >= 4; --r) {
@@ -328,8 +326,17 @@ tir::PrimFunc RegisterTiled(const tir::PrimFunc& f, int64_t tile_rows) {
   schedule::TileAxes axes = *ChooseTileAxes(anchor, p);
   const PrimExpr& width = anchor.extents[axes.col_axis];
   int64_t w = 0;
-  if (schedule::DepthwiseTileAxes(anchor))
-    return WithBody(f, RegisterTiledBody(f, axes, tile_rows));
+  if (schedule::DepthwiseTileAxes(anchor)) {
+    // A symbolic plane height picks the tile height at run time: small planes (the last
+    // stages of a text-line model are 2 or 3 rows high) would otherwise compute up to 6x the
+    // rows they store.
+    const PrimExpr& h = anchor.extents[axes.row_axis];
+    if (h.AsInt(&w)) return WithBody(f, RegisterTiledBody(f, axes, tile_rows));
+    tir::Stmt body = RegisterTiledBody(f, axes, 1);
+    for (int64_t r : {2, 3, 4, 6})
+      body = tir::IfThenElse(h >= PrimExpr(r), RegisterTiledBody(f, axes, r), body);
+    return WithBody(f, body);
+  }
   if (!IsConvLike(anchor, axes)) {
     // A matmul whose row count is symbolic (the batch of a dense layer) takes 1 x 16 tiles
     // reading B in place for a single row, chosen at run time: 6-row tiles would pack all
@@ -402,8 +409,11 @@ tir::Stmt RegisterTiledBody(const tir::PrimFunc& f, const schedule::TileAxes& ax
   PrimExpr col_ext = anchor.extents[axes.col_axis];
   if (fused) col_ext = arith::Analyzer().Simplify(anchor.extents[axes.col_axis - 1] * col_ext);
   int64_t cols = TileSize(col_ext, kTileCols);
-  if (schedule::DepthwiseTileAxes(anchor))
-    rows = DepthwiseTileRows(anchor.extents[axes.row_axis], cols);
+  if (schedule::DepthwiseTileAxes(anchor)) {
+    // A symbolic height: `tile_rows` as chosen at run time (RegisterTiled).
+    int64_t h = 0;
+    rows = anchor.extents[axes.row_axis].AsInt(&h) ? DepthwiseTileRows(h, cols) : tile_rows;
+  }
   // Row tiles read a strided window from a phase-split pad (contiguous vectors).
   if (!fused)
     schedule::DeinterleaveStridedColumns(&p.stages, &p.allocs, &anchor, anchor.axes[axes.col_axis]);
