@@ -72,7 +72,19 @@ tir::Stmt StageStmt(const schedule::Stage& s) {
   return StageNest(s).Build();
 }
 
-tir::Stmt Sequence(const schedule::StageProgram& p) {
+tir::Stmt Sequence(const schedule::StageProgram& prog) {
+  schedule::StageProgram p = prog;
+  // A strided window reduction after its pad (max/avg pooling with stride 2) reads a
+  // phase-split pad: its innermost (column) loop then loads contiguously and vectorizes.
+  if (p.stages.size() >= 2 && p.stages.back().is_reduction() && p.stages.back().axes.size() >= 3) {
+    schedule::Stage& last = p.stages.back();
+    std::vector<schedule::Stage> prologue(p.stages.begin(), p.stages.end() - 1);
+    schedule::Stage anchor = last;
+    if (schedule::DeinterleaveStridedColumns(&prologue, &p.allocs, &anchor, anchor.axes.back())) {
+      prologue.push_back(anchor);
+      p.stages = std::move(prologue);
+    }
+  }
   std::vector<tir::Stmt> parts;
   for (const auto& s : p.stages) parts.push_back(StageStmt(s));
   tir::Stmt body = tir::Seq(parts);
@@ -179,12 +191,12 @@ bool IsConvLike(const schedule::Stage& anchor, const schedule::TileAxes& axes) {
 // A matmul with fewer rows than this (a matrix-vector product) runs 1-row tiles, unpacked.
 constexpr int64_t kMinMatmulTileRows = 2;
 
-// A convolution whose (static) output width is below this tiles the flattened image instead
+// A convolution whose output width is below this tiles the flattened image instead
 // (TileAxes::fused_cols, im2col into the packed panels): narrow rows would be mostly tails.
-constexpr int64_t kFuseColsBelowWidth = 32;
-// A pointwise (1x1) conv reads one input row per output row, in place: its row tiles beat the
-// panel copy from this width on (MobileNetV2's 14- and 28-wide expansions: 1.7x and 2x).
-constexpr int64_t kFuseColsBelowWidthPointwise = 8;
+// From width 8 on, row tiles reading the input in place beat the panel copy, now that tile
+// rows are explicit vector code: MobileNetV2's 14- and 28-wide 1x1 convs 1.7x and 2x faster,
+// ResNet-18's 28- and 14-wide 3x3 convs 1.6x and 1.2x (the 7-wide ones stay gathered).
+constexpr int64_t kFuseColsBelowWidth = 8;
 
 // True if every load that reads the column axis steps by one element per column (a stride-1
 // convolution's X[.., w + kw]); a strided window is gathered into panels instead.
@@ -261,8 +273,7 @@ std::optional<schedule::TileAxes> ChooseTileAxes(const schedule::Stage& anchor,
   // gathered into panels when the columns are fused.
   int64_t w = 0;
   if (anchor.extents[axes->col_axis].AsInt(&w) &&
-      (w < (anchor.reduce_axes.size() == 1 ? kFuseColsBelowWidthPointwise : kFuseColsBelowWidth) ||
-       !UnitStrideColumns(anchor, *axes, &p))) {
+      (w < kFuseColsBelowWidth || !UnitStrideColumns(anchor, *axes, &p))) {
     int64_t elems = 0;
     bool small = !GatherElems(anchor, *axes).AsInt(&elems) || elems <= kMaxGatherElems;
     if (small && schedule::CanFuseColumns(anchor, *axes)) {
@@ -313,11 +324,10 @@ bool ConstantColumnOperand(const tir::PrimFunc& f, const schedule::Stage& anchor
   return false;
 }
 
-// A conv with a symbolic width picks its tiling at run time: row tiles from kRowTilesFromWidth
+// A conv with a symbolic width picks its tiling at run time: row tiles from kFuseColsBelowWidth
 // columns on (narrower with fused columns when the window can be gathered, else row tiles
 // down to kMinConvTileWidth and the plain nest below). A strided window takes row tiles only
 // when a phase-split pad makes it contiguous.
-constexpr int64_t kRowTilesFromWidth = 32;
 
 tir::PrimFunc RegisterTiled(const tir::PrimFunc& f, int64_t tile_rows) {
   schedule::StageProgram p = *Program(f);
@@ -374,9 +384,7 @@ tir::PrimFunc RegisterTiled(const tir::PrimFunc& f, int64_t tile_rows) {
     // Gathered unless the image is wide (stride 1) or the panel would be too big.
     PrimExpr row_tiles = GatherElems(anchor, axes) > PrimExpr(kMaxGatherElems);
     if (UnitStrideColumns(anchor, axes, &p)) {
-      const int64_t from =
-          anchor.reduce_axes.size() == 1 ? kFuseColsBelowWidthPointwise : kRowTilesFromWidth;
-      row_tiles = width >= PrimExpr(from) || row_tiles;
+      row_tiles = width >= PrimExpr(kFuseColsBelowWidth) || row_tiles;
     }
     return WithBody(f, tir::IfThenElse(row_tiles, RegisterTiledBody(f, axes, tile_rows),
                                        RegisterTiledBody(f, fused, tile_rows)));
