@@ -28,6 +28,22 @@ constexpr int64_t kMaxVectorLanes = 64;
 
 bool IsBool(DataType t) { return t.is_bool(); }
 
+// The (buffer, index) of every store and every load of a loop body.
+class Accesses : public tir::StmtVisitor {
+ public:
+  std::vector<std::pair<const BufferNode*, PrimExpr>> stores, loads;
+
+ protected:
+  void VisitStmt_(const tir::BufferStoreNode* op, const tir::Stmt& s) override {
+    if (op->indices.size() == 1) stores.push_back({op->buffer.get(), op->indices[0]});
+    tir::StmtVisitor::VisitStmt_(op, s);
+  }
+  void VisitExpr_(const tir::BufferLoadNode* op, const PrimExpr& e) override {
+    if (op->indices.size() == 1) loads.push_back({op->buffer.get(), op->indices[0]});
+    tir::StmtVisitor::VisitExpr_(op, e);
+  }
+};
+
 }  // namespace
 
 bool Emitter::Varying(const PrimExpr& e) const {
@@ -155,7 +171,16 @@ bool Emitter::TryEmitVectorLoop(const tir::ForNode* op) {
   lane_loop_ = op->loop_var.get();
   lane_loop_var_ = op->loop_var;
   lane_lets_.clear();
-  const bool ok = LaneStmtSupported(op->body);
+  bool ok = LaneStmtSupported(op->body);
+  // Lanes run at once: a buffer the body stores may be read only at the element the same
+  // lane stores (a tile's read-modify-write), never at another lane's.
+  if (ok) {
+    Accesses acc;
+    acc.VisitStmt(op->body);
+    for (const auto& [buf, sidx] : acc.stores)
+      for (const auto& [lbuf, lidx] : acc.loads)
+        if (lbuf == buf && !ExprDeepEqual(LaneExpand(lidx), LaneExpand(sidx))) ok = false;
+  }
   if (!ok) {
     lane_loop_ = nullptr;
     lane_lets_.clear();
