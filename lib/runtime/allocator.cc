@@ -7,6 +7,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -117,6 +118,31 @@ class PooledCpuAllocator final : public Allocator {
   State* state_ = new State;  // never deleted: see the class comment
 };
 
+// Unified memory of one GPU device (UnifiedMemoryScope). The device API pools the blocks; a
+// block the device cannot make comes from `fallback` (the CPU allocator). The storage is a
+// host (kDLCPU) storage: host code addresses it like any other.
+class UnifiedAllocator final : public Allocator {
+ public:
+  UnifiedAllocator(DLDevice dev, DeviceAPI* api, Allocator* fallback)
+      : dev_(dev), api_(api), fallback_(fallback) {}
+  Storage Alloc(size_t nbytes, size_t alignment) override {
+    CheckAlignment(alignment);
+    void* data = api_->AllocUnified(dev_, nbytes, alignment);
+    if (!data) return fallback_->Alloc(nbytes, alignment);
+    DeviceAPI* api = api_;
+    DLDevice dev = dev_;
+    return MakeStorage(DLDevice{kDLCPU, 0}, data, nbytes, alignment,
+                       [api, dev](void* p) { api->FreeUnified(dev, p); });
+  }
+
+ private:
+  DLDevice dev_;
+  DeviceAPI* api_;
+  Allocator* fallback_;
+};
+
+thread_local Allocator* current_unified = nullptr;
+
 // Pooling hides out-of-bounds kernel accesses from AddressSanitizer (the slack of a size
 // class is valid memory), so sanitizer builds and RELAX_ALLOCATOR_POOL=0 use plain blocks.
 bool PoolingEnabled() {
@@ -145,6 +171,7 @@ std::map<Key, std::unique_ptr<Allocator>>& Defaults() {
 }  // namespace
 
 Allocator* Allocator::Get(DLDevice dev) {
+  if (dev.device_type == kDLCPU && current_unified) return current_unified;
   Key k{dev.device_type, dev.device_id};
   std::lock_guard<std::mutex> lock(RegistryMutex());
   if (auto it = Registered().find(k); it != Registered().end()) return it->second;
@@ -166,6 +193,25 @@ void Allocator::Register(DLDevice dev, Allocator* a) {
   else
     Registered().erase(k);
 }
+
+UnifiedMemoryScope::UnifiedMemoryScope(DLDevice dev) : previous_(current_unified) {
+  DeviceAPI* api = DeviceAPI::Get(dev);  // throws before anything changes
+  // One allocator per (device, API), never deleted (like the defaults' state), falling back to
+  // the CPU allocator proper (asked outside any scope).
+  static std::mutex mu;
+  static auto* made = new std::map<std::tuple<int, int, DeviceAPI*>, std::unique_ptr<Allocator>>;
+  current_unified = nullptr;
+  Allocator* cpu = Allocator::Get(DLDevice{kDLCPU, 0});  // does not throw for the CPU
+  current_unified = previous_;
+  std::lock_guard<std::mutex> lock(mu);
+  std::unique_ptr<Allocator>& a = (*made)[{dev.device_type, dev.device_id, api}];
+  if (!a) a = std::make_unique<UnifiedAllocator>(dev, api, cpu);
+  current_unified = a.get();
+}
+
+UnifiedMemoryScope::~UnifiedMemoryScope() { current_unified = previous_; }
+
+Allocator* UnifiedMemoryScope::Current() { return current_unified; }
 
 NDArray TensorFromStorage(const Storage& storage, size_t offset, std::vector<int64_t> shape,
                           DLDataType dtype) {

@@ -2,15 +2,22 @@
 // thread, a list of 64-byte aligned blocks that kernels borrow for their intermediates and
 // give back before returning. A borrow takes the smallest free block that fits, else a new
 // block; blocks stay in the pool (up to kKeepLimit bytes each) so repeated kernel calls do not
-// reach malloc.
+// reach malloc. Inside a UnifiedMemoryScope (a GPU artifact's run) blocks come from the
+// device's unified memory instead (allocator.h), so the intermediates of multi-stage device
+// kernels are used in place by the kernels that write and read them.
 #include <cstdlib>
+#include <exception>
 #include <new>
 #include <string>
 #include <vector>
 
+#include "relax/runtime/allocator.h"
 #include "relax/runtime/c_api.h"
 
 namespace {
+
+using relax::runtime::Storage;
+using relax::runtime::UnifiedMemoryScope;
 
 constexpr size_t kAlign = 64;
 constexpr size_t kKeepLimit = size_t{64} << 20;  // blocks larger than this are not kept
@@ -33,6 +40,13 @@ Pool& ThreadPool() {
   return pool;
 }
 
+// This thread's borrowed unified-memory blocks (their storage goes back to the unified
+// allocator, which pools them, when freed).
+std::vector<Storage>& UnifiedBlocks() {
+  thread_local std::vector<Storage> blocks;
+  return blocks;
+}
+
 }  // namespace
 
 extern "C" void* RelaxWorkspaceAlloc(int64_t nbytes) {
@@ -48,6 +62,15 @@ extern "C" void* RelaxWorkspaceAlloc(int64_t nbytes) {
   }
   want = (want + kAlign - 1) / kAlign * kAlign;
   if (want == 0) want = kAlign;
+  if (relax::runtime::Allocator* unified = UnifiedMemoryScope::Current()) {
+    try {
+      UnifiedBlocks().push_back(unified->Alloc(want, kAlign));
+      return UnifiedBlocks().back()->data;
+    } catch (const std::exception& e) {
+      RelaxSetLastError(("workspace: " + std::string(e.what())).c_str());
+      return nullptr;
+    }
+  }
   Pool& pool = ThreadPool();
   Block* best = nullptr;
   for (auto& b : pool.blocks)
@@ -68,6 +91,12 @@ extern "C" void* RelaxWorkspaceAlloc(int64_t nbytes) {
 
 extern "C" void RelaxWorkspaceFree(void* ptr) {
   if (!ptr) return;
+  auto& unified = UnifiedBlocks();
+  for (size_t i = unified.size(); i-- > 0;) {
+    if (unified[i]->data != ptr) continue;
+    unified.erase(unified.begin() + static_cast<std::ptrdiff_t>(i));
+    return;
+  }
   Pool& pool = ThreadPool();
   for (size_t i = 0; i < pool.blocks.size(); ++i) {
     Block& b = pool.blocks[i];

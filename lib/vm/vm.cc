@@ -4,9 +4,14 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <map>
+#include <optional>
+#include <string>
 #include <unordered_map>
 
+#include "relax/runtime/allocator.h"
 #include "relax/runtime/device_api.h"
 #include "relax/support/error.h"
 #include "relax/vm/builtins.h"
@@ -52,6 +57,10 @@ struct VirtualMachine::Callee {
 VirtualMachine::VirtualMachine(std::shared_ptr<LoadedArtifact> artifact)
     : artifact_(std::move(artifact)) {
   if (!artifact_) RELAX_THROW("VirtualMachine: null artifact");
+  if (artifact_->device_module()) {
+    const char* env = std::getenv("RELAX_GPU_UNIFIED");
+    unified_ = !(env && std::string(env) == "0");
+  }
   const Executable& exec = artifact_->exec();
   const auto& tensors = artifact_->constant_tensors();
   for (size_t i = 0; i < exec.constants.size(); ++i) {
@@ -349,7 +358,23 @@ std::vector<NDArray> VirtualMachine::Run(const std::vector<NDArray>& inputs) {
 std::vector<Value> VirtualMachine::RunValues(const std::vector<Value>& inputs) {
   CheckInputValues(inputs);
   const Executable& exec = artifact_->exec();
-  Value result = Invoke(exec.entry, inputs);
+  std::optional<UnifiedMemoryScope> scope;
+  Value result;
+  if (unified_) {
+    scope.emplace(artifact_->device_module()->dev);
+    // One copy of each tensor input into unified memory, so no launch stages it.
+    std::vector<Value> args(inputs);
+    for (Value& v : args) {
+      const NDArray* t = std::get_if<NDArray>(&v);
+      if (!t || !t->defined()) continue;
+      NDArray u = NDArray::Empty(t->shape(), t->dtype());
+      if (t->nbytes() > 0) std::memcpy(u.data(), t->data(), t->nbytes());
+      v = u;
+    }
+    result = Invoke(exec.entry, std::move(args));
+  } else {
+    result = Invoke(exec.entry, inputs);
+  }
   // A single sequence output is itself a tuple: the signature tells it from a result tuple.
   bool single_seq = exec.outputs.size() == 1 && exec.outputs[0].sequence;
   std::vector<Value> outs;

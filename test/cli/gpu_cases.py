@@ -85,6 +85,20 @@ def case_vulkan_run(r):
     if p.returncode != 0 or not lat or not ker or not 0 < float(ker.group(1)) <= float(lat.group(1)):
         raise SystemExit("FAIL: expected a kernel time > 0 and <= the mean latency")
     print(f"PASS: kernel time {ker.group(1)} ms of {lat.group(1)} ms per run")
+    # The run's tensors are unified memory: every buffer is used in place, nothing is staged;
+    # RELAX_GPU_UNIFIED=0 stages the non-constant ones (and gives the same result).
+    traffic = r"device launches: (\d+) per run; buffers in place: (\d+), staged: (\d+) " \
+              r"\((\d+) bytes in, (\d+) bytes out per run\)"
+    t = re.search(traffic, p.stdout)
+    if not t or int(t.group(1)) < 4 or int(t.group(3)) != 0 or int(t.group(4)) != 0:
+        raise SystemExit("FAIL: expected every buffer in place and 0 bytes staged per run")
+    env = dict(os.environ, RELAX_GPU_UNIFIED="0")
+    p0 = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    t0 = re.search(traffic, p0.stdout)
+    if p0.returncode != 0 or not t0 or int(t0.group(3)) == 0 or int(t0.group(5)) == 0:
+        raise SystemExit("FAIL: RELAX_GPU_UNIFIED=0 should stage buffers:\n" + p0.stdout + p0.stderr)
+    print(f"PASS: {t.group(2)} buffers in place, 0 staged per run (unified memory); "
+          f"{t0.group(3)} staged ({t0.group(4)} + {t0.group(5)} bytes) with RELAX_GPU_UNIFIED=0")
 
 
 def case_cuda_ptxas(r):

@@ -166,12 +166,13 @@ void RunOrThrow(const RunOptions& opts) {
   if (opts.repeat > 1) outputs = runner.RunValues(inputs);
   runtime::MemoryStats mem;
   int64_t mem_base = 0;
-  // A GPU artifact's kernel time over the timed runs, from the device's own timers.
+  // A GPU artifact's kernel time (from the device's own timers) and buffer traffic over the
+  // timed runs.
   const runtime::DeviceModule* dm = runner.artifact().device_module();
-  auto kernel_ns = [&] {
-    return dm ? runtime::DeviceAPI::Get(dm->dev)->KernelTimeNs(dm->dev) : -1;
+  auto counters = [&] {
+    return dm ? runtime::DeviceAPI::Get(dm->dev)->Counters(dm->dev) : runtime::DeviceCounters{};
   };
-  const int64_t kernel_ns0 = kernel_ns();
+  const runtime::DeviceCounters c0 = counters();
   for (int r = 0; r < opts.repeat; ++r) {
     outputs.clear();  // the previous run's outputs are not part of this run's peak
     runtime::ResetMemoryStats();
@@ -226,12 +227,21 @@ void RunOrThrow(const RunOptions& opts) {
                   "mean latency: %.3f ms over %d runs (median %.3f ms, min %.3f ms)",
                   total_ms / opts.repeat, opts.repeat, times[times.size() / 2], times.front());
     std::cout << buf << "\n";
-    const int64_t kernel_ns1 = kernel_ns();
-    if (kernel_ns1 >= 0) {
-      std::snprintf(
-          buf, sizeof(buf), "kernel time: %.3f ms per run (device timers)",
-          static_cast<double>(kernel_ns1 - std::max<int64_t>(kernel_ns0, 0)) / 1e6 / opts.repeat);
+    const runtime::DeviceCounters c1 = counters();
+    if (c1.kernel_ns >= 0) {
+      std::snprintf(buf, sizeof(buf), "kernel time: %.3f ms per run (device timers)",
+                    static_cast<double>(c1.kernel_ns - std::max<int64_t>(c0.kernel_ns, 0)) / 1e6 /
+                        opts.repeat);
       std::cout << buf << "\n";
+    }
+    if (dm) {
+      auto per_run = [&](int64_t a, int64_t b) { return (b - a) / opts.repeat; };
+      std::cout << "device launches: " << per_run(c0.launches, c1.launches)
+                << " per run; buffers in place: "
+                << per_run(c0.in_place_buffers, c1.in_place_buffers)
+                << ", staged: " << per_run(c0.staged_buffers, c1.staged_buffers) << " ("
+                << per_run(c0.staged_in_bytes, c1.staged_in_bytes) << " bytes in, "
+                << per_run(c0.staged_out_bytes, c1.staged_out_bytes) << " bytes out per run)\n";
     }
   }
   if (opts.memory)

@@ -1,5 +1,6 @@
 // The CUDA device API (kDLCUDA): loads the driver (libcuda.so.1) on first use, runs the PTX or
-// cubin kernels of a launch table, staging host buffers per launch (part 1's memory model).
+// cubin kernels of a launch table on unified memory in place (AllocUnified: managed memory)
+// and stages every other host buffer per launch.
 #include <dlfcn.h>
 
 #include <cstdint>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "relax/runtime/device_api.h"
+#include "relax/runtime/unified_memory.h"
 #include "relax/support/error.h"
 
 namespace relax::backends::cuda {
@@ -40,6 +42,10 @@ using CUstream = CUstream_st*;
 using CUevent = CUevent_st*;
 constexpr CUresult kCudaSuccess = 0;
 constexpr CUresult kCudaErrorOutOfMemory = 2;
+constexpr int kAttrManagedMemory = 83;    // CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY
+constexpr unsigned kMemAttachGlobal = 1;  // CU_MEM_ATTACH_GLOBAL
+// Managed allocations start on a 256-byte boundary (or more).
+constexpr size_t kManagedAlignment = 256;
 
 // Name, then signature, of each driver function used (the _v2 names are what cuda.h maps the
 // plain ones to).
@@ -47,6 +53,7 @@ constexpr CUresult kCudaErrorOutOfMemory = 2;
   X(cuInit, CUresult (*)(unsigned int))                                                        \
   X(cuDeviceGetCount, CUresult (*)(int*))                                                      \
   X(cuDeviceGet, CUresult (*)(CUdevice*, int))                                                 \
+  X(cuDeviceGetAttribute, CUresult (*)(int*, int, CUdevice))                                   \
   X(cuDevicePrimaryCtxRetain, CUresult (*)(CUcontext*, CUdevice))                              \
   X(cuCtxSetCurrent, CUresult (*)(CUcontext))                                                  \
   X(cuModuleLoadData, CUresult (*)(CUmodule*, const void*))                                    \
@@ -54,6 +61,7 @@ constexpr CUresult kCudaErrorOutOfMemory = 2;
   X(cuModuleGetFunction, CUresult (*)(CUfunction*, CUmodule, const char*))                     \
   X(cuMemAlloc_v2, CUresult (*)(CUdeviceptr*, size_t))                                         \
   X(cuMemFree_v2, CUresult (*)(CUdeviceptr))                                                   \
+  X(cuMemAllocManaged, CUresult (*)(CUdeviceptr*, size_t, unsigned int))                       \
   X(cuMemcpyHtoD_v2, CUresult (*)(CUdeviceptr, const void*, size_t))                           \
   X(cuMemcpyDtoH_v2, CUresult (*)(void*, CUdeviceptr, size_t))                                 \
   X(cuLaunchKernel, CUresult (*)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, \
@@ -111,15 +119,21 @@ std::unique_ptr<Driver> LoadDriver() {
 // hold `mu`.
 struct Device {
   int id = 0;
+  CUdevice cu = 0;
   CUcontext ctx = nullptr;
   std::mutex mu;
   std::map<size_t, std::vector<CUdeviceptr>> free_blocks;  // size class -> free blocks
   size_t cached_bytes = 0;
+  // Managed memory: supported (1), not (0), not asked yet (-1); the live allocations by
+  // address and the free ones by size class (counted in cached_bytes too).
+  int managed = -1;
+  runtime::UnifiedBlocks<CUdeviceptr> unified;
+  std::map<size_t, std::vector<CUdeviceptr>> free_unified;
   // Events recorded around each launch (made on the first; null if that failed) and the
-  // running kernel time they measured.
+  // totals of DeviceAPI::Counters.
   CUevent start = nullptr, stop = nullptr;
   bool events_tried = false;
-  int64_t kernel_ns = -1;
+  runtime::DeviceCounters counters;
 };
 
 constexpr size_t kMinBlock = 256;
@@ -151,6 +165,47 @@ struct Module {
 
 class CudaDeviceAPI final : public DeviceAPI {
  public:
+  void* AllocUnified(DLDevice dev, size_t nbytes, size_t alignment) override {
+    Device& d = GetDevice(dev);
+    const std::string what = "unified memory on " + runtime::DeviceToString(dev);
+    std::lock_guard<std::mutex> lock(d.mu);
+    const Driver& drv = *driver_;
+    drv.Check(drv.cuCtxSetCurrent(d.ctx), "cuCtxSetCurrent", what);
+    if (d.managed < 0) {
+      int v = 0;
+      d.managed = drv.cuDeviceGetAttribute(&v, kAttrManagedMemory, d.cu) == kCudaSuccess && v;
+    }
+    if (!d.managed || alignment == 0 || alignment > kManagedAlignment) return nullptr;
+    if (nbytes > (size_t{1} << 62)) return nullptr;
+    const size_t size = SizeClass(nbytes);
+    CUdeviceptr p = 0;
+    if (auto it = d.free_unified.find(size); it != d.free_unified.end() && !it->second.empty()) {
+      p = it->second.back();
+      it->second.pop_back();
+      d.cached_bytes -= size;
+    } else {
+      CUresult r = drv.cuMemAllocManaged(&p, size, kMemAttachGlobal);
+      if (r == kCudaErrorOutOfMemory) {
+        FreeCached(d);
+        r = drv.cuMemAllocManaged(&p, size, kMemAttachGlobal);
+      }
+      if (r == kCudaErrorOutOfMemory) return nullptr;  // host memory, staged, instead
+      drv.Check(r, "cuMemAllocManaged", what + " (" + std::to_string(size) + " bytes)");
+    }
+    void* host = reinterpret_cast<void*>(static_cast<uintptr_t>(p));
+    d.unified.Insert(host, size, p);
+    return host;
+  }
+  void FreeUnified(DLDevice dev, void* ptr) override {
+    if (!ptr) return;
+    Device* d = FindDevice(dev);
+    if (!d) return;
+    std::lock_guard<std::mutex> lock(d->mu);
+    CUdeviceptr p = 0;
+    uint64_t size = 0;
+    if (d->unified.Erase(ptr, &p, &size)) Release(*d, p, size, /*unified=*/true);
+  }
+
   void* AllocData(DLDevice dev, size_t, size_t) override { Unsupported(dev, "AllocData"); }
   void FreeData(DLDevice dev, void* ptr) override {
     if (ptr) Unsupported(dev, "FreeData");
@@ -236,18 +291,24 @@ class CudaDeviceAPI final : public DeviceAPI {
     Launch(*m, k, launch);
   }
 
-  int64_t KernelTimeNs(DLDevice dev) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = devices_.find(dev.device_id);
-    if (it == devices_.end() || !it->second) return -1;
-    std::lock_guard<std::mutex> dlock(it->second->mu);
-    return it->second->kernel_ns;
+  runtime::DeviceCounters Counters(DLDevice dev) override {
+    Device* d = FindDevice(dev);
+    if (!d) return {};
+    std::lock_guard<std::mutex> lock(d->mu);
+    return d->counters;
   }
 
  private:
   [[noreturn]] static void Unsupported(DLDevice dev, const char* fn) {
     RELAX_THROW(fn << " on " << runtime::DeviceToString(dev)
                    << " is not supported yet (part 1 stages host memory per kernel launch)");
+  }
+
+  // The device `dev.device_id` if it was set up, else null. Never throws.
+  Device* FindDevice(DLDevice dev) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = devices_.find(dev.device_id);
+    return it == devices_.end() ? nullptr : it->second;
   }
 
   Device& GetDevice(DLDevice dev) {
@@ -273,6 +334,7 @@ class CudaDeviceAPI final : public DeviceAPI {
       driver_->Check(driver_->cuDeviceGet(&cu, dev.device_id), "cuDeviceGet", what);
       auto nd = std::make_unique<Device>();
       nd->id = dev.device_id;
+      nd->cu = cu;
       driver_->Check(driver_->cuDevicePrimaryCtxRetain(&nd->ctx, cu), "cuDevicePrimaryCtxRetain",
                      what);
       d = nd.release();
@@ -294,24 +356,32 @@ class CudaDeviceAPI final : public DeviceAPI {
     CUdeviceptr p = 0;
     CUresult r = driver_->cuMemAlloc_v2(&p, size);
     if (r == kCudaErrorOutOfMemory) {
-      for (auto& [cls, list] : d.free_blocks)
-        for (CUdeviceptr f : list) driver_->cuMemFree_v2(f);
-      d.free_blocks.clear();
-      d.cached_bytes = 0;
+      FreeCached(d);
       r = driver_->cuMemAlloc_v2(&p, size);
     }
     driver_->Check(r, "cuMemAlloc", what + " (" + std::to_string(size) + " bytes)");
     return p;
   }
 
-  void Release(Device& d, CUdeviceptr p, uint64_t bytes) {
+  // Gives a staging block (or, `unified`, a managed one) back to its cache (caller holds d.mu).
+  void Release(Device& d, CUdeviceptr p, uint64_t bytes, bool unified = false) {
     size_t size = SizeClass(bytes);
     if (d.cached_bytes + size > kMaxCachedBytes) {
       driver_->cuMemFree_v2(p);
       return;
     }
     d.cached_bytes += size;
-    d.free_blocks[size].push_back(p);
+    (unified ? d.free_unified : d.free_blocks)[size].push_back(p);
+  }
+
+  // Frees every cached block (caller holds d.mu), to retry an allocation that ran out.
+  void FreeCached(Device& d) {
+    for (auto* cache : {&d.free_blocks, &d.free_unified})
+      for (auto& [cls, list] : *cache)
+        for (CUdeviceptr f : list) driver_->cuMemFree_v2(f);
+    d.free_blocks.clear();
+    d.free_unified.clear();
+    d.cached_bytes = 0;
   }
 
   void Launch(Module& m, const Kernel& k, const KernelLaunch& launch) {
@@ -343,9 +413,22 @@ class CudaDeviceAPI final : public DeviceAPI {
       for (size_t i = 0; i < ptrs.size(); ++i)
         if (!kept[i]) Release(d, ptrs[i], launch.buffer_bytes[i]);
     };
+    const std::vector<uint8_t> alias_free = runtime::AliasFreeBuffers(k.params, launch);
+    std::vector<uint8_t> in_place(k.num_buffers, 0);  // used in place: nothing to copy back
     try {
       for (size_t i = 0; i < k.num_buffers; ++i) {
         uint64_t bytes = launch.buffer_bytes[i];
+        uint64_t offset = 0;
+        const CUdeviceptr* u =
+            alias_free[i] ? d.unified.Find(launch.buffers[i], bytes, &offset) : nullptr;
+        // The kernels assume 16-byte aligned buffers (PTX vector accesses).
+        if (u && (*u + offset) % 16 == 0) {
+          ptrs.push_back(*u + offset);
+          kept.push_back(true);
+          in_place[i] = 1;
+          ++d.counters.in_place_buffers;
+          continue;
+        }
         if (i < launch.constant.size() && launch.constant[i] && bytes > 0 &&
             k.params[i] == KernelParamKind::kBufferRead) {
           auto key = std::make_pair(static_cast<const void*>(launch.buffers[i]), bytes);
@@ -358,9 +441,12 @@ class CudaDeviceAPI final : public DeviceAPI {
               RELAX_THROW(what << ": cuMemcpyHtoD of a constant buffer failed");
             }
             it = m.resident.emplace(key, p).first;
+            d.counters.staged_in_bytes += static_cast<int64_t>(bytes);
           }
           ptrs.push_back(it->second);
           kept.push_back(true);
+          in_place[i] = 1;
+          ++d.counters.in_place_buffers;
           continue;
         }
         kept.push_back(false);
@@ -370,6 +456,8 @@ class CudaDeviceAPI final : public DeviceAPI {
         if (bytes)
           drv.Check(drv.cuMemcpyHtoD_v2(ptrs.back(), launch.buffers[i], bytes), "cuMemcpyHtoD",
                     what);
+        ++d.counters.staged_buffers;
+        d.counters.staged_in_bytes += static_cast<int64_t>(bytes);
       }
       // Kernel parameters: the buffers' device pointers, then the int64 scalars. The kernel's
       // shared memory is static (compiled into it; KernelSpec::shared_bytes is informational),
@@ -394,11 +482,16 @@ class CudaDeviceAPI final : public DeviceAPI {
       drv.Check(drv.cuCtxSynchronize(), "cuCtxSynchronize", what);
       float ms = 0;
       if (timed && drv.cuEventElapsedTime(&ms, d.start, d.stop) == kCudaSuccess)
-        d.kernel_ns = (d.kernel_ns < 0 ? 0 : d.kernel_ns) + static_cast<int64_t>(ms * 1e6);
+        d.counters.kernel_ns =
+            (d.counters.kernel_ns < 0 ? 0 : d.counters.kernel_ns) + static_cast<int64_t>(ms * 1e6);
+      ++d.counters.launches;
       for (size_t i = 0; i < k.num_buffers; ++i) {
-        if (k.params[i] == KernelParamKind::kBufferRead || launch.buffer_bytes[i] == 0) continue;
+        if (k.params[i] == KernelParamKind::kBufferRead || launch.buffer_bytes[i] == 0 ||
+            in_place[i])
+          continue;
         drv.Check(drv.cuMemcpyDtoH_v2(launch.buffers[i], ptrs[i], launch.buffer_bytes[i]),
                   "cuMemcpyDtoH", what);
+        d.counters.staged_out_bytes += static_cast<int64_t>(launch.buffer_bytes[i]);
       }
     } catch (...) {
       release();

@@ -245,6 +245,16 @@ std::unique_ptr<Device> CreateDevice(Instance& in, int id) {
   }
   if (best < 0) RELAX_THROW(what << " has no host-visible coherent memory");
   d->staging_type = static_cast<uint32_t>(best);
+  // Unified memory: the staging type, unless a host-visible coherent type is also
+  // device-local (integrated GPUs, lavapipe, resizable BAR), which kernels read at full speed.
+  d->unified_type = d->staging_type;
+  for (uint32_t i = 0; i < d->mem_props.memoryTypeCount; ++i) {
+    VkMemoryPropertyFlags f = d->mem_props.memoryTypes[i].propertyFlags;
+    if ((f & need) == need && (f & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT)) {
+      d->unified_type = i;
+      break;
+    }
+  }
 
   VkCommandPoolCreateInfo pci{};
   pci.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;

@@ -12,6 +12,9 @@
 #include <string>
 #include <vector>
 
+#include "relax/runtime/device_api.h"
+#include "relax/runtime/unified_memory.h"
+
 namespace relax::backends::vulkan {
 
 /// "VK_ERROR_DEVICE_LOST", ... ("VkResult N" for a code this file does not know).
@@ -96,12 +99,14 @@ struct Instance {
   std::vector<VkPhysicalDevice> physical;
 };
 
-// A storage buffer in HOST_VISIBLE | HOST_COHERENT memory, persistently mapped.
+// A storage buffer in HOST_VISIBLE | HOST_COHERENT memory of type `type`, persistently mapped:
+// a staging buffer, a resident constant or a unified allocation.
 struct StagingBuffer {
   VkBuffer buffer = VK_NULL_HANDLE;
   VkDeviceMemory memory = VK_NULL_HANDLE;
   void* mapped = nullptr;
   VkDeviceSize size = 0;
+  uint32_t type = 0;
 };
 
 // One logical device: queue, command buffer, fence, staging pool. Launches hold `mu`.
@@ -118,15 +123,21 @@ struct Device {
   VkCommandBuffer cmd = VK_NULL_HANDLE;
   VkFence fence = VK_NULL_HANDLE;
   uint32_t staging_type = 0;  // memory type index of the staging buffers
+  // Memory type index of unified allocations (DeviceAPI::AllocUnified): host-visible and
+  // coherent, device-local where the device has such a type.
+  uint32_t unified_type = 0;
   // Two timestamp queries around each dispatch (VK_NULL_HANDLE when the queue family has no
   // timestamps), the valid bits of its timestamps and the running kernel time.
   VkQueryPool timestamps = VK_NULL_HANDLE;
   uint32_t timestamp_bits = 0;
-  int64_t kernel_ns = -1;
+  runtime::DeviceCounters counters;
   std::mutex mu;
-  // Free staging buffers by size class (a power of two >= kMinStaging), and their total bytes.
-  std::map<VkDeviceSize, std::vector<StagingBuffer>> free_staging;
+  // Free buffers by (memory type, size class: a power of two >= kMinStaging), and their total
+  // bytes.
+  std::map<std::pair<uint32_t, VkDeviceSize>, std::vector<StagingBuffer>> free_staging;
   VkDeviceSize cached_bytes = 0;
+  // The live unified allocations by mapped address.
+  runtime::UnifiedBlocks<StagingBuffer> unified;
 };
 #undef RELAX_VK_DECLARE
 

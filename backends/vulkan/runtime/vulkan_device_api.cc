@@ -1,5 +1,6 @@
 // The Vulkan device API (kDLVulkan): loads libvulkan.so.1 on first use, runs SPIR-V compute
-// kernels of a launch table, staging host buffers per launch (part 1's memory model).
+// kernels of a launch table on unified memory in place (AllocUnified: mapped host-visible
+// buffers) and stages every other host buffer per launch.
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "relax/runtime/device_api.h"
+#include "relax/runtime/unified_memory.h"
 #include "relax/support/error.h"
 #include "vulkan_context.h"
 
@@ -191,11 +193,11 @@ void FreeStaging(Device& d, StagingBuffer& s) {
   s = StagingBuffer();
 }
 
-// A staging buffer of at least `bytes` from the pool (caller holds d.mu).
-StagingBuffer AcquireStaging(Device& d, uint64_t bytes, const std::string& what) {
+// A buffer of at least `bytes` in memory type `type` from the pool (caller holds d.mu).
+StagingBuffer AcquireStaging(Device& d, uint64_t bytes, const std::string& what, uint32_t type) {
   if (bytes > (uint64_t{1} << 62)) RELAX_THROW(what << ": buffer of " << bytes << " bytes");
   VkDeviceSize size = SizeClass(bytes);
-  auto it = d.free_staging.find(size);
+  auto it = d.free_staging.find({type, size});
   if (it != d.free_staging.end() && !it->second.empty()) {
     StagingBuffer s = it->second.back();
     it->second.pop_back();
@@ -204,6 +206,7 @@ StagingBuffer AcquireStaging(Device& d, uint64_t bytes, const std::string& what)
   }
   StagingBuffer s;
   s.size = size;
+  s.type = type;
   try {
     VkBufferCreateInfo bci{};
     bci.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO;
@@ -213,12 +216,12 @@ StagingBuffer AcquireStaging(Device& d, uint64_t bytes, const std::string& what)
     Check(d.vkCreateBuffer(d.device, &bci, nullptr, &s.buffer), "vkCreateBuffer", what);
     VkMemoryRequirements req;
     d.vkGetBufferMemoryRequirements(d.device, s.buffer, &req);
-    if (!(req.memoryTypeBits & (1u << d.staging_type)))
-      RELAX_THROW(what << ": the staging memory type cannot hold a storage buffer");
+    if (!(req.memoryTypeBits & (1u << type)))
+      RELAX_THROW(what << ": memory type " << type << " cannot hold a storage buffer");
     VkMemoryAllocateInfo mai{};
     mai.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
     mai.allocationSize = req.size;
-    mai.memoryTypeIndex = d.staging_type;
+    mai.memoryTypeIndex = type;
     VkResult r = d.vkAllocateMemory(d.device, &mai, nullptr, &s.memory);
     if (r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY) {
       // Give the cached buffers back and try once more.
@@ -245,7 +248,7 @@ void ReleaseStaging(Device& d, StagingBuffer& s) {
     return;
   }
   d.cached_bytes += s.size;
-  d.free_staging[s.size].push_back(s);
+  d.free_staging[{s.type, s.size}].push_back(s);
   s = StagingBuffer();
 }
 
@@ -294,6 +297,10 @@ void Launch(Module& m, const Kernel& k, const KernelLaunch& launch) {
   };
   try {
     const VkDeviceSize max_range = d.props.limits.maxStorageBufferRange;
+    const VkDeviceSize offset_align =
+        std::max<VkDeviceSize>(d.props.limits.minStorageBufferOffsetAlignment, 1);
+    const std::vector<uint8_t> alias_free = runtime::AliasFreeBuffers(k.params, launch);
+    std::vector<uint8_t> in_place(k.num_buffers, 0);  // used in place: nothing to copy back
     std::vector<VkDescriptorBufferInfo> infos;
     for (size_t i = 0; i < k.num_buffers; ++i) {
       uint64_t bytes = launch.buffer_bytes[i];
@@ -301,31 +308,47 @@ void Launch(Module& m, const Kernel& k, const KernelLaunch& launch) {
         RELAX_THROW(what << ": buffer " << i << " has " << bytes
                          << " bytes, more than the device's storage-buffer range (" << max_range
                          << ")");
+      uint64_t offset = 0;
+      const StagingBuffer* u =
+          alias_free[i] ? d.unified.Find(launch.buffers[i], bytes, &offset) : nullptr;
+      if (u && offset % offset_align == 0) {
+        staging.push_back(StagingBuffer());  // nothing to release
+        kept.push_back(true);
+        in_place[i] = 1;
+        ++d.counters.in_place_buffers;
+        infos.push_back({u->buffer, offset, bytes});
+        continue;
+      }
       const bool constant = i < launch.constant.size() && launch.constant[i] && bytes > 0 &&
                             k.params[i] == KernelParamKind::kBufferRead;
       if (constant) {
         auto key = std::make_pair(static_cast<const void*>(launch.buffers[i]), bytes);
         auto it = m.resident.find(key);
         if (it == m.resident.end()) {
-          StagingBuffer sb = AcquireStaging(d, bytes, what);
+          StagingBuffer sb = AcquireStaging(d, bytes, what, d.unified_type);
           std::memcpy(sb.mapped, launch.buffers[i], bytes);
+          d.counters.staged_in_bytes += static_cast<int64_t>(bytes);
           it = m.resident.emplace(key, sb).first;
         }
         staging.push_back(it->second);
         kept.push_back(true);
+        in_place[i] = 1;
+        ++d.counters.in_place_buffers;
       } else {
-        staging.push_back(AcquireStaging(d, bytes, what));
+        staging.push_back(AcquireStaging(d, bytes, what, d.staging_type));
         kept.push_back(false);
         // Write-only buffers are copied in too: a kernel that writes only part of its output
         // must leave the rest as it was when the buffer is copied back.
         if (bytes) std::memcpy(staging.back().mapped, launch.buffers[i], bytes);
+        ++d.counters.staged_buffers;
+        d.counters.staged_in_bytes += static_cast<int64_t>(bytes);
       }
       infos.push_back(
           {staging.back().buffer, 0, std::min<VkDeviceSize>(staging.back().size, max_range)});
     }
     if (k.num_scalars > 0 && !k.push_constants) {
       uint64_t bytes = k.num_scalars * sizeof(int64_t);
-      staging.push_back(AcquireStaging(d, bytes, what));
+      staging.push_back(AcquireStaging(d, bytes, what, d.staging_type));
       kept.push_back(false);
       std::memcpy(staging.back().mapped, launch.scalars.data(), bytes);
       infos.push_back(
@@ -395,14 +418,18 @@ void Launch(Module& m, const Kernel& k, const KernelLaunch& launch) {
             d.timestamp_bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << d.timestamp_bits) - 1;
         const double ns = static_cast<double>((ticks[1] - ticks[0]) & mask) *
                           static_cast<double>(d.props.limits.timestampPeriod);
-        d.kernel_ns = (d.kernel_ns < 0 ? 0 : d.kernel_ns) + static_cast<int64_t>(ns);
+        int64_t& total = d.counters.kernel_ns;
+        total = (total < 0 ? 0 : total) + static_cast<int64_t>(ns);
       }
     }
+    ++d.counters.launches;
 
     for (size_t i = 0; i < k.num_buffers; ++i) {
       KernelParamKind kind = k.params[i];
-      if (kind == KernelParamKind::kBufferRead || launch.buffer_bytes[i] == 0) continue;
+      if (kind == KernelParamKind::kBufferRead || launch.buffer_bytes[i] == 0 || in_place[i])
+        continue;
       std::memcpy(launch.buffers[i], staging[i].mapped, launch.buffer_bytes[i]);
+      d.counters.staged_out_bytes += static_cast<int64_t>(launch.buffer_bytes[i]);
     }
   } catch (...) {
     release();
@@ -413,6 +440,31 @@ void Launch(Module& m, const Kernel& k, const KernelLaunch& launch) {
 
 class VulkanDeviceAPI final : public DeviceAPI {
  public:
+  void* AllocUnified(DLDevice dev, size_t nbytes, size_t alignment) override {
+    Device& d = GetDevice(dev);
+    // vkMapMemory aligns a mapping of offset 0 to minMemoryMapAlignment.
+    if (alignment == 0 || alignment > d.props.limits.minMemoryMapAlignment) return nullptr;
+    std::lock_guard<std::mutex> lock(d.mu);
+    StagingBuffer sb;
+    try {
+      sb = AcquireStaging(d, nbytes, "unified memory", d.unified_type);
+    } catch (const Error& e) {
+      // Out of (device-local, host-visible) memory: host memory, staged per launch, instead.
+      if (std::string(e.what()).find("OUT_OF_") != std::string::npos) return nullptr;
+      throw;
+    }
+    d.unified.Insert(sb.mapped, sb.size, sb);
+    return sb.mapped;
+  }
+  void FreeUnified(DLDevice dev, void* ptr) override {
+    if (!ptr) return;
+    Device* d = FindDevice(dev);
+    if (!d) return;
+    std::lock_guard<std::mutex> lock(d->mu);
+    StagingBuffer sb;
+    if (d->unified.Erase(ptr, &sb)) ReleaseStaging(*d, sb);
+  }
+
   void* AllocData(DLDevice dev, size_t, size_t) override { Unsupported(dev, "AllocData"); }
   void FreeData(DLDevice dev, void* ptr) override {
     if (ptr) Unsupported(dev, "FreeData");
@@ -460,12 +512,11 @@ class VulkanDeviceAPI final : public DeviceAPI {
     delete m;
   }
 
-  int64_t KernelTimeNs(DLDevice dev) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = devices_.find(dev.device_id);
-    if (it == devices_.end() || !it->second) return -1;
-    std::lock_guard<std::mutex> dlock(it->second->mu);
-    return it->second->kernel_ns;
+  runtime::DeviceCounters Counters(DLDevice dev) override {
+    Device* d = FindDevice(dev);
+    if (!d) return {};
+    std::lock_guard<std::mutex> lock(d->mu);
+    return d->counters;
   }
 
   void LaunchKernel(DLDevice dev, void* module, int32_t index, const KernelLaunch& launch,
@@ -484,6 +535,13 @@ class VulkanDeviceAPI final : public DeviceAPI {
   [[noreturn]] static void Unsupported(DLDevice dev, const char* fn) {
     RELAX_THROW(fn << " on " << runtime::DeviceToString(dev)
                    << " is not supported yet (part 1 stages host memory per kernel launch)");
+  }
+
+  // The device `dev.device_id` if it was created, else null. Never throws.
+  Device* FindDevice(DLDevice dev) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = devices_.find(dev.device_id);
+    return it == devices_.end() ? nullptr : it->second;
   }
 
   // The device `dev.device_id`, created on first use (the loader and instance too).

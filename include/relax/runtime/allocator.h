@@ -43,6 +43,29 @@ class Allocator {
   static void Register(DLDevice dev, Allocator* a);
 };
 
+/// While alive, host allocations on the calling thread come from `dev`'s unified memory
+/// (DeviceAPI::AllocUnified): Allocator::Get for the CPU returns an allocator of it, and the
+/// kernel workspace (RelaxWorkspaceAlloc) borrows from it. So the tensors and kernel
+/// intermediates of a GPU artifact's run are memory its kernels use in place, while host code
+/// (VM builtins, CPU kernels, the caller reading outputs) still reads and writes them as host
+/// memory. Blocks the device cannot make (AllocUnified returns null) come from the CPU
+/// allocator. The VM opens one around each run of an artifact with device kernels unless
+/// RELAX_GPU_UNIFIED=0 (then every buffer is staged per launch). Scopes nest; each restores
+/// the previous one. Throws relax::Error when `dev` has no DeviceAPI.
+class UnifiedMemoryScope {
+ public:
+  explicit UnifiedMemoryScope(DLDevice dev);
+  ~UnifiedMemoryScope();
+  UnifiedMemoryScope(const UnifiedMemoryScope&) = delete;
+  UnifiedMemoryScope& operator=(const UnifiedMemoryScope&) = delete;
+
+  /// The allocator of the innermost scope open on this thread, or null.
+  static Allocator* Current();
+
+ private:
+  Allocator* previous_;
+};
+
 /// A tensor viewing `storage` from byte `offset` with `shape` (each dim >= 0) and `dtype`; it
 /// keeps the storage alive. Throws relax::Error when the tensor does not fit in the storage,
 /// the offset is not a multiple of the element size, or a dim is negative.

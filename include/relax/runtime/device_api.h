@@ -16,6 +16,23 @@ namespace relax::runtime {
 /// An opaque device stream handle (nullptr = the default stream).
 using StreamHandle = void*;
 
+/// What the launches on one device have cost so far (DeviceAPI::Counters), as running totals.
+struct DeviceCounters {
+  /// The device-measured execution time of all kernels, in nanoseconds, from the device's
+  /// own timers (CUDA events around each launch; Vulkan timestamp queries around each
+  /// dispatch), so host staging and launch overhead are not in it. -1 when the device has no
+  /// timer or no kernel has run on it yet.
+  int64_t kernel_ns = -1;
+  /// Kernel launches.
+  int64_t launches = 0;
+  /// Buffer parameters the kernels used in place (inside unified memory or resident
+  /// constants), and the ones staged: copied in before the launch (and back after it when
+  /// written).
+  int64_t in_place_buffers = 0, staged_buffers = 0;
+  /// Bytes of those staging copies, host -> device and device -> host.
+  int64_t staged_in_bytes = 0, staged_out_bytes = 0;
+};
+
 /// Abstract device interface. One instance per device type, obtained via DeviceAPI::Get; all
 /// methods must be thread-safe. Errors are reported as relax::Error.
 class DeviceAPI {
@@ -45,7 +62,11 @@ class DeviceAPI {
                             uint64_t size) = 0;
   /// Releases a module from LoadKernels (null is a no-op).
   virtual void UnloadKernels(DLDevice dev, void* module) = 0;
-  /// Runs kernel `index` of `module` and waits for it (part 1 is synchronous). Kernel ABI:
+  /// Runs kernel `index` of `module` and waits for it. A buffer inside this API's unified
+  /// memory (AllocUnified) is used in place unless another buffer parameter overlaps it and
+  /// one of the two is written; a resident constant (KernelLaunch::constant) is uploaded once;
+  /// every other buffer is staged: copied to the device before the launch and, when the kernel
+  /// writes it, back after it (docs/design.md, "GPU runtime"). Kernel ABI:
   /// Vulkan: descriptor set 0, binding i = buffer i (storage buffer); the int64 scalars are
   /// one push-constant block (KernelSpec::push_constants) or, in older artifacts and beyond
   /// kMaxPushConstantScalars, binding num_buffers (a storage buffer); CUDA: the buffers'
@@ -53,12 +74,24 @@ class DeviceAPI {
   /// the kernel on a device error (out of memory, device lost, launch failure).
   virtual void LaunchKernel(DLDevice dev, void* module, int32_t index, const KernelLaunch& launch,
                             StreamHandle stream) = 0;
-  /// The device-measured execution time of all kernels launched on `dev` so far, in
-  /// nanoseconds (a running total: take differences), from the device's own timers (CUDA
-  /// events around each launch; Vulkan timestamp queries around each dispatch), so host
-  /// staging and launch overhead are not in it. -1 when the device has no timer or no
-  /// kernel has been launched on it yet (the CPU API: always -1). Never throws.
-  virtual int64_t KernelTimeNs(DLDevice dev) { return (void)dev, -1; }
+  /// Allocates `nbytes` (0 allowed) of unified memory: memory the host addresses through the
+  /// returned pointer and `dev`'s kernels use in place, with no staging copy, when a launch
+  /// passes a buffer inside it (Vulkan: a persistently mapped HOST_VISIBLE | HOST_COHERENT
+  /// storage buffer, DEVICE_LOCAL where the device has such a memory type; CUDA: managed
+  /// memory, `cuMemAllocManaged` in the CUDA driver API reference). Launches wait for their
+  /// kernels, so the host may read and write it between launches. Returns nullptr when `dev`
+  /// has no such memory or cannot align to `alignment` (a power of two): the caller then uses
+  /// host memory, which launches stage. Throws relax::Error when the device fails or is out of
+  /// memory. The CPU API returns nullptr.
+  virtual void* AllocUnified(DLDevice dev, size_t nbytes, size_t alignment) {
+    return (void)dev, (void)nbytes, (void)alignment, nullptr;
+  }
+  /// Frees memory from AllocUnified (null, or a pointer it did not return: a no-op). Never
+  /// throws.
+  virtual void FreeUnified(DLDevice dev, void* ptr) { (void)dev, (void)ptr; }
+  /// Running totals of what the kernels launched on `dev` cost (DeviceCounters). All fields
+  /// are running totals: take differences. The CPU API returns the defaults. Never throws.
+  virtual DeviceCounters Counters(DLDevice dev) { return (void)dev, DeviceCounters{}; }
 
   /// The API for `dev.device_type`. Throws relax::Error for a device type with no registered
   /// API (e.g. "no device API registered for device cuda:0").

@@ -75,10 +75,10 @@ struct LaunchTable {
   static LaunchTable FromJSON(const std::string& json, uint64_t device_section_size);
 };
 
-/// One launch, as the host code passes it. Part 1's memory model: every buffer is host memory
-/// (the VM's tensors, the params section, kernel workspaces); the device API copies the
-/// buffers a kernel reads to the device before the launch and the ones it writes back after it
-/// (docs/design.md, "GPU targets").
+/// One launch, as the host code passes it. Every buffer is a host address: unified memory the
+/// device uses in place (the VM's tensors and kernel workspaces while a GPU artifact runs,
+/// allocator.h UnifiedMemoryScope), the artifact's params (resident after the first upload),
+/// or plain host memory the device API stages (docs/design.md, "GPU runtime").
 struct KernelLaunch {
   /// Blocks along x, y, z. The device API may fold an x count beyond the device's limit into y;
   /// kernels compute the linear block index as block_id.y * num_blocks.x + block_id.x and guard

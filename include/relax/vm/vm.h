@@ -59,6 +59,10 @@ class VirtualMachine {
   /// Run with sequence inputs and outputs (TensorSig::sequence): such an input is a Tuple of
   /// cpu tensors of the declared element dtype (checked), such an output comes back as a
   /// Tuple of tensors; tensor inputs and outputs are as in Run. Throws relax::Error.
+  /// For an artifact with device kernels the run is inside a UnifiedMemoryScope of its device
+  /// (allocator.h): its tensors, kernel intermediates and outputs are unified memory, and each
+  /// tensor input is first copied into unified memory once, so kernels use every buffer in
+  /// place (RELAX_GPU_UNIFIED=0 turns this off: every launch stages its buffers).
   std::vector<Value> RunValues(const std::vector<Value>& inputs);
 
   /// Calls VM function `name` with `args` without signature checks; returns its result.
@@ -84,6 +88,7 @@ class VirtualMachine {
   void CheckInputValues(const std::vector<Value>& inputs) const;
 
   std::shared_ptr<LoadedArtifact> artifact_;
+  bool unified_ = false;  // runs in a UnifiedMemoryScope (a GPU artifact, RELAX_GPU_UNIFIED != 0)
   std::vector<Value> constants_;
   std::vector<std::vector<std::shared_ptr<Callee>>> callees_;  // [function][pc]
   bool profiling_ = false;

@@ -188,6 +188,57 @@ TEST_F(VulkanRuntimeTest, ConstantBuffersStayResident) {
   EXPECT_EQ(b[0], 11.0f);
 }
 
+// Buffers inside unified memory (AllocUnified) are used in place: no staging copy, host writes
+// between launches are seen, and a view at an aligned offset works. A buffer that overlaps a
+// written one is staged instead, so the kernel reads the values from before its own writes.
+TEST_F(VulkanRuntimeTest, UnifiedBuffersRunInPlace) {
+  DeviceAPI* api = module_->api;
+  const DLDevice dev = module_->dev;
+  const int64_t n = 300;
+  const size_t bytes = n * sizeof(float);
+  auto* a = static_cast<float*>(api->AllocUnified(dev, bytes, 64));
+  auto* b = static_cast<float*>(api->AllocUnified(dev, bytes + 256, 64));
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  auto launch = [&](const float* in, float* out, int64_t len) {
+    std::vector<int64_t> packed = Pack((len + 63) / 64, in, out, len, len);
+    ASSERT_EQ(
+        RelaxLaunchKernel(module_.get(), 0, packed.data(), static_cast<int32_t>(packed.size())), 0)
+        << RelaxGetLastError();
+  };
+  for (int64_t i = 0; i < n; ++i) a[i] = static_cast<float>(i);
+  const DeviceCounters c0 = api->Counters(dev);
+  launch(a, b, n);
+  for (int64_t i = 0; i < n; ++i) ASSERT_EQ(b[i], a[i] * 2 + 1) << i;
+  a[7] = 100.0f;         // a host write, seen by the next launch
+  launch(a, b + 64, n);  // a 256-byte offset into b
+  EXPECT_EQ(b[64 + 7], 201.0f);
+  const DeviceCounters c1 = api->Counters(dev);
+  EXPECT_EQ(c1.launches - c0.launches, 2);
+  EXPECT_EQ(c1.in_place_buffers - c0.in_place_buffers, 4);
+  EXPECT_EQ(c1.staged_buffers - c0.staged_buffers, 0);
+  EXPECT_EQ(c1.staged_in_bytes - c0.staged_in_bytes, 0);
+  EXPECT_EQ(c1.staged_out_bytes - c0.staged_out_bytes, 0);
+  // In place on one buffer: A and B overlap (B = A shifted by one element) -> both staged.
+  for (int64_t i = 0; i < n; ++i) a[i] = 1.0f;
+  launch(a, a + 1, n - 1);
+  for (int64_t i = 1; i < n; ++i) ASSERT_EQ(a[i], 3.0f) << i;  // from the old 1.0s
+  const DeviceCounters c2 = api->Counters(dev);
+  EXPECT_EQ(c2.staged_buffers - c1.staged_buffers, 2);
+  EXPECT_EQ(c2.staged_out_bytes - c1.staged_out_bytes, static_cast<int64_t>(bytes - 4));
+  api->FreeUnified(dev, a);
+  api->FreeUnified(dev, b);
+  api->FreeUnified(dev, b);  // not live any more: a no-op
+  // Host memory is staged: copied in, and back for the written buffer.
+  std::vector<float> ha(n, 2.0f), hb(n, 0.0f);
+  launch(ha.data(), hb.data(), n);
+  EXPECT_EQ(hb[n - 1], 5.0f);
+  const DeviceCounters c3 = api->Counters(dev);
+  EXPECT_EQ(c3.staged_buffers - c2.staged_buffers, 2);
+  EXPECT_EQ(c3.staged_in_bytes - c2.staged_in_bytes, static_cast<int64_t>(2 * bytes));
+  EXPECT_EQ(c3.staged_out_bytes - c2.staged_out_bytes, static_cast<int64_t>(bytes));
+}
+
 // An x count over the device limit is folded into y; the kernel's linear block index still
 // covers every element. A small limit (test hook) keeps the grid small.
 TEST_F(VulkanRuntimeTest, FoldedGridSmallLimit) {
@@ -518,16 +569,29 @@ TEST_F(GpuArtifactTest, RunsThroughTheVM) {
   ASSERT_NE(art->device_module(), nullptr);
   EXPECT_EQ(art->device_module()->dev.device_type, kDLVulkan);
   EXPECT_EQ(art->device_module()->table.kernels[0].name, "add_scale");
-  VirtualMachine vm(art);
-  for (int64_t n : {1, 1000, 4099}) {
-    NDArray x = NDArray::Empty({n}, ParseDType("float32"));
-    for (int64_t i = 0; i < n; ++i)
-      static_cast<float*>(x.data())[i] = static_cast<float>(i) * 0.25f;
-    std::vector<NDArray> out = vm.Run({x});
-    ASSERT_EQ(out.size(), 1u);
-    ASSERT_EQ(out[0].shape()[0], n);
-    for (int64_t i = 0; i < n; ++i)
-      ASSERT_EQ(static_cast<float*>(out[0].data())[i], static_cast<float>(i) * 0.5f + 1) << i;
+  DeviceAPI* api = art->device_module()->api;
+  const DLDevice dev = art->device_module()->dev;
+  // The run's tensors (the input's copy, the output) are unified memory the kernel uses in
+  // place; with RELAX_GPU_UNIFIED=0 both buffers are staged.
+  for (const char* unified : {"1", "0"}) {
+    ::setenv("RELAX_GPU_UNIFIED", unified, 1);
+    VirtualMachine vm(art);
+    ::unsetenv("RELAX_GPU_UNIFIED");
+    const DeviceCounters c0 = api->Counters(dev);
+    for (int64_t n : {1, 1000, 4099}) {
+      NDArray x = NDArray::Empty({n}, ParseDType("float32"));
+      for (int64_t i = 0; i < n; ++i)
+        static_cast<float*>(x.data())[i] = static_cast<float>(i) * 0.25f;
+      std::vector<NDArray> out = vm.Run({x});
+      ASSERT_EQ(out.size(), 1u);
+      ASSERT_EQ(out[0].shape()[0], n);
+      for (int64_t i = 0; i < n; ++i)
+        ASSERT_EQ(static_cast<float*>(out[0].data())[i], static_cast<float>(i) * 0.5f + 1) << i;
+    }
+    const DeviceCounters c1 = api->Counters(dev);
+    EXPECT_EQ(c1.launches - c0.launches, 3);
+    EXPECT_EQ(c1.in_place_buffers - c0.in_place_buffers, unified[0] == '1' ? 6 : 0) << unified;
+    EXPECT_EQ(c1.staged_buffers - c0.staged_buffers, unified[0] == '1' ? 0 : 6) << unified;
   }
 }
 
