@@ -56,6 +56,8 @@ void DeviceModule::Launch(int32_t index, KernelLaunch launch) const {
   api->LaunchKernel(dev, handle, index, launch, nullptr);
 }
 
+void DeviceModule::Sync() const { api->SyncStream(dev, nullptr); }
+
 }  // namespace relax::runtime
 
 extern "C" int32_t RelaxLaunchKernel(void* device_module, int32_t kernel_index,

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 
@@ -52,7 +53,43 @@ struct VirtualMachine::Callee {
   size_t func_index = 0;
   const BuiltinFn* builtin = nullptr;
   RelaxPackedFunc kernel = nullptr;
+  // A GPU artifact's device work must be finished before this callee runs: it may touch tensor
+  // data on the host (a builtin not in kDataFreeBuiltins, a kernel that is not a host part of
+  // device kernels).
+  bool sync_device = false;
 };
+
+namespace {
+
+// Builtins that never read or write tensor data (shapes, allocation, views, registers), so
+// device launches still queued may run on while they execute.
+bool DataFreeBuiltin(const std::string& name) {
+  static const std::set<std::string> kDataFreeBuiltins = {
+      "vm.builtin.alloc_shape_heap", "vm.builtin.alloc_storage",
+      "vm.builtin.alloc_tensor",     "vm.builtin.check_dims_equal",
+      "vm.builtin.check_tensor",     "vm.builtin.eval_prim",
+      "vm.builtin.make_shape",       "vm.builtin.make_tuple",
+      "vm.builtin.match_shape",      "vm.builtin.move",
+      "vm.builtin.release",          "vm.builtin.reshape",
+      "vm.builtin.store_shape",      "vm.builtin.tuple_getitem"};
+  return kDataFreeBuiltins.count(name) != 0;
+}
+
+// The host PrimFuncs of a GPU artifact's device kernels (split-host-device names kernel k of
+// PrimFunc f "f_kernel<k>"): their host code only allocates workspaces and launches.
+std::set<std::string> LaunchingPrimFuncs(const DeviceModule* dm) {
+  std::set<std::string> out;
+  if (!dm) return out;
+  for (const KernelSpec& k : dm->table.kernels) {
+    const size_t at = k.name.rfind("_kernel");
+    if (at == std::string::npos || at + 7 == k.name.size()) continue;
+    if (k.name.find_first_not_of("0123456789", at + 7) != std::string::npos) continue;
+    out.insert(k.name.substr(0, at));
+  }
+  return out;
+}
+
+}  // namespace
 
 VirtualMachine::VirtualMachine(std::shared_ptr<LoadedArtifact> artifact)
     : artifact_(std::move(artifact)) {
@@ -87,6 +124,8 @@ VirtualMachine::VirtualMachine(std::shared_ptr<LoadedArtifact> artifact)
   }
   std::unordered_map<std::string, size_t> func_index;
   for (size_t i = 0; i < exec.functions.size(); ++i) func_index[exec.functions[i].name] = i;
+  const DeviceModule* dm = artifact_->device_module();
+  const std::set<std::string> launching = LaunchingPrimFuncs(dm);
   std::unordered_map<std::string, std::shared_ptr<Callee>> cache;
   callees_.resize(exec.functions.size());
   for (size_t fi = 0; fi < exec.functions.size(); ++fi) {
@@ -111,6 +150,8 @@ VirtualMachine::VirtualMachine(std::shared_ptr<LoadedArtifact> artifact)
           c->kind = Callee::kKernel;
           c->kernel = artifact_->GetKernel(in.func);
         }
+        c->sync_device = dm && ((c->kind == Callee::kBuiltin && !DataFreeBuiltin(in.func)) ||
+                                (c->kind == Callee::kKernel && !launching.count(in.func)));
         slot = c;
       }
       callees_[fi][pc] = slot;
@@ -121,6 +162,7 @@ VirtualMachine::VirtualMachine(std::shared_ptr<LoadedArtifact> artifact)
 }
 
 Value VirtualMachine::CallCallee(const Callee& c, std::vector<Value> args, int depth) {
+  if (c.sync_device) artifact_->device_module()->Sync();
   switch (c.kind) {
     case Callee::kFunction:
       return Execute(c.func_index, std::move(args), depth + 1);
@@ -223,6 +265,8 @@ Value VirtualMachine::Execute(size_t fi, std::vector<Value> args, int depth) {
         if (profiling_) {
           auto t0 = std::chrono::steady_clock::now();
           r = CallCallee(*callees_[fi][pc], std::move(av), depth);
+          // Device work is queued: wait for it, so the callee's time includes its kernels.
+          if (const DeviceModule* dm = artifact_->device_module()) dm->Sync();
           auto& slot = profile_[in.func];
           slot.first +=
               std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
@@ -278,7 +322,22 @@ Value VirtualMachine::Invoke(const std::string& name, std::vector<Value> args) {
   for (size_t i = 0; i < fs.size(); ++i)
     if (fs[i].name == name) {
       executed_ = 0;
-      return Execute(i, std::move(args), 0);
+      const DeviceModule* dm = artifact_->device_module();
+      if (!dm) return Execute(i, std::move(args), 0);
+      // The caller reads the results (and may reuse the memory) once this returns.
+      Value r;
+      try {
+        r = Execute(i, std::move(args), 0);
+      } catch (...) {
+        try {
+          dm->Sync();
+        } catch (...) {
+          // The first error is the one to report.
+        }
+        throw;
+      }
+      dm->Sync();
+      return r;
     }
   RELAX_THROW("no VM function named '" << name << "'");
 }

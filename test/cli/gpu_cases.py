@@ -87,18 +87,28 @@ def case_vulkan_run(r):
     print(f"PASS: kernel time {ker.group(1)} ms of {lat.group(1)} ms per run")
     # The run's tensors are unified memory: every buffer is used in place, nothing is staged;
     # RELAX_GPU_UNIFIED=0 stages the non-constant ones (and gives the same result).
-    traffic = r"device launches: (\d+) per run; buffers in place: (\d+), staged: (\d+) " \
-              r"\((\d+) bytes in, (\d+) bytes out per run\)"
+    # The launches are queued and waited for once per run.
+    traffic = r"device launches: (\d+) per run \((\d+) waits\); buffers in place: (\d+), " \
+              r"staged: (\d+) \((\d+) bytes in, (\d+) bytes out per run\)"
     t = re.search(traffic, p.stdout)
-    if not t or int(t.group(1)) < 4 or int(t.group(3)) != 0 or int(t.group(4)) != 0:
-        raise SystemExit("FAIL: expected every buffer in place and 0 bytes staged per run")
+    if not t or int(t.group(1)) < 4 or int(t.group(2)) != 1 or int(t.group(4)) != 0 \
+            or int(t.group(5)) != 0:
+        raise SystemExit("FAIL: expected every buffer in place, 0 bytes staged and 1 wait per run")
+    # RELAX_GPU_UNIFIED=0 stages the non-constant buffers, and every launch waits.
     env = dict(os.environ, RELAX_GPU_UNIFIED="0")
     p0 = subprocess.run(cmd, capture_output=True, text=True, env=env)
     t0 = re.search(traffic, p0.stdout)
-    if p0.returncode != 0 or not t0 or int(t0.group(3)) == 0 or int(t0.group(5)) == 0:
+    if p0.returncode != 0 or not t0 or int(t0.group(4)) == 0 or int(t0.group(6)) == 0 \
+            or int(t0.group(2)) != int(t0.group(1)):
         raise SystemExit("FAIL: RELAX_GPU_UNIFIED=0 should stage buffers:\n" + p0.stdout + p0.stderr)
-    print(f"PASS: {t.group(2)} buffers in place, 0 staged per run (unified memory); "
-          f"{t0.group(3)} staged ({t0.group(4)} + {t0.group(5)} bytes) with RELAX_GPU_UNIFIED=0")
+    # RELAX_GPU_ASYNC=0: in place, but every launch waits.
+    env = dict(os.environ, RELAX_GPU_ASYNC="0")
+    p1 = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    t1 = re.search(traffic, p1.stdout)
+    if p1.returncode != 0 or not t1 or int(t1.group(4)) != 0 or int(t1.group(2)) != int(t1.group(1)):
+        raise SystemExit("FAIL: RELAX_GPU_ASYNC=0 should wait per launch:\n" + p1.stdout + p1.stderr)
+    print(f"PASS: {t.group(1)} launches, 1 wait, {t.group(3)} buffers in place, 0 staged per run; "
+          f"{t0.group(4)} staged ({t0.group(5)} + {t0.group(6)} bytes) with RELAX_GPU_UNIFIED=0")
 
 
 def case_cuda_ptxas(r):

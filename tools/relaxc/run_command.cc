@@ -236,8 +236,8 @@ void RunOrThrow(const RunOptions& opts) {
     }
     if (dm) {
       auto per_run = [&](int64_t a, int64_t b) { return (b - a) / opts.repeat; };
-      std::cout << "device launches: " << per_run(c0.launches, c1.launches)
-                << " per run; buffers in place: "
+      std::cout << "device launches: " << per_run(c0.launches, c1.launches) << " per run ("
+                << per_run(c0.waits, c1.waits) << " waits); buffers in place: "
                 << per_run(c0.in_place_buffers, c1.in_place_buffers)
                 << ", staged: " << per_run(c0.staged_buffers, c1.staged_buffers) << " ("
                 << per_run(c0.staged_in_bytes, c1.staged_in_bytes) << " bytes in, "

@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -42,7 +43,11 @@ using CUstream = CUstream_st*;
 using CUevent = CUevent_st*;
 constexpr CUresult kCudaSuccess = 0;
 constexpr CUresult kCudaErrorOutOfMemory = 2;
-constexpr int kAttrManagedMemory = 83;    // CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY
+constexpr int kAttrManagedMemory = 83;      // CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY
+constexpr int kAttrConcurrentManaged = 89;  // CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS
+constexpr unsigned kStreamNonBlocking = 1;  // CU_STREAM_NON_BLOCKING
+// The most launches queued without waiting.
+constexpr int64_t kMaxQueued = 256;
 constexpr unsigned kMemAttachGlobal = 1;  // CU_MEM_ATTACH_GLOBAL
 // Managed allocations start on a 256-byte boundary (or more).
 constexpr size_t kManagedAlignment = 256;
@@ -64,9 +69,11 @@ constexpr size_t kManagedAlignment = 256;
   X(cuMemAllocManaged, CUresult (*)(CUdeviceptr*, size_t, unsigned int))                       \
   X(cuMemcpyHtoD_v2, CUresult (*)(CUdeviceptr, const void*, size_t))                           \
   X(cuMemcpyDtoH_v2, CUresult (*)(void*, CUdeviceptr, size_t))                                 \
+  X(cuMemcpyHtoDAsync_v2, CUresult (*)(CUdeviceptr, const void*, size_t, CUstream))            \
+  X(cuStreamCreate, CUresult (*)(CUstream*, unsigned int))                                     \
+  X(cuStreamSynchronize, CUresult (*)(CUstream))                                               \
   X(cuLaunchKernel, CUresult (*)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, \
                                  unsigned, unsigned, CUstream, void**, void**))                \
-  X(cuCtxSynchronize, CUresult (*)())                                                          \
   X(cuEventCreate, CUresult (*)(CUevent*, unsigned int))                                       \
   X(cuEventRecord, CUresult (*)(CUevent, CUstream))                                            \
   X(cuEventElapsedTime, CUresult (*)(float*, CUevent, CUevent))                                \
@@ -129,10 +136,24 @@ struct Device {
   int managed = -1;
   runtime::UnifiedBlocks<CUdeviceptr> unified;
   std::map<size_t, std::vector<CUdeviceptr>> free_unified;
-  // Events recorded around each launch (made on the first; null if that failed) and the
-  // totals of DeviceAPI::Counters.
-  CUevent start = nullptr, stop = nullptr;
-  bool events_tried = false;
+  // The device's stream; launches whose buffers need no copy back are queued on it without
+  // waiting (`defer`: RELAX_GPU_ASYNC != 0 and the device lets the host use managed memory
+  // while kernels run); `queued` of them are, up to kernel `queued_last`, and the blocks they
+  // use that were released meanwhile wait in `pending` (pointer, bytes, unified).
+  CUstream stream = nullptr;
+  bool defer = false;
+  int64_t queued = 0;
+  std::string queued_last;
+  struct Pending {
+    CUdeviceptr p;
+    uint64_t bytes;
+    bool unified;
+  };
+  std::vector<Pending> pending;
+  // Event pairs recorded around each queued launch (made as needed; a null pair: no timing)
+  // and the totals of DeviceAPI::Counters.
+  std::vector<std::pair<CUevent, CUevent>> events;
+  size_t events_used = 0;
   runtime::DeviceCounters counters;
 };
 
@@ -216,8 +237,13 @@ class CudaDeviceAPI final : public DeviceAPI {
   }
   StreamHandle CreateStream(DLDevice) override { return nullptr; }
   void FreeStream(DLDevice, StreamHandle) override {}
-  // Launches wait for their kernel, so there is never queued work.
-  void SyncStream(DLDevice, StreamHandle) override {}
+  // Waits for the launches queued on `dev`'s stream.
+  void SyncStream(DLDevice dev, StreamHandle) override {
+    Device* d = FindDevice(dev);
+    if (!d) return;
+    std::lock_guard<std::mutex> lock(d->mu);
+    Sync(*d);
+  }
 
   void* LoadKernels(DLDevice dev, const LaunchTable& table, const uint8_t* binary,
                     uint64_t size) override {
@@ -271,6 +297,11 @@ class CudaDeviceAPI final : public DeviceAPI {
     if (!m) return;
     {
       std::lock_guard<std::mutex> lock(m->dev->mu);
+      try {
+        Sync(*m->dev);  // no launch of its kernels is queued
+      } catch (...) {
+        // The queue failed; its error was the launches' to report. Unloading goes on.
+      }
       if (driver_->cuCtxSetCurrent(m->dev->ctx) == kCudaSuccess) {
         for (CUmodule mod : m->modules) driver_->cuModuleUnload(mod);
         for (auto& [key, p] : m->resident) driver_->cuMemFree_v2(p);
@@ -337,6 +368,15 @@ class CudaDeviceAPI final : public DeviceAPI {
       nd->cu = cu;
       driver_->Check(driver_->cuDevicePrimaryCtxRetain(&nd->ctx, cu), "cuDevicePrimaryCtxRetain",
                      what);
+      driver_->Check(driver_->cuCtxSetCurrent(nd->ctx), "cuCtxSetCurrent", what);
+      driver_->Check(driver_->cuStreamCreate(&nd->stream, kStreamNonBlocking), "cuStreamCreate",
+                     what);
+      int concurrent = 0;
+      const char* async = std::getenv("RELAX_GPU_ASYNC");
+      nd->defer =
+          !(async && std::string(async) == "0") &&
+          driver_->cuDeviceGetAttribute(&concurrent, kAttrConcurrentManaged, cu) == kCudaSuccess &&
+          concurrent != 0;
       d = nd.release();
     }
     return *d;
@@ -365,6 +405,11 @@ class CudaDeviceAPI final : public DeviceAPI {
 
   // Gives a staging block (or, `unified`, a managed one) back to its cache (caller holds d.mu).
   void Release(Device& d, CUdeviceptr p, uint64_t bytes, bool unified = false) {
+    if (d.queued > 0) {
+      // Queued kernels may still use it: it becomes free once they ran (Sync).
+      d.pending.push_back({p, bytes, unified});
+      return;
+    }
     size_t size = SizeClass(bytes);
     if (d.cached_bytes + size > kMaxCachedBytes) {
       driver_->cuMemFree_v2(p);
@@ -384,6 +429,39 @@ class CudaDeviceAPI final : public DeviceAPI {
     d.cached_bytes = 0;
   }
 
+  // Waits for the launches queued on `d`'s stream (caller holds d.mu), adds their event times
+  // to the kernel time and frees the blocks released meanwhile. Throws relax::Error naming the
+  // last queued kernel when the device failed.
+  void Sync(Device& d) {
+    if (d.queued == 0) return;
+    const std::string what = d.queued == 1
+                                 ? "kernel '" + d.queued_last + "'"
+                                 : "the " + std::to_string(d.queued) +
+                                       " kernels queued up to kernel '" + d.queued_last + "'";
+    const Driver& drv = *driver_;
+    d.queued = 0;
+    ++d.counters.waits;
+    std::vector<Device::Pending> pending;
+    pending.swap(d.pending);
+    const size_t used = d.events_used;
+    d.events_used = 0;
+    CUresult r = drv.cuCtxSetCurrent(d.ctx);
+    if (r == kCudaSuccess) r = drv.cuStreamSynchronize(d.stream);
+    for (const auto& b : pending) Release(d, b.p, b.bytes, b.unified);
+    drv.Check(r, "cuStreamSynchronize", what);
+    for (size_t i = 0; i < used; ++i) {
+      float ms = 0;
+      auto [start, stop] = d.events[i];
+      if (start && drv.cuEventElapsedTime(&ms, start, stop) == kCudaSuccess)
+        d.counters.kernel_ns =
+            (d.counters.kernel_ns < 0 ? 0 : d.counters.kernel_ns) + static_cast<int64_t>(ms * 1e6);
+    }
+  }
+
+  // Records one launch of `k` on the device's stream. When a staged buffer must be copied
+  // back, when queuing is off or the queue is full, it waits (Sync) and copies back;
+  // otherwise it returns with the kernel queued, and SyncStream (the VM, before host code
+  // touches tensor data) waits for it.
   void Launch(Module& m, const Kernel& k, const KernelLaunch& launch) {
     Device& d = *m.dev;
     const std::string what = "kernel '" + k.name + "'";
@@ -415,6 +493,7 @@ class CudaDeviceAPI final : public DeviceAPI {
     };
     const std::vector<uint8_t> alias_free = runtime::AliasFreeBuffers(k.params, launch);
     std::vector<uint8_t> in_place(k.num_buffers, 0);  // used in place: nothing to copy back
+    bool copy_back = false;
     try {
       for (size_t i = 0; i < k.num_buffers; ++i) {
         uint64_t bytes = launch.buffer_bytes[i];
@@ -452,10 +531,12 @@ class CudaDeviceAPI final : public DeviceAPI {
         kept.push_back(false);
         ptrs.push_back(Acquire(d, bytes, what));
         // Write-only buffers are copied in too: a kernel that writes only part of its output
-        // must leave the rest as it was when the buffer is copied back.
+        // must leave the rest as it was when the buffer is copied back. The copy is ordered
+        // on the stream before the kernel (the host buffer is free once the call returns).
         if (bytes)
-          drv.Check(drv.cuMemcpyHtoD_v2(ptrs.back(), launch.buffers[i], bytes), "cuMemcpyHtoD",
-                    what);
+          drv.Check(drv.cuMemcpyHtoDAsync_v2(ptrs.back(), launch.buffers[i], bytes, d.stream),
+                    "cuMemcpyHtoDAsync", what);
+        copy_back |= k.params[i] != KernelParamKind::kBufferRead && bytes > 0;
         ++d.counters.staged_buffers;
         d.counters.staged_in_bytes += static_cast<int64_t>(bytes);
       }
@@ -466,25 +547,30 @@ class CudaDeviceAPI final : public DeviceAPI {
       std::vector<void*> params;
       for (auto& p : ptrs) params.push_back(&p);
       for (auto& s : scalars) params.push_back(&s);
-      if (!d.events_tried) {
-        d.events_tried = true;
-        // Timing is optional: without events the kernel time stays unknown (-1).
-        if (drv.cuEventCreate(&d.start, 0) != kCudaSuccess ||
-            drv.cuEventCreate(&d.stop, 0) != kCudaSuccess)
-          d.start = d.stop = nullptr;
+      if (d.events_used == d.events.size()) {
+        // Timing is optional: a pair that cannot be made stays null (no time for its launch).
+        CUevent start = nullptr, stop = nullptr;
+        if (drv.cuEventCreate(&start, 0) != kCudaSuccess ||
+            drv.cuEventCreate(&stop, 0) != kCudaSuccess)
+          start = stop = nullptr;
+        d.events.emplace_back(start, stop);
       }
-      bool timed = d.start && drv.cuEventRecord(d.start, nullptr) == kCudaSuccess;
+      auto& ev = d.events[d.events_used];
+      if (ev.first && drv.cuEventRecord(ev.first, d.stream) != kCudaSuccess) ev = {};
       drv.Check(drv.cuLaunchKernel(k.fn, static_cast<unsigned>(gx), static_cast<unsigned>(gy),
                                    static_cast<unsigned>(gz), k.block[0], k.block[1], k.block[2], 0,
-                                   nullptr, params.empty() ? nullptr : params.data(), nullptr),
+                                   d.stream, params.empty() ? nullptr : params.data(), nullptr),
                 "cuLaunchKernel", what);
-      timed = timed && drv.cuEventRecord(d.stop, nullptr) == kCudaSuccess;
-      drv.Check(drv.cuCtxSynchronize(), "cuCtxSynchronize", what);
-      float ms = 0;
-      if (timed && drv.cuEventElapsedTime(&ms, d.start, d.stop) == kCudaSuccess)
-        d.counters.kernel_ns =
-            (d.counters.kernel_ns < 0 ? 0 : d.counters.kernel_ns) + static_cast<int64_t>(ms * 1e6);
+      if (ev.first && drv.cuEventRecord(ev.second, d.stream) != kCudaSuccess) ev = {};
+      ++d.events_used;
+      ++d.queued;
+      d.queued_last = k.name;
       ++d.counters.launches;
+      if (!copy_back && d.defer && d.queued < kMaxQueued) {
+        release();  // kept until the queue ran (Release defers while launches are queued)
+        return;
+      }
+      Sync(d);
       for (size_t i = 0; i < k.num_buffers; ++i) {
         if (k.params[i] == KernelParamKind::kBufferRead || launch.buffer_bytes[i] == 0 ||
             in_place[i])

@@ -271,12 +271,14 @@ std::unique_ptr<Device> CreateDevice(Instance& in, int id) {
   VkFenceCreateInfo fci{};
   fci.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO;
   Check(d->vkCreateFence(d->device, &fci, nullptr, &d->fence), "vkCreateFence", what);
+  const char* async = std::getenv("RELAX_GPU_ASYNC");
+  d->defer = !(async && std::string(async) == "0");
   d->timestamp_bits = families[d->queue_family].timestampValidBits;
   if (d->timestamp_bits > 0 && d->props.limits.timestampPeriod > 0) {
     VkQueryPoolCreateInfo qpi{};
     qpi.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO;
     qpi.queryType = VK_QUERY_TYPE_TIMESTAMP;
-    qpi.queryCount = 2;
+    qpi.queryCount = 2 * kMaxBatch;
     // Without a pool the kernel time is unknown (-1); launches still work.
     if (d->vkCreateQueryPool(d->device, &qpi, nullptr, &d->timestamps) != VK_SUCCESS)
       d->timestamps = VK_NULL_HANDLE;

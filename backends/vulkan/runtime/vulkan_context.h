@@ -109,7 +109,11 @@ struct StagingBuffer {
   uint32_t type = 0;
 };
 
-// One logical device: queue, command buffer, fence, staging pool. Launches hold `mu`.
+// The most dispatches one submission holds (a batch: launches queued without waiting).
+inline constexpr uint32_t kMaxBatch = 256;
+
+// One logical device: queue, command buffer, fence, staging pool, the batch being recorded.
+// Launches hold `mu`.
 struct Device {
   RELAX_VK_DEVICE_FNS(RELAX_VK_DECLARE)
   int id = 0;
@@ -131,6 +135,16 @@ struct Device {
   VkQueryPool timestamps = VK_NULL_HANDLE;
   uint32_t timestamp_bits = 0;
   runtime::DeviceCounters counters;
+  // The batch: dispatches recorded into `cmd` since the last submission (`recording`), the
+  // staging buffers they read (released once it ran), the last kernel's name (for errors),
+  // and the pool of their descriptor sets (reset after each submission). `defer`: launches
+  // whose buffers need no copy back are queued (RELAX_GPU_ASYNC != 0).
+  bool recording = false;
+  uint32_t batch = 0;
+  std::vector<StagingBuffer> batch_staging;
+  std::string batch_last;
+  VkDescriptorPool batch_sets = VK_NULL_HANDLE;
+  bool defer = true;
   std::mutex mu;
   // Free buffers by (memory type, size class: a power of two >= kMinStaging), and their total
   // bytes.
@@ -151,8 +165,8 @@ std::unique_ptr<Instance> CreateInstance();
 /// the optional features kernels may use (int64, float64, int16, 8/16-bit storage,
 /// float16/int8) where supported, a command buffer, a fence, the host-visible coherent
 /// memory type of the staging buffers and (where the queue family has timestamps) a query
-/// pool of two timestamps. Throws relax::Error naming the device and the failing
-/// call.
+/// pool of two timestamps per dispatch of a batch. Throws relax::Error naming the device and the
+/// failing call.
 std::unique_ptr<Device> CreateDevice(Instance& in, int id);
 
 }  // namespace relax::backends::vulkan

@@ -28,8 +28,7 @@ using runtime::StreamHandle;
 constexpr VkDeviceSize kMinStaging = 256;  // Vulkan forbids 0-byte buffers; small ones share
 constexpr VkDeviceSize kMaxCachedStaging = VkDeviceSize{1} << 30;
 
-// One kernel: its pipeline and the one descriptor set its launches rewrite (launches on a device
-// are serialized and synchronous, so one set suffices).
+// One kernel: its pipeline (each launch gets a descriptor set from the device's batch pool).
 struct Kernel {
   std::string name;
   size_t num_buffers = 0, num_scalars = 0;
@@ -39,8 +38,7 @@ struct Kernel {
   VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
   VkPipelineLayout layout = VK_NULL_HANDLE;
   VkPipeline pipeline = VK_NULL_HANDLE;
-  VkDescriptorPool pool = VK_NULL_HANDLE;
-  VkDescriptorSet set = VK_NULL_HANDLE;
+  uint32_t bindings = 0;  // storage-buffer bindings of its descriptor set
 };
 
 struct Module {
@@ -96,10 +94,6 @@ std::vector<uint32_t> CheckSpirv(const uint8_t* bytes, uint64_t size, const Kern
 
 void DestroyKernel(Device& d, Kernel& k) {
   if (k.pipeline) d.vkDestroyPipeline(d.device, k.pipeline, nullptr);
-  if (k.pool) {
-    d.vkResetDescriptorPool(d.device, k.pool, 0);
-    d.vkDestroyDescriptorPool(d.device, k.pool, nullptr);
-  }
   if (k.layout) d.vkDestroyPipelineLayout(d.device, k.layout, nullptr);
   if (k.set_layout) d.vkDestroyDescriptorSetLayout(d.device, k.set_layout, nullptr);
   if (k.shader) d.vkDestroyShaderModule(d.device, k.shader, nullptr);
@@ -163,22 +157,7 @@ void CreateKernel(Device& d, const KernelSpec& spec, const uint8_t* binary, Kern
   d.vkDestroyShaderModule(d.device, k.shader, nullptr);
   k.shader = VK_NULL_HANDLE;
 
-  if (bindings > 0) {
-    VkDescriptorPoolSize ps{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, bindings};
-    VkDescriptorPoolCreateInfo dpci{};
-    dpci.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO;
-    dpci.maxSets = 1;
-    dpci.poolSizeCount = 1;
-    dpci.pPoolSizes = &ps;
-    Check(d.vkCreateDescriptorPool(d.device, &dpci, nullptr, &k.pool), "vkCreateDescriptorPool",
-          what);
-    VkDescriptorSetAllocateInfo dai{};
-    dai.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO;
-    dai.descriptorPool = k.pool;
-    dai.descriptorSetCount = 1;
-    dai.pSetLayouts = &k.set_layout;
-    Check(d.vkAllocateDescriptorSets(d.device, &dai, &k.set), "vkAllocateDescriptorSets", what);
-  }
+  k.bindings = bindings;
 }
 
 VkDeviceSize SizeClass(uint64_t bytes) {
@@ -243,6 +222,12 @@ StagingBuffer AcquireStaging(Device& d, uint64_t bytes, const std::string& what,
 
 void ReleaseStaging(Device& d, StagingBuffer& s) {
   if (!s.buffer) return;
+  if (d.recording) {
+    // Queued dispatches may still use it: it becomes free (or is destroyed) once they ran.
+    d.batch_staging.push_back(s);
+    s = StagingBuffer();
+    return;
+  }
   if (d.cached_bytes + s.size > kMaxCachedStaging) {
     FreeStaging(d, s);
     return;
@@ -263,6 +248,101 @@ uint32_t GroupLimitX(uint32_t limit) {
   return static_cast<uint32_t>(v);
 }
 
+// Submits the batch and waits for it (caller holds d.mu; nothing to do without one): the last
+// barrier makes the shaders' writes visible to the host, the timestamps add to the kernel time,
+// and the batch's staging buffers and descriptor sets are released. Throws relax::Error naming
+// the batch's last kernel when the device fails.
+void Submit(Device& d) {
+  if (!d.recording) return;
+  const std::string what = d.batch == 1 ? "kernel '" + d.batch_last + "'"
+                                        : "the " + std::to_string(d.batch) +
+                                              " kernels queued up to kernel '" + d.batch_last + "'";
+  const uint32_t dispatches = d.batch;
+  ++d.counters.waits;
+  d.recording = false;
+  d.batch = 0;
+  std::vector<StagingBuffer> staging;
+  staging.swap(d.batch_staging);
+  auto release = [&] {
+    for (auto& sb : staging) ReleaseStaging(d, sb);
+    if (d.batch_sets) d.vkResetDescriptorPool(d.device, d.batch_sets, 0);
+  };
+  try {
+    VkMemoryBarrier mb{};
+    mb.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
+    mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
+    mb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+    d.vkCmdPipelineBarrier(d.cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_HOST_BIT,
+                           0, 1, &mb, 0, nullptr, 0, nullptr);
+    Check(d.vkEndCommandBuffer(d.cmd), "vkEndCommandBuffer", what);
+    VkSubmitInfo si{};
+    si.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
+    si.commandBufferCount = 1;
+    si.pCommandBuffers = &d.cmd;
+    Check(d.vkQueueSubmit(d.queue, 1, &si, d.fence), "vkQueueSubmit", what);
+    VkResult r = d.vkWaitForFences(d.device, 1, &d.fence, VK_TRUE, UINT64_MAX);
+    if (r != VK_SUCCESS) {
+      // The fence stays signaled-or-pending; wait the queue out so the next launch starts clean.
+      d.vkDeviceWaitIdle(d.device);
+      d.vkResetFences(d.device, 1, &d.fence);
+      Check(r, "vkWaitForFences", what);
+    }
+    Check(d.vkResetFences(d.device, 1, &d.fence), "vkResetFences", what);
+    if (d.timestamps) {
+      std::vector<uint64_t> ticks(2 * dispatches, 0);
+      if (d.vkGetQueryPoolResults(d.device, d.timestamps, 0, 2 * dispatches,
+                                  ticks.size() * sizeof(uint64_t), ticks.data(), sizeof(uint64_t),
+                                  VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT) ==
+          VK_SUCCESS) {
+        const uint64_t mask =
+            d.timestamp_bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << d.timestamp_bits) - 1;
+        double ns = 0;
+        for (uint32_t i = 0; i < dispatches; ++i)
+          ns += static_cast<double>((ticks[2 * i + 1] - ticks[2 * i]) & mask) *
+                static_cast<double>(d.props.limits.timestampPeriod);
+        int64_t& total = d.counters.kernel_ns;
+        total = (total < 0 ? 0 : total) + static_cast<int64_t>(ns);
+      }
+    }
+  } catch (...) {
+    release();
+    throw;
+  }
+  release();
+}
+
+// A descriptor set of `k`'s layout from the batch pool (made on first use; caller holds d.mu).
+// A full pool submits the batch first, which frees every set.
+VkDescriptorSet AllocateSet(Device& d, const Kernel& k, const std::string& what) {
+  if (!d.batch_sets) {
+    VkDescriptorPoolSize ps{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 16 * kMaxBatch};
+    VkDescriptorPoolCreateInfo dpci{};
+    dpci.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO;
+    dpci.maxSets = kMaxBatch;
+    dpci.poolSizeCount = 1;
+    dpci.pPoolSizes = &ps;
+    Check(d.vkCreateDescriptorPool(d.device, &dpci, nullptr, &d.batch_sets),
+          "vkCreateDescriptorPool", what);
+  }
+  VkDescriptorSetAllocateInfo dai{};
+  dai.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO;
+  dai.descriptorPool = d.batch_sets;
+  dai.descriptorSetCount = 1;
+  dai.pSetLayouts = &k.set_layout;
+  VkDescriptorSet set = VK_NULL_HANDLE;
+  VkResult r = d.vkAllocateDescriptorSets(d.device, &dai, &set);
+  if (r != VK_SUCCESS && d.recording) {
+    Submit(d);
+    r = d.vkAllocateDescriptorSets(d.device, &dai, &set);
+  }
+  Check(r, "vkAllocateDescriptorSets", what);
+  return set;
+}
+
+// Records one dispatch of `k` into the batch and, when a buffer must be copied back (a staged
+// written buffer), when the batch is full or when queuing is off, submits it and waits.
+// Otherwise it returns with the dispatch queued: SyncStream (the VM, before host code touches
+// tensor data) submits it.
 void Launch(Module& m, const Kernel& k, const KernelLaunch& launch) {
   Device& d = *m.dev;
   const std::string what = "kernel '" + k.name + "'";
@@ -288,19 +368,19 @@ void Launch(Module& m, const Kernel& k, const KernelLaunch& launch) {
                      << ", " << max[1] << ", " << max[2] << ") even folded");
 
   std::lock_guard<std::mutex> lock(d.mu);
+  // Per buffer (and the scalar buffer): a staging buffer of this launch (released once the
+  // launch ran), or nothing (used in place or resident).
   std::vector<StagingBuffer> staging;
-  std::vector<bool> kept;  // per staging buffer: a resident constant (not released)
-  staging.reserve(k.num_buffers + 1);
+  bool copy_back = false;
   auto release = [&] {
-    for (size_t i = 0; i < staging.size(); ++i)
-      if (!kept[i]) ReleaseStaging(d, staging[i]);
+    for (auto& sb : staging) ReleaseStaging(d, sb);
+    staging.clear();
   };
   try {
     const VkDeviceSize max_range = d.props.limits.maxStorageBufferRange;
     const VkDeviceSize offset_align =
         std::max<VkDeviceSize>(d.props.limits.minStorageBufferOffsetAlignment, 1);
     const std::vector<uint8_t> alias_free = runtime::AliasFreeBuffers(k.params, launch);
-    std::vector<uint8_t> in_place(k.num_buffers, 0);  // used in place: nothing to copy back
     std::vector<VkDescriptorBufferInfo> infos;
     for (size_t i = 0; i < k.num_buffers; ++i) {
       uint64_t bytes = launch.buffer_bytes[i];
@@ -312,9 +392,7 @@ void Launch(Module& m, const Kernel& k, const KernelLaunch& launch) {
       const StagingBuffer* u =
           alias_free[i] ? d.unified.Find(launch.buffers[i], bytes, &offset) : nullptr;
       if (u && offset % offset_align == 0) {
-        staging.push_back(StagingBuffer());  // nothing to release
-        kept.push_back(true);
-        in_place[i] = 1;
+        staging.push_back(StagingBuffer());
         ++d.counters.in_place_buffers;
         infos.push_back({u->buffer, offset, bytes});
         continue;
@@ -330,34 +408,33 @@ void Launch(Module& m, const Kernel& k, const KernelLaunch& launch) {
           d.counters.staged_in_bytes += static_cast<int64_t>(bytes);
           it = m.resident.emplace(key, sb).first;
         }
-        staging.push_back(it->second);
-        kept.push_back(true);
-        in_place[i] = 1;
+        staging.push_back(StagingBuffer());
         ++d.counters.in_place_buffers;
-      } else {
-        staging.push_back(AcquireStaging(d, bytes, what, d.staging_type));
-        kept.push_back(false);
-        // Write-only buffers are copied in too: a kernel that writes only part of its output
-        // must leave the rest as it was when the buffer is copied back.
-        if (bytes) std::memcpy(staging.back().mapped, launch.buffers[i], bytes);
-        ++d.counters.staged_buffers;
-        d.counters.staged_in_bytes += static_cast<int64_t>(bytes);
+        infos.push_back({it->second.buffer, 0, std::min<VkDeviceSize>(it->second.size, max_range)});
+        continue;
       }
+      staging.push_back(AcquireStaging(d, bytes, what, d.staging_type));
+      // Write-only buffers are copied in too: a kernel that writes only part of its output
+      // must leave the rest as it was when the buffer is copied back.
+      if (bytes) std::memcpy(staging.back().mapped, launch.buffers[i], bytes);
+      ++d.counters.staged_buffers;
+      d.counters.staged_in_bytes += static_cast<int64_t>(bytes);
+      copy_back |= k.params[i] != KernelParamKind::kBufferRead && bytes > 0;
       infos.push_back(
           {staging.back().buffer, 0, std::min<VkDeviceSize>(staging.back().size, max_range)});
     }
     if (k.num_scalars > 0 && !k.push_constants) {
       uint64_t bytes = k.num_scalars * sizeof(int64_t);
       staging.push_back(AcquireStaging(d, bytes, what, d.staging_type));
-      kept.push_back(false);
       std::memcpy(staging.back().mapped, launch.scalars.data(), bytes);
       infos.push_back(
           {staging.back().buffer, 0, std::min<VkDeviceSize>(staging.back().size, max_range)});
     }
+    VkDescriptorSet set = k.bindings > 0 ? AllocateSet(d, k, what) : VK_NULL_HANDLE;
     std::vector<VkWriteDescriptorSet> writes(infos.size());
     for (size_t i = 0; i < infos.size(); ++i) {
       writes[i].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
-      writes[i].dstSet = k.set;
+      writes[i].dstSet = set;
       writes[i].dstBinding = static_cast<uint32_t>(i);
       writes[i].descriptorCount = 1;
       writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
@@ -367,75 +444,59 @@ void Launch(Module& m, const Kernel& k, const KernelLaunch& launch) {
       d.vkUpdateDescriptorSets(d.device, static_cast<uint32_t>(writes.size()), writes.data(), 0,
                                nullptr);
 
-    Check(d.vkResetCommandBuffer(d.cmd, 0), "vkResetCommandBuffer", what);
-    VkCommandBufferBeginInfo bi{};
-    bi.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
-    bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-    Check(d.vkBeginCommandBuffer(d.cmd, &bi), "vkBeginCommandBuffer", what);
+    if (!d.recording) {
+      Check(d.vkResetCommandBuffer(d.cmd, 0), "vkResetCommandBuffer", what);
+      VkCommandBufferBeginInfo bi{};
+      bi.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
+      bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+      Check(d.vkBeginCommandBuffer(d.cmd, &bi), "vkBeginCommandBuffer", what);
+      if (d.timestamps) d.vkCmdResetQueryPool(d.cmd, d.timestamps, 0, 2 * kMaxBatch);
+      d.recording = true;
+    }
+    const uint32_t slot = d.batch++;
+    d.batch_last = k.name;
+    ++d.counters.launches;
     d.vkCmdBindPipeline(d.cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k.pipeline);
-    if (k.set)
-      d.vkCmdBindDescriptorSets(d.cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k.layout, 0, 1, &k.set, 0,
+    if (set)
+      d.vkCmdBindDescriptorSets(d.cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k.layout, 0, 1, &set, 0,
                                 nullptr);
     if (k.push_constants)
       d.vkCmdPushConstants(d.cmd, k.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
                            static_cast<uint32_t>(k.num_scalars * sizeof(int64_t)),
                            launch.scalars.data());
-    if (d.timestamps) {
-      d.vkCmdResetQueryPool(d.cmd, d.timestamps, 0, 2);
-      d.vkCmdWriteTimestamp(d.cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, d.timestamps, 0);
-    }
+    if (d.timestamps)
+      d.vkCmdWriteTimestamp(d.cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, d.timestamps, 2 * slot);
     d.vkCmdDispatch(d.cmd, static_cast<uint32_t>(gx), static_cast<uint32_t>(gy),
                     static_cast<uint32_t>(gz));
     if (d.timestamps)
-      d.vkCmdWriteTimestamp(d.cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, d.timestamps, 1);
-    // The shader's writes become visible to the host reads after the fence.
+      d.vkCmdWriteTimestamp(d.cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, d.timestamps,
+                            2 * slot + 1);
+    // The next dispatch of the batch sees this one's writes (and does not overwrite what this
+    // one still reads).
     VkMemoryBarrier mb{};
     mb.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
-    mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
-    mb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
-    d.vkCmdPipelineBarrier(d.cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_HOST_BIT,
-                           0, 1, &mb, 0, nullptr, 0, nullptr);
-    Check(d.vkEndCommandBuffer(d.cmd), "vkEndCommandBuffer", what);
-    VkSubmitInfo si{};
-    si.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
-    si.commandBufferCount = 1;
-    si.pCommandBuffers = &d.cmd;
-    Check(d.vkQueueSubmit(d.queue, 1, &si, d.fence), "vkQueueSubmit", what);
-    VkResult r = d.vkWaitForFences(d.device, 1, &d.fence, VK_TRUE, UINT64_MAX);
-    if (r != VK_SUCCESS) {
-      // The fence stays signaled-or-pending; wait the queue out so the next launch starts clean.
-      d.vkDeviceWaitIdle(d.device);
-      d.vkResetFences(d.device, 1, &d.fence);
-      Check(r, "vkWaitForFences", what);
-    }
-    Check(d.vkResetFences(d.device, 1, &d.fence), "vkResetFences", what);
-    if (d.timestamps) {
-      uint64_t ticks[2] = {0, 0};
-      if (d.vkGetQueryPoolResults(
-              d.device, d.timestamps, 0, 2, sizeof(ticks), ticks, sizeof(uint64_t),
-              VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT) == VK_SUCCESS) {
-        const uint64_t mask =
-            d.timestamp_bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << d.timestamp_bits) - 1;
-        const double ns = static_cast<double>((ticks[1] - ticks[0]) & mask) *
-                          static_cast<double>(d.props.limits.timestampPeriod);
-        int64_t& total = d.counters.kernel_ns;
-        total = (total < 0 ? 0 : total) + static_cast<int64_t>(ns);
-      }
-    }
-    ++d.counters.launches;
+    mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT;
+    mb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+    d.vkCmdPipelineBarrier(d.cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                           VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb, 0, nullptr, 0, nullptr);
 
-    for (size_t i = 0; i < k.num_buffers; ++i) {
-      KernelParamKind kind = k.params[i];
-      if (kind == KernelParamKind::kBufferRead || launch.buffer_bytes[i] == 0 || in_place[i])
-        continue;
-      std::memcpy(launch.buffers[i], staging[i].mapped, launch.buffer_bytes[i]);
-      d.counters.staged_out_bytes += static_cast<int64_t>(launch.buffer_bytes[i]);
+    if (copy_back || !d.defer || d.batch == kMaxBatch) {
+      Submit(d);
+      for (size_t i = 0; i < k.num_buffers; ++i) {
+        if (k.params[i] == KernelParamKind::kBufferRead || launch.buffer_bytes[i] == 0 ||
+            !staging[i].buffer)
+          continue;
+        std::memcpy(launch.buffers[i], staging[i].mapped, launch.buffer_bytes[i]);
+        d.counters.staged_out_bytes += static_cast<int64_t>(launch.buffer_bytes[i]);
+      }
+      release();
+    } else {
+      release();  // while the batch records, they are kept until it ran
     }
   } catch (...) {
     release();
     throw;
   }
-  release();
 }
 
 class VulkanDeviceAPI final : public DeviceAPI {
@@ -475,8 +536,13 @@ class VulkanDeviceAPI final : public DeviceAPI {
   }
   StreamHandle CreateStream(DLDevice) override { return nullptr; }
   void FreeStream(DLDevice, StreamHandle) override {}
-  // Launches wait for their kernel, so there is never queued work.
-  void SyncStream(DLDevice, StreamHandle) override {}
+  // Submits the queued dispatches of `dev` and waits for them.
+  void SyncStream(DLDevice dev, StreamHandle) override {
+    Device* d = FindDevice(dev);
+    if (!d) return;
+    std::lock_guard<std::mutex> lock(d->mu);
+    Submit(*d);
+  }
 
   void* LoadKernels(DLDevice dev, const LaunchTable& table, const uint8_t* binary,
                     uint64_t size) override {
@@ -506,6 +572,11 @@ class VulkanDeviceAPI final : public DeviceAPI {
     if (!m) return;
     {
       std::lock_guard<std::mutex> lock(m->dev->mu);  // no launch of its kernels is running
+      try {
+        Submit(*m->dev);  // none is queued either
+      } catch (...) {
+        // The batch failed; its error was the launches' to report. Unloading goes on.
+      }
       for (auto& k : m->kernels) DestroyKernel(*m->dev, k);
       for (auto& [key, sb] : m->resident) FreeStaging(*m->dev, sb);
     }

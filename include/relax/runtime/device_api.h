@@ -23,8 +23,9 @@ struct DeviceCounters {
   /// dispatch), so host staging and launch overhead are not in it. -1 when the device has no
   /// timer or no kernel has run on it yet.
   int64_t kernel_ns = -1;
-  /// Kernel launches.
-  int64_t launches = 0;
+  /// Kernel launches, and the host's waits for them (a launch whose buffers are all used in
+  /// place is queued; the host waits once for all queued launches).
+  int64_t launches = 0, waits = 0;
   /// Buffer parameters the kernels used in place (inside unified memory or resident
   /// constants), and the ones staged: copied in before the launch (and back after it when
   /// written).

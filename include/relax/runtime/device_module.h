@@ -33,12 +33,19 @@ struct DeviceModule {
   /// is rejected (the message names the kernel).
   static std::unique_ptr<DeviceModule> Load(const LaunchTable& table, const uint8_t* binary,
                                             uint64_t size, int device_id);
-  /// Runs kernel `index` with `launch` and waits for it (DeviceAPI::LaunchKernel). Throws
+  /// Runs kernel `index` with `launch` (DeviceAPI::LaunchKernel: it may stay queued until
+  /// Sync). Throws
   /// relax::Error naming the kernel when the index is out of range, the buffer or scalar counts
   /// disagree with its KernelSpec, a buffer of > 0 bytes is null, a grid dim is < 1, or the
   /// device fails. Buffers inside [constant_begin, constant_begin + constant_size) are marked
   /// constant.
   void Launch(int32_t index, KernelLaunch launch) const;
+
+  /// Waits for every launch still queued on the module's device (DeviceAPI::SyncStream): a
+  /// launch whose buffers are all used in place may return before its kernel ran, so the host
+  /// calls this before it reads or writes what kernels use. Throws relax::Error naming the
+  /// kernel when the device failed.
+  void Sync() const;
 
   /// Unloads the kernels (UnloadKernels); never throws.
   ~DeviceModule();

@@ -208,10 +208,12 @@ TEST_F(VulkanRuntimeTest, UnifiedBuffersRunInPlace) {
   };
   for (int64_t i = 0; i < n; ++i) a[i] = static_cast<float>(i);
   const DeviceCounters c0 = api->Counters(dev);
-  launch(a, b, n);
+  launch(a, b, n);  // queued: every buffer is in place
+  module_->Sync();
   for (int64_t i = 0; i < n; ++i) ASSERT_EQ(b[i], a[i] * 2 + 1) << i;
   a[7] = 100.0f;         // a host write, seen by the next launch
   launch(a, b + 64, n);  // a 256-byte offset into b
+  module_->Sync();
   EXPECT_EQ(b[64 + 7], 201.0f);
   const DeviceCounters c1 = api->Counters(dev);
   EXPECT_EQ(c1.launches - c0.launches, 2);
@@ -219,13 +221,25 @@ TEST_F(VulkanRuntimeTest, UnifiedBuffersRunInPlace) {
   EXPECT_EQ(c1.staged_buffers - c0.staged_buffers, 0);
   EXPECT_EQ(c1.staged_in_bytes - c0.staged_in_bytes, 0);
   EXPECT_EQ(c1.staged_out_bytes - c0.staged_out_bytes, 0);
-  // In place on one buffer: A and B overlap (B = A shifted by one element) -> both staged.
+  // Queued launches run in order, each seeing the previous one's writes: a -> b -> a -> b.
+  for (int64_t i = 0; i < n; ++i) a[i] = 1.0f;
+  launch(a, b, n);
+  launch(b, a, n);
+  launch(a, b, n);
+  module_->Sync();
+  EXPECT_EQ(b[0], 15.0f);  // ((1 * 2 + 1) * 2 + 1) * 2 + 1
+  EXPECT_EQ(b[n - 1], 15.0f);
+  const DeviceCounters cq = api->Counters(dev);
+  EXPECT_EQ(cq.launches - c1.launches, 3);
+  EXPECT_EQ(cq.staged_buffers - c1.staged_buffers, 0);
+  // In place on one buffer: A and B overlap (B = A shifted by one element) -> both staged, so
+  // the launch waits and copies back without a Sync.
   for (int64_t i = 0; i < n; ++i) a[i] = 1.0f;
   launch(a, a + 1, n - 1);
   for (int64_t i = 1; i < n; ++i) ASSERT_EQ(a[i], 3.0f) << i;  // from the old 1.0s
   const DeviceCounters c2 = api->Counters(dev);
-  EXPECT_EQ(c2.staged_buffers - c1.staged_buffers, 2);
-  EXPECT_EQ(c2.staged_out_bytes - c1.staged_out_bytes, static_cast<int64_t>(bytes - 4));
+  EXPECT_EQ(c2.staged_buffers - cq.staged_buffers, 2);
+  EXPECT_EQ(c2.staged_out_bytes - cq.staged_out_bytes, static_cast<int64_t>(bytes - 4));
   api->FreeUnified(dev, a);
   api->FreeUnified(dev, b);
   api->FreeUnified(dev, b);  // not live any more: a no-op
