@@ -119,6 +119,19 @@ def cuda_lib_dirs():
 
 
 def run_one(folder, case, tag, repeat, timeout, device):
+    """run_once, and for a GPU target that fails, once more with part 1's memory model
+    (RELAX_GPU_UNIFIED=0 RELAX_GPU_ASYNC=0: every buffer staged, every launch waited for), whose
+    outcome goes into the note: it tells a fault of unified memory / queued launches from one of
+    the kernels."""
+    r = run_once(folder, case, tag, repeat, timeout, device, {})
+    if tag in ("cuda", "vulkan") and r["status"] in ("error", "crash", "mismatch", "timeout"):
+        r0 = run_once(folder, case, tag, repeat, timeout, device,
+                      {"RELAX_GPU_UNIFIED": "0", "RELAX_GPU_ASYNC": "0"})
+        r["note"] = (r.get("note", "") + f" [staged, synchronous: {r0['status']}]").strip()
+    return r
+
+
+def run_once(folder, case, tag, repeat, timeout, device, extra_env):
     """{'status': ok|mismatch|error|no-driver|crash|timeout|compile-error, 'diff', 'ms', 'note'}."""
     cdir = os.path.join(folder, "cases", case["name"])
     if tag not in case.get("targets", TARGETS):
@@ -132,7 +145,7 @@ def run_one(folder, case, tag, repeat, timeout, device):
                "--device", str(device)]
         for name, f in case["inputs"]:
             cmd += ["--input", f"{name}={os.path.join(cdir, f)}"]
-        env = dict(os.environ)
+        env = dict(os.environ, **extra_env)
         paths = [os.path.join(folder, "lib")] + (cuda_lib_dirs() if tag == "cuda-byoc" else [])
         env["LD_LIBRARY_PATH"] = ":".join(paths) + (
             ":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")

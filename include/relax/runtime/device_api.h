@@ -53,7 +53,8 @@ class DeviceAPI {
   virtual StreamHandle CreateStream(DLDevice dev) = 0;
   /// Destroys a stream made by CreateStream.
   virtual void FreeStream(DLDevice dev, StreamHandle stream) = 0;
-  /// Blocks until all work queued on `stream` is done.
+  /// Blocks until all work queued on `stream` is done (the GPU APIs: every launch queued on
+  /// `dev`). Throws relax::Error naming the last queued kernel when the device failed.
   virtual void SyncStream(DLDevice dev, StreamHandle stream) = 0;
   /// Loads the kernels of an artifact's launch table onto `dev` (`binary` is its "device"
   /// section; SPIR-V modules / PTX / cubin per LaunchTable::format) and returns a module
@@ -63,11 +64,14 @@ class DeviceAPI {
                             uint64_t size) = 0;
   /// Releases a module from LoadKernels (null is a no-op).
   virtual void UnloadKernels(DLDevice dev, void* module) = 0;
-  /// Runs kernel `index` of `module` and waits for it. A buffer inside this API's unified
-  /// memory (AllocUnified) is used in place unless another buffer parameter overlaps it and
-  /// one of the two is written; a resident constant (KernelLaunch::constant) is uploaded once;
-  /// every other buffer is staged: copied to the device before the launch and, when the kernel
-  /// writes it, back after it (docs/design.md, "GPU runtime"). Kernel ABI:
+  /// Runs kernel `index` of `module`. A buffer inside this API's unified memory
+  /// (AllocUnified) is used in place unless another buffer parameter overlaps it and one of
+  /// the two is written; a resident constant (KernelLaunch::constant) is uploaded once; every
+  /// other buffer is staged: copied to the device before the launch and, when the kernel
+  /// writes it, back after it (docs/design.md, "GPU runtime"). A launch with a staged written
+  /// buffer waits for its kernel (and every one queued before it); any other launch may
+  /// return with its kernel queued: call SyncStream before the host reads or writes memory a
+  /// queued kernel uses. Kernel ABI:
   /// Vulkan: descriptor set 0, binding i = buffer i (storage buffer); the int64 scalars are
   /// one push-constant block (KernelSpec::push_constants) or, in older artifacts and beyond
   /// kMaxPushConstantScalars, binding num_buffers (a storage buffer); CUDA: the buffers'
@@ -79,8 +83,8 @@ class DeviceAPI {
   /// returned pointer and `dev`'s kernels use in place, with no staging copy, when a launch
   /// passes a buffer inside it (Vulkan: a persistently mapped HOST_VISIBLE | HOST_COHERENT
   /// storage buffer, DEVICE_LOCAL where the device has such a memory type; CUDA: managed
-  /// memory, `cuMemAllocManaged` in the CUDA driver API reference). Launches wait for their
-  /// kernels, so the host may read and write it between launches. Returns nullptr when `dev`
+  /// memory, `cuMemAllocManaged` in the CUDA driver API reference). The host may read and
+  /// write it while no launch that uses it is queued (SyncStream). Returns nullptr when `dev`
   /// has no such memory or cannot align to `alignment` (a power of two): the caller then uses
   /// host memory, which launches stage. Throws relax::Error when the device fails or is out of
   /// memory. The CPU API returns nullptr.
