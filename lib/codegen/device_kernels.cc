@@ -53,6 +53,7 @@ std::vector<tir::PrimFunc> DeviceKernels(const IRModule& mod) {
 runtime::KernelSpec KernelSpecOf(const tir::PrimFunc& f) {
   runtime::KernelSpec s;
   s.name = f->name;
+  if (auto it = f->attrs.find("host_func"); it != f->attrs.end()) s.host = it->second;
   std::vector<std::string> access = SplitComma(Attr(f, "access"));
   if (access.size() != f->buffers.size())
     RELAX_THROW("device kernel '" << f->name << "': `access` lists " << access.size()

@@ -163,6 +163,7 @@ class Splitter {
     for (const auto& b : kbufs) kn->param_shapes.push_back(b->shape);
     kn->attrs["device_kernel"] = f->attrs.at("device");
     kn->attrs["kernel_index"] = std::to_string(next_index_);
+    kn->attrs["host_func"] = f->name;  // the host PrimFunc that launches it
     kn->attrs["block"] = std::to_string(threads) + ",1,1";
     kn->attrs["grid"] = ToString(grid);
     kn->attrs["access"] = access;

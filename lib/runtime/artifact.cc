@@ -277,6 +277,10 @@ LoadedArtifact::~LoadedArtifact() {
   if (dl_handle_) ::dlclose(dl_handle_);
 }
 
+bool LoadedArtifact::IsPluginFunction(const std::string& name) const {
+  return plugins_ && plugins_->Find(name) != nullptr;
+}
+
 RelaxPackedFunc LoadedArtifact::GetKernel(const std::string& name) const {
   if (plugins_)
     if (RelaxPackedFunc f = plugins_->Find(name)) return f;

@@ -93,6 +93,7 @@ std::string LaunchTable::ToJSON() const {
     jk["binary_offset"] = k.binary_offset;
     jk["binary_size"] = k.binary_size;
     if (k.push_constants) jk["scalars"] = "push_constants";
+    if (!k.host.empty()) jk["host"] = k.host;
     ks.push_back(std::move(jk));
   }
   j["kernels"] = ks;
@@ -162,6 +163,7 @@ LaunchTable LaunchTable::FromJSON(const std::string& text, uint64_t device_secti
     k.binary_offset = GetUInt(Field(jk, w, "binary_offset"), w + ".binary_offset", max);
     k.binary_size = GetUInt(Field(jk, w, "binary_size"), w + ".binary_size", max);
     if (k.binary_size == 0) Fail(w + ".binary_size", "empty binary");
+    if (jk.contains("host")) k.host = GetStr(jk.at("host"), w + ".host");
     if (jk.contains("scalars")) {
       std::string abi = GetStr(jk.at("scalars"), w + ".scalars");
       if (abi != "push_constants" && abi != "buffer")

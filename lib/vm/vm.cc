@@ -75,17 +75,13 @@ bool DataFreeBuiltin(const std::string& name) {
   return kDataFreeBuiltins.count(name) != 0;
 }
 
-// The host PrimFuncs of a GPU artifact's device kernels (split-host-device names kernel k of
-// PrimFunc f "f_kernel<k>"): their host code only allocates workspaces and launches.
+// The host PrimFuncs of a GPU artifact's device kernels (KernelSpec::host): their host code
+// only allocates workspaces and launches. (Older artifacts name none: every kernel call waits.)
 std::set<std::string> LaunchingPrimFuncs(const DeviceModule* dm) {
   std::set<std::string> out;
   if (!dm) return out;
-  for (const KernelSpec& k : dm->table.kernels) {
-    const size_t at = k.name.rfind("_kernel");
-    if (at == std::string::npos || at + 7 == k.name.size()) continue;
-    if (k.name.find_first_not_of("0123456789", at + 7) != std::string::npos) continue;
-    out.insert(k.name.substr(0, at));
-  }
+  for (const KernelSpec& k : dm->table.kernels)
+    if (!k.host.empty()) out.insert(k.host);
   return out;
 }
 
@@ -151,7 +147,8 @@ VirtualMachine::VirtualMachine(std::shared_ptr<LoadedArtifact> artifact)
           c->kernel = artifact_->GetKernel(in.func);
         }
         c->sync_device = dm && ((c->kind == Callee::kBuiltin && !DataFreeBuiltin(in.func)) ||
-                                (c->kind == Callee::kKernel && !launching.count(in.func)));
+                                (c->kind == Callee::kKernel &&
+                                 (!launching.count(in.func) || artifact_->IsPluginFunction(in.func))));
         slot = c;
       }
       callees_[fi][pc] = slot;

@@ -79,6 +79,9 @@ class LoadedArtifact {
   uint64_t params_size() const { return params_size_; }
   /// The artifact's device kernels, or nullptr when it has none (no "launch" section).
   const DeviceModule* device_module() const { return device_module_.get(); }
+  /// Whether `name` is a function of the artifact's BYOC runtime libraries (GetKernel finds
+  /// those first).
+  bool IsPluginFunction(const std::string& name) const;
 
  private:
   LoadedArtifact() = default;

@@ -11,7 +11,8 @@
 //                 "grid": ["<expr x>", ...]   (strings, informational),
 //                 "rule": "<schedule rule>",
 //                 "binary_offset": off, "binary_size": n  (bytes of the "device" section, n > 0),
-//                 "scalars": "push_constants" | "buffer"  (optional, default "buffer"; spirv)},
+//                 "scalars": "push_constants" | "buffer"  (optional, default "buffer"; spirv),
+//                 "host": "<PrimFunc>"  (optional: the host PrimFunc that launches it)},
 //               ...]}
 #ifndef RELAX_RUNTIME_LAUNCH_TABLE_H_
 #define RELAX_RUNTIME_LAUNCH_TABLE_H_
@@ -39,6 +40,9 @@ struct KernelSpec {
   std::vector<std::string> grid_exprs;
   /// The schedule rule that scheduled the PrimFunc it came from.
   std::string rule;
+  /// The host PrimFunc (the VM's callee) whose host code launches it; its host code does
+  /// nothing else on tensor data. Empty in artifacts written before the field.
+  std::string host;
   /// Its binary: bytes [offset, offset + size) of the "device" section.
   uint64_t binary_offset = 0, binary_size = 0;
   /// SPIR-V: the scalars are one push-constant block of int64s (true; at most

@@ -28,6 +28,7 @@ LaunchTable Sample() {
   a.rule = "gpu-matmul-tile";
   a.binary_offset = 0;
   a.binary_size = 100;
+  a.host = "matmul";
   KernelSpec b;
   b.name = "relu_kernel0";
   b.params = {KernelParamKind::kBufferReadWrite};
@@ -81,6 +82,7 @@ TEST(LaunchTableTest, RoundTrip) {
     EXPECT_EQ(a.binary_offset, b.binary_offset);
     EXPECT_EQ(a.binary_size, b.binary_size);
     EXPECT_EQ(a.push_constants, b.push_constants);
+    EXPECT_EQ(a.host, b.host);
   }
   EXPECT_EQ(u.ToJSON(), text);
   // Kinds are strings.
