@@ -1,0 +1,161 @@
+// A stand-in for the NVIDIA driver library (built as libcuda.so.1) that runs the CUDA device
+// API's logic on the CPU: device and managed memory are host memory, and a stream is a queue
+// that runs only when synchronized, so a launch that should have waited but did not shows as
+// missing results. Kernels are C++ functions chosen by name (any "binary" loads):
+//   add_scale(A read, B write, n): B[i] = A[i] * 2 + 1 for i < n
+//   trap(...): fails the stream (CUDA_ERROR_LAUNCH_FAILED at the next synchronize)
+// Each launch takes 1 ms of "kernel time" between its events. Only what
+// backends/cuda/runtime/cuda_device_api.cc calls is here, with the driver API's signatures.
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <string>
+
+namespace {
+
+using CUresult = int;
+constexpr CUresult kOk = 0, kInvalidValue = 1, kNotReady = 600, kNotFound = 500,
+                   kLaunchFailed = 719;
+
+struct Stream {
+  std::deque<std::function<void()>> work;
+  bool failed = false;
+};
+struct Event {
+  double at = -1;  // the stream's clock when it ran; -1 before
+};
+struct Func {
+  std::string name;
+};
+
+std::mutex mu;
+Stream default_stream;
+double clock_ms = 0;  // advanced 1 ms per kernel run
+
+Stream* S(void* s) { return s ? static_cast<Stream*>(s) : &default_stream; }
+
+void Drain(Stream* s) {
+  while (!s->work.empty()) {
+    auto f = std::move(s->work.front());
+    s->work.pop_front();
+    f();
+  }
+}
+
+}  // namespace
+
+extern "C" {
+
+CUresult cuInit(unsigned) { return kOk; }
+CUresult cuDeviceGetCount(int* n) { return *n = 1, kOk; }
+CUresult cuDeviceGet(int* d, int ordinal) { return ordinal == 0 ? (*d = 0, kOk) : kInvalidValue; }
+CUresult cuDeviceGetAttribute(int* v, int attr, int) {
+  const char* concurrent = std::getenv("MOCK_CUDA_CONCURRENT_MANAGED");
+  if (attr == 83) return *v = 1, kOk;  // MANAGED_MEMORY
+  if (attr == 89) return *v = !(concurrent && std::string(concurrent) == "0"), kOk;
+  return *v = 0, kOk;
+}
+CUresult cuDevicePrimaryCtxRetain(void** ctx, int) {
+  static int c;
+  return *ctx = &c, kOk;
+}
+CUresult cuCtxSetCurrent(void*) { return kOk; }
+CUresult cuModuleLoadData(void** m, const void*) {
+  static int mod;
+  return *m = &mod, kOk;
+}
+CUresult cuModuleUnload(void*) { return kOk; }
+CUresult cuModuleGetFunction(void** f, void*, const char* name) {
+  std::string n = name;
+  if (n != "add_scale" && n != "trap") return kNotFound;
+  *f = new Func{n};
+  return kOk;
+}
+CUresult cuMemAlloc_v2(unsigned long long* p, size_t n) {  // NOLINT(runtime/int)
+  *p = reinterpret_cast<uintptr_t>(std::aligned_alloc(256, (n + 255) / 256 * 256 + 256));
+  return kOk;
+}
+CUresult cuMemAllocManaged(unsigned long long* p, size_t n, unsigned) {  // NOLINT(runtime/int)
+  return cuMemAlloc_v2(p, n);
+}
+CUresult cuMemFree_v2(unsigned long long p) {  // NOLINT(runtime/int)
+  std::free(reinterpret_cast<void*>(static_cast<uintptr_t>(p)));
+  return kOk;
+}
+CUresult cuMemcpyHtoD_v2(unsigned long long d, const void* h, size_t n) {  // NOLINT
+  std::memcpy(reinterpret_cast<void*>(static_cast<uintptr_t>(d)), h, n);
+  return kOk;
+}
+// Synchronous copies do not wait for a non-blocking stream (as with the real driver).
+CUresult cuMemcpyDtoH_v2(void* h, unsigned long long d, size_t n) {  // NOLINT
+  std::memcpy(h, reinterpret_cast<const void*>(static_cast<uintptr_t>(d)), n);
+  return kOk;
+}
+// Pageable source: copied out at the call, written to the device when the stream runs.
+CUresult cuMemcpyHtoDAsync_v2(unsigned long long d, const void* h, size_t n,  // NOLINT
+                              void* s) {
+  std::string bytes(static_cast<const char*>(h), n);
+  std::lock_guard<std::mutex> lock(mu);
+  S(s)->work.push_back([d, bytes] {
+    std::memcpy(reinterpret_cast<void*>(static_cast<uintptr_t>(d)), bytes.data(), bytes.size());
+  });
+  return kOk;
+}
+CUresult cuStreamCreate(void** s, unsigned) { return *s = new Stream, kOk; }
+CUresult cuStreamSynchronize(void* s) {
+  std::lock_guard<std::mutex> lock(mu);
+  Drain(S(s));
+  bool failed = S(s)->failed;
+  S(s)->failed = false;
+  return failed ? kLaunchFailed : kOk;
+}
+CUresult cuLaunchKernel(void* f, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                        unsigned, void* s, void** params, void**) {
+  const std::string name = static_cast<Func*>(f)->name;
+  std::lock_guard<std::mutex> lock(mu);
+  Stream* st = S(s);
+  if (name == "trap") {
+    st->work.push_back([st] { st->failed = true; });
+    return kOk;
+  }
+  auto* a = reinterpret_cast<const float*>(
+      static_cast<uintptr_t>(*static_cast<unsigned long long*>(params[0])));  // NOLINT
+  auto* b = reinterpret_cast<float*>(
+      static_cast<uintptr_t>(*static_cast<unsigned long long*>(params[1])));  // NOLINT
+  const int64_t n = *static_cast<int64_t*>(params[2]);
+  st->work.push_back([a, b, n] {
+    for (int64_t i = 0; i < n; ++i) b[i] = a[i] * 2 + 1;
+    clock_ms += 1;
+  });
+  return kOk;
+}
+CUresult cuEventCreate(void** e, unsigned) { return *e = new Event, kOk; }
+CUresult cuEventRecord(void* e, void* s) {
+  auto* ev = static_cast<Event*>(e);
+  std::lock_guard<std::mutex> lock(mu);
+  ev->at = -1;
+  S(s)->work.push_back([ev] { ev->at = clock_ms; });
+  return kOk;
+}
+CUresult cuEventElapsedTime(float* ms, void* start, void* stop) {
+  auto *a = static_cast<Event*>(start), *b = static_cast<Event*>(stop);
+  if (a->at < 0 || b->at < 0) return kNotReady;
+  return *ms = static_cast<float>(b->at - a->at), kOk;
+}
+CUresult cuGetErrorName(CUresult r, const char** name) {
+  switch (r) {
+    case kLaunchFailed:
+      return *name = "CUDA_ERROR_LAUNCH_FAILED", kOk;
+    case kNotFound:
+      return *name = "CUDA_ERROR_NOT_FOUND", kOk;
+    case kNotReady:
+      return *name = "CUDA_ERROR_NOT_READY", kOk;
+    default:
+      return kInvalidValue;
+  }
+}
+
+}  // extern "C"
