@@ -68,8 +68,8 @@ constexpr size_t kManagedAlignment = 256;
   X(cuMemFree_v2, CUresult (*)(CUdeviceptr))                                                   \
   X(cuMemAllocManaged, CUresult (*)(CUdeviceptr*, size_t, unsigned int))                       \
   X(cuMemcpyHtoD_v2, CUresult (*)(CUdeviceptr, const void*, size_t))                           \
-  X(cuMemcpyDtoH_v2, CUresult (*)(void*, CUdeviceptr, size_t))                                 \
   X(cuMemcpyHtoDAsync_v2, CUresult (*)(CUdeviceptr, const void*, size_t, CUstream))            \
+  X(cuMemcpyDtoHAsync_v2, CUresult (*)(void*, CUdeviceptr, size_t, CUstream))                  \
   X(cuStreamCreate, CUresult (*)(CUstream*, unsigned int))                                     \
   X(cuStreamSynchronize, CUresult (*)(CUstream))                                               \
   X(cuLaunchKernel, CUresult (*)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, \
@@ -570,15 +570,18 @@ class CudaDeviceAPI final : public DeviceAPI {
         release();  // kept until the queue ran (Release defers while launches are queued)
         return;
       }
-      Sync(d);
+      // The written staged buffers come back on the stream, after the kernel; one wait
+      // covers the queue, the kernel and the copies.
       for (size_t i = 0; i < k.num_buffers; ++i) {
         if (k.params[i] == KernelParamKind::kBufferRead || launch.buffer_bytes[i] == 0 ||
             in_place[i])
           continue;
-        drv.Check(drv.cuMemcpyDtoH_v2(launch.buffers[i], ptrs[i], launch.buffer_bytes[i]),
-                  "cuMemcpyDtoH", what);
+        drv.Check(
+            drv.cuMemcpyDtoHAsync_v2(launch.buffers[i], ptrs[i], launch.buffer_bytes[i], d.stream),
+            "cuMemcpyDtoHAsync", what);
         d.counters.staged_out_bytes += static_cast<int64_t>(launch.buffer_bytes[i]);
       }
+      Sync(d);
     } catch (...) {
       release();
       throw;

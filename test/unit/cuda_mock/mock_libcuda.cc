@@ -94,6 +94,13 @@ CUresult cuMemcpyDtoH_v2(void* h, unsigned long long d, size_t n) {  // NOLINT
   std::memcpy(h, reinterpret_cast<const void*>(static_cast<uintptr_t>(d)), n);
   return kOk;
 }
+// Written to the host when the stream runs.
+CUresult cuMemcpyDtoHAsync_v2(void* h, unsigned long long d, size_t n, void* s) {  // NOLINT
+  std::lock_guard<std::mutex> lock(mu);
+  S(s)->work.push_back(
+      [h, d, n] { std::memcpy(h, reinterpret_cast<const void*>(static_cast<uintptr_t>(d)), n); });
+  return kOk;
+}
 // Pageable source: copied out at the call, written to the device when the stream runs.
 CUresult cuMemcpyHtoDAsync_v2(unsigned long long d, const void* h, size_t n,  // NOLINT
                               void* s) {
