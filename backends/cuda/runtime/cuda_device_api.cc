@@ -153,6 +153,7 @@ struct Device {
   // Event pairs recorded around each queued launch (made as needed; a null pair: no timing)
   // and the totals of DeviceAPI::Counters.
   std::vector<std::pair<CUevent, CUevent>> events;
+  std::vector<uint8_t> timed;  // per used pair: both events were recorded
   size_t events_used = 0;
   runtime::DeviceCounters counters;
 };
@@ -412,7 +413,8 @@ class CudaDeviceAPI final : public DeviceAPI {
     }
     size_t size = SizeClass(bytes);
     if (d.cached_bytes + size > kMaxCachedBytes) {
-      driver_->cuMemFree_v2(p);
+      // FreeUnified may run on any thread: the device's context first.
+      if (driver_->cuCtxSetCurrent(d.ctx) == kCudaSuccess) driver_->cuMemFree_v2(p);
       return;
     }
     d.cached_bytes += size;
@@ -447,12 +449,14 @@ class CudaDeviceAPI final : public DeviceAPI {
     d.events_used = 0;
     CUresult r = drv.cuCtxSetCurrent(d.ctx);
     if (r == kCudaSuccess) r = drv.cuStreamSynchronize(d.stream);
-    for (const auto& b : pending) Release(d, b.p, b.bytes, b.unified);
+    // Blocks of a stream that may not have finished are not reused (leaked instead).
+    if (r == kCudaSuccess)
+      for (const auto& b : pending) Release(d, b.p, b.bytes, b.unified);
     drv.Check(r, "cuStreamSynchronize", what);
     for (size_t i = 0; i < used; ++i) {
       float ms = 0;
       auto [start, stop] = d.events[i];
-      if (start && drv.cuEventElapsedTime(&ms, start, stop) == kCudaSuccess)
+      if (start && d.timed[i] && drv.cuEventElapsedTime(&ms, start, stop) == kCudaSuccess)
         d.counters.kernel_ns =
             (d.counters.kernel_ns < 0 ? 0 : d.counters.kernel_ns) + static_cast<int64_t>(ms * 1e6);
     }
@@ -515,9 +519,10 @@ class CudaDeviceAPI final : public DeviceAPI {
           if (it == m.resident.end()) {
             CUdeviceptr p = 0;
             drv.Check(drv.cuMemAlloc_v2(&p, bytes), "cuMemAlloc", what);
-            if (drv.cuMemcpyHtoD_v2(p, launch.buffers[i], bytes) != kCudaSuccess) {
+            // On the stream, so the kernels after it see the whole upload.
+            if (drv.cuMemcpyHtoDAsync_v2(p, launch.buffers[i], bytes, d.stream) != kCudaSuccess) {
               drv.cuMemFree_v2(p);
-              RELAX_THROW(what << ": cuMemcpyHtoD of a constant buffer failed");
+              RELAX_THROW(what << ": cuMemcpyHtoDAsync of a constant buffer failed");
             }
             it = m.resident.emplace(key, p).first;
             d.counters.staged_in_bytes += static_cast<int64_t>(bytes);
@@ -528,6 +533,9 @@ class CudaDeviceAPI final : public DeviceAPI {
           ++d.counters.in_place_buffers;
           continue;
         }
+        // A pageable source is read when the copy is issued: queued kernels may still write
+        // it (unified memory that cannot be used in place), so they run first.
+        Sync(d);
         kept.push_back(false);
         ptrs.push_back(Acquire(d, bytes, what));
         // Write-only buffers are copied in too: a kernel that writes only part of its output
@@ -555,13 +563,15 @@ class CudaDeviceAPI final : public DeviceAPI {
           start = stop = nullptr;
         d.events.emplace_back(start, stop);
       }
-      auto& ev = d.events[d.events_used];
-      if (ev.first && drv.cuEventRecord(ev.first, d.stream) != kCudaSuccess) ev = {};
+      const auto& ev = d.events[d.events_used];
+      d.timed.resize(d.events.size());
+      uint8_t& timed = d.timed[d.events_used];
+      timed = ev.first && drv.cuEventRecord(ev.first, d.stream) == kCudaSuccess;
       drv.Check(drv.cuLaunchKernel(k.fn, static_cast<unsigned>(gx), static_cast<unsigned>(gy),
                                    static_cast<unsigned>(gz), k.block[0], k.block[1], k.block[2], 0,
                                    d.stream, params.empty() ? nullptr : params.data(), nullptr),
                 "cuLaunchKernel", what);
-      if (ev.first && drv.cuEventRecord(ev.second, d.stream) != kCudaSuccess) ev = {};
+      timed = timed && drv.cuEventRecord(ev.second, d.stream) == kCudaSuccess;
       ++d.events_used;
       ++d.queued;
       d.queued_last = k.name;

@@ -314,6 +314,8 @@ void Submit(Device& d) {
 // A descriptor set of `k`'s layout from the batch pool (made on first use; caller holds d.mu).
 // A full pool submits the batch first, which frees every set.
 VkDescriptorSet AllocateSet(Device& d, const Kernel& k, const std::string& what) {
+  // Outside a batch no set is in use (one left by a launch that failed before recording).
+  if (!d.recording && d.batch_sets) d.vkResetDescriptorPool(d.device, d.batch_sets, 0);
   if (!d.batch_sets) {
     VkDescriptorPoolSize ps{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 16 * kMaxBatch};
     VkDescriptorPoolCreateInfo dpci{};
@@ -403,7 +405,17 @@ void Launch(Module& m, const Kernel& k, const KernelLaunch& launch) {
         auto key = std::make_pair(static_cast<const void*>(launch.buffers[i]), bytes);
         auto it = m.resident.find(key);
         if (it == m.resident.end()) {
-          StagingBuffer sb = AcquireStaging(d, bytes, what, d.unified_type);
+          // Device-local where possible; that heap may be small (a discrete GPU without
+          // resizable BAR): then the staging type.
+          StagingBuffer sb;
+          try {
+            sb = AcquireStaging(d, bytes, what, d.unified_type);
+          } catch (const Error& e) {
+            if (d.unified_type == d.staging_type ||
+                std::string(e.what()).find("OUT_OF_") == std::string::npos)
+              throw;
+            sb = AcquireStaging(d, bytes, what, d.staging_type);
+          }
           std::memcpy(sb.mapped, launch.buffers[i], bytes);
           d.counters.staged_in_bytes += static_cast<int64_t>(bytes);
           it = m.resident.emplace(key, sb).first;
@@ -413,6 +425,9 @@ void Launch(Module& m, const Kernel& k, const KernelLaunch& launch) {
         infos.push_back({it->second.buffer, 0, std::min<VkDeviceSize>(it->second.size, max_range)});
         continue;
       }
+      // The host copies it in now: dispatches still queued may write it (unified memory that
+      // cannot be bound in place), so they run first.
+      Submit(d);
       staging.push_back(AcquireStaging(d, bytes, what, d.staging_type));
       // Write-only buffers are copied in too: a kernel that writes only part of its output
       // must leave the rest as it was when the buffer is copied back.

@@ -112,6 +112,12 @@ TEST_F(CudaMockTest, InPlaceLaunchesQueueUntilSync) {
   ASSERT_EQ(Launch(b, a, 300), 0);
   ASSERT_EQ(Launch(a, h.data(), 300), 0);
   EXPECT_EQ(h[0], 63.0f);
+  // A staged launch reading a buffer that a queued launch writes sees that write.
+  for (int i = 0; i < 300; ++i) a[i] = 1.0f, b[i] = 0.0f;
+  ASSERT_EQ(Launch(a, b, 300), 0);      // queued: b = 3
+  ASSERT_EQ(Launch(b, b + 1, 299), 0);  // overlapping: staged after the queue ran
+  EXPECT_EQ(b[1], 7.0f);
+  EXPECT_EQ(b[299], 7.0f);
   api_->FreeUnified(module_->dev, a);
   api_->FreeUnified(module_->dev, b);
 }

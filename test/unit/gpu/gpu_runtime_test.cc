@@ -232,14 +232,21 @@ TEST_F(VulkanRuntimeTest, UnifiedBuffersRunInPlace) {
   const DeviceCounters cq = api->Counters(dev);
   EXPECT_EQ(cq.launches - c1.launches, 3);
   EXPECT_EQ(cq.staged_buffers - c1.staged_buffers, 0);
+  // A staged launch reading a buffer that a queued launch writes sees that write.
+  for (int64_t i = 0; i < n; ++i) a[i] = 1.0f, b[i] = 0.0f;
+  launch(a, b, n);          // queued: b = 3
+  launch(b, b + 1, n - 1);  // overlapping: staged, copied in after the queue ran
+  EXPECT_EQ(b[0], 3.0f);
+  EXPECT_EQ(b[1], 7.0f);
+  EXPECT_EQ(b[n - 1], 7.0f);
   // In place on one buffer: A and B overlap (B = A shifted by one element) -> both staged, so
   // the launch waits and copies back without a Sync.
   for (int64_t i = 0; i < n; ++i) a[i] = 1.0f;
   launch(a, a + 1, n - 1);
   for (int64_t i = 1; i < n; ++i) ASSERT_EQ(a[i], 3.0f) << i;  // from the old 1.0s
   const DeviceCounters c2 = api->Counters(dev);
-  EXPECT_EQ(c2.staged_buffers - cq.staged_buffers, 2);
-  EXPECT_EQ(c2.staged_out_bytes - cq.staged_out_bytes, static_cast<int64_t>(bytes - 4));
+  EXPECT_EQ(c2.staged_buffers - cq.staged_buffers, 4);
+  EXPECT_EQ(c2.staged_out_bytes - cq.staged_out_bytes, static_cast<int64_t>(2 * (bytes - 4)));
   api->FreeUnified(dev, a);
   api->FreeUnified(dev, b);
   api->FreeUnified(dev, b);  // not live any more: a no-op
