@@ -30,6 +30,14 @@ struct CudaKernel {
 CudaKernel BuildCudaKernel(const tir::PrimFunc& f, const std::string& arch,
                            const CodegenOptions& options);
 
+/// The oldest architecture the kernels are built for: sm_75 (Turing), the oldest the CUDA 13
+/// toolkit's ptxas, which verifies every kernel, accepts.
+inline constexpr int kMinCudaArch = 75;
+/// Checks `arch` ("sm_90", "sm_90a") names an NVIDIA architecture of at least sm_75 that LLVM's
+/// NVPTX backend knows. Throws relax::Error ("-arch=sm_10 is not a CUDA architecture relaxc
+/// builds for (sm_75 or later, e.g. sm_80, sm_90)") otherwise.
+void CheckCudaArch(const std::string& arch);
+
 /// Registers the CUDA backend (kind "cuda", attribute -arch=sm_80|sm_90|...).
 void RegisterCudaBackend();
 

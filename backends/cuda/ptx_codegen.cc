@@ -6,6 +6,7 @@
 #include <llvm/IR/Module.h>
 #include <llvm/IRReader/IRReader.h>
 #include <llvm/Linker/Linker.h>
+#include <llvm/MC/MCSubtargetInfo.h>
 #include <llvm/MC/TargetRegistry.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/FileSystem.h>
@@ -78,6 +79,28 @@ std::unique_ptr<llvm::TargetMachine> NvptxMachine(const std::string& arch) {
   if (!tm) RELAX_THROW("cannot create an NVPTX target machine for " << arch);
   return std::unique_ptr<llvm::TargetMachine>(tm);
 }
+
+}  // namespace
+
+void CheckCudaArch(const std::string& arch) {
+  const bool shape = std::regex_match(arch, std::regex("sm_[0-9]{2,3}[af]?"));
+  const int number = shape ? std::stoi(arch.substr(3)) : 0;
+  if (!shape || number < kMinCudaArch)
+    RELAX_THROW("-arch=" << arch << " is not a CUDA architecture relaxc builds for (sm_"
+                         << kMinCudaArch << " or later, e.g. sm_80, sm_90)");
+  // A subtarget of the generic CPU: a target machine for an unknown one would warn on stderr.
+  NvptxMachine("sm_90");
+  std::string err;
+  const llvm::Target* t =
+      llvm::TargetRegistry::lookupTarget(llvm::Triple("nvptx64-nvidia-cuda"), err);
+  std::unique_ptr<llvm::MCSubtargetInfo> sti(
+      t ? t->createMCSubtargetInfo(llvm::Triple("nvptx64-nvidia-cuda"), "", "") : nullptr);
+  if (!sti || !sti->isCPUStringValid(arch))
+    RELAX_THROW("-arch=" << arch << " is not a CUDA architecture LLVM's NVPTX backend knows "
+                         << "(e.g. sm_80, sm_90)");
+}
+
+namespace {
 
 // ptxas -arch=ARCH -v: the cubin and the resource report, or an error naming the kernel.
 void Assemble(CudaKernel* k, const std::string& arch) {

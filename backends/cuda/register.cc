@@ -4,8 +4,6 @@
 // PTX when no ptxas is installed).
 #include <dlpack/dlpack.h>
 
-#include <regex>
-
 #include "cuda_backend.h"
 #include "relax/codegen/device_kernels.h"
 #include "relax/codegen/host_codegen.h"
@@ -27,9 +25,7 @@ class CudaBackend : public Backend {
             {"mcpu", "LLVM CPU name of the host part (default 'native')"}};
   }
   void ValidateTarget(const Target& t) const override {
-    std::string arch = t.Attr("arch", "sm_90");
-    if (!std::regex_match(arch, std::regex("sm_[0-9]{2,3}a?")))
-      RELAX_THROW("-arch=" << arch << " is not a CUDA architecture (e.g. sm_80, sm_90)");
+    CheckCudaArch(t.Attr("arch", "sm_90"));
     codegen::ValidateHostCpu(t.Attr("mcpu", "native"));
   }
   const std::vector<ScheduleRule>& ScheduleRules() const override {

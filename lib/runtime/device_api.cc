@@ -107,4 +107,14 @@ void DeviceAPI::Register(DLDeviceType type, DeviceAPI* api) {
   r.apis[static_cast<int>(type)] = api;
 }
 
+bool GpuSwitchFromEnv(const char* name) {
+  const char* env = std::getenv(name);
+  if (!env || !*env) return true;
+  std::string v = env;
+  for (char& c : v) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (v == "1" || v == "on" || v == "true" || v == "yes") return true;
+  if (v == "0" || v == "off" || v == "false" || v == "no") return false;
+  RELAX_THROW(name << "='" << env << "' is not a switch (0/1, off/on, false/true, no/yes)");
+}
+
 }  // namespace relax::runtime

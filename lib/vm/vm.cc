@@ -90,10 +90,7 @@ std::set<std::string> LaunchingPrimFuncs(const DeviceModule* dm) {
 VirtualMachine::VirtualMachine(std::shared_ptr<LoadedArtifact> artifact)
     : artifact_(std::move(artifact)) {
   if (!artifact_) RELAX_THROW("VirtualMachine: null artifact");
-  if (artifact_->device_module()) {
-    const char* env = std::getenv("RELAX_GPU_UNIFIED");
-    unified_ = !(env && std::string(env) == "0");
-  }
+  if (artifact_->device_module()) unified_ = GpuSwitchFromEnv("RELAX_GPU_UNIFIED");
   const Executable& exec = artifact_->exec();
   const auto& tensors = artifact_->constant_tensors();
   for (size_t i = 0; i < exec.constants.size(); ++i) {
@@ -146,9 +143,10 @@ VirtualMachine::VirtualMachine(std::shared_ptr<LoadedArtifact> artifact)
           c->kind = Callee::kKernel;
           c->kernel = artifact_->GetKernel(in.func);
         }
-        c->sync_device = dm && ((c->kind == Callee::kBuiltin && !DataFreeBuiltin(in.func)) ||
-                                (c->kind == Callee::kKernel &&
-                                 (!launching.count(in.func) || artifact_->IsPluginFunction(in.func))));
+        c->sync_device =
+            dm && ((c->kind == Callee::kBuiltin && !DataFreeBuiltin(in.func)) ||
+                   (c->kind == Callee::kKernel &&
+                    (!launching.count(in.func) || artifact_->IsPluginFunction(in.func))));
         slot = c;
       }
       callees_[fi][pc] = slot;

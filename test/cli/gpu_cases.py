@@ -276,6 +276,32 @@ def case_device_errors(r):
     if p.returncode != 1 or "error:" not in p.stderr or "device 7" not in p.stderr:
         raise SystemExit("FAIL: --device 7 must be an error naming the device")
     print("PASS: --device 7 is a clean error")
+    # Bad values of --device, of the runtime switches and of -arch are clean errors too.
+    bad = [([r.relaxc, "run", so, "--input", "x=" + r.path("x.npy"), "--device", "-1"], {}, 2,
+            "--device: a GPU index (0, 1, ...) is expected, got '-1'"),
+           ([r.relaxc, "run", so, "--input", "x=" + r.path("x.npy")], {"RELAX_GPU_UNIFIED": "abc"},
+            1, "RELAX_GPU_UNIFIED='abc' is not a switch"),
+           ([r.relaxc, "run", so, "--input", "x=" + r.path("x.npy")], {"RELAX_GPU_ASYNC": "2"}, 1,
+            "RELAX_GPU_ASYNC='2' is not a switch"),
+           ([r.relaxc, "compile", r.path("cnn_dev.onnx"), "--target", "cuda -arch=sm_10", "-o",
+             r.path("bad.so")], {}, 1, "-arch=sm_10 is not a CUDA architecture relaxc builds for"),
+           ([r.relaxc, "compile", r.path("cnn_dev.onnx"), "--target", "cuda -arch=sm_999", "-o",
+             r.path("bad.so")], {}, 1, "-arch=sm_999 is not a CUDA architecture LLVM")]
+    for cmd, env, code, want in bad:
+        print("+ " + " ".join(cmd), flush=True)
+        p = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, **env))
+        sys.stdout.write(p.stdout + p.stderr)
+        if p.returncode != code or not p.stderr.startswith("error: ") or want not in p.stderr \
+                or "recognized" in p.stderr:
+            raise SystemExit(f"FAIL: expected exit {code} and 'error: {want}'")
+    # Off-values of the switches run.
+    for val in ("off", "FALSE", "0", "1", ""):
+        env = dict(os.environ, RELAX_GPU_UNIFIED=val, RELAX_GPU_ASYNC=val)
+        p = subprocess.run([r.relaxc, "run", so, "--input", "x=" + r.path("x.npy")],
+                           capture_output=True, text=True, env=env)
+        if p.returncode != 0:
+            raise SystemExit(f"FAIL: RELAX_GPU_*='{val}' should run:\n{p.stderr}")
+    print("PASS: bad --device, switch and -arch values are clean errors")
 
 
 CASES = {"vulkan_run": case_vulkan_run, "cuda_ptxas": case_cuda_ptxas, "fallback": case_fallback,

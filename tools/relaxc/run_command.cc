@@ -156,6 +156,13 @@ void RunOrThrow(const RunOptions& opts) {
       inputs.push_back(runtime::LoadNpy(it->second));
   }
 
+  // A bad output directory is an error before the run, not after it.
+  if (!opts.output_dir.empty()) {
+    std::error_code ec;
+    if (std::filesystem::exists(opts.output_dir, ec) &&
+        !std::filesystem::is_directory(opts.output_dir, ec))
+      RELAX_THROW("output directory '" << opts.output_dir << "' exists and is not a directory");
+  }
   runtime::VirtualMachine& vm = runner.vm();
   vm.set_profiling(opts.profile);
   vm.set_max_instructions(opts.max_instructions);
@@ -264,7 +271,13 @@ void AddRunOptions(CLI::App& app, std::shared_ptr<RunOptions> opts) {
   app.add_option("--repeat", opts->repeat, "Run N times and print the mean latency");
   app.add_option("--device", opts->device,
                  "GPU index a vulkan/cuda artifact runs on (default 0; cpu artifacts ignore it)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Validator(
+          [](std::string& s) -> std::string {
+            bool ok = !s.empty() && s.size() <= 5 &&
+                      s.find_first_not_of("0123456789") == std::string::npos;
+            return ok ? "" : "a GPU index (0, 1, ...) is expected, got '" + s + "'";
+          },
+          "INDEX"));
   app.add_option("--max-instructions", opts->max_instructions,
                  "Fail a run that executes more than N VM instructions (0: no bound)");
   app.add_flag("--profile", opts->profile, "Print time spent per kernel/builtin");

@@ -137,7 +137,7 @@ struct Device {
   runtime::UnifiedBlocks<CUdeviceptr> unified;
   std::map<size_t, std::vector<CUdeviceptr>> free_unified;
   // The device's stream; launches whose buffers need no copy back are queued on it without
-  // waiting (`defer`: RELAX_GPU_ASYNC != 0 and the device lets the host use managed memory
+  // waiting (`defer`: RELAX_GPU_ASYNC is on and the device lets the host use managed memory
   // while kernels run); `queued` of them are, up to kernel `queued_last`, and the blocks they
   // use that were released meanwhile wait in `pending` (pointer, bytes, unified).
   CUstream stream = nullptr;
@@ -364,6 +364,7 @@ class CudaDeviceAPI final : public DeviceAPI {
       const std::string what = runtime::DeviceToString(dev);
       CUdevice cu = 0;
       driver_->Check(driver_->cuDeviceGet(&cu, dev.device_id), "cuDeviceGet", what);
+      const bool async = runtime::GpuSwitchFromEnv("RELAX_GPU_ASYNC");  // before any driver object
       auto nd = std::make_unique<Device>();
       nd->id = dev.device_id;
       nd->cu = cu;
@@ -373,9 +374,8 @@ class CudaDeviceAPI final : public DeviceAPI {
       driver_->Check(driver_->cuStreamCreate(&nd->stream, kStreamNonBlocking), "cuStreamCreate",
                      what);
       int concurrent = 0;
-      const char* async = std::getenv("RELAX_GPU_ASYNC");
       nd->defer =
-          !(async && std::string(async) == "0") &&
+          async &&
           driver_->cuDeviceGetAttribute(&concurrent, kAttrConcurrentManaged, cu) == kCudaSuccess &&
           concurrent != 0;
       d = nd.release();

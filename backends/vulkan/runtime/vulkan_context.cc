@@ -128,6 +128,7 @@ std::unique_ptr<Device> CreateDevice(Instance& in, int id) {
   const std::string what = "vulkan device " + std::to_string(id);
   auto d = std::make_unique<Device>();
   d->id = id;
+  d->defer = runtime::GpuSwitchFromEnv("RELAX_GPU_ASYNC");  // before anything is created
   d->physical = in.physical[static_cast<size_t>(id)];
   in.vkGetPhysicalDeviceProperties(d->physical, &d->props);
   in.vkGetPhysicalDeviceMemoryProperties(d->physical, &d->mem_props);
@@ -271,8 +272,6 @@ std::unique_ptr<Device> CreateDevice(Instance& in, int id) {
   VkFenceCreateInfo fci{};
   fci.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO;
   Check(d->vkCreateFence(d->device, &fci, nullptr, &d->fence), "vkCreateFence", what);
-  const char* async = std::getenv("RELAX_GPU_ASYNC");
-  d->defer = !(async && std::string(async) == "0");
   d->timestamp_bits = families[d->queue_family].timestampValidBits;
   if (d->timestamp_bits > 0 && d->props.limits.timestampPeriod > 0) {
     VkQueryPoolCreateInfo qpi{};

@@ -138,7 +138,7 @@ struct Device {
   // The batch: dispatches recorded into `cmd` since the last submission (`recording`), the
   // staging buffers they read (released once it ran), the last kernel's name (for errors),
   // and the pool of their descriptor sets (reset after each submission). `defer`: launches
-  // whose buffers need no copy back are queued (RELAX_GPU_ASYNC != 0).
+  // whose buffers need no copy back are queued (RELAX_GPU_ASYNC on).
   bool recording = false;
   uint32_t batch = 0;
   std::vector<StagingBuffer> batch_staging;

@@ -105,6 +105,12 @@ class DeviceAPI {
   static void Register(DLDeviceType type, DeviceAPI* api);
 };
 
+/// A GPU runtime switch from the environment (RELAX_GPU_UNIFIED, RELAX_GPU_ASYNC): unset or
+/// empty -> true; "1", "on", "true", "yes" -> true; "0", "off", "false", "no" -> false (any
+/// case). Throws relax::Error for any other value ("RELAX_GPU_ASYNC='abc' is not a switch
+/// (0/1, off/on, false/true, no/yes)").
+bool GpuSwitchFromEnv(const char* name);
+
 /// "cpu:0", "cuda:1", ... for messages.
 std::string DeviceToString(DLDevice dev);
 
