@@ -247,11 +247,16 @@ std::unique_ptr<Device> CreateDevice(Instance& in, int id) {
   if (best < 0) RELAX_THROW(what << " has no host-visible coherent memory");
   d->staging_type = static_cast<uint32_t>(best);
   // Unified memory: the staging type, unless a host-visible coherent type is also
-  // device-local (integrated GPUs, lavapipe, resizable BAR), which kernels read at full speed.
+  // device-local (integrated GPUs, lavapipe, resizable BAR), which kernels read at full speed,
+  // and its heap is large enough to hold a model's tensors (not the 256 MiB window a discrete
+  // GPU without resizable BAR offers, which would soon be full).
+  constexpr VkDeviceSize kMinUnifiedHeap = VkDeviceSize{1} << 30;
   d->unified_type = d->staging_type;
   for (uint32_t i = 0; i < d->mem_props.memoryTypeCount; ++i) {
     VkMemoryPropertyFlags f = d->mem_props.memoryTypes[i].propertyFlags;
-    if ((f & need) == need && (f & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT)) {
+    const VkDeviceSize heap = d->mem_props.memoryHeaps[d->mem_props.memoryTypes[i].heapIndex].size;
+    if ((f & need) == need && (f & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT) &&
+        heap >= kMinUnifiedHeap) {
       d->unified_type = i;
       break;
     }

@@ -150,8 +150,11 @@ struct Device {
   // bytes.
   std::map<std::pair<uint32_t, VkDeviceSize>, std::vector<StagingBuffer>> free_staging;
   VkDeviceSize cached_bytes = 0;
-  // The live unified allocations by mapped address.
+  // The live unified allocations by mapped address; `unified_full`: the last allocation ran out
+  // of memory and none was freed since (AllocUnified then returns null at once instead of
+  // emptying the caches again).
   runtime::UnifiedBlocks<StagingBuffer> unified;
+  bool unified_full = false;
 };
 #undef RELAX_VK_DECLARE
 

@@ -521,12 +521,16 @@ class VulkanDeviceAPI final : public DeviceAPI {
     // vkMapMemory aligns a mapping of offset 0 to minMemoryMapAlignment.
     if (alignment == 0 || alignment > d.props.limits.minMemoryMapAlignment) return nullptr;
     std::lock_guard<std::mutex> lock(d.mu);
+    if (d.unified_full) return nullptr;
     StagingBuffer sb;
     try {
       sb = AcquireStaging(d, nbytes, "unified memory", d.unified_type);
     } catch (const Error& e) {
       // Out of (device-local, host-visible) memory: host memory, staged per launch, instead.
-      if (std::string(e.what()).find("OUT_OF_") != std::string::npos) return nullptr;
+      if (std::string(e.what()).find("OUT_OF_") != std::string::npos) {
+        d.unified_full = true;
+        return nullptr;
+      }
       throw;
     }
     d.unified.Insert(sb.mapped, sb.size, sb);
@@ -538,7 +542,10 @@ class VulkanDeviceAPI final : public DeviceAPI {
     if (!d) return;
     std::lock_guard<std::mutex> lock(d->mu);
     StagingBuffer sb;
-    if (d->unified.Erase(ptr, &sb)) ReleaseStaging(*d, sb);
+    if (d->unified.Erase(ptr, &sb)) {
+      ReleaseStaging(*d, sb);
+      d->unified_full = false;
+    }
   }
 
   void* AllocData(DLDevice dev, size_t, size_t) override { Unsupported(dev, "AllocData"); }
