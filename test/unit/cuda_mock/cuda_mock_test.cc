@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <vector>
@@ -63,6 +64,9 @@ class CudaMockTest : public ::testing::Test {
   float* Unified(int64_t n) {
     return static_cast<float*>(api_->AllocUnified(module_->dev, n * sizeof(float), 64));
   }
+  void Free(std::initializer_list<float*> blocks) {
+    for (float* p : blocks) api_->FreeUnified(module_->dev, p);
+  }
 
   std::unique_ptr<DeviceModule> module_;
   DeviceAPI* api_ = nullptr;
@@ -118,8 +122,7 @@ TEST_F(CudaMockTest, InPlaceLaunchesQueueUntilSync) {
   ASSERT_EQ(Launch(b, b + 1, 299), 0);  // overlapping: staged after the queue ran
   EXPECT_EQ(b[1], 7.0f);
   EXPECT_EQ(b[299], 7.0f);
-  api_->FreeUnified(module_->dev, a);
-  api_->FreeUnified(module_->dev, b);
+  Free({a, b});
 }
 
 // A block freed while launches that use it are queued is not handed out again before the wait.
@@ -134,8 +137,7 @@ TEST_F(CudaMockTest, ReleasedBlocksWaitForTheQueue) {
   api_->FreeUnified(module_->dev, c);
   float* d = Unified(1000);
   EXPECT_TRUE(d == a || d == c);  // free again after the wait
-  api_->FreeUnified(module_->dev, b);
-  api_->FreeUnified(module_->dev, d);
+  Free({b, d});
 }
 
 // A kernel that fails in the queue is reported at the wait, naming the queued kernels.
@@ -159,8 +161,7 @@ TEST_F(CudaMockTest, FailureInTheQueueNamesTheKernels) {
   ASSERT_EQ(Launch(a, b, 64), 0);
   module_->Sync();
   EXPECT_EQ(b[63], 5.0f);
-  api_->FreeUnified(module_->dev, a);
-  api_->FreeUnified(module_->dev, b);
+  Free({a, b});
 }
 
 // Where the host may not touch managed memory while kernels run (no concurrent managed
@@ -180,8 +181,7 @@ TEST_F(CudaMockTest, NoConcurrentManagedAccessWaitsPerLaunch) {
   const DeviceCounters c1 = Counters();
   EXPECT_EQ(c1.waits - c0.waits, 2);
   EXPECT_EQ(c1.in_place_buffers - c0.in_place_buffers, 4);
-  api_->FreeUnified(module_->dev, a);
-  api_->FreeUnified(module_->dev, b);
+  Free({a, b});
 }
 
 }  // namespace
