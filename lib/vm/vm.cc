@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <optional>
@@ -54,7 +53,7 @@ struct VirtualMachine::Callee {
   const BuiltinFn* builtin = nullptr;
   RelaxPackedFunc kernel = nullptr;
   // A GPU artifact's device work must be finished before this callee runs: it may touch tensor
-  // data on the host (a builtin not in kDataFreeBuiltins, a kernel that is not a host part of
+  // data on the host (a builtin DataFreeBuiltin does not list, a kernel that is not a host part of
   // device kernels).
   bool sync_device = false;
 };
