@@ -42,7 +42,7 @@ Pool& ThreadPool() {
 
 // This thread's borrowed unified-memory blocks (their storage goes back to the unified
 // allocator, which pools them, when freed).
-std::vector<Storage>& UnifiedBlocks() {
+std::vector<Storage>& BorrowedUnifiedBlocks() {
   thread_local std::vector<Storage> blocks;
   return blocks;
 }
@@ -64,8 +64,8 @@ extern "C" void* RelaxWorkspaceAlloc(int64_t nbytes) {
   if (want == 0) want = kAlign;
   if (relax::runtime::Allocator* unified = UnifiedMemoryScope::Current()) {
     try {
-      UnifiedBlocks().push_back(unified->Alloc(want, kAlign));
-      return UnifiedBlocks().back()->data;
+      BorrowedUnifiedBlocks().push_back(unified->Alloc(want, kAlign));
+      return BorrowedUnifiedBlocks().back()->data;
     } catch (const std::exception& e) {
       RelaxSetLastError(("workspace: " + std::string(e.what())).c_str());
       return nullptr;
@@ -91,7 +91,7 @@ extern "C" void* RelaxWorkspaceAlloc(int64_t nbytes) {
 
 extern "C" void RelaxWorkspaceFree(void* ptr) {
   if (!ptr) return;
-  auto& unified = UnifiedBlocks();
+  auto& unified = BorrowedUnifiedBlocks();
   for (size_t i = unified.size(); i-- > 0;) {
     if (unified[i]->data != ptr) continue;
     unified.erase(unified.begin() + static_cast<std::ptrdiff_t>(i));
