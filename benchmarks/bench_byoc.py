@@ -92,7 +92,8 @@ def main():
     p.add_argument("--runs", type=int, default=20)
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--tol", type=float, default=1e-3)
-    p.add_argument("--work", default="/tmp/relaxc-bench-byoc")
+    p.add_argument("--work", default=os.path.join(os.path.expanduser("~"), ".cache", "relaxc",
+                                                  "bench-byoc"))
     p.add_argument("--worker", choices=ENGINES)
     p.add_argument("--artifact")
     p.add_argument("--input")

@@ -31,6 +31,8 @@ import time
 
 import numpy as np
 
+import safe_write
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "test", "models"))
 import model_specs  # noqa: E402
@@ -207,8 +209,7 @@ def main():
                   f"`{args.split_pattern}` {rec:.1f} ms of {total:.1f} ms "
                   f"({100 * rec / max(total, 1e-9):.0f} %), the rest {total - rec:.1f} ms."]
     text = "\n".join(lines) + "\n"
-    with open(args.out, "w") as f:
-        f.write(text)
+    safe_write.write_text(args.out, text)
     print(text)
     return 0
 

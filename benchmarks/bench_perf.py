@@ -44,6 +44,7 @@ import time
 
 import numpy as np
 
+import safe_write
 from peers import PEER_PACKAGES, RSS_MARK, drop_shape_casts, fail_reason, iree_compile, make_runner, peak_rss_kb, \
     run_child, short_reason, time_calls, tvm_build
 
@@ -263,8 +264,7 @@ class Perf:
                     "load": la[0], "date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M")}
         except Exception as e:
             meta = {"na": short_reason(str(e))}
-        with open(meta_path, "w") as f:
-            json.dump(meta, f)
+        safe_write.write_text(meta_path, json.dumps(meta))
         meta["cached"] = False
         self.built[meta_path] = meta
         return meta
@@ -721,8 +721,7 @@ class Perf:
         for t, (gm, n, (mx, lab)) in sorted(summ.items()):
             print(f"geomean relaxc/onnxruntime at {t} thread(s) over {n} rows: {gm:.3f}; max {mx:.3f} ({lab})")
         if self.args.output:
-            with open(self.args.output, "w") as f:
-                f.write(md)
+            safe_write.write_text(self.args.output, md)
             self.log(f"wrote {self.args.output}")
         return 0
 

@@ -11,7 +11,7 @@ PKGS=(
   libonnx-dev libprotobuf-dev protobuf-compiler libcli11-dev libdlpack-dev nlohmann-json3-dev
   libfmt-dev libxxhash-dev libgtest-dev libzstd-dev zlib1g-dev libcurl4-openssl-dev libxml2-dev
   libedit-dev ninja-build ccache cmake g++ imagemagick fonts-dejavu-core python3-venv espeak-ng
-  libonnx-testdata libvulkan-dev mesa-vulkan-drivers spirv-tools libdnnl-dev graphviz
+  libonnx-testdata libvulkan-dev mesa-vulkan-drivers spirv-tools libdnnl-dev graphviz strace
 )
 missing=()
 for p in "${PKGS[@]}"; do

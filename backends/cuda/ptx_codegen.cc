@@ -38,14 +38,19 @@
 #include <mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h>
 #include <mlir/Target/LLVMIR/Export.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <mutex>
 #include <regex>
 
 #include "cuda_backend.h"
+#include "relax/codegen/fatal_error.h"
 #include "relax/codegen/tir_to_mlir.h"
 #include "relax/support/error.h"
+#include "relax/support/file.h"
+#include "relax/support/output_file.h"
+#include "relax/support/process.h"
 
 namespace relax::backends::cuda {
 
@@ -54,11 +59,6 @@ namespace {
 std::string CudaHome() {
   const char* env = std::getenv("RELAX_CUDA_HOME");
   return env && *env ? env : "/usr/local/cuda";
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
 std::unique_ptr<llvm::TargetMachine> NvptxMachine(const std::string& arch) {
@@ -73,8 +73,13 @@ std::unique_ptr<llvm::TargetMachine> NvptxMachine(const std::string& arch) {
   std::string err;
   const llvm::Target* t = llvm::TargetRegistry::lookupTarget(triple, err);
   if (!t) RELAX_THROW("LLVM has no NVPTX target: " << err);
+  // PTX ISA 8.0 for sm_75..sm_90 (LLVM would default to 6.3..7.8); later architectures get
+  // LLVM's own minimum for them (sm_100: 8.6, sm_120: 8.7, sm_110: 9.0), since a fixed +ptx80
+  // is a fatal error there ("PTX version 8.0 does not support target 'sm_100'").
+  const int number = std::atoi(arch.c_str() + std::min<size_t>(3, arch.size()));
+  std::string features = number <= 90 ? "+ptx80" : "";
   llvm::TargetOptions opts;
-  auto* tm = t->createTargetMachine(triple, arch, "+ptx80", opts, std::nullopt, std::nullopt,
+  auto* tm = t->createTargetMachine(triple, arch, features, opts, std::nullopt, std::nullopt,
                                     llvm::CodeGenOptLevel::Aggressive);
   if (!tm) RELAX_THROW("cannot create an NVPTX target machine for " << arch);
   return std::unique_ptr<llvm::TargetMachine>(tm);
@@ -106,26 +111,17 @@ namespace {
 void Assemble(CudaKernel* k, const std::string& arch) {
   std::string ptxas = CudaHome() + "/bin/ptxas";
   if (!llvm::sys::fs::can_execute(ptxas)) return;  // no toolkit: the driver JITs the PTX
-  llvm::SmallString<128> dir;
-  if (llvm::sys::fs::createUniqueDirectory("relaxc-ptxas", dir))
-    RELAX_THROW("cannot create a temporary directory for ptxas");
-  std::string in = (dir + "/k.ptx").str(), out = (dir + "/k.cubin").str(),
-              log = (dir + "/ptxas.log").str();
-  {
-    std::ofstream o(in, std::ios::binary);
-    o << k->ptx;
-  }
-  std::string arch_flag = "-arch=" + arch;
-  std::vector<llvm::StringRef> argv = {ptxas, arch_flag, "-v", "-o", out, in};
-  std::optional<llvm::StringRef> redirects[] = {std::nullopt, llvm::StringRef(log),
-                                                llvm::StringRef(log)};
-  std::string err;
-  int rc = llvm::sys::ExecuteAndWait(ptxas, argv, std::nullopt, redirects, 0, 0, &err);
-  std::string report = ReadFile(log);
-  k->cubin = ReadFile(out);
-  llvm::sys::fs::remove_directories(dir);
-  if (rc != 0 || k->cubin.empty())
-    RELAX_THROW("kernel '" << k->name << "' failed ptxas -arch=" << arch << ": " << err << report);
+  // A private scratch folder (mode 0700): ptxas reads and writes only names in it.
+  TempDir scratch("relaxc-ptxas");
+  std::string in = scratch.Write("k.ptx", k->ptx);
+  std::string out = scratch.File("k.cubin");
+  ProcessResult r = RunProcess({ptxas, "-arch=" + arch, "-v", "-o", out, in});
+  const std::string& report = r.output;
+  k->cubin = r.ok() ? ReadRegularFile(out, "ptxas output") : std::string();
+  if (!r.ok() || k->cubin.empty())
+    RELAX_THROW("kernel '" << k->name << "' failed ptxas -arch=" << arch << " ("
+                           << (r.started ? "exit " + std::to_string(r.exit_code) : r.error)
+                           << "): " << report);
   std::smatch m;
   if (std::regex_search(report, m, std::regex("Used (\\d+) registers")))
     k->registers = std::stoi(m[1]);
@@ -140,6 +136,7 @@ void Assemble(CudaKernel* k, const std::string& arch) {
 
 CudaKernel BuildCudaKernel(const tir::PrimFunc& f, const std::string& arch,
                            const CodegenOptions& options) {
+  codegen::FatalErrorStage stage("codegen-nvptx (kernel " + f->name + ", -arch=" + arch + ")");
   // convert-gpu-to-nvvm lowers every dialect that registers a ConvertToLLVM interface.
   mlir::DialectRegistry registry;
   mlir::arith::registerConvertArithToLLVMInterface(registry);

@@ -25,6 +25,7 @@
 
 #include <fstream>
 
+#include "relax/codegen/fatal_error.h"
 #include "relax/codegen/tir_to_mlir.h"
 #include "relax/support/error.h"
 #include "vulkan_backend.h"
@@ -86,6 +87,7 @@ std::string Validate(const std::string& name, const std::string& words) {
 }  // namespace
 
 SpirvKernel BuildSpirvKernel(const tir::PrimFunc& f, const CodegenOptions& options) {
+  codegen::FatalErrorStage stage("codegen-spirv (kernel " + f->name + ")");
   mlir::MLIRContext ctx;
   ctx.loadDialect<mlir::spirv::SPIRVDialect>();
   mlir::OwningOpRef<mlir::ModuleOp> module =

@@ -41,8 +41,12 @@
 #include <thread>
 #include <vector>
 
+#include "relax/codegen/fatal_error.h"
 #include "relax/codegen/tir_to_mlir.h"
 #include "relax/support/error.h"
+#include "relax/support/file.h"
+#include "relax/support/output_file.h"
+#include "relax/support/process.h"
 
 namespace relax::codegen {
 
@@ -139,11 +143,6 @@ void Optimize(llvm::Module& m, llvm::TargetMachine* tm, int level) {
   llvm::ModulePassManager mpm =
       level == 0 ? pb.buildO0DefaultPipeline(ol) : pb.buildPerModuleDefaultPipeline(ol);
   mpm.run(m, mam);
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
 }  // namespace
@@ -276,7 +275,16 @@ std::string BuildHostLibrary(const IRModule& mod, const std::string& mcpu,
           : std::clamp<size_t>((funcs.size() + kFuncsPerShard - 1) / kFuncsPerShard, 1, kMaxShards);
   std::vector<Shard> shards(nshards);
   for (size_t i = 0; i < funcs.size(); ++i) shards[i % nshards].funcs.push_back(funcs[i]);
-  ForEachShard(shards, [&](Shard* sh) { TranslateShard(sh, options.dump_mlir != nullptr); });
+  // What a shard holds, for an LLVM fatal error's message (fatal_error.h).
+  auto shard_stage = [](const char* stage, const Shard& sh) {
+    std::string s = std::string(stage) + " (kernels ";
+    for (size_t i = 0; i < sh.funcs.size() && i < 3; ++i) s += (i ? ", " : "") + sh.funcs[i]->name;
+    return s + (sh.funcs.size() > 3 ? ", ...)" : ")");
+  };
+  ForEachShard(shards, [&](Shard* sh) {
+    FatalErrorStage stage(shard_stage("codegen-mlir", *sh));
+    TranslateShard(sh, options.dump_mlir != nullptr);
+  });
   // Shard 0 defines the runtime table and __relax_init, checking for every slot any shard uses.
   uint32_t needed = 0;
   for (const Shard& sh : shards)
@@ -294,6 +302,7 @@ std::string BuildHostLibrary(const IRModule& mod, const std::string& mcpu,
     *cpu_features = out;
   }
   ForEachShard(shards, [&](Shard* sh) {
+    FatalErrorStage stage(shard_stage("codegen-llvm", *sh));
     CompileShard(sh, mcpu, options.opt_level, options.dump_llvm != nullptr);
   });
   for (const Shard& sh : shards) {
@@ -301,52 +310,33 @@ std::string BuildHostLibrary(const IRModule& mod, const std::string& mcpu,
     if (options.dump_llvm) *options.dump_llvm << sh.llvm_dump;
   }
 
-  // Link with ld.lld into a shared object.
-  llvm::SmallString<128> dir;
-  if (llvm::sys::fs::createUniqueDirectory("relaxc", dir))
-    RELAX_THROW("cannot create a temporary directory");
-  std::string so_path = (dir + "/kernels.so").str();
-  std::string log_path = (dir + "/ld.log").str();
-  std::vector<std::string> obj_paths;
-  for (size_t i = 0; i < shards.size(); ++i) {
-    obj_paths.push_back((dir + "/kernels_" + std::to_string(i) + ".o").str());
-    std::ofstream o(obj_paths.back(), std::ios::binary);
-    o.write(shards[i].obj.data(), static_cast<std::streamsize>(shards[i].obj.size()));
-    if (!o) RELAX_THROW("cannot write " << obj_paths.back());
-  }
+  // Link with ld.lld into a shared object, in a private scratch folder (TempDir: mode 0700, so
+  // no other user can plant a link at the names lld writes).
+  TempDir scratch("relaxc-link");
+  std::string so_path = scratch.File("kernels.so");
+  std::vector<std::string> argv = {RELAX_LLD_PATH, "-shared", "--as-needed", "-o", so_path};
+  for (size_t i = 0; i < shards.size(); ++i)
+    argv.push_back(scratch.Write("kernels_" + std::to_string(i) + ".o", shards[i].obj.str()));
   // Objects BYOC plugins produced (run-codegen) link into the same library.
-  std::vector<std::string> extern_paths;
   for (size_t k = 0; k < mod.extern_modules.size(); ++k) {
     const ExternModule& e = mod.extern_modules[k];
-    if (e.object.empty()) continue;
-    std::string p = (dir + "/byoc_" + std::to_string(k) + ".o").str();
-    std::ofstream o(p, std::ios::binary);
-    o.write(e.object.data(), static_cast<std::streamsize>(e.object.size()));
-    if (!o) RELAX_THROW("cannot write " << p);
-    extern_paths.push_back(p);
+    if (!e.object.empty())
+      argv.push_back(scratch.Write("byoc_" + std::to_string(k) + ".o", e.object));
   }
-  std::string lld = RELAX_LLD_PATH;
-  std::vector<llvm::StringRef> argv = {lld, "-shared", "--as-needed", "-o", so_path};
-  for (const auto& p : obj_paths) argv.push_back(p);
-  for (const auto& p : extern_paths) argv.push_back(p);
-  for (llvm::StringRef a : {"-L/usr/lib/x86_64-linux-gnu", "-lm"}) argv.push_back(a);
-  std::optional<llvm::StringRef> redirects[] = {std::nullopt, llvm::StringRef(log_path),
-                                                llvm::StringRef(log_path)};
-  std::string err;
-  int rc = llvm::sys::ExecuteAndWait(lld, argv, std::nullopt, redirects, 0, 0, &err);
-  std::string so = ReadFile(so_path);
-  std::string log = ReadFile(log_path);
-  llvm::sys::fs::remove_directories(dir);
-  if (rc != 0 || so.empty()) {
+  for (const char* a : {"-L/usr/lib/x86_64-linux-gnu", "-lm"}) argv.push_back(a);
+  ProcessResult r = RunProcess(argv);
+  std::string so = r.ok() ? ReadRegularFile(so_path, "linked kernel library") : std::string();
+  if (!r.ok() || so.empty()) {
     std::string plugins;
     for (const auto& e : mod.extern_modules)
       if (!e.object.empty() && plugins.find("'" + e.plugin + "'") == std::string::npos)
         plugins += (plugins.empty() ? "" : ", ") + ("'" + e.plugin + "'");
     RELAX_THROW("linking the kernels with "
-                << lld << " failed (exit " << rc << ")"
+                << argv[0] << " failed ("
+                << (r.started ? "exit " + std::to_string(r.exit_code) : r.error) << ")"
                 << (plugins.empty() ? std::string()
                                     : " (with the objects of codegen plugin " + plugins + ")")
-                << ": " << err << log);
+                << ": " << r.output);
   }
   return so;
 }

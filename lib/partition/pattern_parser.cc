@@ -2,6 +2,7 @@
 #include <cctype>
 #include <set>
 #include <sstream>
+#include <string>
 
 #include "relax/op/op.h"
 #include "relax/partition/pattern.h"
@@ -112,6 +113,14 @@ class PatternParser {
   }
 
   Pattern ParseAlt() {
+    // Every nesting (parentheses, op arguments) passes here: bound it so a hostile table cannot
+    // exhaust the stack, here or in the matcher that walks the pattern recursively.
+    if (++depth_ > kMaxDepth)
+      Fail("patterns are nested more than " + std::to_string(kMaxDepth) + " deep");
+    struct Leave {
+      int* d;
+      ~Leave() { --*d; }
+    } leave{&depth_};
     std::vector<Pattern> alts{ParseSeq()};
     while (Peek('|')) {
       ++i_;
@@ -263,9 +272,11 @@ class PatternParser {
     return p;
   }
 
+  static constexpr int kMaxDepth = 200;
   const std::string& s_;
   std::string where_;
   size_t i_ = 0;
+  int depth_ = 0;
 };
 
 }  // namespace

@@ -32,6 +32,7 @@ class PatternFilePlugin : public CodegenPlugin {
       : name_(std::move(name)), table_(std::move(table)), merge_(merge) {}
   std::string Name() const override { return name_; }
   std::string PatternTable() const override { return table_; }
+  bool merge() const { return merge_; }
   std::vector<std::string> TargetKinds() const override { return {}; }
   bool MergeRegions() const override { return merge_; }
   RegionCode Codegen(const Region& region, const Target&) const override {
@@ -64,7 +65,16 @@ const CodegenPlugin* LoadPatternFile(const std::string& path) {
       "\n" + std::string((std::istreambuf_iterator<char>(is)), std::istreambuf_iterator<char>());
   // Parse now so a bad table fails with its file name.
   ParsePatternTable(table, name, path);
-  if (const CodegenPlugin* p = FindPlugin(name)) return p;
+  // The same table loaded again (each pass that partitions asks) is the plugin already
+  // registered; any other plugin of that name (built in, loaded with --plugin, or another
+  // table) is refused: a table must never stand in for, or silently lose to, another plugin.
+  if (const CodegenPlugin* p = FindPlugin(name)) {
+    const auto* same = dynamic_cast<const PatternFilePlugin*>(p);
+    if (same && same->PatternTable() == table && same->merge() == do_merge) return p;
+    RELAX_THROW("pattern table '" << path << "' declares plugin '" << name << "', but "
+                                  << (same ? "another pattern table" : "a codegen plugin")
+                                  << " of that name is already registered; name it differently");
+  }
   RegisterPlugin(std::make_shared<PatternFilePlugin>(name, table, do_merge));
   return FindPlugin(name);
 }

@@ -1,9 +1,6 @@
 // Artifact layout: section table + trailer writer (atomic temp file + rename) and validator.
 #include "relax/runtime/artifact_format.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <xxhash.h>
 
 #include <algorithm>
@@ -14,6 +11,7 @@
 #include <set>
 
 #include "relax/support/error.h"
+#include "relax/support/output_file.h"
 
 namespace relax::runtime {
 
@@ -34,7 +32,6 @@ uint64_t GetLE(const uint8_t* p, int n) {
   for (int i = n - 1; i >= 0; --i) v = (v << 8) | p[i];
   return v;
 }
-std::string ErrnoText() { return std::strerror(errno); }
 
 bool ValidName(const std::string& n) {
   if (n.empty() || n.size() > 31) return false;
@@ -44,18 +41,6 @@ bool ValidName(const std::string& n) {
   return true;
 }
 bool PowerOfTwo(uint64_t a) { return a != 0 && (a & (a - 1)) == 0 && a <= kMaxAlignment; }
-
-void WriteAll(int fd, const char* data, size_t n, const std::string& path) {
-  while (n > 0) {
-    ssize_t w = ::write(fd, data, n);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      RELAX_THROW("cannot write artifact '" << path << "': " << ErrnoText());
-    }
-    data += w;
-    n -= static_cast<size_t>(w);
-  }
-}
 
 }  // namespace
 
@@ -100,60 +85,39 @@ void WriteSectionViews(const std::string& path, const std::vector<SectionView>& 
   const uint64_t table_offset = (size + 7) / 8 * 8;
   const uint64_t body_size = table_offset + table.size();
 
-  // The artifact replaces `path` by rename: refuse anything there that is not a regular file
-  // (a device such as /dev/null, a FIFO, a directory), which would otherwise be replaced.
-  struct stat st;
-  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
-    RELAX_THROW("cannot write artifact '" << path
-                                          << "': it exists and is not a regular file (a device, "
-                                             "FIFO or directory); choose another output path");
-  std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
-  if (fd < 0) RELAX_THROW("cannot create artifact '" << path << "': " << ErrnoText());
+  // Written through OutputFile: a new temporary renamed over `path` (a symlink at `path` or at
+  // the temporary's name is never written through; a device, FIFO or directory is refused).
+  OutputFile out(path, "artifact", 0755);
   std::unique_ptr<XXH3_state_t, XXH_errorcode (*)(XXH3_state_t*)> hash(XXH3_createState(),
                                                                        XXH3_freeState);
-  try {
-    if (!hash || XXH3_64bits_reset(hash.get()) != XXH_OK)
-      RELAX_THROW("cannot write artifact '" << path << "': hash state");
-    uint64_t at = 0;
-    auto emit = [&](const char* data, size_t n) {
-      WriteAll(fd, data, n, path);
-      XXH3_64bits_update(hash.get(), data, n);
-      at += n;
-    };
-    const std::string zeros(4096, '\0');
-    auto pad_to = [&](uint64_t target) {
-      while (at < target)
-        emit(zeros.data(), static_cast<size_t>(std::min<uint64_t>(zeros.size(), target - at)));
-    };
-    for (size_t i = 0; i < order.size(); ++i) {
-      pad_to(offsets[i]);
-      emit(order[i]->bytes.data(), order[i]->bytes.size());
-    }
-    pad_to(table_offset);
-    emit(table.data(), table.size());
-    const uint64_t checksum = XXH3_64bits_digest(hash.get());
-    std::string trailer(kMagic, 8);
-    PutU32(&trailer, kArtifactFormatVersion);
-    PutU32(&trailer, 0);
-    for (uint64_t v : {table_offset, static_cast<uint64_t>(order.size()), uint64_t{0}, checksum,
-                       body_size + kArtifactTrailerSize, uint64_t{0}})
-      PutU64(&trailer, v);
-    WriteAll(fd, trailer.data(), trailer.size(), path);
-    if (::fsync(fd) != 0 && errno != EINVAL)
-      RELAX_THROW("cannot write artifact '" << path << "': " << ErrnoText());
-    if (::close(fd) != 0) {
-      fd = -1;
-      RELAX_THROW("cannot write artifact '" << path << "': " << ErrnoText());
-    }
-    fd = -1;
-    if (::rename(tmp.c_str(), path.c_str()) != 0)
-      RELAX_THROW("cannot write artifact '" << path << "': rename failed: " << ErrnoText());
-  } catch (...) {
-    if (fd >= 0) ::close(fd);
-    ::unlink(tmp.c_str());
-    throw;
+  if (!hash || XXH3_64bits_reset(hash.get()) != XXH_OK)
+    RELAX_THROW("cannot write artifact '" << path << "': hash state");
+  uint64_t at = 0;
+  auto emit = [&](const char* data, size_t n) {
+    out.Write(data, n);
+    XXH3_64bits_update(hash.get(), data, n);
+    at += n;
+  };
+  const std::string zeros(4096, '\0');
+  auto pad_to = [&](uint64_t target) {
+    while (at < target)
+      emit(zeros.data(), static_cast<size_t>(std::min<uint64_t>(zeros.size(), target - at)));
+  };
+  for (size_t i = 0; i < order.size(); ++i) {
+    pad_to(offsets[i]);
+    emit(order[i]->bytes.data(), order[i]->bytes.size());
   }
+  pad_to(table_offset);
+  emit(table.data(), table.size());
+  const uint64_t checksum = XXH3_64bits_digest(hash.get());
+  std::string trailer(kMagic, 8);
+  PutU32(&trailer, kArtifactFormatVersion);
+  PutU32(&trailer, 0);
+  for (uint64_t v : {table_offset, static_cast<uint64_t>(order.size()), uint64_t{0}, checksum,
+                     body_size + kArtifactTrailerSize, uint64_t{0}})
+    PutU64(&trailer, v);
+  out.Write(trailer.data(), trailer.size());
+  out.Commit(/*sync=*/true);
 }
 
 std::vector<SectionEntry> ParseSections(const uint8_t* base, uint64_t file_size,

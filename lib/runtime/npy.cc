@@ -1,19 +1,15 @@
 // NumPy .npy reader/writer with strict, file-naming error reporting.
 #include "relax/runtime/npy.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <cstring>
 #include <fstream>
-#include <initializer_list>
-#include <random>
 #include <sstream>
 #include <utility>
 
 #include "relax/support/error.h"
 #include "relax/support/file.h"
+#include "relax/support/output_file.h"
 
 namespace relax::runtime {
 namespace {
@@ -229,53 +225,6 @@ NDArray LoadNpy(const std::string& path) {
   return arr;
 }
 
-namespace {
-
-// Writes the concatenated `parts` to `path` through a new temporary file in the same directory
-// (created with O_EXCL | O_NOFOLLOW) renamed over `path`: whatever is at `path`, a symlink
-// included, is replaced, never written through, and readers never see a partial file.
-void WriteFileReplacing(const std::string& path,
-                        std::initializer_list<std::pair<const char*, size_t>> parts) {
-  auto fail = [&](const std::string& why) {
-    RELAX_THROW("cannot write .npy file '" << path << "': " << why);
-  };
-  std::random_device rd;
-  std::string tmp;
-  int fd = -1;
-  for (int attempt = 0; fd < 0 && attempt < 100; ++attempt) {
-    tmp = path + ".tmp" + std::to_string(::getpid()) + "_" + std::to_string(rd());
-    fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
-    if (fd < 0 && errno != EEXIST) fail(std::strerror(errno));
-  }
-  if (fd < 0) fail("no unused temporary file name");
-  for (const auto& [data, size] : parts) {
-    size_t done = 0;
-    while (done < size) {
-      ssize_t n = ::write(fd, data + done, size - done);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        std::string why = n < 0 ? std::strerror(errno) : "write failed";
-        ::close(fd);
-        ::unlink(tmp.c_str());
-        fail(why);
-      }
-      done += static_cast<size_t>(n);
-    }
-  }
-  if (::close(fd) != 0) {
-    std::string why = std::strerror(errno);
-    ::unlink(tmp.c_str());
-    fail(why);
-  }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::string why = std::strerror(errno);
-    ::unlink(tmp.c_str());
-    fail(why);
-  }
-}
-
-}  // namespace
-
 void SaveNpy(const std::string& path, const NDArray& array) {
   if (!array.defined()) RELAX_THROW("cannot save '" << path << "': undefined tensor");
   if (array.device().device_type != kDLCPU)
@@ -306,9 +255,12 @@ void SaveNpy(const std::string& path, const NDArray& array) {
   for (size_t i = 0; i < (v2 ? 4u : 2u); ++i)
     out.push_back(static_cast<char>((hl >> (8 * i)) & 0xff));
   out += header;
-  WriteFileReplacing(
-      path, {{out.data(), out.size()},
-             {static_cast<const char*>(array.data()), static_cast<size_t>(array.nbytes())}});
+  // A new temporary renamed over `path`: whatever is there (a symlink included) is replaced,
+  // never written through, and readers never see a partial file.
+  OutputFile f(path, ".npy file");
+  f.Write(out);
+  f.Write(array.data(), static_cast<size_t>(array.nbytes()));
+  f.Commit();
 }
 
 }  // namespace relax::runtime

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <string>
@@ -54,7 +55,25 @@ struct ThreadPool::Job {
 };
 
 ThreadPool::ThreadPool(int num_threads) : num_threads_(std::max(1, num_threads)) {
-  for (int i = 1; i < num_threads_; ++i) workers_.emplace_back([this] { WorkerLoop(); });
+  // A container's thread, pid or address-space limit can refuse a worker: run with those that
+  // started (the caller always works) and say so once, never abort or wait for a missing one.
+  std::string why;
+  for (int i = 1; i < num_threads_; ++i) {
+    try {
+      workers_.emplace_back([this] { WorkerLoop(); });
+    } catch (const std::exception& e) {
+      why = e.what();
+      break;
+    }
+  }
+  if (!why.empty()) {
+    const int started = static_cast<int>(workers_.size()) + 1;
+    std::fprintf(stderr,
+                 "warning: the runtime started %d of %d threads (%s); running with %d "
+                 "(RELAX_NUM_THREADS=%d avoids this)\n",
+                 started, num_threads_, why.c_str(), started, started);
+    num_threads_ = started;
+  }
 }
 
 ThreadPool::~ThreadPool() {

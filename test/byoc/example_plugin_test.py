@@ -10,8 +10,9 @@
 #               plugin; run at two sizes with TOYACC_TRACE=1: outputs match onnxruntime and every
 #               region's trace line appears once per run; the same without fold-batch-norm
 #               (conv2d + batch_norm + relu regions), at a third size;
-#   no-compiler: TOYACC_CC names no program: compile fails with an error naming the plugin and
-#               the region.
+#   no-compiler: TOYACC_CC names no program, or is a hostile string (quotes, ';', $(...),
+#               backticks, a leading '-'): compile fails with an error naming the plugin and the
+#               region, and no command runs.
 import argparse
 import os
 import re
@@ -212,18 +213,29 @@ def step_no_compiler(args):
     p = paths(args.work)
     model = os.path.join(args.work, "conv_relu.onnx")
     run([sys.executable, os.path.join(HERE, "make_conv_relu.py"), model])
-    env = dict(os.environ, TOYACC_CC="/nonexistent/toyacc-cc")
-    res = run([p["relaxc"], "compile", model, "-o", os.path.join(args.work, "never.so"),
-               "--plugin", p["plugin"]], env=env, check=False)
-    print(f"exit code {res.returncode}; stderr: {res.stderr}")
-    want = [r"^error: codegen plugin .example. failed on region .example_region\w*.: toyacc: ",
-            r"TOYACC_CC=/nonexistent/toyacc-cc is not a program"]
-    bad = [w for w in want if not re.search(w, res.stderr, re.MULTILINE)]
-    if res.returncode == 0 or res.returncode >= 128 or res.returncode < 0 or bad:
-        print(f"FAIL: expected a clean failure whose message matches {bad}")
-        return 1
-    print("PASS")
-    return 0
+    # A TOYACC_CC that names no program, then hostile ones: the plugin runs its compiler with an
+    # argument vector, so none of them may run a command (no PWNED file appears).
+    cwd = os.path.join(args.work, "no-compiler")
+    shutil.rmtree(cwd, ignore_errors=True)
+    os.makedirs(cwd)
+    ok = True
+    for cc in ["/nonexistent/toyacc-cc", "cc';touch PWNED;'", "cc;touch PWNED", "$(touch PWNED)",
+               "`touch PWNED`", "cc -o PWNED", "-oPWNED", "cc\ntouch PWNED"]:
+        env = dict(os.environ, TOYACC_CC=cc)
+        res = run([p["relaxc"], "compile", model, "-o", os.path.join(args.work, "never.so"),
+                   "--plugin", p["plugin"]], env=env, check=False, cwd=cwd)
+        print(f"exit code {res.returncode}; stderr: {res.stderr}")
+        want = [r"^error: codegen plugin .example. failed on region .example_region\w*.: toyacc: ",
+                re.escape(f"TOYACC_CC={cc} is not a program")]
+        bad = [w for w in want if not re.search(w, res.stderr, re.MULTILINE)]
+        if res.returncode == 0 or res.returncode >= 128 or res.returncode < 0 or bad:
+            print(f"FAIL: expected a clean failure whose message matches {bad}")
+            ok = False
+        if os.path.exists(os.path.join(cwd, "PWNED")):
+            print(f"FAIL: TOYACC_CC={cc!r} ran a command")
+            ok = False
+    print("PASS" if ok else "FAIL")
+    return 0 if ok else 1
 
 
 def main():

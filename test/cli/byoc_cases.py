@@ -164,8 +164,26 @@ def case_plugin_errors(r):
     expect(p.stderr, "does not export relax_plugin_get_info", "stderr")
 
 
+def case_deep_pattern(r):
+    """A 40 KB pattern table of 20,000 nested parentheses (it used to overflow the stack of the
+    recursive-descent parser) is a clean error naming the file and the depth; 150 levels parse."""
+    onnx_path = r.path("conv.onnx")
+    onnx.save(conv_model(w_dim=6), onnx_path)
+    for depth, rc in ((20000, 1), (150, 0)):
+        pat = r.path(f"deep{depth}.pat")
+        with open(pat, "w") as f:
+            f.write("plugin deep\npattern p = " + "(" * depth + "sigmoid(*)" + ")" * depth + "\n")
+        p = run([r.relaxc, "compile", onnx_path, "-o", r.path(f"deep{depth}.so"), "--pass-option",
+                 f"partition.patterns={pat}", "--partition-report"], expect_rc=rc)
+        if rc:
+            expect(p.stderr, f"error: {pat}:2:", "stderr")
+            expect(p.stderr, "patterns are nested more than 200 deep", "stderr")
+        else:
+            expect(p.stdout, "plugin deep: 1 regions", "report")
+
+
 CASES = {"report_refusal": case_report_refusal, "c_plugin": case_c_plugin,
-         "plugin_errors": case_plugin_errors}
+         "plugin_errors": case_plugin_errors, "deep_pattern": case_deep_pattern}
 
 if __name__ == "__main__":
     sys.exit(cases_main(CASES, __doc__))

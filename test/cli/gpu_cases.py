@@ -112,10 +112,11 @@ def case_vulkan_run(r):
 
 
 def case_cuda_ptxas(r):
-    """Every kernel compiles for sm_90 and sm_80 and passes ptxas (its register counts are in
-    --stats); running a cuda artifact without an NVIDIA driver is a clean error."""
+    """Every kernel compiles for sm_90, sm_80, sm_100 and sm_120 and passes ptxas (its register
+    counts are in --stats; sm_100 and later need PTX 8.6+, which LLVM used to end the process
+    on); running a cuda artifact without an NVIDIA driver is a clean error."""
     m = cnn()
-    for arch in ("sm_90", "sm_80"):
+    for arch in ("sm_90", "sm_80", "sm_100", "sm_120"):
         so, p = compile_for(r, m, "cnn_" + arch, "cuda -arch=" + arch)
         n, fb = fallbacks(p.stdout)
         regs = re.findall(r"registers=(\d+)", p.stdout)

@@ -301,7 +301,7 @@ endforeach()
 
 # BYOC core (byoc_cases.py CASE): the partition report with a refused symbolic dim, the graph,
 # a C-ABI plugin (linked object + runtime library) that matches onnxruntime, broken plugins.
-foreach(case report_refusal c_plugin plugin_errors)
+foreach(case report_refusal c_plugin plugin_errors deep_pattern)
   add_test(NAME cli.byoc.${case}
            COMMAND bash ${RELAX_VENV_PYTHON} ${RELAX_CLI_TEST_DIR}/byoc_cases.py ${case}
                    --relaxc $<TARGET_FILE:relaxc> --work ${RELAX_CLI_WORK}/byoc)
@@ -328,3 +328,12 @@ add_test(NAME cli.compile_deterministic
          COMMAND bash ${RELAX_VENV_PYTHON} ${RELAX_CLI_TEST_DIR}/deterministic_compile.py
                  --relaxc $<TARGET_FILE:relaxc>)
 set_tests_properties(cli.compile_deterministic PROPERTIES TIMEOUT 300 LABELS cli)
+
+# The runtime when the system refuses worker threads (issue 27): relax-run and the C API run with
+# the threads that started and warn (thread_start_cases.py, an LD_PRELOAD pthread_create shim).
+add_test(NAME cli.thread_start_failure
+         COMMAND bash ${RELAX_VENV_PYTHON} ${RELAX_CLI_TEST_DIR}/thread_start_cases.py
+                 --relax-run ${RELAX_RUN} --lib $<TARGET_FILE:relax_runtime_shared>
+                 --artifact ${RELAX_CLS_ARTIFACT} --work ${RELAX_CLI_WORK}/thread_start)
+set_tests_properties(cli.thread_start_failure PROPERTIES FIXTURES_REQUIRED cls_artifact
+                     TIMEOUT 600 LABELS cli)

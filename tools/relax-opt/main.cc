@@ -7,6 +7,7 @@
 
 #include "../cli_main.h"
 #include "relax/codegen/codegen.h"
+#include "relax/codegen/fatal_error.h"
 #include "relax/lower/flatten_buffer.h"
 #include "relax/lower/vm_codegen.h"
 #include "relax/parser/parser.h"
@@ -57,6 +58,7 @@ std::vector<std::pair<std::string, int>> SplitInput(const std::string& text) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  relax::codegen::InstallFatalErrorHandlers();
   std::string passes_help = "Registered passes:\n";
   for (const relax::Pass* p : relax::ListPasses())
     passes_help += "  " + p->name + "  " + p->description + "\n";

@@ -21,6 +21,8 @@
 #include "relax/partition/plugin.h"
 #include "relax/partition/report.h"
 #include "relax/support/file.h"
+#include "relax/support/output_file.h"
+#include "relax/support/process.h"
 
 namespace relax::tools {
 
@@ -90,29 +92,37 @@ const std::set<std::string>& NonPassStages() {
   return s;
 }
 
-void WriteText(const std::string& path, const std::string& text) {
-  std::ofstream f(path, std::ios::binary);
-  f << text;
-  if (!f.good()) throw Error("cannot write '" + path + "'");
-}
-
-// Writes the DOT text `dot` as `path`: .dot as is, anything else rendered by Graphviz's `dot`
-// in the format of the extension (svg, png, pdf).
+// Writes the DOT text `dot` as `path`: .dot/.gv as is, anything else rendered by Graphviz's
+// `dot` in the format of the extension (svg, png, pdf). `dot` runs with an argument vector and
+// reads and writes only names in a private scratch folder; the result is then written to `path`
+// through OutputFile (a new temporary renamed over it). No part of `path` reaches a program.
 void WriteGraph(const std::string& dot, const std::string& path) {
   std::string ext = std::filesystem::path(path).extension().string();
   if (ext == ".dot" || ext == ".gv") {
-    WriteText(path, dot);
+    WriteFileReplacing(path, dot, "partition graph");
     return;
   }
   std::string fmt = ext.empty() ? "svg" : ext.substr(1);
-  std::string tmp = path + ".dot.tmp";
-  WriteText(tmp, dot);
-  std::string cmd = "dot -T" + fmt + " -o '" + path + "' '" + tmp + "' 2>&1";
-  int rc = std::system(cmd.c_str());
-  std::filesystem::remove(tmp);
-  if (rc != 0)
-    throw Error("--partition-graph: Graphviz 'dot -T" + fmt + "' failed (exit " +
-                std::to_string(rc) + "); is Graphviz installed (apt-get install graphviz)?");
+  if (fmt.empty() || fmt.size() > 16 || !std::all_of(fmt.begin(), fmt.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+      }))
+    throw Error("--partition-graph: '" + path +
+                "' does not end in a Graphviz output format (.svg, .png, .pdf, .dot)");
+  std::string program = FindProgram("dot");
+  if (program.empty())
+    throw Error(
+        "--partition-graph: Graphviz's 'dot' is not on PATH (apt-get install graphviz), "
+        "needed to write ." +
+        fmt + "; a .dot path writes the graph without it");
+  TempDir scratch("relaxc-graph");
+  std::string in = scratch.Write("graph.dot", dot);
+  std::string out = scratch.File("graph.out");
+  ProcessResult r = RunProcess({program, "-T" + fmt, "-o", out, in});
+  if (!r.ok())
+    throw Error("--partition-graph: Graphviz 'dot -T" + fmt + "' failed (" +
+                (r.started ? "exit " + std::to_string(r.exit_code) : r.error) + ")" +
+                (r.output.empty() ? "" : ": " + r.output.substr(0, 2000)));
+  WriteFileReplacing(path, ReadRegularFile(out, "Graphviz output"), "partition graph");
 }
 
 // "memory at NAME=V,...: liveness lower bound L bytes, planned peak P bytes (Rx)": the summary

@@ -3,9 +3,11 @@
 
 #include "../cli_main.h"
 #include "compile_command.h"
+#include "relax/codegen/fatal_error.h"
 #include "run_command.h"
 
 int main(int argc, char** argv) {
+  relax::codegen::InstallFatalErrorHandlers();
   CLI::App app{"relaxc: ahead-of-time ML compiler (ONNX -> cross-level IR -> native artifact)",
                "relaxc"};
   app.require_subcommand(1);

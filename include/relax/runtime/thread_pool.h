@@ -29,7 +29,9 @@ int NumThreadsFromEnv();
 /// thread.
 class ThreadPool {
  public:
-  /// A pool with `num_threads` total threads including the caller (>= 1).
+  /// A pool with `num_threads` total threads including the caller (>= 1). When the system
+  /// refuses a thread (std::thread throws: thread, pid or address-space limits), the pool runs
+  /// with the threads that started and prints one `warning:` line on stderr; it never throws.
   explicit ThreadPool(int num_threads);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;

@@ -1,9 +1,10 @@
 // External tensor data (ONNX IR spec, "External Tensor Data" in docs/ExternalData.md of the
 // ONNX repository): a TensorProto with data_location = EXTERNAL keeps its bytes in a file named
 // by the `location` entry of `external_data`, relative to the model's folder, at `offset` (default
-// 0) for `length` bytes (default: to the end of the file). This file resolves every such tensor of
-// a model (initializers, Constant node attributes, subgraphs) into raw_data before the import, so
-// the rest of the importer sees only in-model data.
+// 0) for `length` bytes. relaxc reads exactly the bytes the tensor's dims and type declare, and
+// only after checking them against `length` (when given) and the file's size. This file resolves
+// every such tensor of a model (initializers, Constant node attributes, subgraphs) into raw_data
+// before the import, so the rest of the importer sees only in-model data.
 #include "external_data.h"
 
 #include <sys/stat.h>
@@ -16,6 +17,7 @@
 #include <limits>
 #include <string>
 
+#include "import_context.h"
 #include "relax/support/error.h"
 
 namespace relax::frontend::onnx_import {
@@ -28,6 +30,21 @@ int64_t ParseCount(const std::string& text, const std::string& key, const std::s
     RELAX_THROW(what << ": external data '" << key << "' is '" << text
                      << "', not a non-negative integer");
   return std::stoll(text);
+}
+
+// Bytes of raw_data a tensor of `t`'s dims and type holds (int4/uint4: two per byte).
+int64_t DeclaredRawBytes(const onnx::TensorProto& t, const std::string& what) {
+  DataType dt = OnnxDType(t.data_type(), what);
+  std::vector<int64_t> dims(t.dims().begin(), t.dims().end());
+  std::optional<int64_t> numel = CheckedByteSize(dims, 1);
+  if (!numel)
+    RELAX_THROW(what << ": declared shape " << DimsText(dims)
+                     << " has a negative dim or more than 2^63-1 elements");
+  if (dt.is_int4()) return (*numel + 1) / 2;
+  std::optional<int64_t> bytes = CheckedByteSize(dims, dt.bytes());
+  if (!bytes)
+    RELAX_THROW(what << ": declared shape " << DimsText(dims) << " has more than 2^63-1 bytes");
+  return *bytes;
 }
 
 // The file `location` names, checked to lie inside `model_dir` (after resolving symlinks and
@@ -74,6 +91,16 @@ void Resolve(onnx::TensorProto* t, const fs::path& model_dir, const std::string&
       length = ParseCount(kv.value(), "length", what);
     }  // "checksum" and unknown keys carry no data; ignored
   }
+  // The bytes the tensor's declared dims and type need, known before the file is opened: a
+  // model cannot make the compiler read more than its tensors declare (a `[1]` initializer
+  // pointing at a large file reads 4 bytes, not the file).
+  const int64_t expected = DeclaredRawBytes(*t, what);
+  if (length >= 0 && length != expected)
+    RELAX_THROW(
+        what << ": external data 'length' is " << length << " bytes, but its declared shape "
+             << DimsText({t->dims().begin(), t->dims().end()}) << " of "
+             << ToString(OnnxDType(t->data_type(), what)) << " needs " << expected << " bytes");
+  length = expected;
   fs::path file = ResolveLocation(location, model_dir, what);
   struct stat st {};
   if (stat(file.c_str(), &st) != 0)
@@ -85,7 +112,6 @@ void Resolve(onnx::TensorProto* t, const fs::path& model_dir, const std::string&
   if (offset > size)
     RELAX_THROW(what << ": external data offset " << offset << " is past the end of '" << location
                      << "' (" << size << " bytes)");
-  if (length < 0) length = size - offset;
   if (length > size - offset)
     RELAX_THROW(what << ": external data of " << length << " bytes at offset " << offset
                      << " runs past the end of '" << location << "' (" << size << " bytes)");

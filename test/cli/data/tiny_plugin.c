@@ -4,13 +4,18 @@
  * which its runtime library (the same file built with -DTINY_RUNTIME) runs. Built with
  * -DTINY_BAD_ABI it claims another ABI version; with -DTINY_FAIL its codegen fails. */
 #include <math.h>
+#include <spawn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "relax/partition/plugin_c_api.h"
 #include "relax/runtime/c_api.h"
+
+extern char** environ;
 
 #ifdef TINY_RUNTIME
 /* The runtime library: args = payload, x, out. */
@@ -60,7 +65,7 @@ static int32_t Codegen(const RelaxPluginRegion* region, RelaxPluginResult* resul
     return 0;
   }
   snprintf(g_function, sizeof g_function, "tiny_%s", region->name);
-  char src[2048], cmd[4096];
+  char src[2048], inc[1024];
   const char* dir = getenv("TINY_WORK");
   snprintf(src, sizeof src, kRegionCode, g_function, g_function);
   char c_path[512], o_path[512];
@@ -73,9 +78,13 @@ static int32_t Codegen(const RelaxPluginRegion* region, RelaxPluginResult* resul
   }
   fputs(src, f);
   fclose(f);
-  snprintf(cmd, sizeof cmd, "cc -O2 -fPIC -I%s -c %s -o %s", getenv("TINY_INCLUDE"), c_path,
-           o_path);
-  if (system(cmd) != 0) {
+  /* The C compiler with an argument vector (no shell): paths never reach /bin/sh. */
+  snprintf(inc, sizeof inc, "-I%s", getenv("TINY_INCLUDE"));
+  char* argv[] = {"cc", "-O2", "-fPIC", inc, "-c", c_path, "-o", o_path, NULL};
+  pid_t pid;
+  int status = 0;
+  if (posix_spawnp(&pid, "cc", NULL, NULL, argv, environ) != 0 || waitpid(pid, &status, 0) < 0 ||
+      !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     result->error = "the C compiler failed";
     return 1;
   }
