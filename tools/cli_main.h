@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "relax/support/utf8.h"
+
 namespace relax::tools {
 
 /// Exit codes of all relaxc tools: 0 success, 1 error (bad model/input/artifact),
@@ -35,7 +37,7 @@ inline bool ParseArgs(CLI::App& app, int argc, char** argv, int* exit_code) {
     }
   } catch (const std::exception& e) {
     // Anything a subcommand did not report itself is still an error message, never a crash.
-    std::cerr << "error: " << e.what() << "\n";
+    std::cerr << "error: " << EscapeControl(e.what(), /*keep_newlines=*/true) << "\n";
     *exit_code = 1;
   }
   return false;

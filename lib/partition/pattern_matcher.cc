@@ -6,6 +6,7 @@
 #include "relax/ir/expr_functor.h"
 #include "relax/ir/module.h"
 #include "relax/partition/pattern.h"
+#include "relax/support/error.h"
 #include "relax/transform/pass_context.h"
 
 namespace relax::partition {
@@ -186,6 +187,10 @@ bool Matcher::CheckPredicate(const Predicate& pr, const CallNode& call, const Ex
 }
 
 bool Matcher::MatchExpr(const Pattern& p, const Expr& e, bool is_root, State* st) {
+  if (++steps_ > kMaxMatchSteps)
+    RELAX_THROW("matching a pattern at '" << root_->name << "' took more than " << kMaxMatchSteps
+                                          << " steps: the pattern nests optional ops ('op?(...)')"
+                                          << " too deeply for this chain; simplify the pattern");
   switch (p->kind) {
     case PatternNode::kWildcard:
       if (std::find(st->inputs.begin(), st->inputs.end(), e) == st->inputs.end())
@@ -246,6 +251,8 @@ bool Matcher::MatchAt(const Pattern& p, const VarNode* root,
   if (claimed.count(root) || !BoundValue(root)) return false;
   State st;
   st.claimed = &claimed;
+  steps_ = 0;
+  root_ = root;
   // The root is referred to by its var: find the binding's var expression.
   auto var = std::shared_ptr<const ExprNode>(std::shared_ptr<const ExprNode>{}, root);
   bool ok = MatchExpr(p, var, true, &st);

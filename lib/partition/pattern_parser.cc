@@ -195,7 +195,10 @@ class PatternParser {
       // argN.dtype / argN.ndim / argN.shape (the identifier scan took the dot).
       size_t dot = subj.find('.');
       if (dot == std::string::npos) Fail("expected 'argN.dtype', 'argN.ndim' or 'argN.shape[i]'");
-      p.arg = std::stoi(subj.substr(3, dot - 3));
+      const std::string index = subj.substr(3, dot - 3);
+      if (index.size() > 4 || index.find_first_not_of("0123456789") != std::string::npos)
+        Fail("'arg" + index + "' is not an argument index (arg0 .. arg9999)");
+      p.arg = std::stoi(index);
       subj = subj.substr(dot + 1);
     } else if (subj.rfind("attr.", 0) == 0) {
       p.attr = subj.substr(5);

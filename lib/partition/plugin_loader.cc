@@ -167,13 +167,6 @@ class CAbiPlugin : public CodegenPlugin {
   const RelaxPluginInfo* info_;
 };
 
-bool ValidName(const char* n) {
-  if (!n || !*n || !(std::isalpha(static_cast<unsigned char>(*n)) || *n == '_')) return false;
-  for (const char* p = n; *p; ++p)
-    if (!(std::isalnum(static_cast<unsigned char>(*p)) || *p == '_')) return false;
-  return true;
-}
-
 }  // namespace
 
 std::string LoadPluginLibrary(const std::string& path) {
@@ -195,7 +188,7 @@ std::string LoadPluginLibrary(const std::string& path) {
     RELAX_THROW(where << " was built for plugin ABI version " << info->abi_version
                       << ", but this relaxc has version " << RELAX_PLUGIN_ABI_VERSION
                       << " (rebuild the plugin against this relaxc's headers)");
-  if (!ValidName(info->name))
+  if (!info->name || !IsValidPluginName(info->name))
     RELAX_THROW(where << " has an invalid name '" << (info->name ? info->name : "(null)")
                       << "' (letters, digits and _)");
   if (!info->codegen) RELAX_THROW(where << " ('" << info->name << "') has no codegen function");

@@ -1,5 +1,6 @@
 // The plugin registry and the choice of the plugins a compilation uses (ActivePlugins).
 #include <algorithm>
+#include <cctype>
 #include <iterator>
 #include <map>
 #include <mutex>
@@ -9,6 +10,7 @@
 #include "relax/partition/plugin.h"
 #include "relax/support/error.h"
 #include "relax/support/file.h"
+#include "relax/support/utf8.h"
 
 namespace relax::partition {
 
@@ -57,6 +59,11 @@ const CodegenPlugin* LoadPatternFile(const std::string& path) {
   is >> kw >> name;
   if (kw != "plugin" || name.empty())
     RELAX_THROW("pattern table '" << path << "' must start with 'plugin NAME [merge|no-merge]'");
+  // The name becomes part of symbols (relax_byoc_<NAME>_<region>) and of reports: the same
+  // rule as for plugins loaded with --plugin.
+  if (!IsValidPluginName(name))
+    RELAX_THROW("pattern table '" << path << "' declares plugin '" << EscapeBytes(name)
+                                  << "': a plugin name is letters, digits and _");
   std::string rest;
   std::getline(is, rest);
   bool do_merge = rest.find("no-merge") == std::string::npos;
@@ -79,21 +86,31 @@ const CodegenPlugin* LoadPatternFile(const std::string& path) {
   return FindPlugin(name);
 }
 
+// "a, b ,c" -> {a, b, c}: split at commas, each item trimmed at its ends only (a space inside a
+// file name is part of it), empty items dropped.
 std::vector<std::string> SplitComma(const std::string& s) {
   std::vector<std::string> out;
-  std::string cur;
-  for (char c : s + ",") {
-    if (c == ',') {
-      if (!cur.empty()) out.push_back(cur);
-      cur.clear();
-    } else if (c != ' ') {
-      cur += c;
-    }
+  size_t start = 0;
+  while (start <= s.size()) {
+    size_t end = std::min(s.find(',', start), s.size());
+    size_t b = s.find_first_not_of(" \t", start);
+    size_t e = s.find_last_not_of(" \t", end == 0 ? 0 : end - 1);
+    if (b != std::string::npos && b < end && e != std::string::npos && e >= b)
+      out.push_back(s.substr(b, e - b + 1));
+    start = end + 1;
   }
   return out;
 }
 
 }  // namespace
+
+bool IsValidPluginName(const std::string& name) {
+  if (name.empty() || !(std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_'))
+    return false;
+  for (char c : name)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
+  return true;
+}
 
 void RegisterPlugin(std::shared_ptr<const CodegenPlugin> p) {
   std::lock_guard<std::mutex> lock(RegistryMutex());

@@ -146,9 +146,10 @@ std::string PartitionGraphDot(const IRModule& mod) {
         for (const VarNode* u : uses)
           if (node_of.count(u)) os << "  " << node_of.at(u) << " -> " << id << ";\n";
       }
+  int legend_id = 0;  // ids are ours: a plugin's name never becomes DOT syntax
   for (const auto& p : legend)
-    os << "  legend_" << p << " [shape=note, style=filled, fillcolor=\"" << colour_of.at(p)
-       << "\", label=\"plugin " << DotEscape(p) << "\"];\n";
+    os << "  legend_" << legend_id++ << " [shape=note, style=filled, fillcolor=\""
+       << colour_of.at(p) << "\", label=\"plugin " << DotEscape(p) << "\"];\n";
   os << "}\n";
   return os.str();
 }

@@ -8,6 +8,7 @@
 #include "relax/partition/plugin.h"
 #include "relax/partition/report.h"
 #include "relax/support/error.h"
+#include "relax/support/utf8.h"
 
 namespace relax::partition {
 
@@ -39,6 +40,14 @@ class RegionLowerer : public ExprMutator {
     if (code.function.empty())
       RELAX_THROW("codegen plugin '" << plugin_name << "' failed on region '" << gv->name
                                      << "': it returned no runtime function name");
+    // The function name and payload are stored in the artifact's JSON sections.
+    for (const auto& [what, text] :
+         {std::pair<const char*, const std::string*>{"runtime function name", &code.function},
+          {"payload", &code.payload}})
+      if (!IsValidUtf8(*text))
+        RELAX_THROW("codegen plugin '" << plugin_name << "' failed on region '" << gv->name
+                                       << "': its " << what << " is not valid UTF-8 ('"
+                                       << EscapeBytes(text->substr(0, 64)) << "')");
     mod_->extern_modules.push_back(
         {plugin_name, gv->name, code.function, std::move(code.object), code.library});
     if (PartitionReport* rep = CurrentPartitionReport())

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -51,14 +52,22 @@ std::string WriteAll(int fd, const void* data, size_t n) {
 OutputFile::OutputFile(std::string path, std::string what, mode_t mode)
     : path_(std::move(path)), what_(std::move(what)) {
   if (path_.empty()) RELAX_THROW("cannot write " << what_ << ": empty path");
+  // A regular file or a symlink to one (or to nothing) is replaced. Anything else, or a symlink
+  // to anything else (/dev/stdout -> /proc/self/fd/1, a link to a directory), is refused:
+  // renaming over it would replace a device node or a link other programs rely on.
   struct stat st;
-  if (::lstat(path_.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
-    Fail(S_ISDIR(st.st_mode) ? "it is a directory"
-                             : "it exists and is not a regular file (a device, FIFO or socket); "
-                               "choose another output path");
+  if (::lstat(path_.c_str(), &st) == 0) {
+    bool replaceable = S_ISREG(st.st_mode);
+    if (S_ISLNK(st.st_mode)) replaceable = ::stat(path_.c_str(), &st) != 0 || S_ISREG(st.st_mode);
+    if (!replaceable)
+      Fail(
+          "it exists and is not a regular file (a directory, device, FIFO or socket, or a "
+          "symlink to one); choose another output path");
+  }
   std::filesystem::path p(path_);
   std::string dir = p.has_parent_path() ? p.parent_path().string() : ".";
-  std::string base = p.filename().string();
+  // The temporary's name adds 21 characters: keep it within NAME_MAX for any legal name.
+  std::string base = p.filename().string().substr(0, NAME_MAX - 21);
   for (int attempt = 0; fd_ < 0 && attempt < 100; ++attempt) {
     tmp_ = dir + "/." + base + ".tmp" + RandomSuffix();
     fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);

@@ -156,6 +156,11 @@ def case_plugin_errors(r):
             expect_rc=1, env=env)
     expect(p.stderr, "error: codegen plugin 'tiny' failed on region 'tiny_region': the tiny "
                      "accelerator is out of order", "stderr")
+    bad_utf8 = build_tiny(r, "TINY_BAD_UTF8")
+    p = run([r.relaxc, "compile", onnx_path, "-o", r.path("u.so"), "--plugin", bad_utf8],
+            expect_rc=1, env=env)
+    expect(p.stderr, "error: codegen plugin 'tiny' failed on region 'tiny_region", "stderr")
+    expect(p.stderr, "its payload is not valid UTF-8 ('\\xFF", "stderr")
     p = run([r.relaxc, "compile", onnx_path, "-o", r.path("c.so"), "--plugin",
              r.path("missing.so")], expect_rc=1)
     expect(p.stderr, "error: cannot load codegen plugin", "stderr")

@@ -528,6 +528,20 @@ def case_external_data(r):
     compile_error(r, edited("short", "mlp.weights", (("length", "16"),)), "initializer 'w'")
 
 
+def case_non_utf8_names(r):
+    """A graph input or output whose name is not UTF-8 (the artifact's signature is JSON) is an
+    error naming the input/output and the bytes, not the JSON library's exception."""
+    for which, idx in (("input", 0), ("output", 0)):
+        m = relu_model([2])
+        getattr(m.graph, which)[0].name = "\u00e9\u00e9"  # placeholder, replaced by raw bytes below
+        b = m.SerializeToString().replace("\u00e9\u00e9".encode(), b"\xff\xfe\xc3\xa9")
+        p = r.path(f"non_utf8_{which}.onnx")
+        with open(p, "wb") as f:
+            f.write(b)
+        compile_error(r, p, f"graph {which} {idx} has a name that is not valid UTF-8: "
+                            "'\\xFF\\xFE\\xC3\\xA9'")
+
+
 CASES = {k[5:]: v for k, v in globals().items() if k.startswith("case_")}
 
 

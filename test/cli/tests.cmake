@@ -212,7 +212,7 @@ relax_cli_error(relax_run_num_threads_abc 1 "RELAX_NUM_THREADS='abc' is not a th
 # implementation or numpy, and tool behaviour (frontend_cases.py run CASE).
 foreach(case const_dedupe_shape div_trunc_fold div_trunc_symbolic div_trunc_kernel
         known_int_dtypes input_dim0 dim_param_names maxpool_ceil avgpool fold_broadcast_empty
-        opset6 output_dir_symlink external_data mod_fold)
+        opset6 output_dir_symlink external_data mod_fold non_utf8_names)
   add_test(NAME cli.frontend.${case}
            COMMAND bash ${RELAX_VENV_PYTHON} ${RELAX_CLI_TEST_DIR}/frontend_cases.py run ${case}
                    --relaxc $<TARGET_FILE:relaxc> --work ${RELAX_CLI_WORK}/frontend)

@@ -18,6 +18,7 @@ import argparse
 import os
 import re
 import shutil
+import stat
 import subprocess
 import sys
 
@@ -120,6 +121,20 @@ def case_injection(r):
             r.run([r.relaxc, "compile", model, "--target", "cuda -arch=sm_90", "-o",
                    os.path.join(cwd, name + ".cuda.so")], cwd=cwd, env=env)
         r.no_side_effect(cwd)
+    # A model's output name with terminal escapes and a newline: printed escaped.
+    name = "y\x1b[2J\x1b]0;pwn\x07\nerror: injected"
+    g = helper.make_graph([helper.make_node("Relu", ["x"], [name], name="relu0")], "g",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                          [helper.make_tensor_value_info(name, TensorProto.FLOAT, [2])])
+    esc = r.path("esc.onnx")
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8), esc)
+    r.run([r.relaxc, "compile", esc, "-o", r.path("esc.so")])
+    x2 = r.path("x2.npy")
+    np.save(x2, np.ones(2, np.float32))
+    p = r.run([r.relax_run, r.path("esc.so"), "--input", "x=" + x2])
+    if "\x1b" in p.stdout or "\x07" in p.stdout or "\nerror: injected" in p.stdout:
+        fail("control characters of an output name reached the terminal")
+    print("PASS: output names are printed with control characters escaped")
     print(f"PASS: {len(HOSTILE)} hostile names x (dot, dot format, ld.lld, TMPDIR"
           f"{', ptxas' if have_ptxas else ''}): no command ran")
 
@@ -201,6 +216,44 @@ def case_symlink(r):
     plant(os.path.join(outdir, "y.npy"), victim)
     r.run([r.relax_run, out, "--input", "x=" + x, "--output-dir", outdir])
     untouched("relax-run --output-dir (a link at y.npy)")
+    # A link to something that is not a regular file (/dev/stdout -> /proc/self/fd/1 as root
+    # would become a regular file): refused, the device untouched.
+    dev = r.path("dev.so")
+    plant(dev, "/dev/null")
+    p = r.run([r.relaxc, "compile", model, "-o", dev], expect_rc=1)
+    if "not a regular file" not in p.stderr or not os.path.islink(dev):
+        fail("-o naming a link to /dev/null must be refused and the link kept")
+    if not stat.S_ISCHR(os.stat("/dev/null").st_mode):
+        fail("/dev/null is no longer a device")
+    print("PASS: -o LINK-TO-DEVICE refused")
+    # A sequence output's folder: a link planted at DIR/<name> is not followed.
+    seq = r.path("seq.onnx")
+    g = helper.make_graph([helper.make_node("SequenceConstruct", ["x", "x"], ["s"], name="sc")], "g",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                          [helper.make_tensor_sequence_value_info("s", TensorProto.FLOAT, [2])])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8), seq)
+    r.run([r.relaxc, "compile", seq, "-o", r.path("seq.so")])
+    x2 = r.path("x2.npy")
+    np.save(x2, np.ones(2, np.float32))
+    victim_dir = r.path("victim_dir")
+    os.makedirs(victim_dir)
+    with open(os.path.join(victim_dir, "0.npy"), "w") as f:
+        f.write("precious\n")
+    seq_out = r.path("seq_out")
+    os.makedirs(seq_out)
+    plant(os.path.join(seq_out, "s"), victim_dir)
+    p = r.run([r.relax_run, r.path("seq.so"), "--input", "x=" + x2, "--output-dir", seq_out],
+              expect_rc=1)
+    if "is not a directory (a symlink there is not followed)" not in p.stderr:
+        fail("a link planted at a sequence output's folder must be refused")
+    if sorted(os.listdir(victim_dir)) != ["0.npy"] or open(os.path.join(victim_dir, "0.npy")).read() != "precious\n":
+        fail("files were written through the link at the sequence output's folder")
+    print("PASS: relax-run --output-dir (a link at a sequence output's folder): refused")
+    # Names up to NAME_MAX: the temporary's longer name still fits.
+    long_out = r.path("L" * 250 + ".so")
+    r.run([r.relaxc, "compile", model, "-o", long_out])
+    check_runs(r, long_out, x)
+    print("PASS: -o with a 253-character file name")
     # Every file the tools create, by the system calls they make: O_CREAT | O_EXCL | O_NOFOLLOW.
     strace = shutil.which("strace")
     if not strace:
@@ -291,7 +344,54 @@ def case_amplification(r):
              "naming the initializer")
     if rss >= 256:
         fail(f"peak RSS {rss:.0f} MiB >= 256 MiB before the refusal")
-    print("PASS: external data is read only as far as the tensors declare")
+    # 80 tensors naming one 16 MiB range: refused (ranges may not overlap), not read 80 times.
+    shared = os.path.join(d, "shared.bin")
+    with open(shared, "wb") as f:
+        f.truncate(16 * MIB)
+    inits = []
+    for i in range(80):
+        t = TensorProto()
+        t.name, t.data_type = f"u{i}", TensorProto.FLOAT
+        t.dims.extend([4 * MIB])
+        t.data_location = TensorProto.EXTERNAL
+        e = t.external_data.add()
+        e.key, e.value = "location", "shared.bin"
+        inits.append(t)
+    g = helper.make_graph([helper.make_node("Relu", ["x"], ["y"], name="r")], "g",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+    shared_model = os.path.join(d, "shared.onnx")
+    with open(shared_model, "wb") as f:
+        f.write(m.SerializeToString())
+    rc, err, rss = peak_rss_mib([r.relaxc, "compile", shared_model, "-o", r.path("shared.so")])
+    print(f"compile with 80 tensors on one range: exit {rc}, peak RSS {rss:.0f} MiB")
+    if rc != 1 or "initializer 'u1': its external data" not in err or "overlaps that of " \
+            "initializer 'u0'" not in err or rss >= 256:
+        fail("tensors sharing external bytes must be refused before they are read again")
+    # Numbers a hostile model can put in the fields: clean errors, never "internal error".
+    for tag, dims, dtype, kv, needle in (
+            ("int4_max", [49, 73, 127, 337, 92737, 649657], 22, (), "runs past the end"),
+            ("offset_big", [1], TensorProto.FLOAT, (("offset", "9999999999999999999"),),
+             "not a non-negative integer below 2^63")):
+        t = TensorProto()
+        t.name, t.data_type = "w", dtype
+        t.dims.extend(dims)
+        t.data_location = TensorProto.EXTERNAL
+        for k, v in (("location", "big.bin"),) + kv:
+            e = t.external_data.add()
+            e.key, e.value = k, v
+        g = helper.make_graph([helper.make_node("Relu", ["x"], ["y"], name="r")], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])], [t])
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 21)], ir_version=10)
+        mp = os.path.join(d, tag + ".onnx")
+        with open(mp, "wb") as f:
+            f.write(m.SerializeToString())
+        p = r.run([r.relaxc, "compile", mp, "-o", r.path(tag + ".so")], expect_rc=1)
+        if needle not in p.stderr or "internal error" in p.stderr:
+            fail(f"{tag}: expected a clean error with {needle!r}")
+    print("PASS: external data is read only as far as the tensors declare, once per byte")
 
 
 def case_plugin_names(r):
@@ -315,6 +415,49 @@ def case_plugin_names(r):
             fail(f"a pattern table declaring plugin '{name}' twice must be refused")
         print(f"PASS: a pattern table named '{name}' "
               f"({'built in' if name in builtin else 'another table'}) is refused")
+    # Plugin names become symbols and DOT ids: letters, digits and _ only.
+    bad = r.path("bad_name.pat")
+    with open(bad, "w") as f:
+        f.write('plugin p;graph[dpi=600]\npattern relu = nn.relu(*)\n')
+    p = r.run([r.relaxc, "compile", model, "-o", r.path("bad.so"), "--pass-option",
+               f"partition.patterns={bad}"], expect_rc=1)
+    if "a plugin name is letters, digits and _" not in p.stderr:
+        fail("a pattern table's plugin name with DOT syntax must be refused")
+    # A space inside a file name is part of it (it used to be dropped: 'my pat' read 'mypat').
+    for fname, plugin in (("my pat.pat", "spaced"), ("mypat.pat", "unspaced")):
+        with open(r.path(fname), "w") as f:
+            f.write(f"plugin {plugin}\npattern relu = nn.relu(*)\n")
+    p = r.run([r.relaxc, "compile", model, "-o", r.path("sp.so"), "--partition-report",
+               "--pass-option", f"partition.patterns= {r.path('my pat.pat')} "])
+    if "plugin spaced:" not in p.stdout or "unspaced" in p.stdout:
+        fail("'my pat.pat' must load that file")
+    # Optional ops nested around a long chain: an error after a bounded number of steps (it
+    # used to double per nesting level: depth 28 ran for days).
+    nodes, prev = [], "x"
+    for i in range(60):
+        nodes.append(helper.make_node("Relu", [prev], [f"r{i}"], name=f"relu{i}"))
+        prev = f"r{i}"
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+                          [helper.make_tensor_value_info(prev, TensorProto.FLOAT, [4])])
+    chain = r.path("chain.onnx")
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8), chain)
+    opt = r.path("opt28.pat")
+    with open(opt, "w") as f:
+        f.write("plugin expo\npattern p = " + "nn.relu?(" * 28 + "const" + ")" * 28 + "\n")
+    p = r.run([r.relaxc, "compile", chain, "-o", r.path("chain.so"), "--pass-option",
+               f"partition.patterns={opt}"], expect_rc=1, timeout=120)
+    if "took more than 1000000 steps" not in p.stderr:
+        fail("an exponential pattern match must end in an error")
+    print("PASS: pattern names checked, file names kept, matching bounded")
+    # No output may replace the model or another output.
+    for args, needle in ((["-o", r.path("o1.so"), "--partition-graph", model], "is the input model"),
+                         (["-o", r.path("o2.dot"), "--partition-graph", r.path("o2.dot")],
+                          "is the output artifact")):
+        p = r.run([r.relaxc, "compile", model, "--pass-option", f"partition.patterns={a}"] + args,
+                  expect_rc=1)
+        if needle not in p.stderr:
+            fail(f"expected {needle!r}")
+    print("PASS: --partition-graph cannot overwrite the model or the artifact")
     # The same table listed twice is one plugin.
     a = r.path("a_same.pat")
     with open(a, "w") as f:

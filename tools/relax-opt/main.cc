@@ -13,6 +13,7 @@
 #include "relax/parser/parser.h"
 #include "relax/support/error.h"
 #include "relax/support/file.h"
+#include "relax/support/utf8.h"
 #include "relax/target/target.h"
 #include "relax/transform/pass.h"
 
@@ -102,7 +103,7 @@ int main(int argc, char** argv) {
     try {
       text = relax::ReadRegularFile(input, "IR file");
     } catch (const relax::Error& e) {
-      std::cerr << "error: " << e.what() << "\n";
+      std::cerr << "error: " << relax::EscapeControl(e.what(), /*keep_newlines=*/true) << "\n";
       return 1;
     }
   }
@@ -119,7 +120,7 @@ int main(int argc, char** argv) {
     relax::CheckPassOptions(pctx);
     pctx.target = relax::Target::Parse(target).ToString();
   } catch (const std::exception& e) {
-    std::cerr << "error: " << e.what() << "\n";
+    std::cerr << "error: " << relax::EscapeControl(e.what(), /*keep_newlines=*/true) << "\n";
     return 2;
   }
   for (const auto& n : SplitCommas(print_after))

@@ -102,12 +102,14 @@ void WriteGraph(const std::string& dot, const std::string& path) {
     WriteFileReplacing(path, dot, "partition graph");
     return;
   }
+  // Formats that write a file (an allow-list: dot's x11/xlib "formats" open a window).
+  static const std::set<std::string> kFormats = {"svg",  "png",  "pdf",   "ps",   "eps",
+                                                 "jpg",  "jpeg", "gif",   "bmp",  "tif",
+                                                 "tiff", "json", "plain", "xdot", "webp"};
   std::string fmt = ext.empty() ? "svg" : ext.substr(1);
-  if (fmt.empty() || fmt.size() > 16 || !std::all_of(fmt.begin(), fmt.end(), [](char c) {
-        return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
-      }))
+  if (!kFormats.count(fmt))
     throw Error("--partition-graph: '" + path +
-                "' does not end in a Graphviz output format (.svg, .png, .pdf, .dot)");
+                "' does not end in a Graphviz output format (.svg, .png, .pdf, .dot, ...)");
   std::string program = FindProgram("dot");
   if (program.empty())
     throw Error(
@@ -198,9 +200,23 @@ int RunCompile(const CompileOptions& o) {
         known += ", codegen-mlir, codegen-llvm, vm-codegen";
         throw Error("--print-ir-after: unknown stage '" + stage + "' (stages: " + known + ")");
       }
-    std::error_code ec;
-    if (std::filesystem::exists(o.output, ec) && std::filesystem::equivalent(o.model, o.output, ec))
+    // No output may replace the model, nor another output of this compile.
+    auto same = [](const std::string& a, const std::string& b) {
+      std::error_code ec;
+      if (std::filesystem::exists(a, ec) && std::filesystem::exists(b, ec))
+        return std::filesystem::equivalent(a, b, ec);
+      std::filesystem::path ca = std::filesystem::weakly_canonical(a, ec);
+      std::filesystem::path cb = std::filesystem::weakly_canonical(b, ec);
+      return !ca.empty() && ca == cb;
+    };
+    if (same(o.model, o.output))
       throw Error("output '" + o.output + "' is the input model; refusing to overwrite it");
+    if (!o.partition_graph.empty() && same(o.model, o.partition_graph))
+      throw Error("--partition-graph '" + o.partition_graph +
+                  "' is the input model; refusing to overwrite it");
+    if (!o.partition_graph.empty() && same(o.output, o.partition_graph))
+      throw Error("--partition-graph '" + o.partition_graph + "' is the output artifact '" +
+                  o.output + "'; give them different paths");
     Target target = Target::Parse(o.target);
     PassInstrumentOptions popts;
     popts.print_after_all = o.print_after_all;
@@ -217,7 +233,7 @@ int RunCompile(const CompileOptions& o) {
       ParsePassOptions(o.pass_options, &pctx.options);
       CheckPassOptions(pctx);
     } catch (const std::exception& e) {
-      std::cerr << "error: " << e.what() << "\n";
+      std::cerr << "error: " << EscapeControl(e.what(), /*keep_newlines=*/true) << "\n";
       return 2;
     }
     // BYOC: --plugin libraries are loaded first (their names join the active list); --byoc
@@ -276,7 +292,7 @@ int RunCompile(const CompileOptions& o) {
     std::cerr << "wrote " << o.output << "\n";
     return 0;
   } catch (const frontend::UnsupportedOpError& e) {
-    std::cerr << "error: " << e.what() << "\n";
+    std::cerr << "error: " << EscapeControl(e.what(), /*keep_newlines=*/true) << "\n";
     return 2;
   } catch (const Error& e) {
     // Text-IR errors already read "file:line:col: error: ...".
@@ -291,7 +307,8 @@ int RunCompile(const CompileOptions& o) {
     std::cerr << "error: out of memory while compiling '" << o.model << "'\n";
     return 1;
   } catch (const std::exception& e) {
-    std::cerr << "error: internal error while compiling '" << o.model << "': " << e.what() << "\n";
+    std::cerr << "error: internal error while compiling '" << o.model
+              << "': " << EscapeControl(e.what(), /*keep_newlines=*/true) << "\n";
     return 1;
   }
 }

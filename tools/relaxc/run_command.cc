@@ -1,7 +1,10 @@
 // Implementation of the run command: load artifact + .npy inputs, run the VM, print/save outputs.
 #include "run_command.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cinttypes>
 #include <cmath>
@@ -17,6 +20,7 @@
 #include "relax/runtime/memory_stats.h"
 #include "relax/runtime/npy.h"
 #include "relax/support/error.h"
+#include "relax/support/utf8.h"
 #include "relax/vm/runner.h"
 
 namespace relax::tools {
@@ -90,6 +94,15 @@ std::string SanitizeName(const std::string& name) {
     if (!ok) c = '_';
   }
   if (s.empty() || s == "." || s == "..") s = "output" + s;
+  // Keep "<name>.npy" and its temporary's name within NAME_MAX: a long name keeps its first
+  // 160 characters and gets a hash of the whole name (FNV-1a).
+  if (s.size() > 180) {
+    uint64_t h = 1469598103934665603ull;
+    for (unsigned char c : name) h = (h ^ c) * 1099511628211ull;
+    char hex[17];
+    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+    s = s.substr(0, 160) + "_" + hex;
+  }
   return s;
 }
 
@@ -196,19 +209,20 @@ void RunOrThrow(const RunOptions& opts) {
   std::set<std::string> used;
   for (size_t i = 0; i < outputs.size(); ++i) {
     std::string name = runner.OutputName(i);
+    const std::string shown = EscapeControl(name);
     // A sequence output (a tuple of tensors) is written as the directory DIR/<name>/ holding
     // 0.npy, 1.npy, ...; a tensor as DIR/<name>.npy.
     std::vector<NDArray> elems;
     const auto* seq = std::get_if<runtime::Tuple>(&outputs[i]);
     if (seq) {
-      std::cout << name << ": sequence of " << (*seq)->fields.size() << " tensors\n";
+      std::cout << shown << ": sequence of " << (*seq)->fields.size() << " tensors\n";
       for (size_t k = 0; k < (*seq)->fields.size(); ++k) {
         elems.push_back(std::get<NDArray>((*seq)->fields[k]));
-        std::cout << Describe(name + "[" + std::to_string(k) + "]", elems.back()) << "\n";
+        std::cout << Describe(shown + "[" + std::to_string(k) + "]", elems.back()) << "\n";
       }
     } else {
       elems.push_back(std::get<NDArray>(outputs[i]));
-      std::cout << Describe(name, elems.back()) << "\n";
+      std::cout << Describe(shown, elems.back()) << "\n";
     }
     if (!opts.output_dir.empty()) {
       std::error_code ec;
@@ -222,8 +236,18 @@ void RunOrThrow(const RunOptions& opts) {
         runtime::SaveNpy(base.string() + ".npy", elems[0]);
         continue;
       }
-      std::filesystem::create_directories(base, ec);
-      if (ec) RELAX_THROW("cannot create directory '" << base.string() << "': " << ec.message());
+      // A new folder, or one that is really a folder: a symlink planted at the name is not
+      // followed (the files would land wherever it points).
+      if (::mkdir(base.c_str(), 0777) != 0) {
+        const int err = errno;
+        struct stat st;
+        if (err != EEXIST)
+          RELAX_THROW("cannot create directory '" << base.string() << "': " << std::strerror(err));
+        if (::lstat(base.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+          RELAX_THROW("cannot write sequence output '"
+                      << name << "': '" << base.string()
+                      << "' exists and is not a directory (a symlink there is not followed)");
+      }
       for (size_t k = 0; k < elems.size(); ++k)
         runtime::SaveNpy((base / (std::to_string(k) + ".npy")).string(), elems[k]);
     }
@@ -292,7 +316,7 @@ int ExecuteRun(const RunOptions& opts) {
     return 0;
   } catch (const std::exception& e) {
     std::cout.flush();
-    std::cerr << "error: " << e.what() << std::endl;
+    std::cerr << "error: " << EscapeControl(e.what(), /*keep_newlines=*/true) << std::endl;
     return 1;
   }
 }

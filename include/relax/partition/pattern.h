@@ -101,7 +101,9 @@ class Matcher {
   Matcher(const FunctionNode& fn, arith::Analyzer* an);
   /// Tries `p` with `root` (a binding var of the function) as the pattern's root. `claimed`
   /// bindings may not be covered. On failure returns false and, when the failure was a
-  /// predicate, sets *refusal (if non-null).
+  /// predicate, sets *refusal (if non-null). Error after kMaxMatchSteps pattern-node visits in
+  /// one call: optional ops (`op?(...)`) nested around a long chain backtrack exponentially.
+  static constexpr int64_t kMaxMatchSteps = 1000000;
   bool MatchAt(const Pattern& p, const VarNode* root, const std::set<const VarNode*>& claimed,
                Match* out, Refusal* refusal = nullptr);
   /// The value bound to `v` in the function, or null for parameters.
@@ -116,6 +118,8 @@ class Matcher {
   std::map<const VarNode*, Expr> bound_;
   std::map<const VarNode*, int> uses_;
   arith::Analyzer* an_;
+  int64_t steps_ = 0;  // MatchExpr calls in the current MatchAt
+  const VarNode* root_ = nullptr;
 };
 
 /// An ExprMutator that, while it visits a Relax function, offers a Matcher over that function

@@ -87,6 +87,10 @@ class CodegenPlugin {
   virtual RegionCode Codegen(const Region& region, const Target& target) const = 0;
 };
 
+/// True for a plugin name relaxc accepts: a letter or _, then letters, digits and _ (names
+/// become part of symbols, `relax_byoc_<name>_<region>`, and of reports).
+bool IsValidPluginName(const std::string& name);
+
 /// Adds `p` to the registry. Error when a plugin of that name is already registered.
 void RegisterPlugin(std::shared_ptr<const CodegenPlugin> p);
 /// The plugin named `name`, or null.

@@ -11,10 +11,12 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <string>
 
 #include "import_context.h"
@@ -26,10 +28,13 @@ namespace {
 namespace fs = std::filesystem;
 
 int64_t ParseCount(const std::string& text, const std::string& key, const std::string& what) {
-  if (text.empty() || text.size() > 19 || text.find_first_not_of("0123456789") != std::string::npos)
+  int64_t v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || text[0] == '-' || text[0] == '+' || ec != std::errc() ||
+      end != text.data() + text.size())
     RELAX_THROW(what << ": external data '" << key << "' is '" << text
-                     << "', not a non-negative integer");
-  return std::stoll(text);
+                     << "', not a non-negative integer below 2^63");
+  return v;
 }
 
 // Bytes of raw_data a tensor of `t`'s dims and type holds (int4/uint4: two per byte).
@@ -40,7 +45,7 @@ int64_t DeclaredRawBytes(const onnx::TensorProto& t, const std::string& what) {
   if (!numel)
     RELAX_THROW(what << ": declared shape " << DimsText(dims)
                      << " has a negative dim or more than 2^63-1 elements");
-  if (dt.is_int4()) return (*numel + 1) / 2;
+  if (dt.is_int4()) return *numel / 2 + *numel % 2;  // (n + 1) / 2 overflows at 2^63-1
   std::optional<int64_t> bytes = CheckedByteSize(dims, dt.bytes());
   if (!bytes)
     RELAX_THROW(what << ": declared shape " << DimsText(dims) << " has more than 2^63-1 bytes");
@@ -74,7 +79,16 @@ fs::path ResolveLocation(const std::string& location, const fs::path& model_dir,
   return full;
 }
 
-void Resolve(onnx::TensorProto* t, const fs::path& model_dir, const std::string& what) {
+// What the model's tensors have read so far: per file, the byte ranges taken (begin -> end, and
+// by which tensor). Ranges may not overlap, so a model reads each file at most once in total,
+// however many tensors point into it (80 tensors naming one 16 MiB range read 1.3 GB before).
+struct Reader {
+  fs::path model_dir;
+  std::map<std::string, std::map<int64_t, std::pair<int64_t, std::string>>> taken;
+};
+
+void Resolve(onnx::TensorProto* t, Reader* r, const std::string& what) {
+  const fs::path& model_dir = r->model_dir;
   if (t->data_location() != onnx::TensorProto::EXTERNAL) return;
   if (model_dir.empty())
     RELAX_THROW(what << ": the tensor's data is external, but the model was given without a "
@@ -115,6 +129,16 @@ void Resolve(onnx::TensorProto* t, const fs::path& model_dir, const std::string&
   if (length > size - offset)
     RELAX_THROW(what << ": external data of " << length << " bytes at offset " << offset
                      << " runs past the end of '" << location << "' (" << size << " bytes)");
+  if (length > 0) {
+    auto& ranges = r->taken[file.string()];
+    auto next = ranges.lower_bound(offset + length);
+    if (next != ranges.begin() && std::prev(next)->second.first > offset)
+      RELAX_THROW(what << ": its external data (bytes " << offset << " to " << offset + length
+                       << " of '" << location << "') overlaps that of "
+                       << std::prev(next)->second.second
+                       << "; each tensor must have its own bytes");
+    ranges.emplace(offset, std::make_pair(offset + length, what));
+  }
   std::ifstream in(file, std::ios::binary);
   std::string bytes(static_cast<size_t>(length), '\0');
   if (!in.seekg(offset) || !in.read(bytes.data(), length))
@@ -124,32 +148,30 @@ void Resolve(onnx::TensorProto* t, const fs::path& model_dir, const std::string&
   t->set_raw_data(std::move(bytes));
 }
 
-void ResolveGraph(onnx::GraphProto* g, const fs::path& model_dir, int depth);
+void ResolveGraph(onnx::GraphProto* g, Reader* r, int depth);
 
-void ResolveAttribute(onnx::AttributeProto* a, const fs::path& model_dir, int depth,
-                      const std::string& node) {
+void ResolveAttribute(onnx::AttributeProto* a, Reader* r, int depth, const std::string& node) {
   std::string what = "attribute '" + a->name() + "' of node '" + node + "'";
-  if (a->has_t()) Resolve(a->mutable_t(), model_dir, what);
-  for (auto& t : *a->mutable_tensors()) Resolve(&t, model_dir, what);
-  if (a->has_g()) ResolveGraph(a->mutable_g(), model_dir, depth + 1);
-  for (auto& g : *a->mutable_graphs()) ResolveGraph(&g, model_dir, depth + 1);
+  if (a->has_t()) Resolve(a->mutable_t(), r, what);
+  for (auto& t : *a->mutable_tensors()) Resolve(&t, r, what);
+  if (a->has_g()) ResolveGraph(a->mutable_g(), r, depth + 1);
+  for (auto& g : *a->mutable_graphs()) ResolveGraph(&g, r, depth + 1);
 }
 
-void ResolveGraph(onnx::GraphProto* g, const fs::path& model_dir, int depth) {
+void ResolveGraph(onnx::GraphProto* g, Reader* r, int depth) {
   // Protobuf itself limits message nesting (100 by default), so this recursion is bounded.
   if (depth > 128) RELAX_THROW("subgraphs are nested more than 128 deep");
-  for (auto& t : *g->mutable_initializer())
-    Resolve(&t, model_dir, "initializer '" + t.name() + "'");
+  for (auto& t : *g->mutable_initializer()) Resolve(&t, r, "initializer '" + t.name() + "'");
   for (auto& n : *g->mutable_node())
     for (auto& a : *n.mutable_attribute())
-      ResolveAttribute(&a, model_dir, depth,
-                       n.name().empty() && n.output_size() ? n.output(0) : n.name());
+      ResolveAttribute(&a, r, depth, n.name().empty() && n.output_size() ? n.output(0) : n.name());
 }
 
 }  // namespace
 
 void LoadExternalData(onnx::ModelProto* model, const std::string& model_dir) {
-  ResolveGraph(model->mutable_graph(), fs::path(model_dir), 0);
+  Reader reader{fs::path(model_dir), {}};
+  ResolveGraph(model->mutable_graph(), &reader, 0);
 }
 
 }  // namespace relax::frontend::onnx_import

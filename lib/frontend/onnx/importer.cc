@@ -14,6 +14,7 @@
 #include "import_context.h"
 #include "relax/op/op.h"
 #include "relax/support/file.h"
+#include "relax/support/utf8.h"
 
 namespace relax::frontend {
 
@@ -454,6 +455,14 @@ IRModule ImportOnnxBytes(const std::string& bytes, const std::string& path,
   // dim_param is one var (distinct names stay distinct vars even when they clean to the same
   // identifier); unnamed dims get fresh `<input>_d<axis>` vars. Var names are unique: a
   // dim_param that already is an identifier keeps its name, the others get a suffix if needed.
+  // Input and output names are the artifact's signature (a JSON section): they must be UTF-8.
+  auto check_name = [](const onnx::ValueInfoProto& v, const char* what, int index) {
+    if (!IsValidUtf8(v.name()))
+      RELAX_THROW("graph " << what << " " << index << " has a name that is not valid UTF-8: '"
+                           << EscapeBytes(v.name()) << "'");
+  };
+  for (int i = 0; i < g.input_size(); ++i) check_name(g.input(i), "input", i);
+  for (int i = 0; i < g.output_size(); ++i) check_name(g.output(i), "output", i);
   std::vector<const onnx::ValueInfoProto*> inputs;
   for (const auto& in : g.input()) {
     if (init_names.count(in.name())) continue;

@@ -2,7 +2,8 @@
  * the plugin C ABI only. It takes Relu regions, whose code it generates as C, compiles with the
  * system C compiler and hands back as an object linked into the artifact; and Sigmoid regions,
  * which its runtime library (the same file built with -DTINY_RUNTIME) runs. Built with
- * -DTINY_BAD_ABI it claims another ABI version; with -DTINY_FAIL its codegen fails. */
+ * -DTINY_BAD_ABI it claims another ABI version; with -DTINY_FAIL its codegen fails; with
+ * -DTINY_BAD_UTF8 its payload is not UTF-8. */
 #include <math.h>
 #include <spawn.h>
 #include <stdint.h>
@@ -58,6 +59,9 @@ static int32_t Codegen(const RelaxPluginRegion* region, RelaxPluginResult* resul
   const char* op = region->ops[0].op;
   snprintf(g_payload, sizeof g_payload, "%s ran %s with %d ops", region->name,
            region->ops[0].composite, region->num_ops);
+#ifdef TINY_BAD_UTF8
+  g_payload[0] = (char)0xFF;
+#endif
   result->payload = g_payload;
   if (strcmp(op, "relax.sigmoid") == 0) {
     result->function = "tiny_sigmoid";
