@@ -483,6 +483,19 @@ class FunctionCodegen {
         int64_t shape = MakeShape(*var->sinfo->values, ctx);
         return Call("vm.builtin.reshape", {ArgOf(c->args[0]), Reg(shape)});
       }
+      if (op->name == "relax.check_index_range") {
+        auto kind = c->attrs.find("kind");
+        const std::string* k =
+            kind == c->attrs.end() ? nullptr : std::get_if<std::string>(&kind->second);
+        Call("vm.builtin.check_index_range",
+             {ArgOf(c->args[0]), Reg(heap_),
+              ShapeProgram(As<ShapeExprNode>(c->args[1])->values, ctx),
+              Str(As<StringImmNode>(c->args[2])->value), Str(k ? *k : "index")},
+             false);
+        auto u = uses_.find(var.get());
+        if (u == uses_.end() || u->second == 0) return -1;
+        return Call("vm.builtin.make_tuple", {});
+      }
       if (op->name == "relax.check_dims_equal") {
         Call("vm.builtin.check_dims_equal",
              {Reg(heap_), ShapeProgram(As<ShapeExprNode>(c->args[0])->values, ctx),

@@ -2,7 +2,8 @@
 // PrimFunc), call_dps_library (same for an extern library symbol), both with an optional third
 // argument, the tuple of destination tensors plan-memory placed (without it the VM allocates
 // the outputs), and
-// check_dims_equal (a run-time shape check the compiler could not decide).
+// check_dims_equal (a run-time shape check the compiler could not decide), and
+// check_index_range (index operands of the gather/scatter family inside the indexed dims).
 #include "op_common.h"
 
 namespace relax {
@@ -26,12 +27,30 @@ StructInfo InferCheck(const CallNode& c, BlockBuilder&) {
   CheckArity(c, 2);
   return TupleSInfo({});
 }
+// check_index_range(v, extents (ShapeExpr), what (StringImm)) {kind: "index" | "nonzero"}:
+// "index" (the default): every element at flat position p lies in [-e, e) with
+// e = extents[p % len(extents)]; "nonzero": every element is non-zero. A run-time error
+// naming `what` (node and operand) otherwise.
+StructInfo InferCheckIndexRange(const CallNode& c, BlockBuilder&) {
+  CheckArity(c, 3);
+  if (!TensorArg(c, 0).dtype.is_int())
+    RELAX_THROW(OpName(c) << ": the checked values must be an int32 or int64 tensor");
+  if (c.attrs.count("kind") && GetStrAttr(c.attrs, "kind") != "index" &&
+      GetStrAttr(c.attrs, "kind") != "nonzero")
+    RELAX_THROW(OpName(c) << ": kind must be 'index' or 'nonzero'");
+  const ShapeExprNode* ext = As<ShapeExprNode>(c.args[1]);
+  if (!ext || ext->values.empty() || !As<StringImmNode>(c.args[2]))
+    RELAX_THROW(OpName(c) << " expects (indices, (extents...), message)");
+  return TupleSInfo({});
+}
 }  // namespace
 
 void RegisterBuiltinOps() {
   RegisterOp("relax.call_tir", OpPatternKind::kOpaque, InferDPSCall, nullptr);
   RegisterOp("relax.call_dps_library", OpPatternKind::kOpaque, InferDPSCall, nullptr);
   RegisterOp("relax.check_dims_equal", OpPatternKind::kOpaque, InferCheck, nullptr, false);
+  RegisterOp("relax.check_index_range", OpPatternKind::kOpaque, InferCheckIndexRange, nullptr,
+             false);
 }
 
 }  // namespace relax

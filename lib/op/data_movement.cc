@@ -930,6 +930,12 @@ te::Tensor ComputeRuntimeShape(const CallNode& c, const std::vector<te::Tensor>&
     // delta 0 has no length (ONNX: undefined): -1, which vm.builtin.tensor_to_shape reports as
     // an invalid dim naming the node.
     PrimExpr zero_step = t.is_float() ? Eq(d, FloatImm(0.0, t)) : Eq(I64(d), PrimExpr(0));
+    if (t.is_float()) {
+      // A NaN or infinite operand has no length either (a NaN limit used to give an empty
+      // tensor): -1, reported the same way.
+      PrimExpr q = (l - a) / d;
+      zero_step = zero_step || Ne(q, q) || q >= FloatImm(9.2e18, t) || q <= FloatImm(-9.2e18, t);
+    }
     dims.push_back(Select(zero_step, PrimExpr(-1), Max(n, PrimExpr(0))));
   }
   return te::Compute(

@@ -1,6 +1,13 @@
 // Well-formedness checker for Relax functions and PrimFuncs (run after every
 // pass under --verify-each).
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <map>
+#include <optional>
 #include <set>
+#include <utility>
+#include <vector>
 
 #include "relax/arith/analyzer.h"
 #include "relax/ir/expr_functor.h"
@@ -203,11 +210,79 @@ class TIRChecker : public tir::StmtVisitor {
   [[noreturn]] void Fail(const std::string& msg) {
     RELAX_THROW("PrimFunc @" << f_->name << ": " << msg);
   }
-  // One index per dim of the buffer (flattened buffers are 1-D).
-  void CheckIndices(const Buffer& b, size_t n, const char* what) {
+  // One index per dim of the buffer (flattened buffers are 1-D), none provably outside it.
+  void CheckIndices(const Buffer& b, const std::vector<PrimExpr>& indices, const char* what) {
+    const size_t n = indices.size();
     if (n != b->shape.size())
       Fail("buffer '" + b->name + "' has " + std::to_string(b->shape.size()) + " dims but is " +
            what + " with " + std::to_string(n) + " indices");
+    for (size_t k = 0; k < n; ++k) {
+      std::optional<std::pair<int64_t, int64_t>> r = Interval(indices[k]);
+      if (!r) continue;
+      int64_t dim = 0;
+      const bool known_dim = b->shape[k].AsInt(&dim);
+      // Unguarded, every value of the interval is used (all loop iterations run); under an if or
+      // a select only an interval entirely outside proves an out-of-range access.
+      const bool low = guards_ ? r->second < 0 : r->first < 0;
+      const bool high = known_dim && (guards_ ? r->first >= dim : r->second >= dim);
+      if (low || high)
+        Fail("buffer '" + b->name + "' is " + what + " at index " + ToString(indices[k]) +
+             (r->first == r->second ? std::string()
+                                    : " (in [" + std::to_string(r->first) + ", " +
+                                          std::to_string(r->second) + "])") +
+             " of dim " + std::to_string(k) + ", which has " +
+             (known_dim ? std::to_string(dim) : ToString(b->shape[k])) +
+             " elements: out of range");
+    }
+  }
+  // The values an index takes when it is built from constants, loop vars of constant range and
+  // + - * and floordiv/floormod by positive constants (nullopt otherwise, or on overflow): a
+  // cheap interval evaluation, no canonical simplification (this runs after every pass).
+  std::optional<std::pair<int64_t, int64_t>> Interval(const PrimExpr& e) const {
+    int64_t v = 0;
+    if (e.AsInt(&v)) return std::make_pair(v, v);
+    if (const auto* var = e.as<tir::VarNode>()) {
+      auto it = loop_ranges_.find(var);
+      if (it == loop_ranges_.end()) return std::nullopt;
+      return it->second;
+    }
+    const auto* bin = e.as<tir::BinaryOpNode>();
+    if (!bin) return std::nullopt;
+    auto a = Interval(bin->a);
+    if (!a) return std::nullopt;
+    int64_t c = 0;
+    if ((bin->kind == PrimKind::kFloorDiv || bin->kind == PrimKind::kFloorMod)) {
+      if (!bin->b.AsInt(&c) || c <= 0) return std::nullopt;
+      if (bin->kind == PrimKind::kFloorMod)
+        return a->first / c == a->second / c && a->first >= 0
+                   ? std::make_pair(a->first % c, a->second % c)
+                   : std::make_pair(int64_t{0}, c - 1);
+      auto fdiv = [c](int64_t x) { return x / c - ((x % c != 0 && x < 0) ? 1 : 0); };
+      return std::make_pair(fdiv(a->first), fdiv(a->second));
+    }
+    auto b = Interval(bin->b);
+    if (!b) return std::nullopt;
+    int64_t p[4];
+    bool ovf = false;
+    switch (bin->kind) {
+      case PrimKind::kAdd:
+        ovf = __builtin_add_overflow(a->first, b->first, &p[0]) ||
+              __builtin_add_overflow(a->second, b->second, &p[1]);
+        return ovf ? std::nullopt : std::optional(std::make_pair(p[0], p[1]));
+      case PrimKind::kSub:
+        ovf = __builtin_sub_overflow(a->first, b->second, &p[0]) ||
+              __builtin_sub_overflow(a->second, b->first, &p[1]);
+        return ovf ? std::nullopt : std::optional(std::make_pair(p[0], p[1]));
+      case PrimKind::kMul:
+        ovf = __builtin_mul_overflow(a->first, b->first, &p[0]) ||
+              __builtin_mul_overflow(a->first, b->second, &p[1]) ||
+              __builtin_mul_overflow(a->second, b->first, &p[2]) ||
+              __builtin_mul_overflow(a->second, b->second, &p[3]);
+        if (ovf) return std::nullopt;
+        return std::make_pair(*std::min_element(p, p + 4), *std::max_element(p, p + 4));
+      default:
+        return std::nullopt;
+    }
   }
   void VisitExpr_(const tir::VarNode* op, const PrimExpr&) override {
     if (!vars_.count(op)) Fail("variable '" + op->name + "' is used outside its definition");
@@ -215,7 +290,7 @@ class TIRChecker : public tir::StmtVisitor {
   void VisitExpr_(const tir::BufferLoadNode* op, const PrimExpr& e) override {
     if (!bufs_.count(op->buffer.get()))
       Fail("buffer '" + op->buffer->name + "' is read but not a parameter or allocation");
-    CheckIndices(op->buffer, op->indices.size(), "read");
+    CheckIndices(op->buffer, op->indices, "read");
     tir::StmtVisitor::VisitExpr_(op, e);
   }
   void VisitExpr_(const tir::BinaryOpNode* op, const PrimExpr& e) override {
@@ -235,8 +310,22 @@ class TIRChecker : public tir::StmtVisitor {
     VisitExpr(op->min);
     VisitExpr(op->extent);
     vars_.insert(op->loop_var.get());
+    int64_t lo = 0, ext = 0;
+    if (op->min.AsInt(&lo) && op->extent.AsInt(&ext) && ext > 0 && lo <= INT64_MAX - ext)
+      loop_ranges_[op->loop_var.get()] = {lo, lo + ext - 1};
     VisitStmt(op->body);
+    loop_ranges_.erase(op->loop_var.get());
     vars_.erase(op->loop_var.get());
+  }
+  void VisitStmt_(const tir::IfThenElseNode* op, const tir::Stmt& s) override {
+    ++guards_;
+    tir::StmtVisitor::VisitStmt_(op, s);
+    --guards_;
+  }
+  void VisitExpr_(const tir::SelectNode* op, const PrimExpr& e) override {
+    ++guards_;
+    tir::StmtVisitor::VisitExpr_(op, e);
+    --guards_;
   }
   void VisitStmt_(const tir::LetStmtNode* op, const tir::Stmt&) override {
     VisitExpr(op->value);
@@ -253,7 +342,7 @@ class TIRChecker : public tir::StmtVisitor {
   void VisitStmt_(const tir::BufferStoreNode* op, const tir::Stmt& s) override {
     if (!bufs_.count(op->buffer.get()))
       Fail("buffer '" + op->buffer->name + "' is written but not a parameter or allocation");
-    CheckIndices(op->buffer, op->indices.size(), "written");
+    CheckIndices(op->buffer, op->indices, "written");
     tir::StmtVisitor::VisitStmt_(op, s);
   }
 
@@ -261,6 +350,8 @@ class TIRChecker : public tir::StmtVisitor {
   const tir::PrimFunc& f_;
   std::set<const BufferNode*> bufs_;
   std::set<const PrimExprNode*> vars_;
+  std::map<const PrimExprNode*, std::pair<int64_t, int64_t>> loop_ranges_;
+  int guards_ = 0;  // enclosing ifs and selects
 };
 
 }  // namespace

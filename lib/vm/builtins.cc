@@ -135,6 +135,48 @@ Value CheckDimsEqual(const Args& a) {
   return {};
 }
 
+// vm.builtin.check_index_range(tensor v, heap, extents program, string what[, string kind])
+// -> null. kind "index" (the default): every element at flat position p must satisfy
+// -e <= v < e with e = extents[p % k] (k extents: one for Gather / GatherElements /
+// ScatterElements and run-time Slice axes, the indexed dims for GatherND / ScatterND, whose last
+// indices axis has k entries). kind "nonzero": every element is non-zero (run-time Slice
+// steps). ONNX leaves other values undefined; onnxruntime refuses them, and so does relaxc
+// (kernels clamp, which would give a result). `what` names the node and the operand.
+Value CheckIndexRange(const Args& a) {
+  const char* fn = "vm.builtin.check_index_range";
+  if (a.size() != 5) CheckArgc(fn, a, 4);
+  const bool nonzero = a.size() == 5 && AsStr(fn, a, 4) == "nonzero";
+  const NDArray& t = AsCpuTensor(fn, a, 0);
+  const ShapeHeapObj& heap = AsHeap(fn, a, 1);
+  std::vector<int64_t> ext = EvalShapeProgram(heap.slots, AsShape(fn, a, 2), true);
+  if (ext.empty()) RELAX_THROW(fn << ": no extents");
+  const DLDataType dt = t.dtype();
+  if (dt.code != kDLInt || (dt.bits != 32 && dt.bits != 64) || dt.lanes != 1)
+    RELAX_THROW(AsStr(fn, a, 3) << " must be int32 or int64, got " << DTypeToString(dt));
+  const int64_t n = t.numel();
+  const void* data = t.data();
+  for (int64_t p = 0; p < n; ++p) {
+    const int64_t v =
+        dt.bits == 64 ? static_cast<const int64_t*>(data)[p] : static_cast<const int32_t*>(data)[p];
+    const int64_t e = ext[static_cast<size_t>(p) % ext.size()];
+    if (nonzero ? v != 0 : (v >= -e && v < e)) continue;
+    // The element's position in the indices tensor, for the message.
+    std::string pos;
+    int64_t rest = p;
+    const std::vector<int64_t>& shape = t.shape();
+    for (size_t d = shape.size(); d-- > 0;) {
+      const int64_t s = std::max<int64_t>(shape[d], 1);
+      pos = std::to_string(rest % s) + (pos.empty() ? "" : ", ") + pos;
+      rest /= s;
+    }
+    if (nonzero) RELAX_THROW(AsStr(fn, a, 3) << "[" << pos << "] is 0; it must be non-zero");
+    RELAX_THROW(AsStr(fn, a, 3) << "[" << pos << "] = " << v
+                                << " is out of range for a dim of size " << e << " (valid: " << -e
+                                << " to " << e - 1 << ")");
+  }
+  return {};
+}
+
 // vm.builtin.alloc_storage(int nbytes, int device_type, int device_id, int alignment
 // [, int planned]) -> Storage from the device's Allocator (allocator.h). `planned` = 1 marks
 // the compiler's memory plan (plan-memory) for the memory counters (memory_stats.h).
@@ -368,6 +410,7 @@ BuiltinTable& Registry() {
       {"vm.builtin.match_shape", MatchShape},
       {"vm.builtin.make_shape", MakeShape},
       {"vm.builtin.check_dims_equal", CheckDimsEqual},
+      {"vm.builtin.check_index_range", CheckIndexRange},
       {"vm.builtin.alloc_storage", AllocStorage},
       {"vm.builtin.alloc_tensor", AllocTensor},
       {"vm.builtin.reshape", Reshape},

@@ -533,7 +533,9 @@ def case_non_utf8_names(r):
     error naming the input/output and the bytes, not the JSON library's exception."""
     for which, idx in (("input", 0), ("output", 0)):
         m = relu_model([2])
-        getattr(m.graph, which)[0].name = "\u00e9\u00e9"  # placeholder, replaced by raw bytes below
+        # A placeholder name (graph and node agree), replaced by raw bytes below.
+        getattr(m.graph, which)[0].name = "\u00e9\u00e9"
+        getattr(m.graph.node[0], which)[0] = "\u00e9\u00e9"
         b = m.SerializeToString().replace("\u00e9\u00e9".encode(), b"\xff\xfe\xc3\xa9")
         p = r.path(f"non_utf8_{which}.onnx")
         with open(p, "wb") as f:

@@ -4,6 +4,7 @@
 # node), run-time Resize scales and sizes, and shape chains computed at import (Shape -> Slice -> Neg -> ConstantOfShape ->
 # Concat -> Reshape stays symbolic). Outputs are checked against onnxruntime.
 import os
+import subprocess
 import sys
 
 import numpy as np
@@ -107,8 +108,98 @@ def case_resize_runtime(r):
     r.run(so, feeds, expect_error="Resize 'rs_scales': scales must be positive and finite")
 
 
+def ort_refuses(m, feeds):
+    """onnxruntime raises on these operands (the reference behaviour relaxc follows)."""
+    try:
+        ort(m, feeds)
+    except Exception as e:  # noqa: BLE001 (onnxruntime's own exception types)
+        print(f"onnxruntime refuses too: {str(e).splitlines()[0][:160]}")
+        return
+    raise SystemExit("FAIL: onnxruntime accepted the out-of-range operand (reference changed?)")
+
+
+def case_index_range(r):
+    """Gather, GatherElements, GatherND, ScatterElements and ScatterND with indices given at run
+    time: in range (negative ones too) they match onnxruntime; out of range they are an error
+    naming the node, the index and the dim (they used to be clamped: index 5 of 5 rows gave row
+    4), as onnxruntime refuses them. Constant out-of-range indices fail at compile time."""
+    rng = np.random.default_rng(11)
+    x = vi("x", TensorProto.FLOAT, [5, 3])
+    cases = [
+        ("Gather", dict(axis=0), vi("i", TensorProto.INT64, ["k"]), None, ["k", 3],
+         np.array([0, -5, 4, 2], np.int64), np.array([1, 5], np.int64), "indices[1] = 5"),
+        ("GatherElements", dict(axis=1), vi("i", TensorProto.INT64, [5, 2]), None, [5, 2],
+         np.array([[0, -3]] * 5, np.int64), np.array([[0, 1]] * 4 + [[3, 0]], np.int64),
+         "indices[4, 0] = 3"),
+        ("GatherND", {}, vi("i", TensorProto.INT64, ["k", 2]), None, ["k"],
+         np.array([[4, 2], [-5, -3]], np.int64), np.array([[4, 2], [1, 3]], np.int64),
+         "indices[1, 1] = 3"),
+        ("ScatterElements", dict(axis=0), vi("i", TensorProto.INT64, [1, 3]),
+         vi("u", TensorProto.FLOAT, [1, 3]), [5, 3],
+         np.array([[4, -1, 0]], np.int64), np.array([[5, 0, 0]], np.int64),
+         "indices[0, 0] = 5"),
+        ("ScatterND", {}, vi("i", TensorProto.INT64, [2, 1]), vi("u", TensorProto.FLOAT, [2, 3]),
+         [5, 3],
+         np.array([[4], [-5]], np.int64), np.array([[0], [-6]], np.int64),
+         "indices[1, 0] = -6"),
+    ]
+    for op, attrs, iv, uv, yshape, good, bad, needle in cases:
+        ins = ["x", "i"] + (["u"] if uv else [])
+        m = model([helper.make_node(op, ins, ["y"], name="g0", **attrs)],
+                  [x, iv] + ([uv] if uv else []), [vi("y", TensorProto.FLOAT, yshape)], opset=16)
+        so = r.compile(m, "index_" + op)
+        feeds = {"x": rng.standard_normal((5, 3)).astype(np.float32), "i": good}
+        if uv:
+            feeds["u"] = rng.standard_normal([d.dim_value for d in
+                                              uv.type.tensor_type.shape.dim]).astype(np.float32)
+        same(r.run(so, feeds), ort(m, feeds), f" {op} in range")
+        feeds["i"] = bad
+        ort_refuses(m, feeds)
+        r.run(so, feeds, expect_error=f"{op} 'g0': {needle} is out of range for a dim of size")
+    # Constant indices are checked when the model is compiled.
+    c = numpy_helper.from_array(np.array([0, 7], np.int64), "ci")
+    m = model([helper.make_node("Gather", ["x", "ci"], ["y"], name="gc", axis=0)], [x],
+              [vi("y", TensorProto.FLOAT, [2, 3])], [c])
+    onnx_path = r.path("index_const.onnx")
+    import onnx
+    onnx.save(m, onnx_path)
+    p = subprocess.run([r.relaxc, "compile", onnx_path, "-o", r.path("index_const.so")],
+                       capture_output=True, text=True)
+    print(p.stderr)
+    if p.returncode != 1 or "Gather 'gc': indices[1] = 7 is out of range for a dim of size 5" \
+            not in p.stderr:
+        raise SystemExit("FAIL: constant out-of-range indices must fail at compile time")
+    # Slice with axes and steps given at run time: an axis outside the rank and a step of 0 are
+    # errors (they used to return the input).
+    m = model([helper.make_node("Slice", ["x", "st", "en", "ax", "sp"], ["y"], name="sl")],
+              [x, vi("st", TensorProto.INT64, [1]), vi("en", TensorProto.INT64, [1]),
+               vi("ax", TensorProto.INT64, [1]), vi("sp", TensorProto.INT64, [1])],
+              [vi("y", TensorProto.FLOAT, ["p", "q"])], opset=13)
+    so = r.compile(m, "slice_runtime")
+    feeds = {"x": rng.standard_normal((5, 3)).astype(np.float32), "st": np.array([4], np.int64),
+             "en": np.array([0], np.int64), "ax": np.array([-2], np.int64),
+             "sp": np.array([-2], np.int64)}
+    same(r.run(so, feeds), ort(m, feeds), " Slice run-time axes and steps")
+    for k, v, needle in (("ax", 2, "Slice 'sl': axes[0] = 2 is out of range for a dim of size 2"),
+                         ("sp", 0, "Slice 'sl': steps[0] is 0; it must be non-zero")):
+        bad = dict(feeds, **{k: np.array([v], np.int64)})
+        ort_refuses(m, bad)
+        r.run(so, bad, expect_error=needle)
+    # Range with a NaN limit has no length (it used to give an empty tensor).
+    f = TensorProto.FLOAT
+    m = model([helper.make_node("Range", ["a", "l", "d"], ["y"], name="rg")],
+              [vi("a", f, []), vi("l", f, []), vi("d", f, [])], [vi("y", f, ["m"])], opset=11)
+    so = r.compile(m, "range_nan")
+    feeds = {"a": np.array(0, np.float32), "l": np.array(2, np.float32),
+             "d": np.array(0.5, np.float32)}
+    same(r.run(so, feeds), ort(m, feeds), " Range")
+    r.run(so, dict(feeds, l=np.array(np.nan, np.float32)),
+          expect_error="Range 'rg': ")
+    print("PASS: out-of-range indices and axes, zero steps and NaN limits are errors naming the node")
+
+
 CASES = {f.__name__[5:]: f for f in (case_reduce_runtime_axes, case_shape_chain,
-                                     case_resize_runtime)}
+                                     case_resize_runtime, case_index_range)}
 
 
 def main():

@@ -230,9 +230,10 @@ foreach(case symbolic_shapes runtime_shapes shape_value_operands movement_errors
 endforeach()
 
 # Tensor operands read as axes or shapes: run-time Reduce* axes (errors naming the node), Resize
-# scales/sizes and shape chains computed at import (runtime_operand_cases.py run CASE, checked
+# scales/sizes and shape chains computed at import, index operands of the gather/scatter family
+# outside their dims (errors, as in onnxruntime) (runtime_operand_cases.py run CASE, checked
 # against onnxruntime).
-foreach(case reduce_runtime_axes shape_chain resize_runtime)
+foreach(case reduce_runtime_axes shape_chain resize_runtime index_range)
   add_test(NAME cli.runtime_operand.${case}
            COMMAND bash ${RELAX_VENV_PYTHON} ${RELAX_CLI_TEST_DIR}/runtime_operand_cases.py ${case}
                    --relaxc $<TARGET_FILE:relaxc> --work ${RELAX_CLI_WORK}/runtime_operand)

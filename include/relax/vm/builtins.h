@@ -39,6 +39,8 @@ using BuiltinFn = std::function<Value(const std::vector<Value>& args)>;
 ///    Hamming / Blackman windows), vm.builtin.tfidf (builtins_text.cc: TfIdfVectorizer). Their
 ///    arguments are documented at each definition.
 ///  - vm.builtin.check_dims_equal(heap, 2-dim program, string msg) -> null.
+///  - vm.builtin.check_index_range(tensor, heap, extents program, string msg) -> null: index
+///    operands of Gather/GatherElements/GatherND/ScatterElements/ScatterND in range.
 ///  - vm.builtin.reshape(tensor, shape) -> view NDArray.
 ///  - vm.builtin.make_tuple(values...) -> Tuple; vm.builtin.tuple_getitem(tuple, int i).
 ///  - vm.builtin.copy(tensor) -> new NDArray with a copy of the data.

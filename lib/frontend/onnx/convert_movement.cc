@@ -53,6 +53,50 @@ Expr Reshape(ImportContext& ctx, const Expr& x, const std::vector<PrimExpr>& s,
   return ctx.bb().Emit(MakeCall(Op("relax.reshape"), {x, MakeShapeExpr(s)}), hint);
 }
 
+// Values a node indexes with must lie inside the dims they index, as in onnxruntime (kernels
+// clamp them, which would return a result): known constants are checked now, others by
+// relax.check_index_range at run time, before the op's result can be used. Element p of `idx`
+// indexes a dim of size extents[p % extents.size()]; kind "nonzero" checks that every element
+// is non-zero instead (run-time Slice steps). `operand` names the checked input in messages.
+void CheckIndices(ImportContext& ctx, const onnx::NodeProto& n, const Expr& idx,
+                  const std::vector<PrimExpr>& extents, const std::string& operand = "indices",
+                  const std::string& kind = "index") {
+  if (extents.empty()) return;
+  if (std::optional<std::vector<PrimExpr>> known = KnownInts(idx)) {
+    bool decided = true;
+    for (size_t p = 0; p < known->size(); ++p) {
+      int64_t v = 0, e = 0;
+      if (!(*known)[p].AsInt(&v) || !extents[p % extents.size()].AsInt(&e)) {
+        decided = false;
+        continue;
+      }
+      if (kind == "nonzero" && v == 0)
+        RELAX_THROW(ctx.Where(n) << operand << "[" << p << "] is 0; it must be non-zero");
+      if (kind == "index" && (v < -e || v >= e))
+        RELAX_THROW(ctx.Where(n) << operand << "[" << p << "] = " << v
+                                 << " is out of range for a dim of size " << e << " (valid: "
+                                 << -e << " to " << e - 1 << ")");
+    }
+    if (decided) return;
+  }
+  ctx.bb().Emit(MakeCall(Op("relax.check_index_range"),
+                         {idx, MakeShapeExpr(extents), MakeStringImm(ctx.Where(n) + operand)},
+                         {{"kind", kind}}),
+                "check");
+}
+
+// The dims GatherND / ScatterND indices address: data dims batch_dims .. batch_dims + k - 1,
+// k the (static) last dim of the indices; none when k is symbolic.
+std::vector<PrimExpr> NdExtents(const Expr& data, const Expr& idx, int64_t batch_dims) {
+  const auto& ds = Dims(data);
+  const auto& is = Dims(idx);
+  int64_t k = 0;
+  if (is.empty() || !is.back().AsInt(&k) || batch_dims < 0 ||
+      batch_dims + k > static_cast<int64_t>(ds.size()))
+    return {};
+  return std::vector<PrimExpr>(ds.begin() + batch_dims, ds.begin() + batch_dims + k);
+}
+
 }  // namespace
 
 std::vector<PrimExpr> RuntimeDims(ImportContext& ctx, const onnx::NodeProto& n, const Expr& dims,
@@ -161,6 +205,11 @@ std::vector<Value> SliceData(ImportContext& ctx, const onnx::NodeProto& n) {
   if (steps)
     for (int64_t s : *steps)
       if (s == 0) RELAX_THROW(ctx.Where(n) << "a step is 0");
+  // Run-time axes must name dims of the input and run-time steps may not be 0 (they used to
+  // slice nothing and return the input).
+  if (ImportContext::HasInput(n, 3) && !axes) CheckIndices(ctx, n, ax, {PrimExpr(r)}, "axes");
+  if (ImportContext::HasInput(n, 4) && !steps)
+    CheckIndices(ctx, n, sp, {PrimExpr(1)}, "steps", "nonzero");
   Expr dims = ctx.bb().Emit(
       MakeCall(Op("relax.runtime_shape"), {x, st, en, ax, sp}, {{"fn", std::string("slice")}}),
       "slice_dims");
@@ -183,8 +232,9 @@ std::vector<Value> SliceData(ImportContext& ctx, const onnx::NodeProto& n) {
 std::vector<Value> GatherData(ImportContext& ctx, const onnx::NodeProto& n) {
   Expr x = ctx.Tensor(n, 0);
   int axis = Axis(ctx, n, AttrInt(n, "axis", 0), static_cast<int64_t>(Dims(x).size()));
-  return {
-      ctx.Emit(MakeCall(Op("relax.take"), {x, ctx.Tensor(n, 1)}, {{"axis", int64_t{axis}}}), n)};
+  Expr idx = ctx.Tensor(n, 1);
+  CheckIndices(ctx, n, idx, {Dims(x)[static_cast<size_t>(axis)]});
+  return {ctx.Emit(MakeCall(Op("relax.take"), {x, idx}, {{"axis", int64_t{axis}}}), n)};
 }
 
 std::vector<Value> ConcatData(ImportContext& ctx, const onnx::NodeProto& n) {
@@ -432,14 +482,17 @@ void AddMovementConverters(ConverterTable* t) {
   (*t)["GatherElements"] = [](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
     Expr x = ctx.Tensor(n, 0);
     int axis = Axis(ctx, n, AttrInt(n, "axis", 0), static_cast<int64_t>(Dims(x).size()));
-    return {ctx.Emit(
-        MakeCall(Op("relax.gather_elements"), {x, ctx.Tensor(n, 1)}, {{"axis", int64_t{axis}}}),
-        n)};
+    Expr idx = ctx.Tensor(n, 1);
+    CheckIndices(ctx, n, idx, {Dims(x)[static_cast<size_t>(axis)]});
+    return {
+        ctx.Emit(MakeCall(Op("relax.gather_elements"), {x, idx}, {{"axis", int64_t{axis}}}), n)};
   };
   (*t)["GatherND"] = [](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
-    return {ctx.Emit(MakeCall(Op("relax.gather_nd"), {ctx.Tensor(n, 0), ctx.Tensor(n, 1)},
-                              {{"batch_dims", AttrInt(n, "batch_dims", 0)}}),
-                     n)};
+    Expr x = ctx.Tensor(n, 0), idx = ctx.Tensor(n, 1);
+    CheckIndices(ctx, n, idx, NdExtents(x, idx, AttrInt(n, "batch_dims", 0)));
+    return {ctx.Emit(
+        MakeCall(Op("relax.gather_nd"), {x, idx}, {{"batch_dims", AttrInt(n, "batch_dims", 0)}}),
+        n)};
   };
   auto depth_space = [](bool to_space) {
     return [to_space](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
@@ -590,12 +643,16 @@ void AddMovementConverters(ConverterTable* t) {
   };
   auto scatter = [](const char* op) {
     return [op](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
-      Expr x = ctx.Tensor(n, 0);
+      Expr x = ctx.Tensor(n, 0), idx = ctx.Tensor(n, 1);
       Attrs a{{"reduction", AttrString(n, "reduction", "none")}};
-      if (std::string(op) == "relax.scatter_elements")
-        a["axis"] =
-            int64_t{Axis(ctx, n, AttrInt(n, "axis", 0), static_cast<int64_t>(Dims(x).size()))};
-      return {ctx.Emit(MakeCall(Op(op), {x, ctx.Tensor(n, 1), ctx.Tensor(n, 2)}, a), n)};
+      if (std::string(op) == "relax.scatter_elements") {
+        int64_t axis = Axis(ctx, n, AttrInt(n, "axis", 0), static_cast<int64_t>(Dims(x).size()));
+        a["axis"] = axis;
+        CheckIndices(ctx, n, idx, {Dims(x)[static_cast<size_t>(axis)]});
+      } else {
+        CheckIndices(ctx, n, idx, NdExtents(x, idx, 0));
+      }
+      return {ctx.Emit(MakeCall(Op(op), {x, idx, ctx.Tensor(n, 2)}, a), n)};
     };
   };
   (*t)["ScatterElements"] = scatter("relax.scatter_elements");
