@@ -37,11 +37,15 @@ bool IsValidUtf8(std::string_view s) {
   return true;
 }
 
-std::string EscapeBytes(std::string_view s) {
+namespace {
+
+// `s` with every byte `keep` refuses written as \xHH.
+template <typename Keep>
+std::string Escape(std::string_view s, Keep keep) {
   std::string out;
   for (char ch : s) {
     const unsigned char c = static_cast<unsigned char>(ch);
-    if (c >= 0x20 && c < 0x7F && c != '\\') {
+    if (keep(c)) {
       out += ch;
     } else {
       char buf[5];
@@ -52,19 +56,16 @@ std::string EscapeBytes(std::string_view s) {
   return out;
 }
 
+}  // namespace
+
+std::string EscapeBytes(std::string_view s) {
+  return Escape(s, [](unsigned char c) { return c >= 0x20 && c < 0x7F && c != '\\'; });
+}
+
 std::string EscapeControl(std::string_view s, bool keep_newlines) {
-  std::string out;
-  for (char ch : s) {
-    const unsigned char c = static_cast<unsigned char>(ch);
-    if ((c >= 0x20 && c != 0x7F) || (keep_newlines && (c == '\n' || c == '\t'))) {
-      out += ch;
-    } else {
-      char buf[5];
-      std::snprintf(buf, sizeof buf, "\\x%02X", c);
-      out += buf;
-    }
-  }
-  return out;
+  return Escape(s, [keep_newlines](unsigned char c) {
+    return (c >= 0x20 && c != 0x7F) || (keep_newlines && (c == '\n' || c == '\t'));
+  });
 }
 
 }  // namespace relax
