@@ -216,7 +216,47 @@ def case_shape_value_operands(r):
         same(r.run(so, {"x": xv}), ort(m, {"x": xv}), f" x{list(shape)}")
 
 
-CASES = {f.__name__[5:]: f for f in (case_symbolic_shapes, case_runtime_shapes, case_slice_int64_limits,
+def case_concat_many(r):
+    """Concat of 1,000 and 10,000 inputs (it took minutes to compile, growing quadratically, and
+    10,000 inputs ran out of stack): the importer builds a tree of concats of at most 64 inputs,
+    so the largest kernel does not grow with the input count and the IR after legalize grows
+    linearly (a deterministic measure: its printed size, 10x the inputs -> at most 12x the
+    text). Outputs match onnxruntime (1,000) and numpy (10,000)."""
+    sizes, largest = {}, {}
+    for n in (1000, 10000):
+        ins = [vi(f"x{i}", TensorProto.FLOAT, [1, 2]) for i in range(n)]
+        m = model([helper.make_node("Concat", [f"x{i}" for i in range(n)], ["y"], name="cat",
+                                    axis=0)], ins, [vi("y", TensorProto.FLOAT, [n, 2])])
+        path = r.path(f"concat{n}.onnx")
+        onnx.save(m, path)
+        so = r.path(f"concat{n}.so")
+        p = r.check_call([r.relaxc, "compile", path, "-o", so, "--print-ir-after=legalize"])
+        ir = p.stdout
+        sizes[n] = len(ir)
+        funcs = ir.split("prim_func @")[1:]
+        largest[n] = max(len(f) for f in funcs)
+        print(f"{n} inputs: IR after legalize {sizes[n]} characters, {len(funcs)} PrimFuncs, "
+              f"the largest {largest[n]}")
+        rng = np.random.default_rng(n)
+        feeds = {f"x{i}": rng.standard_normal((1, 2)).astype(np.float32) for i in range(n)}
+        want = ort(m, feeds) if n == 1000 else [np.concatenate([feeds[f"x{i}"] for i in range(n)])]
+        # relax-run takes each input as a file: write them once, run once.
+        args = [r.relaxc, "run", so, "--output-dir", r.path(f"out{n}")]
+        for k, v in feeds.items():
+            f = r.path(f"in{n}_{k}.npy")
+            np.save(f, v)
+            args += ["--input", f"{k}={f}"]
+        r.check_call(args)
+        same([np.load(r.path(f"out{n}/y.npy"))], want, f" concat of {n}")
+    if sizes[10000] > 12 * sizes[1000]:
+        raise SystemExit(f"FAIL: the IR grew {sizes[10000] / sizes[1000]:.1f}x for 10x the inputs")
+    if largest[10000] > 1.2 * largest[1000]:
+        raise SystemExit("FAIL: the largest kernel grows with the input count")
+    print(f"PASS: 10x the inputs -> {sizes[10000] / sizes[1000]:.1f}x the IR, largest kernel "
+          f"{largest[1000]} -> {largest[10000]} characters")
+
+
+CASES = {f.__name__[5:]: f for f in (case_concat_many, case_symbolic_shapes, case_runtime_shapes, case_slice_int64_limits,
                                      case_shape_value_operands, case_movement_errors)}
 
 

@@ -74,8 +74,8 @@ void CheckIndices(ImportContext& ctx, const onnx::NodeProto& n, const Expr& idx,
         RELAX_THROW(ctx.Where(n) << operand << "[" << p << "] is 0; it must be non-zero");
       if (kind == "index" && (v < -e || v >= e))
         RELAX_THROW(ctx.Where(n) << operand << "[" << p << "] = " << v
-                                 << " is out of range for a dim of size " << e << " (valid: "
-                                 << -e << " to " << e - 1 << ")");
+                                 << " is out of range for a dim of size " << e << " (valid: " << -e
+                                 << " to " << e - 1 << ")");
     }
     if (decided) return;
   }
@@ -242,6 +242,23 @@ std::vector<Value> ConcatData(ImportContext& ctx, const onnx::NodeProto& n) {
   for (int i = 0; i < n.input_size(); ++i) xs.push_back(ctx.Tensor(n, i));
   if (xs.empty()) RELAX_THROW(ctx.Where(n) << "no inputs");
   int axis = Axis(ctx, n, AttrInt(n, "axis", 0), static_cast<int64_t>(Dims(xs[0]).size()));
+  // A concat kernel tests every input per output element (a select chain), so one over
+  // thousands of inputs compiles in time quadratic in their number: concatenate at most
+  // kMaxConcatInputs at a time, in a tree (fuse-ops never merges one concat into another, and
+  // equal-shaped groups share one kernel after dedupe-prim-funcs).
+  constexpr size_t kMaxConcatInputs = 64;
+  while (xs.size() > kMaxConcatInputs) {
+    std::vector<Expr> next;
+    for (size_t b = 0; b < xs.size(); b += kMaxConcatInputs) {
+      std::vector<Expr> part(xs.begin() + b,
+                             xs.begin() + std::min(xs.size(), b + kMaxConcatInputs));
+      next.push_back(part.size() == 1 ? part[0]
+                                      : ctx.bb().Emit(MakeCall(Op("relax.concat"), part,
+                                                               {{"axis", int64_t{axis}}}),
+                                                      "concat_part"));
+    }
+    xs = std::move(next);
+  }
   return {ctx.Emit(MakeCall(Op("relax.concat"), xs, {{"axis", int64_t{axis}}}), n)};
 }
 
