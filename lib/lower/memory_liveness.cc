@@ -164,6 +164,7 @@ MemorySummary SummarizeMemory(const FunctionNode& fn) {
   PrimExpr sum = 0;
   // Candidates of the max (none provably below another), with their sample values.
   std::vector<std::pair<PrimExpr, std::pair<int64_t, int64_t>>> kept;
+  bool too_many = false;
   for (size_t p = 0; p <= end; ++p) {
     for (size_t t : stops[p]) sum = sum - live.tensors[t].bytes;
     for (size_t t : starts[p]) sum = sum + live.tensors[t].bytes;
@@ -177,6 +178,11 @@ MemorySummary SummarizeMemory(const FunctionNode& fn) {
       if (sa.first < sb.first || sa.second < sb.second) return false;
       return an.CanProve(a >= b);
     };
+    // Past kMaxCandidates incomparable candidates (one fresh symbolic dim per tensor, say) the
+    // formula is given up: the proofs would grow quadratically and the max would not simplify.
+    // live_at stays exact, so the bound is still evaluated at given sizes (--stats-at).
+    constexpr size_t kMaxCandidates = 32;
+    if (too_many) continue;
     bool dominated = false;
     for (const auto& [k, sk] : kept)
       if (at_least(k, sk, sum, here)) {
@@ -189,10 +195,13 @@ MemorySummary SummarizeMemory(const FunctionNode& fn) {
       if (!at_least(sum, here, k, sk)) next.push_back({k, sk});
     next.push_back({sum, here});
     kept = std::move(next);
+    too_many = kept.size() > kMaxCandidates;
   }
-  PrimExpr bound = kept.empty() ? PrimExpr(0) : kept[0].first;
-  for (size_t i = 1; i < kept.size(); ++i) bound = Max(bound, kept[i].first);
-  s.lower_bound = an.Simplify(bound);
+  if (!too_many) {
+    PrimExpr bound = kept.empty() ? PrimExpr(0) : kept[0].first;
+    for (size_t i = 1; i < kept.size(); ++i) bound = Max(bound, kept[i].first);
+    s.lower_bound = an.Simplify(bound);
+  }
 
   PrimExpr planned = 0;
   for (const Binding* b : live.bindings) {

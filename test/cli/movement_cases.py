@@ -216,6 +216,50 @@ def case_shape_value_operands(r):
         same(r.run(so, {"x": xv}), ort(m, {"x": xv}), f" x{list(shape)}")
 
 
+def case_chained_windows(r):
+    """Chains of ops whose output dim refers to the input dim several times: 50 and 100 strided
+    Slices (step 3), 6 and 12 ceil-mode MaxPools. Each dim formula used to grow by about 3x per
+    op (10 slices ran for minutes); past 48 nodes a formula becomes a fresh dim bound at run time,
+    so the IR after import grows linearly (a deterministic measure: twice the ops, at most 2.4x
+    the printed IR). Outputs match onnxruntime."""
+    def chain(kind, k):
+        if kind == "slice":
+            inits = [numpy_helper.from_array(np.array(v, np.int64), nm)
+                     for nm, v in (("st", [1]), ("en", [2 ** 62]), ("ax", [0]), ("sp", [3]))]
+            nodes, prev = [], "x"
+            for i in range(k):
+                nodes.append(helper.make_node("Slice", [prev, "st", "en", "ax", "sp"], [f"s{i}"],
+                                              name=f"slice{i}"))
+                prev = f"s{i}"
+            return model(nodes, [vi("x", TensorProto.FLOAT, ["n"])],
+                         [vi(prev, TensorProto.FLOAT, ["m"])], inits)
+        nodes, prev = [], "x"
+        for i in range(k):
+            nodes.append(helper.make_node("MaxPool", [prev], [f"p{i}"], name=f"pool{i}",
+                                          kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1],
+                                          ceil_mode=1))
+            prev = f"p{i}"
+        return model(nodes, [vi("x", TensorProto.FLOAT, [1, 1, "h", "w"])],
+                     [vi(prev, TensorProto.FLOAT, [1, 1, "a", "b"])])
+    rng = np.random.default_rng(2)
+    for kind, (k1, k2), shape in (("slice", (50, 100), (2000,)), ("pool", (6, 12), (1, 1, 300, 200))):
+        size = {}
+        for k in (k1, k2):
+            m = chain(kind, k)
+            path = r.path(f"{kind}{k}.onnx")
+            onnx.save(m, path)
+            so = r.path(f"{kind}{k}.so")
+            p = r.check_call([r.relaxc, "compile", path, "-o", so, "--print-ir-after=import"])
+            size[k] = len(p.stdout)
+            x = rng.standard_normal(shape).astype(np.float32)
+            same(r.run(so, {"x": x}), ort(m, {"x": x}), f" {k} chained {kind}s")
+        ratio = size[k2] / size[k1]
+        print(f"{kind}: IR after import {size[k1]} -> {size[k2]} characters ({ratio:.2f}x)")
+        if ratio > 2.4:
+            raise SystemExit(f"FAIL: {kind} chains: the IR grew {ratio:.2f}x for twice the ops")
+    print("PASS: chained slices and pools compile in size linear in their number")
+
+
 def case_concat_many(r):
     """Concat of 1,000 and 10,000 inputs (it took minutes to compile, growing quadratically, and
     10,000 inputs ran out of stack): the importer builds a tree of concats of at most 64 inputs,
@@ -256,7 +300,7 @@ def case_concat_many(r):
           f"{largest[1000]} -> {largest[10000]} characters")
 
 
-CASES = {f.__name__[5:]: f for f in (case_concat_many, case_symbolic_shapes, case_runtime_shapes, case_slice_int64_limits,
+CASES = {f.__name__[5:]: f for f in (case_chained_windows, case_concat_many, case_symbolic_shapes, case_runtime_shapes, case_slice_int64_limits,
                                      case_shape_value_operands, case_movement_errors)}
 
 

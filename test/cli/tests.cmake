@@ -222,7 +222,7 @@ endforeach()
 # Shape and data-movement ops (issue 8): symbolic and run-time shapes, errors naming the node
 # (movement_cases.py run CASE, outputs checked against onnxruntime).
 foreach(case symbolic_shapes runtime_shapes shape_value_operands movement_errors
-        slice_int64_limits concat_many)
+        slice_int64_limits concat_many chained_windows)
   add_test(NAME cli.movement.${case}
            COMMAND bash ${RELAX_VENV_PYTHON} ${RELAX_CLI_TEST_DIR}/movement_cases.py ${case}
                    --relaxc $<TARGET_FILE:relaxc> --work ${RELAX_CLI_WORK}/movement)

@@ -163,7 +163,10 @@ void PrintMemoryStats(const BuildStats& st, const frontend::OnnxImportStats& imp
   std::cout << "kernel calls per inference: " << m.kernel_calls
             << "\ndistinct kernels: " << st.num_prim_funcs
             << "\nmemory: planned static bytes: " << m.planned_static_bytes
-            << "\nmemory: liveness lower bound: " << ToString(m.lower_bound)
+            << "\nmemory: liveness lower bound: "
+            << (m.lower_bound.defined()
+                    ? ToString(m.lower_bound)
+                    : std::string("(more than 32 incomparable terms; see memory at NAME=V)"))
             << "\nmemory: planned peak: " << ToString(m.planned_peak) << "\n";
   if (!bounds.empty()) {
     std::map<std::string, int64_t> hi;

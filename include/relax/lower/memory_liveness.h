@@ -59,7 +59,8 @@ FunctionLiveness AnalyzeLiveness(const FunctionNode& fn);
 /// symbolic dims (bytes).
 struct MemorySummary {
   /// `max` over program points of the bytes of non-escaping tensors live there (the least
-  /// any plan of these tensors needs), with the provably dominated points dropped.
+  /// any plan of these tensors needs), with the provably dominated points dropped. Undefined
+  /// when more than 32 points stay incomparable (live_at still gives it at any sizes).
   PrimExpr lower_bound;
   /// The live bytes at each program point (for evaluating the bound at given sizes).
   std::vector<PrimExpr> live_at;

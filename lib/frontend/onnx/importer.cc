@@ -8,6 +8,7 @@
 #include <functional>
 #include <limits>
 #include <set>
+#include <vector>
 #include <sstream>
 
 #include "external_data.h"
@@ -142,9 +143,55 @@ double ImportContext::ConstFloat(const onnx::NodeProto& node, int i) {
   RELAX_THROW(Where(node) << "input '" << node.input(i) << "' has unsupported dtype");
 }
 
+namespace {
+
+// Nodes of `e`, counting up to `limit` (then stops).
+size_t CountNodes(const PrimExpr& e, size_t limit) {
+  size_t n = 0;
+  std::vector<PrimExpr> stack{e};
+  while (!stack.empty() && n <= limit) {
+    PrimExpr x = std::move(stack.back());
+    stack.pop_back();
+    ++n;
+    if (const auto* b = x.as<tir::BinaryOpNode>()) {
+      stack.push_back(b->a);
+      stack.push_back(b->b);
+    } else if (const auto* s = x.as<tir::SelectNode>()) {
+      stack.push_back(s->condition);
+      stack.push_back(s->true_value);
+      stack.push_back(s->false_value);
+    } else if (const auto* c = x.as<tir::CastNode>()) {
+      stack.push_back(c->value);
+    } else if (const auto* t = x.as<tir::NotNode>()) {
+      stack.push_back(t->a);
+    }
+  }
+  return n;
+}
+
+}  // namespace
+
 Value ImportContext::Emit(const Expr& call, const onnx::NodeProto& node, int out) {
   std::string name = out < node.output_size() ? node.output(out) : node.name();
   VarRef v = bb_->Emit(call, CleanName(name));
+  // A dim formula refers to its input's dims more than once (a strided slice's length, a
+  // ceil-mode pool's), so chains of such ops grow their formulas exponentially and every
+  // inference step that simplifies them with it (12 pools or 10 slices took minutes). A formula
+  // past kMaxDimNodes nodes becomes a fresh symbolic dim, bound at run time by a match_cast of
+  // the output: formulas stay bounded, simplification polynomial.
+  constexpr size_t kMaxDimNodes = 48;
+  if (v->sinfo->kind == SIKind::kTensor && v->sinfo->values) {
+    std::vector<PrimExpr> dims = *v->sinfo->values;
+    bool big = false;
+    for (size_t k = 0; k < dims.size(); ++k) {
+      if (CountNodes(dims[k], kMaxDimNodes) <= kMaxDimNodes) continue;
+      Var d = MakeVar(CleanName(name) + "_dim" + std::to_string(k));
+      bb_->analyzer().Bind(d, 0);
+      dims[k] = d;
+      big = true;
+    }
+    if (big) v = bb_->EmitMatchCast(v, TensorSInfo(dims, v->sinfo->dtype), CleanName(name));
+  }
   // A tensor whose static size overflows int64 bytes cannot exist (allocation sizes are int64).
   const StructInfo& s = v->sinfo;
   if (s->kind == SIKind::kTensor && s->values) {
