@@ -134,8 +134,8 @@ StructInfo InferConcat(const CallNode& c, BlockBuilder& bb) {
       if (d == axis)
         s[d] = s[d] + di;
       else if (!s[d].same_as(di) && !bb.analyzer().CanProveEqual(s[d], di))
-        s[d] = bb.UnifyDim(s[d], di,
-                           describe() + " input " + std::to_string(i) + " dim " + std::to_string(d));
+        s[d] = bb.UnifyDim(
+            s[d], di, describe() + " input " + std::to_string(i) + " dim " + std::to_string(d));
     }
   }
   s[axis] = bb.analyzer().Simplify(s[axis]);

@@ -229,12 +229,11 @@ class TIRChecker : public tir::StmtVisitor {
       const bool high = known_dim && (guards_ ? r->first >= dim : r->second >= dim);
       if (low || high)
         Fail("buffer '" + b->name + "' is " + what + " at index " + ToString(indices[k]) +
-             (r->first == r->second ? std::string()
-                                    : " (in [" + std::to_string(r->first) + ", " +
-                                          std::to_string(r->second) + "])") +
+             (r->first == r->second
+                  ? std::string()
+                  : " (in [" + std::to_string(r->first) + ", " + std::to_string(r->second) + "])") +
              " of dim " + std::to_string(k) + ", which has " +
-             (known_dim ? std::to_string(dim) : ToString(b->shape[k])) +
-             " elements: out of range");
+             (known_dim ? std::to_string(dim) : ToString(b->shape[k])) + " elements: out of range");
     }
   }
   // The values an index takes when it is built from constants, loop vars of constant range and

@@ -8,8 +8,8 @@
 #include <functional>
 #include <limits>
 #include <set>
-#include <vector>
 #include <sstream>
+#include <vector>
 
 #include "external_data.h"
 #include "import_context.h"
