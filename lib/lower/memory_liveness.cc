@@ -164,6 +164,10 @@ MemorySummary SummarizeMemory(const FunctionNode& fn) {
   PrimExpr sum = 0;
   // Candidates of the max (none provably below another), with their sample values.
   std::vector<std::pair<PrimExpr, std::pair<int64_t, int64_t>>> kept;
+  // Past kMaxCandidates incomparable candidates (one fresh symbolic dim per tensor, say) the
+  // formula is given up: the proofs would grow quadratically and the max would not simplify.
+  // live_at stays exact, so the bound is still evaluated at given sizes (--stats-at).
+  constexpr size_t kMaxCandidates = 32;
   bool too_many = false;
   for (size_t p = 0; p <= end; ++p) {
     for (size_t t : stops[p]) sum = sum - live.tensors[t].bytes;
@@ -178,10 +182,6 @@ MemorySummary SummarizeMemory(const FunctionNode& fn) {
       if (sa.first < sb.first || sa.second < sb.second) return false;
       return an.CanProve(a >= b);
     };
-    // Past kMaxCandidates incomparable candidates (one fresh symbolic dim per tensor, say) the
-    // formula is given up: the proofs would grow quadratically and the max would not simplify.
-    // live_at stays exact, so the bound is still evaluated at given sizes (--stats-at).
-    constexpr size_t kMaxCandidates = 32;
     if (too_many) continue;
     bool dominated = false;
     for (const auto& [k, sk] : kept)

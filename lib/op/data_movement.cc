@@ -923,27 +923,26 @@ te::Tensor ComputeRuntimeShape(const CallNode& c, const std::vector<te::Tensor>&
     DataType t = in[0]->dtype();
     PrimExpr a = (*in[0])({}), l = (*in[1])({}), d = (*in[2])({});
     PrimExpr n;
+    // delta 0 has no length (ONNX: undefined): -1, which vm.builtin.tensor_to_shape reports as
+    // an invalid dim naming the node.
+    PrimExpr no_length;
     if (t.is_float()) {
       PrimExpr q = (l - a) / d;
       PrimExpr tr = Cast(DataType::Int(64), q);  // toward zero; ceil adds 1 above it
       n = tr + Select(q > Cast(t, tr), PrimExpr(1), PrimExpr(0));
+      // A NaN or infinite count has no length either (a NaN limit used to give an empty
+      // tensor).
+      no_length = Eq(d, FloatImm(0.0, t)) || Ne(q, q) || q >= FloatImm(9.2e18, t) ||
+                  q <= FloatImm(-9.2e18, t);
     } else {
       PrimExpr dist = I64(l) - I64(a), step = I64(d);
       PrimExpr pos = step > PrimExpr(0);
       PrimExpr sd = Select(Eq(step, PrimExpr(0)), PrimExpr(1), step);
       n = Select(pos, FloorDiv(dist + sd - PrimExpr(1), sd),
                  FloorDiv(PrimExpr(0) - dist - sd - PrimExpr(1), PrimExpr(0) - sd));
+      no_length = Eq(step, PrimExpr(0));
     }
-    // delta 0 has no length (ONNX: undefined): -1, which vm.builtin.tensor_to_shape reports as
-    // an invalid dim naming the node.
-    PrimExpr zero_step = t.is_float() ? Eq(d, FloatImm(0.0, t)) : Eq(I64(d), PrimExpr(0));
-    if (t.is_float()) {
-      // A NaN or infinite operand has no length either (a NaN limit used to give an empty
-      // tensor): -1, reported the same way.
-      PrimExpr q = (l - a) / d;
-      zero_step = zero_step || Ne(q, q) || q >= FloatImm(9.2e18, t) || q <= FloatImm(-9.2e18, t);
-    }
-    dims.push_back(Select(zero_step, PrimExpr(-1), Max(n, PrimExpr(0))));
+    dims.push_back(Select(no_length, PrimExpr(-1), Max(n, PrimExpr(0))));
   }
   return te::Compute(
       {PrimExpr(r)},

@@ -15,9 +15,11 @@ namespace relax {
 
 /// A file being written to `path`. The constructor creates `<dir>/.<name>.tmp<random>` in the
 /// destination's folder with O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC (mode `mode` & ~umask);
-/// Commit() renames it over `path`. Whatever is at `path` (a regular file or a symlink) is
-/// replaced, never opened; a directory, device, FIFO or socket there is refused before anything
-/// is created (renaming over /dev/null as root would replace the device). Destroying an
+/// Commit() renames it over `path`. A regular file at `path`, or a symlink to one (or to
+/// nothing), is replaced, never opened; a directory, device, FIFO or socket there, or a symlink
+/// to one (/dev/stdout), is refused before anything is created (renaming over /dev/null as root
+/// would replace the device). The temporary keeps at most NAME_MAX - 21 characters of the
+/// destination's name, so every legal name can be written. Destroying an
 /// uncommitted OutputFile removes the temporary. Errors: relax::Error
 /// "cannot write <what> '<path>': <reason>".
 class OutputFile {

@@ -1,6 +1,6 @@
 // Running an external program (Graphviz's dot, ld.lld, ptxas) without a shell: the program gets
-// an argument vector, so no user string is ever parsed by /bin/sh. docs/design.md ("External
-// programs") lists every call site.
+// an argument vector, so no user string is ever parsed by /bin/sh. docs/design.md ("Files the
+// tools write and programs they run") lists every call site.
 #ifndef RELAX_SUPPORT_PROCESS_H_
 #define RELAX_SUPPORT_PROCESS_H_
 

@@ -39,8 +39,9 @@ using BuiltinFn = std::function<Value(const std::vector<Value>& args)>;
 ///    Hamming / Blackman windows), vm.builtin.tfidf (builtins_text.cc: TfIdfVectorizer). Their
 ///    arguments are documented at each definition.
 ///  - vm.builtin.check_dims_equal(heap, 2-dim program, string msg) -> null.
-///  - vm.builtin.check_index_range(tensor, heap, extents program, string msg) -> null: index
-///    operands of Gather/GatherElements/GatherND/ScatterElements/ScatterND in range.
+///  - vm.builtin.check_index_range(tensor, heap, extents program, string what[, string kind])
+///    -> null: kind "index" (index operands of Gather/GatherElements/GatherND/ScatterElements/
+///    ScatterND, run-time Slice axes, inside their dims) or "nonzero" (run-time Slice steps).
 ///  - vm.builtin.reshape(tensor, shape) -> view NDArray.
 ///  - vm.builtin.make_tuple(values...) -> Tuple; vm.builtin.tuple_getitem(tuple, int i).
 ///  - vm.builtin.copy(tensor) -> new NDArray with a copy of the data.
