@@ -46,7 +46,8 @@ std::string BuildSharedObject(const IRModule& mod, const Target& target,
 }
 
 BuildStats Build(IRModule mod, const Target& target, const std::string& out_path,
-                 PassRunner& runner, const std::vector<std::string>& disabled) {
+                 PassRunner& runner, const std::vector<std::string>& disabled,
+                 CodegenOptions copts) {
   static const std::set<std::string> kOptional = {"remove-noop-ops",
                                                   "fold-batch-norm",
                                                   "recognize-activations",
@@ -84,7 +85,6 @@ BuildStats Build(IRModule mod, const Target& target, const std::string& out_path
   }
 
   std::ostringstream mlir_text, llvm_text;
-  CodegenOptions copts;
   copts.warnings = &std::cerr;
   copts.kernel_report = &stats.device_kernels;
   if (runner.WantsDump("codegen-mlir")) copts.dump_mlir = &mlir_text;

@@ -161,7 +161,7 @@ struct Shard {
 };
 
 // TIR -> MLIR -> LLVM dialect -> LLVM IR of one shard.
-void TranslateShard(Shard* sh, bool dump_mlir) {
+void TranslateShard(Shard* sh, bool dump_mlir, bool bounds_check) {
   mlir::MLIRContext ctx;
   ctx.disableMultithreading();
   codegen::LoadBridgeDialects(&ctx);
@@ -169,7 +169,7 @@ void TranslateShard(Shard* sh, bool dump_mlir) {
   mlir::registerLLVMDialectTranslation(ctx);
   mlir::OpBuilder b(&ctx);
   mlir::OwningOpRef<mlir::ModuleOp> module = mlir::ModuleOp::create(b.getUnknownLoc());
-  for (const tir::PrimFunc& f : sh->funcs) codegen::EmitPrimFunc(*module, f);
+  for (const tir::PrimFunc& f : sh->funcs) codegen::EmitPrimFunc(*module, f, bounds_check);
   if (mlir::failed(mlir::verify(*module)))
     RELAX_THROW("internal error: the TIR -> MLIR bridge produced invalid MLIR");
   if (dump_mlir) {
@@ -283,7 +283,7 @@ std::string BuildHostLibrary(const IRModule& mod, const std::string& mcpu,
   };
   ForEachShard(shards, [&](Shard* sh) {
     FatalErrorStage stage(shard_stage("codegen-mlir", *sh));
-    TranslateShard(sh, options.dump_mlir != nullptr);
+    TranslateShard(sh, options.dump_mlir != nullptr, options.bounds_check);
   });
   // Shard 0 defines the runtime table and __relax_init, checking for every slot any shard uses.
   uint32_t needed = 0;
@@ -310,6 +310,11 @@ std::string BuildHostLibrary(const IRModule& mod, const std::string& mcpu,
     if (options.dump_llvm) *options.dump_llvm << sh.llvm_dump;
   }
 
+  if (!options.link) {
+    std::string objects;
+    for (const Shard& sh : shards) objects += sh.obj.str();
+    return objects;
+  }
   // Link with ld.lld into a shared object, in a private scratch folder (TempDir: mode 0700, so
   // no other user can plant a link at the names lld writes).
   TempDir scratch("relaxc-link");

@@ -18,8 +18,8 @@ namespace {
 // Slot k of RelaxRuntimeTable's function pointers (after the two u32 header fields).
 const std::vector<std::string>& TableOrder() {
   static const std::vector<std::string> order = {
-      "RelaxSetLastError",   "RelaxGetLastError",  "RelaxParallelFor", "RelaxCheckKernelArgs",
-      "RelaxWorkspaceAlloc", "RelaxWorkspaceFree", "RelaxLaunchKernel"};
+      "RelaxSetLastError",   "RelaxGetLastError",  "RelaxParallelFor",  "RelaxCheckKernelArgs",
+      "RelaxWorkspaceAlloc", "RelaxWorkspaceFree", "RelaxLaunchKernel", "RelaxReportIndexError"};
   return order;
 }
 }  // namespace

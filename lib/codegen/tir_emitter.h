@@ -22,7 +22,7 @@ namespace relax::codegen {
 /// `<f>_par<k>(ctx, begin, end) -> i32`, and the exported packed entry `<f>`.
 class Emitter : public tir::StmtFunctor<void>, public tir::ExprFunctor<mlir::Value> {
  public:
-  Emitter(mlir::ModuleOp module, const tir::PrimFunc& f);
+  Emitter(mlir::ModuleOp module, const tir::PrimFunc& f, bool bounds_check = false);
   void Run();
   /// Device kernel mode (gpu_kernel_to_mlir.cc): emits `f` (a device kernel of the host/device
   /// split) as `gpu.module @<f> { gpu.func @<f>(...) kernel }` for `flavor`.
@@ -88,6 +88,13 @@ class Emitter : public tir::StmtFunctor<void>, public tir::ExprFunctor<mlir::Val
   void EmitSerialFor(const tir::ForNode* op, const char* hint);
 
   mlir::Value Index(const PrimExpr& e);
+  /// The memref and index a load or store of `buf[index]` uses. With --bounds-check (host code
+  /// only): an index outside [0, extent) reports "kernel 'K': buffer 'B' index EXPR is V,
+  /// outside [0, N)" (RelaxReportIndexError), sets the status, and the access goes to a
+  /// one-element scratch slot instead (tir_bounds_check.cc); otherwise Buf(buf) and Index(index).
+  std::pair<mlir::Value, mlir::Value> Access(const Buffer& buf, const PrimExpr& index);
+  /// A one-element memref<?xT> scratch slot in the entry block of the function being emitted.
+  mlir::Value ScratchSlot(mlir::MemRefType type);
   mlir::Value Cast64(mlir::Value v);
   mlir::Value Buf(const Buffer& b);
   mlir::Value Compare(PrimKind k, mlir::Value a, mlir::Value b, bool fl, bool uns);
@@ -181,6 +188,9 @@ class Emitter : public tir::StmtFunctor<void>, public tir::ExprFunctor<mlir::Val
   int num_strings_ = 0;
   bool parallel_ = true;
   GpuFlavor device_ = GpuFlavor::kNone;  // kNone: host code
+  bool bounds_check_ = false;            // relaxc compile --bounds-check
+  // By function and element type (its opaque pointer).
+  std::map<std::pair<mlir::Operation*, const void*>, mlir::Value> scratch_;
 };
 
 }  // namespace relax::codegen

@@ -183,8 +183,8 @@ Value Emitter::VisitExpr_(const tir::CallNode* op, const PrimExpr&) { return Int
 
 Value Emitter::VisitExpr_(const tir::BufferLoadNode* op, const PrimExpr& e) {
   RELAX_ICHECK(op->indices.size() == 1);
-  Value v = mlir::memref::LoadOp::create(b_, loc_, Buf(op->buffer),
-                                         mlir::ValueRange{Index(op->indices[0])});
+  auto [mem, index] = Access(op->buffer, op->indices[0]);
+  Value v = mlir::memref::LoadOp::create(b_, loc_, mem, mlir::ValueRange{index});
   if (e.dtype().is_bool()) {
     Value zero = ConstantIntOp::create(b_, loc_, b_.getI8Type(), 0);
     v = CmpIOp::create(b_, loc_, CmpIPredicate::ne, v, zero);

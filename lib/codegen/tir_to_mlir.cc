@@ -52,8 +52,12 @@ constexpr int64_t kMaxLocalBytes = 4096;
 
 }  // namespace
 
-Emitter::Emitter(mlir::ModuleOp module, const tir::PrimFunc& f)
-    : module_(module), f_(f), b_(module.getContext()), loc_(b_.getUnknownLoc()) {}
+Emitter::Emitter(mlir::ModuleOp module, const tir::PrimFunc& f, bool bounds_check)
+    : module_(module),
+      f_(f),
+      b_(module.getContext()),
+      loc_(b_.getUnknownLoc()),
+      bounds_check_(bounds_check) {}
 
 void Emitter::Run() {
   // Symbolic dims bound from the buffers' N-D shapes, then scalar params.
@@ -538,8 +542,8 @@ void Emitter::VisitStmt_(const tir::BufferStoreNode* op, const tir::Stmt&) {
   RELAX_ICHECK(op->indices.size() == 1);
   Value v = VisitExpr(op->value);
   if (op->buffer->dtype.is_bool()) v = mlir::arith::ExtUIOp::create(b_, loc_, b_.getI8Type(), v);
-  mlir::memref::StoreOp::create(b_, loc_, v, Buf(op->buffer),
-                                mlir::ValueRange{Index(op->indices[0])});
+  auto [mem, index] = Access(op->buffer, op->indices[0]);
+  mlir::memref::StoreOp::create(b_, loc_, v, mem, mlir::ValueRange{index});
 }
 
 void Emitter::VisitStmt_(const tir::LetStmtNode* op, const tir::Stmt&) {
@@ -645,10 +649,10 @@ Value Emitter::Buf(const Buffer& b) {
   return it->second;
 }
 
-void EmitPrimFunc(mlir::ModuleOp module, const tir::PrimFunc& f) {
+void EmitPrimFunc(mlir::ModuleOp module, const tir::PrimFunc& f, bool bounds_check) {
   if (f->attrs.count("device_kernel"))
     RELAX_THROW("internal error: device kernel '" << f->name << "' reached the host codegen");
-  Emitter(module, f).Run();
+  Emitter(module, f, bounds_check).Run();
 }
 
 }  // namespace relax::codegen

@@ -9,6 +9,7 @@
 // kernels bind those dims from the output buffer. Every data-dependent index is clamped into
 // its axis, so an out-of-range index (undefined in ONNX) never reads out of bounds.
 #include <algorithm>
+#include <limits>
 #include <optional>
 
 #include "op_common.h"
@@ -285,8 +286,12 @@ std::vector<std::pair<SliceAxis, PrimExpr>> DynSlices(const std::vector<te::Tens
   if (!in[1]->shape()[0].AsInt(&k))
     RELAX_THROW("op 'relax.runtime_shape': the number of sliced axes must be static");
   std::vector<PrimExpr> p[4];
+  // Values beyond +-2^62 clamped as in StaticSlices (an INT64_MIN or INT64_MAX step used to
+  // overflow the length formula and slice nothing).
+  constexpr int64_t kFar = int64_t{1} << 62;
   for (int j = 0; j < 4; ++j)
-    for (int64_t e = 0; e < k; ++e) p[j].push_back(I64((*in[j + 1])({PrimExpr(e)})));
+    for (int64_t e = 0; e < k; ++e)
+      p[j].push_back(Max(PrimExpr(-kFar), Min(PrimExpr(kFar), I64((*in[j + 1])({PrimExpr(e)})))));
   for (auto& s : p[3]) s = Sel(Eq(s, PrimExpr(0)), PrimExpr(1), s);  // step 0: refused earlier
   return SliceAll(in[0]->shape(), p[0], p[1], p[2], p[3]);
 }
@@ -935,12 +940,20 @@ te::Tensor ComputeRuntimeShape(const CallNode& c, const std::vector<te::Tensor>&
       no_length = Eq(d, FloatImm(0.0, t)) || Ne(q, q) || q >= FloatImm(9.2e18, t) ||
                   q <= FloatImm(-9.2e18, t);
     } else {
-      PrimExpr dist = I64(l) - I64(a), step = I64(d);
+      // Exact for every int64 operand: the distance and the step's magnitude as uint64 (l - a
+      // overflowed int64 for Range(INT64_MIN, INT64_MAX, 2^62), which has 4 elements); a count
+      // above INT64_MAX has no length.
+      const DataType u64 = DataType::UInt(64);
+      PrimExpr la = I64(l), aa = I64(a), step = I64(d);
       PrimExpr pos = step > PrimExpr(0);
-      PrimExpr sd = Select(Eq(step, PrimExpr(0)), PrimExpr(1), step);
-      n = Select(pos, FloorDiv(dist + sd - PrimExpr(1), sd),
-                 FloorDiv(PrimExpr(0) - dist - sd - PrimExpr(1), PrimExpr(0) - sd));
-      no_length = Eq(step, PrimExpr(0));
+      PrimExpr nonempty = Select(pos, la > aa, la < aa);
+      PrimExpr udist = Select(pos, Cast(u64, la) - Cast(u64, aa), Cast(u64, aa) - Cast(u64, la));
+      PrimExpr ustep = Select(pos, Cast(u64, step), Cast(u64, PrimExpr(0) - step));
+      PrimExpr one = IntImm(1, u64);
+      PrimExpr count = FloorDiv(udist - one, Max(ustep, one)) + one;
+      PrimExpr too_many = count > IntImm(std::numeric_limits<int64_t>::max(), u64);
+      n = Select(nonempty && Not(too_many), Cast(DataType::Int(64), count), PrimExpr(0));
+      no_length = Eq(step, PrimExpr(0)) || (nonempty && too_many);
     }
     dims.push_back(Select(no_length, PrimExpr(-1), Max(n, PrimExpr(0))));
   }

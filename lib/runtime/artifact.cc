@@ -72,7 +72,7 @@ struct Mapping {
     reinterpret_cast<void*>(&RelaxSetLastError),   reinterpret_cast<void*>(&RelaxGetLastError),
     reinterpret_cast<void*>(&RelaxParallelFor),    reinterpret_cast<void*>(&RelaxCheckKernelArgs),
     reinterpret_cast<void*>(&RelaxWorkspaceAlloc), reinterpret_cast<void*>(&RelaxWorkspaceFree),
-    reinterpret_cast<void*>(&RelaxLaunchKernel)};
+    reinterpret_cast<void*>(&RelaxLaunchKernel),   reinterpret_cast<void*>(&RelaxReportIndexError)};
 
 }  // namespace
 

@@ -86,6 +86,52 @@ def case_slice_int64_limits(r):
         for xs in ((3, 258), (2, 7)) if tag == "symbolic" else ((3, 258),):
             xv = np.random.default_rng(1).random(xs, dtype=np.float32)
             same(r.run(so, {"x": xv}), ort(m, {"x": xv}), f" {tag} x{list(xs)}")
+    # The same limits given at run time (an INT64_MIN or INT64_MAX step overflowed the length
+    # formula and sliced nothing).
+    m = model([helper.make_node("Slice", ["x", "st", "en", "ax", "sp"], ["y"], name="sl")],
+              [vi("x", TensorProto.FLOAT, ["n"])] +
+              [vi(nm, TensorProto.INT64, [1]) for nm in ("st", "en", "ax", "sp")],
+              [vi("y", TensorProto.FLOAT, ["m"])])
+    so = r.compile(m, "slice_limits_runtime")
+    xv = np.arange(7, dtype=np.float32)
+    for st, en, sp in ((big, small, small), (-1, small, small), (0, big, big), (6, -8, small),
+                       (small, big, big), (2, big, 3), (big, 0, -2)):
+        feeds = {"x": xv, "st": np.array([st]), "en": np.array([en]), "ax": np.array([0]),
+                 "sp": np.array([sp])}
+        same(r.run(so, feeds), ort(m, feeds), f" run-time slice {st}:{en}:{sp}")
+
+
+def case_range_int64_limits(r):
+    """Range over int64 extremes, constant and at run time: the count is computed exactly
+    (ONNX: max(ceil((limit - start) / delta), 0); limit - start overflowed int64, so
+    Range(INT64_MIN, INT64_MAX, 2^62) gave no elements instead of 4). The reference is the
+    spec's formula in Python integers (onnxruntime 1.32 overflows too and returns none)."""
+    big, small = int(np.iinfo(np.int64).max), int(np.iinfo(np.int64).min)
+
+    def want(s, l, d):
+        n = max(-((l - s) // -d), 0)  # ceil in exact integers
+        return np.array([s + i * d for i in range(n)], dtype=np.int64)
+
+    cases = ((small, big, 2 ** 62), (big, small, -2 ** 62), (small, big, big), (big, small, small),
+             (0, 10, small), (-5, 5, 3), (5, -5, -3), (big - 2, big, 1))
+    m = model([helper.make_node("Range", ["s", "l", "d"], ["y"], name="rg")],
+              [vi(nm, TensorProto.INT64, []) for nm in ("s", "l", "d")],
+              [vi("y", TensorProto.INT64, ["n"])])
+    so = r.compile(m, "range_runtime")
+    for s, l, d in cases:
+        feeds = {"s": np.array(s, np.int64), "l": np.array(l, np.int64), "d": np.array(d, np.int64)}
+        same(r.run(so, feeds), [want(s, l, d)], f" run-time Range({s}, {l}, {d})")
+    for k, (s, l, d) in enumerate(cases[:4]):
+        mc = model([helper.make_node("Range", ["s", "l", "d"], ["y"], name="rg")], [],
+                   [vi("y", TensorProto.INT64, ["n"])],
+                   [numpy_helper.from_array(np.array(v, np.int64), nm)
+                    for nm, v in (("s", s), ("l", l), ("d", d))])
+        same(r.run(r.compile(mc, f"range_const{k}"), {}), [want(s, l, d)],
+             f" constant Range({s}, {l}, {d})")
+    # More than 2^63 - 1 elements cannot be a dim: an error naming the node.
+    feeds = {"s": np.array(small, np.int64), "l": np.array(big, np.int64),
+             "d": np.array(1, np.int64)}
+    r.run(so, feeds, expect_error="Range 'rg'")
 
 
 def case_runtime_shapes(r):
@@ -300,7 +346,9 @@ def case_concat_many(r):
           f"{largest[1000]} -> {largest[10000]} characters")
 
 
-CASES = {f.__name__[5:]: f for f in (case_chained_windows, case_concat_many, case_symbolic_shapes, case_runtime_shapes, case_slice_int64_limits,
+CASES = {f.__name__[5:]: f for f in (case_chained_windows, case_concat_many,
+                                     case_range_int64_limits, case_symbolic_shapes,
+                                     case_runtime_shapes, case_slice_int64_limits,
                                      case_shape_value_operands, case_movement_errors)}
 
 

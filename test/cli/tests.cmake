@@ -222,7 +222,7 @@ endforeach()
 # Shape and data-movement ops (issue 8): symbolic and run-time shapes, errors naming the node
 # (movement_cases.py run CASE, outputs checked against onnxruntime).
 foreach(case symbolic_shapes runtime_shapes shape_value_operands movement_errors
-        slice_int64_limits concat_many chained_windows)
+        slice_int64_limits concat_many chained_windows range_int64_limits)
   add_test(NAME cli.movement.${case}
            COMMAND bash ${RELAX_VENV_PYTHON} ${RELAX_CLI_TEST_DIR}/movement_cases.py ${case}
                    --relaxc $<TARGET_FILE:relaxc> --work ${RELAX_CLI_WORK}/movement)
@@ -231,9 +231,9 @@ endforeach()
 
 # Tensor operands read as axes or shapes: run-time Reduce* axes (errors naming the node), Resize
 # scales/sizes and shape chains computed at import, index operands of the gather/scatter family
-# outside their dims (errors, as in onnxruntime) (runtime_operand_cases.py run CASE, checked
-# against onnxruntime).
-foreach(case reduce_runtime_axes shape_chain resize_runtime index_range)
+# outside their dims (errors, as in onnxruntime), kernels compiled with --bounds-check
+# (runtime_operand_cases.py run CASE, checked against onnxruntime).
+foreach(case reduce_runtime_axes shape_chain resize_runtime index_range bounds_check)
   add_test(NAME cli.runtime_operand.${case}
            COMMAND bash ${RELAX_VENV_PYTHON} ${RELAX_CLI_TEST_DIR}/runtime_operand_cases.py ${case}
                    --relaxc $<TARGET_FILE:relaxc> --work ${RELAX_CLI_WORK}/runtime_operand)

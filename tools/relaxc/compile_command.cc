@@ -31,6 +31,7 @@ namespace {
 struct CompileOptions {
   std::string model, output, target = "cpu";
   bool print_after_all = false, time_passes = false, stats = false, no_verify = false;
+  bool bounds_check = false;
   std::vector<std::string> print_after, bounds, disabled, pass_options, plugins, stats_at;
   std::string byoc, partition_graph;
   bool partition_report = false;
@@ -266,7 +267,9 @@ int RunCompile(const CompileOptions& o) {
     IRModule mod = IsTextIR(o.model) ? LoadTextIR(o.model, iopts.bounds)
                                      : frontend::ImportOnnx(o.model, iopts);
     runner.Stage("import", ToString(mod));
-    BuildStats st = Build(std::move(mod), target, o.output, runner, o.disabled);
+    CodegenOptions copts;
+    copts.bounds_check = o.bounds_check;
+    BuildStats st = Build(std::move(mod), target, o.output, runner, o.disabled, copts);
     runner.Finish();
     if (o.partition_report) std::cout << report.Format();
     if (!o.partition_graph.empty()) WriteGraph(dot, o.partition_graph);
@@ -338,6 +341,9 @@ void AddCompileCommand(CLI::App& app) {
                 "(the --bound maxima are always evaluated)")
       ->delimiter(',');
   c->add_flag("--no-verify", o->no_verify, "Skip the well-formedness check after each pass");
+  c->add_flag("--bounds-check", o->bounds_check,
+              "Debugging: every load and store of a CPU kernel checks its index and fails with "
+              "an error naming kernel, buffer and index (slower; no vector loops)");
   c->add_option("--bound", o->bounds, "Bound a symbolic dim: NAME=MAX or NAME=MIN..MAX");
   c->add_option("--disable-pass", o->disabled,
                 "Skip an optional pass (remove-noop-ops, fold-batch-norm, recognize-activations, "

@@ -36,8 +36,11 @@ struct BuildStats {
 /// "vm-codegen" for --print-ir-after(-all). Throws relax::Error.
 /// `disabled` names optional passes to skip (`relaxc compile --disable-pass`); only
 /// fuse-ops, fuse-tir, fold-constants and dedupe-prim-funcs may be skipped (Error otherwise).
+/// `codegen` carries the caller's codegen choices (bounds_check); Build sets its dump, warning
+/// and report fields.
 BuildStats Build(IRModule mod, const Target& target, const std::string& out_path,
-                 PassRunner& runner, const std::vector<std::string>& disabled = {});
+                 PassRunner& runner, const std::vector<std::string>& disabled = {},
+                 CodegenOptions codegen = {});
 
 }  // namespace relax
 

@@ -22,8 +22,9 @@ void LoadBridgeDialects(mlir::MLIRContext* ctx);
 /// Emits `<name>_impl(memref<?xT>..., i64 dims...)` (the loop nest) and the
 /// exported `<name>(!llvm.ptr args, i32 num_args, !llvm.ptr ret) -> i32` that
 /// unpacks DLTensor* arguments, binds symbolic dims and calls the impl.
-/// Throws relax::Error naming the PrimFunc on unsupported TIR.
-void EmitPrimFunc(mlir::ModuleOp module, const tir::PrimFunc& f);
+/// Throws relax::Error naming the PrimFunc on unsupported TIR. `bounds_check`: every load and
+/// store checks its index against the buffer's extent (relaxc compile --bounds-check).
+void EmitPrimFunc(mlir::ModuleOp module, const tir::PrimFunc& f, bool bounds_check = false);
 
 /// Which GPU lowering a device kernel's MLIR is for (argument conventions: see EmitGpuKernel).
 enum class GpuFlavor { kNone, kSpirv, kNvvm };

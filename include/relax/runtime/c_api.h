@@ -95,6 +95,11 @@ void RelaxWorkspaceFree(void* ptr);
 int32_t RelaxLaunchKernel(void* device_module, int32_t kernel_index, const int64_t* packed,
                           int32_t count);
 
+/* Kernels compiled with `relaxc compile --bounds-check`: an index outside its buffer. Sets the
+ * last error to "<what> is <index>, outside [0, <extent>)"; `what` names the kernel, the buffer
+ * and the index expression. The kernel then returns 1. */
+void RelaxReportIndexError(const char* what, int64_t index, int64_t extent);
+
 /* The runtime functions generated code calls, handed to a loaded artifact once through its
  * exported `__relax_init` (RelaxInitFunc): kernels never look them up in the host program, so
  * the runtime can live in any dlopen()ed library (a Python extension, a plugin). Fields are
@@ -102,7 +107,7 @@ int32_t RelaxLaunchKernel(void* device_module, int32_t kernel_index, const int64
 #define RELAX_RUNTIME_TABLE_VERSION 1
 typedef struct {
   uint32_t version;     /* RELAX_RUNTIME_TABLE_VERSION */
-  uint32_t num_entries; /* function pointers that follow (7 in this runtime) */
+  uint32_t num_entries; /* function pointers that follow (8 in this runtime) */
   void (*set_last_error)(const char* msg);
   const char* (*get_last_error)(void);
   int32_t (*parallel_for)(int64_t begin, int64_t end, RelaxParallelBody body, void* ctx);
@@ -113,6 +118,8 @@ typedef struct {
   /* Entry 7 (GPU targets): RelaxLaunchKernel. */
   int32_t (*launch_kernel)(void* device_module, int32_t kernel_index, const int64_t* packed,
                            int32_t count);
+  /* Entry 8 (--bounds-check kernels): RelaxReportIndexError. */
+  void (*report_index_error)(const char* what, int64_t index, int64_t extent);
 } RelaxRuntimeTable;
 
 /* This runtime's table (static storage; valid for the life of the process). */

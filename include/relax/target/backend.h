@@ -54,6 +54,14 @@ struct CodegenOptions {
   int opt_level = 3;
   std::ostream* warnings = nullptr;                    // if set: "warning: ..." lines
   std::vector<KernelReport>* kernel_report = nullptr;  // if set: one entry per device kernel
+  /// false: stop after the host objects are emitted (no linker runs) and return their bytes,
+  /// concatenated, instead of a shared object; for the in-process compile fuzzer
+  /// (test/fuzz/compile_fuzzer.cc), which must not spawn a linker per input.
+  bool link = true;
+  /// relaxc compile --bounds-check: host kernels check every load's and store's index against
+  /// its buffer and fail with an error naming kernel, buffer and index (GPU device kernels are
+  /// not checked).
+  bool bounds_check = false;
 };
 
 /// A named artifact section a backend adds (runtime/artifact_format.h: name, bytes, alignment).

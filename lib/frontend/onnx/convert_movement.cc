@@ -12,6 +12,7 @@
 // kernels are the ordinary shape-generic ones. Semantics: ONNX operator spec, sections of the same
 // names.
 #include <cstring>
+#include <limits>
 
 #include "import_context.h"
 
@@ -738,10 +739,14 @@ void AddMovementConverters(ConverterTable* t) {
     if (sa && sl && sd) {
       int64_t st = (*sa)[0], lim = (*sl)[0], dl = (*sd)[0];
       if (dl == 0) RELAX_THROW(ctx.Where(n) << "delta is 0");
-      int64_t dist = lim - st, cnt = 0;
-      if (dist != 0 && (dist > 0) == (dl > 0))
-        cnt = dl > 0 ? (dist + dl - 1) / dl : (-dist - dl - 1) / -dl;
-      len = std::max<int64_t>(cnt, 0);
+      // In 128 bits: lim - st overflows int64 (Range(INT64_MIN, INT64_MAX, 2^62) has 4).
+      __int128 dist = static_cast<__int128>(lim) - st, step = dl, cnt = 0;
+      if (dist != 0 && (dist > 0) == (step > 0))
+        cnt = step > 0 ? (dist + step - 1) / step : (-dist - step - 1) / -step;
+      if (cnt > std::numeric_limits<int64_t>::max())
+        RELAX_THROW(ctx.Where(n) << "the range from " << st << " to " << lim << " by " << dl
+                                 << " has more than 2^63 - 1 elements");
+      len = static_cast<int64_t>(cnt);
     } else if (ctx.Get(n.input(1)).ints && sa && sd && (*sd)[0] != 0) {
       // Constant start and delta, shape-value limit: an exact symbolic length.
       PrimExpr lim = (*ctx.Get(n.input(1)).ints)[0];
