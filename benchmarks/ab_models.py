@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 # A/B latency of whole models compiled by two relaxc builds, next to onnxruntime (not a test).
-"""Compiles each model (MODEL.onnx:NxCxHxW, one float input) with both relaxc builds, then
+"""Compiles each model (MODEL.onnx:NxCxHxW: every graph input gets that shape; float inputs
+standard normal, integer ones token ids in [0, 1000) or, when named *mask* / *type*, ones /
+zeros, as a BERT-style encoder takes them) with both relaxc builds, then
 runs >= 5 interleaved rounds at one thread: per round, each artifact's median over one
 `relaxc run --repeat K` invocation (RELAX_NUM_THREADS=1) and onnxruntime's median over K
 session runs (intra_op_num_threads=1). Prints per model the median over rounds of each
@@ -8,7 +10,7 @@ engine's latency and the medians of the per-round ratios to onnxruntime, plus th
 average, and the max abs difference of each build's output from onnxruntime's.
 
   benchmarks/ab_models.py --base /path/to/old/relaxc --new build/tools/relaxc \\
-      --model resnet18.onnx:1x3x224x224 --model det.onnx:1x3x320x320 [--rounds 5] [--repeat 5]
+      --model resnet18.onnx:1x3x224x224 --model all_minilm_l6_v2.onnx:1x128 [--rounds 5] [--repeat 5]
 Run it with the test venv's python (scripts/venv-python.sh).
 """
 import argparse
@@ -23,9 +25,11 @@ import numpy as np
 import onnxruntime as ort
 
 
-def relax_median_ms(relaxc, art, inp_arg, repeat, out_dir=None):
+def relax_median_ms(relaxc, art, inp_args, repeat, out_dir=None):
     env = dict(os.environ, RELAX_NUM_THREADS="1")
-    cmd = [relaxc, "run", art, "--input", inp_arg, "--repeat", str(repeat)]
+    cmd = [relaxc, "run", art, "--repeat", str(repeat)]
+    for a in inp_args:
+        cmd += ["--input", a]
     if out_dir:
         cmd += ["--output-dir", out_dir]
     out = subprocess.run(cmd, env=env, check=True, capture_output=True, text=True).stdout
@@ -57,11 +61,22 @@ def main():
         so.intra_op_num_threads = 1
         so.inter_op_num_threads = 1
         sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
-        in_name = sess.get_inputs()[0].name
-        x = np.random.default_rng(0).standard_normal(shape, dtype=np.float32)
-        npy = os.path.join(tmp, f"{name}_x.npy")
-        np.save(npy, x)
-        want = sess.run(None, {in_name: x})[0]
+        feeds, inp_args = {}, []
+        rng = np.random.default_rng(0)
+        for k, inp in enumerate(sess.get_inputs()):
+            if "float" in inp.type:
+                v = rng.standard_normal(shape, dtype=np.float32)
+            elif "mask" in inp.name:
+                v = np.ones(shape, np.int64)
+            elif "type" in inp.name:
+                v = np.zeros(shape, np.int64)
+            else:
+                v = rng.integers(0, 1000, size=shape, dtype=np.int64)
+            feeds[inp.name] = v
+            npy = os.path.join(tmp, f"{name}_in{k}.npy")
+            np.save(npy, v)
+            inp_args.append(f"{inp.name}={npy}")
+        want = sess.run(None, feeds)[0]
         arts, diffs, compile_s = {}, {}, {}
         for side in ("base", "new"):
             art = os.path.join(tmp, f"{name}_{side}.so")
@@ -71,7 +86,7 @@ def main():
             compile_s[side] = time.perf_counter() - t0
             out_dir = os.path.join(tmp, f"{name}_{side}_out")
             os.makedirs(out_dir, exist_ok=True)
-            relax_median_ms(getattr(args, side), art, f"{in_name}={npy}", 1, out_dir)
+            relax_median_ms(getattr(args, side), art, inp_args, 1, out_dir)
             got = np.load(os.path.join(out_dir, sorted(os.listdir(out_dir))[0]))
             diffs[side] = float(np.max(np.abs(got.astype(np.float64) - want)))
             arts[side] = art
@@ -82,13 +97,12 @@ def main():
             sides = ("base", "new") if r % 2 == 0 else ("new", "base")
             t = {}
             for side in sides:
-                t[side] = relax_median_ms(getattr(args, side), arts[side], f"{in_name}={npy}",
-                                          args.repeat)
-            sess.run(None, {in_name: x})
+                t[side] = relax_median_ms(getattr(args, side), arts[side], inp_args, args.repeat)
+            sess.run(None, feeds)
             times = []
             for _ in range(args.repeat):
                 t0 = time.perf_counter()
-                sess.run(None, {in_name: x})
+                sess.run(None, feeds)
                 times.append((time.perf_counter() - t0) * 1e3)
             t["ort"] = statistics.median(times)
             for k in lat:
@@ -106,6 +120,9 @@ def main():
         print(f"| {name} | {shape} | {lat['base']:.2f} | {lat['new']:.2f} | {lat['ort']:.2f} | "
               f"{ratio['base']:.2f} | {ratio['new']:.2f} | {diffs['base']:.2e} / {diffs['new']:.2e} | "
               f"{comp['base']:.1f} / {comp['new']:.1f} | {load[0]:.1f} -> {load[1]:.1f} |")
+    nb = [lat["new"] / lat["base"] for _, _, lat, _, _, _, _ in rows]
+    print(f"\ngeomean new/base latency over {len(nb)} models: "
+          f"{statistics.geometric_mean(nb):.3f}")
 
 
 if __name__ == "__main__":

@@ -105,7 +105,8 @@ def case_range_int64_limits(r):
     """Range over int64 extremes, constant and at run time: the count is computed exactly
     (ONNX: max(ceil((limit - start) / delta), 0); limit - start overflowed int64, so
     Range(INT64_MIN, INT64_MAX, 2^62) gave no elements instead of 4). The reference is the
-    spec's formula in Python integers (onnxruntime 1.32 overflows too and returns none)."""
+    spec's formula in Python integers, which onnxruntime 1.32 matches (the pinned 1.19.2
+    overflows too and returns none)."""
     big, small = int(np.iinfo(np.int64).max), int(np.iinfo(np.int64).min)
 
     def want(s, l, d):
