@@ -1,6 +1,7 @@
-# One-run side-by-side benchmark: relaxc vs onnxruntime, IREE (llvm-cpu) and TVM (Relax, untuned) on seven model rows and a matmul; writes docs/performance.md.
+# One-run side-by-side benchmark: relaxc vs onnxruntime, OpenVINO, IREE (llvm-cpu) and TVM (Relax, untuned) on seven model rows and a matmul; writes this CPU's section of docs/performance.md.
 """Compiles each model with relaxc and the peers, then times every engine on every row at 1 and 2
-threads in >= 5 interleaved rounds and writes a markdown report (docs/performance.md).
+threads in >= 5 interleaved rounds and writes a markdown report: its CPU's section of
+docs/performance.md (one section per CPU model and ISA; other CPUs' sections stay as they were).
 
 Rows: PP-OCR classifier 1x3x48x192 and 8x3x48x192, PP-OCRv4 det 1x3x640x640, PP-OCRv4 rec
 1x3x48x320, all-MiniLM-L6-v2 batch 1 seq 128, ResNet-18 and MobileNetV2 1x3x224x224; plus an fp32
@@ -50,8 +51,9 @@ from peers import PEER_PACKAGES, RSS_MARK, drop_shape_casts, fail_reason, iree_c
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
-ENGINES = ["relaxc", "ort", "iree", "tvm"]
-LABEL = {"relaxc": "relaxc", "ort": "onnxruntime", "iree": "IREE llvm-cpu", "tvm": "TVM Relax (untuned)",
+ENGINES = ["relaxc", "ort", "openvino", "iree", "tvm"]
+LABEL = {"relaxc": "relaxc", "ort": "onnxruntime", "openvino": "OpenVINO (f32)", "iree": "IREE llvm-cpu",
+         "tvm": "TVM Relax (untuned)",
          "numpy": "numpy/OpenBLAS"}
 THREADS = (1, 2)
 
@@ -152,6 +154,55 @@ def fmt_size(nbytes):
 
 def fmt_ms(ms):
     return f"{ms:.1f}" if ms >= 10 else f"{ms:.2f}" if ms >= 1 else f"{ms:.3f}"
+
+
+# The ISA extensions that decide which kernels a CPU can run; a CPU's section in
+# docs/performance.md is keyed by its model name and these.
+ISA_FLAGS = ("avx2", "fma", "avx512f", "avx512bw", "avx512vl", "avx512_vnni", "avx512_bf16", "avx512_fp16",
+             "amx_tile", "amx_bf16", "amx_int8", "asimd", "sve")
+
+
+def cpu_key(cpu):
+    flags = set(cpu.get("Flags", "").split())
+    isa = [f for f in ISA_FLAGS if f in flags]
+    return f"{cpu.get('Model name', platform.processor() or 'unknown CPU')} ({' '.join(isa) or 'no AVX2'})"
+
+
+SECTION_BEGIN = "<!-- cpu: "
+SECTION_END = "<!-- end cpu -->"
+
+
+def merge_report(old, header, key, section):
+    """docs/performance.md: `header`, then one section per CPU. This run's section replaces the one
+    of the same CPU key; every other CPU's section stays verbatim (it carries its own date). A file
+    from before the per-CPU sections becomes one section, keyed by its machine line."""
+    sections = []  # [(key, lines)]
+    if old:
+        lines = old.splitlines()
+        if any(line.startswith(SECTION_BEGIN) for line in lines):
+            cur = None
+            for line in lines:
+                if line.startswith(SECTION_BEGIN):
+                    cur = (line[len(SECTION_BEGIN):].rstrip(" ->"), [line])
+                elif cur is not None:
+                    cur[1].append(line)
+                    if line == SECTION_END:
+                        sections.append(cur)
+                        cur = None
+        else:
+            start = next((i for i, line in enumerate(lines) if line.startswith("- date:")), None)
+            machine = next((line for line in lines if line.startswith("- machine:")), "- machine: unknown")
+            name = machine[len("- machine: "):].split(",")[0]
+            if start is not None:
+                k = f"{name} (ISA not recorded)"
+                body = [("#" + line) if line.startswith("## ") else line for line in lines[start:]]
+                sections.append((k, [SECTION_BEGIN + k + " -->", f"## {k}", ""] + body + [SECTION_END]))
+    sections = [(k, v) for k, v in sections if k != key]
+    sections.insert(0, (key, section))
+    out = list(header) + [""]
+    for _, lines in sections:
+        out += lines + [""]
+    return "\n".join(out).rstrip("\n") + "\n"
 
 
 def cpu_info():
@@ -316,8 +367,11 @@ class Perf:
                 continue
             self.make_inputs(row)
             for e in self.engines:
-                if e == "ort":
-                    self.compiled[(e, row.key)] = {"artifact": row.model, "size": None}
+                if e in ("ort", "openvino"):  # both load the ONNX file itself
+                    if e == "openvino" and self.versions.get("openvino") == "not installed":
+                        self.compiled[(e, row.key)] = {"na": "openvino not installed in this venv"}
+                    else:
+                        self.compiled[(e, row.key)] = {"artifact": row.model, "size": None}
                     continue
                 if e in have and not have[e]:
                     pkg = "iree-base-compiler/runtime" if e == "iree" else "apache-tvm"
@@ -521,13 +575,13 @@ class Perf:
         except OSError:
             self.relaxc_version = "unknown"
 
-    def summary(self):
-        """{threads: (geomean, n, (max ratio, row label))} of relaxc/onnxruntime over the model rows."""
+    def summary(self, ref="ort"):
+        """{threads: (geomean, n, (max ratio, row label))} of relaxc/`ref` over the model rows."""
         res = {}
         for t in THREADS:
             rs = []
             for row in self.rows:
-                r = self.ratio(row.key, t, "relaxc", "ort")
+                r = self.ratio(row.key, t, "relaxc", ref)
                 if r is not None:
                     rs.append((r, f"{row.name} {row.shape}"))
             if rs:
@@ -535,24 +589,37 @@ class Perf:
                 res[t] = (gm, len(rs), max(rs))
         return res
 
+    def render_header(self):
+        return [
+            "<!-- docs/performance.md: relaxc vs onnxruntime, OpenVINO, IREE and TVM side by side (latency, "
+            "accuracy, compile time, size, memory), one section per CPU; generated by benchmarks/bench_perf.py, "
+            "do not edit by hand. -->",
+            "# relaxc performance next to onnxruntime, OpenVINO, IREE and TVM",
+            "",
+            "Reproduce (one command, from the repository root; about 10 min, plus about 5 min the first time, "
+            "to compile every artifact):",
+            "",
+            "```sh",
+            "bash benchmarks/perf.sh            # = bench venv + bench_perf.py --rounds 5, writes this file",
+            "```",
+            "",
+            "One section per CPU (model name and ISA extensions) the benchmark has run on, newest run first. "
+            "A run replaces only its own CPU's section; the others stay as they were, each with its date, "
+            "so compare numbers within a section.",
+        ]
+
     def render(self, la_before, la_after, started, wall):
+        """This CPU's section of docs/performance.md (merge_report puts it in the file)."""
         a = self.args
         cpu = cpu_info()
-        L = []
-        L.append("<!-- docs/performance.md: relaxc vs onnxruntime, IREE and TVM side by side (latency, accuracy, "
-                 "compile time, size, memory); generated by benchmarks/bench_perf.py, do not edit by hand. -->")
-        L.append("# relaxc performance next to onnxruntime, IREE and TVM")
-        L.append("")
+        key = cpu_key(cpu)
+        L = [SECTION_BEGIN + key + " -->", f"## {key}", ""]
         built = sum(c.get("seconds", 0) for c in self.compiled.values() if c.get("cached") is False)
-        L.append(f"Reproduce (one command, from the repository root; this run took {wall / 60:.0f} min on the "
-                 f"machine below, {built / 60:.0f} min of it compiling; a first run compiles every artifact, "
-                 "about 5 min more):")
-        L.append("")
-        L.append("```sh")
-        L.append("bash benchmarks/perf.sh            # = bench venv + bench_perf.py --rounds 5, writes this file")
-        L.append("```")
-        L.append("")
-        L.append(f"- date: {started.strftime('%Y-%m-%d %H:%M %Z')}, wall time {wall / 60:.1f} min")
+        L.append(f"- date: {started.strftime('%Y-%m-%d %H:%M %Z')}, wall time {wall / 60:.1f} min "
+                 f"({built / 60:.0f} min of it compiling)")
+        flags = set(cpu.get("Flags", "").split())
+        L.append("- ISA extensions: " + (" ".join(f for f in ISA_FLAGS if f in flags) or "none of "
+                                          + " ".join(ISA_FLAGS)))
         L.append(f"- machine: {cpu.get('Model name', platform.processor() or 'unknown')}, "
                  f"{cpu.get('CPU(s)', os.cpu_count())} CPUs ({cpu.get('Core(s) per socket', '?')} cores/socket x "
                  f"{cpu.get('Socket(s)', '?')} socket, {cpu.get('Thread(s) per core', '?')} thread/core), "
@@ -567,12 +634,13 @@ class Perf:
                  "`relaxc run --repeat K`'s printed median, K+1 runs). Time = median over rounds; ratio = median "
                  "of the per-round ratios to onnxruntime at the same thread count (< 1 = faster than onnxruntime).")
         L.append("- threads: relaxc `RELAX_NUM_THREADS`, onnxruntime `intra_op_num_threads` (inter-op 1), "
-                 "TVM `TVM_NUM_THREADS`, IREE `local-sync` driver at 1 thread and `local-task` (IREE's own "
+                 "OpenVINO `INFERENCE_NUM_THREADS` (with `INFERENCE_PRECISION_HINT=f32`, `NUM_STREAMS=1`, "
+                 "`PERFORMANCE_HINT=LATENCY`), TVM `TVM_NUM_THREADS`, IREE `local-sync` driver at 1 thread and `local-task` (IREE's own "
                  "worker pool, sized by its topology detection) at 2, numpy `OPENBLAS_NUM_THREADS`.")
         L.append("- inputs: float uniform(-1, 1) seed 0; MiniLM: random token ids, attention mask all ones, "
                  "token types zero.")
         L.append("")
-        L.append("## Summary")
+        L.append("### Summary")
         L.append("")
         summ = self.summary()
         for t in THREADS:
@@ -582,12 +650,16 @@ class Perf:
                          f"rows **{gm:.2f}**; max row ratio {mx:.2f} ({lab})")
             else:
                 L.append(f"- {t} thread{'s' if t > 1 else ''}: no relaxc / onnxruntime ratio measured")
+        if "openvino" in self.engines:
+            for t, (gm, n, (mx, lab)) in sorted(self.summary("openvino").items()):
+                L.append(f"- {t} thread{'s' if t > 1 else ''}: geometric mean of relaxc / OpenVINO over {n} model "
+                         f"rows **{gm:.2f}**; max row ratio {mx:.2f} ({lab})")
         mm = [(t, self.ratio("matmul", t, "relaxc", "numpy")) for t in THREADS]
         if self.matmul and any(r for _, r in mm):
             L.append("- matmul 1024^3 fp32, relaxc / numpy (OpenBLAS) time: "
                      + ", ".join(f"{r:.2f} at {t} thread{'s' if t > 1 else ''}" for t, r in mm if r))
         L.append("")
-        L.append("## Latency")
+        L.append("### Latency")
         L.append("")
         L.append("Median ms (ratio to onnxruntime at the same thread count).")
         L.append("")
@@ -614,7 +686,7 @@ class Perf:
                 L.append(f"| {row.name} | {row.shape} | {t} | "
                          + " | ".join(cell_text(row.key, t, e, "ort") for e in self.engines) + " |")
         L.append("")
-        L.append("## Accuracy, compile time, artifact size, memory")
+        L.append("### Accuracy, compile time, artifact size, memory")
         L.append("")
         L.append("Max abs diff of the first output vs onnxruntime (same input, both thread counts). Compile: wall "
                  "clock seconds (onnxruntime: median session creation + first run, in brackets). Size: relaxc `.so`, "
@@ -655,7 +727,7 @@ class Perf:
                      f"{max(c['load'] for c in when):.1f}).")
         if self.matmul:
             L.append("")
-            L.append(f"## MatMul {a.matmul_n}^3 fp32 vs numpy (OpenBLAS)")
+            L.append(f"### MatMul {a.matmul_n}^3 fp32 vs numpy (OpenBLAS)")
             L.append("")
             L.append("One-node ONNX MatMul, both operands graph inputs (nothing packed at compile time), built by "
                      "`benchmarks/bench_matmul.py`'s `build_model`; numpy times `a @ b` in a fresh worker with "
@@ -680,17 +752,18 @@ class Perf:
                      f"{fmt_size(c['size'])}; max abs diff vs numpy {diff} (|values| up to ~{4 * math.sqrt(a.matmul_n):.0f}).")
         if na_notes:
             L.append("")
-            L.append("## n/a reasons")
+            L.append("### n/a reasons")
             L.append("")
             for reason, i in sorted(na_notes.items(), key=lambda kv: kv[1]):
                 L.append(f"{i}. {reason}")
         L.append("")
-        L.append("## Caveats")
+        L.append("### Caveats")
         L.append("")
         L.append("- The machine is shared and has 2 cores: check the load averages above; differences under "
                  "~10 % are noise, and the 2-thread rows suffer most from other work.")
-        L.append("- IREE and TVM get a static-shape copy of each model (TVM's frontend needs it); relaxc and "
-                 "onnxruntime run the original model with its dynamic dimensions.")
+        L.append("- IREE and TVM get a static-shape copy of each model (TVM's frontend needs it), OpenVINO the "
+                 "original reshaped to the row's shapes; relaxc and onnxruntime run the original model with its "
+                 "dynamic dimensions.")
         L.append("- TVM is untuned (default Relax pipeline, no MetaSchedule); tuned TVM would be faster.")
         L.append("- onnxruntime runs with its default graph optimisations.")
         ncpu = os.cpu_count() or 1
@@ -700,8 +773,8 @@ class Perf:
                      "any row where an engine is slower at 2 threads than at 1) as contention, not scaling.")
         for n in self.notes:
             L.append(f"- {n}")
-        L.append("")
-        return "\n".join(L)
+        L.append(SECTION_END)
+        return L
 
     def run(self):
         started = datetime.datetime.now().astimezone()
@@ -715,12 +788,20 @@ class Perf:
         self.log(f"measuring, load {fmt_load(la_before)}")
         self.measure_all()
         la_after = loadavg()
-        md = self.render(la_before, la_after, started, time.time() - t0)
-        print(md)
+        section = self.render(la_before, la_after, started, time.time() - t0)
+        print("\n".join(section))
         summ = self.summary()
         for t, (gm, n, (mx, lab)) in sorted(summ.items()):
             print(f"geomean relaxc/onnxruntime at {t} thread(s) over {n} rows: {gm:.3f}; max {mx:.3f} ({lab})")
+        if "openvino" in self.engines:
+            for t, (gm, n, (mx, lab)) in sorted(self.summary("openvino").items()):
+                print(f"geomean relaxc/OpenVINO at {t} thread(s) over {n} rows: {gm:.3f}; max {mx:.3f} ({lab})")
         if self.args.output:
+            old = ""
+            if os.path.isfile(self.args.output):
+                with open(self.args.output, encoding="utf-8") as f:
+                    old = f.read()
+            md = merge_report(old, self.render_header(), cpu_key(cpu_info()), section)
             safe_write.write_text(self.args.output, md)
             self.log(f"wrote {self.args.output}")
         return 0
@@ -751,7 +832,7 @@ def main():
     ap.add_argument("--compile-timeout", dest="compile_timeout", type=float, default=900.0)
     ap.add_argument("--run-timeout", dest="run_timeout", type=float, default=300.0)
     # Internal subprocess modes.
-    ap.add_argument("--worker", choices=["ort", "iree", "tvm", "numpy"], help=argparse.SUPPRESS)
+    ap.add_argument("--worker", choices=["ort", "openvino", "iree", "tvm", "numpy"], help=argparse.SUPPRESS)
     ap.add_argument("--tvm-compile", dest="tvm_compile", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--threads", type=int, default=1, help=argparse.SUPPRESS)
     ap.add_argument("--spec", help=argparse.SUPPRESS)

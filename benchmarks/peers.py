@@ -1,6 +1,6 @@
 # Shared peer-engine code of the side-by-side benchmarks (bench_cls.py, bench_perf.py): run, load, compile.
-"""Helpers shared by the benchmarks that time relaxc next to onnxruntime, IREE (llvm-cpu) and TVM
-(Relax, llvm, untuned):
+"""Helpers shared by the benchmarks that time relaxc next to onnxruntime, OpenVINO (CPU plugin,
+f32), IREE (llvm-cpu) and TVM (Relax, llvm, untuned):
 
 - subprocess helpers (`run_cmd`, `run_child` with the child's peak RSS) and one-line failure
   reasons for "n/a: <reason>" cells (`short_reason`, `fail_reason`);
@@ -9,7 +9,7 @@
   runs it on fixed inputs (called by the benchmarks' `--worker` subprocesses);
 - `iree_compile` and `tvm_build`: build a peer artifact from a (static-shape) ONNX file.
 
-Nothing here imports onnxruntime, IREE or TVM at module import time, so the module loads in any
+Nothing here imports onnxruntime, OpenVINO, IREE or TVM at module import time, so the module loads in any
 venv with numpy; a missing package only turns into an "n/a" for that engine.
 """
 import os
@@ -22,7 +22,8 @@ import time
 import numpy as np
 
 # Packages whose versions the reports list.
-PEER_PACKAGES = ("numpy", "onnx", "onnxruntime", "iree-base-compiler", "iree-base-runtime", "apache-tvm")
+PEER_PACKAGES = ("numpy", "onnx", "onnxruntime", "openvino", "iree-base-compiler", "iree-base-runtime",
+                 "apache-tvm")
 
 
 def short_reason(exc_or_text, limit=160):
@@ -176,8 +177,9 @@ def make_runner(engine, artifact, inputs, threads):
 
     inputs: list of (name, np.ndarray) in the model's graph-input order. threads: 1 = one thread;
     0 = the engine's default; n > 1 = n threads where the engine has a knob (onnxruntime
-    intra-op threads, TVM via the TVM_NUM_THREADS environment variable that the caller sets
-    before this process starts; IREE's local-task pool follows its own topology detection)."""
+    intra-op threads, OpenVINO INFERENCE_NUM_THREADS, TVM via the TVM_NUM_THREADS environment
+    variable that the caller sets before this process starts; IREE's local-task pool follows its
+    own topology detection)."""
     if engine == "ort":
         import onnxruntime as ort
         so = ort.SessionOptions()
@@ -187,6 +189,25 @@ def make_runner(engine, artifact, inputs, threads):
         sess = ort.InferenceSession(artifact, so, providers=["CPUExecutionProvider"])
         feeds = dict(inputs)
         return lambda: sess.run(None, feeds)[0]
+    if engine == "openvino":
+        # The ONNX file itself, reshaped to the inputs' static shapes; f32 inference (no bf16
+        # down-conversion on CPUs that have it), one stream, latency mode.
+        import openvino as ov
+        core = ov.Core()
+        model = core.read_model(artifact)
+        model.reshape({name: list(x.shape) for name, x in inputs})
+        config = {"INFERENCE_PRECISION_HINT": "f32", "NUM_STREAMS": "1",
+                  "PERFORMANCE_HINT": "LATENCY"}
+        if threads > 0:
+            config["INFERENCE_NUM_THREADS"] = str(threads)
+        compiled = core.compile_model(model, "CPU", config)
+        request = compiled.create_infer_request()
+        feeds = dict(inputs)
+
+        def fn():
+            request.infer(feeds)
+            return np.array(request.get_output_tensor(0).data)
+        return fn
     if engine == "iree":
         import iree.runtime as rt
         # local-sync runs every dispatch on the calling thread; local-task uses IREE's worker pool.

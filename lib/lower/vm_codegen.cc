@@ -487,11 +487,16 @@ class FunctionCodegen {
         auto kind = c->attrs.find("kind");
         const std::string* k =
             kind == c->attrs.end() ? nullptr : std::get_if<std::string>(&kind->second);
-        Call("vm.builtin.check_index_range",
-             {ArgOf(c->args[0]), Reg(heap_),
-              ShapeProgram(As<ShapeExprNode>(c->args[1])->values, ctx),
-              Str(As<StringImmNode>(c->args[2])->value), Str(k ? *k : "index")},
-             false);
+        std::vector<Arg> args = {ArgOf(c->args[0]), Reg(heap_),
+                                 ShapeProgram(As<ShapeExprNode>(c->args[1])->values, ctx),
+                                 Str(As<StringImmNode>(c->args[2])->value), Str(k ? *k : "index")};
+        auto except = c->attrs.find("except");
+        if (except != c->attrs.end()) {
+          const int64_t* v = std::get_if<int64_t>(&except->second);
+          if (!v) RELAX_THROW(ctx << ": check_index_range's 'except' must be an integer");
+          args.push_back(Imm(*v));
+        }
+        Call("vm.builtin.check_index_range", args, false);
         auto u = uses_.find(var.get());
         if (u == uses_.end() || u->second == 0) return -1;
         return Call("vm.builtin.make_tuple", {});

@@ -27,10 +27,11 @@ StructInfo InferCheck(const CallNode& c, BlockBuilder&) {
   CheckArity(c, 2);
   return TupleSInfo({});
 }
-// check_index_range(v, extents (ShapeExpr), what (StringImm)) {kind: "index" | "nonzero"}:
-// "index" (the default): every element at flat position p lies in [-e, e) with
-// e = extents[p % len(extents)]; "nonzero": every element is non-zero. A run-time error
-// naming `what` (node and operand) otherwise.
+// check_index_range(v, extents (ShapeExpr), what (StringImm)) {kind: "index" | "nonzero",
+// except: int}: "index" (the default): every element at flat position p lies in [-e, e) with
+// e = extents[p % len(extents)]; "nonzero": every element is non-zero. An element equal to
+// `except` (when given: a loss's ignore_index) always passes. A run-time error naming `what`
+// (node and operand) otherwise.
 StructInfo InferCheckIndexRange(const CallNode& c, BlockBuilder&) {
   CheckArity(c, 3);
   if (!TensorArg(c, 0).dtype.is_int())

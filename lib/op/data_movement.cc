@@ -65,11 +65,6 @@ PrimExpr I64(const PrimExpr& e) {
   return e.dtype() == DataType::Int(64) ? e : Cast(DataType::Int(64), e);
 }
 
-// Clamps index `i` into [0, extent - 1] (0 when the extent is 0).
-PrimExpr ClampIndex(const PrimExpr& i, const PrimExpr& extent) {
-  return Max(PrimExpr(0), Min(i, extent - PrimExpr(1)));
-}
-
 void CheckIntTensor(const CallNode& c, size_t i, const char* what) {
   const auto& t = TensorArg(c, i);
   if (!(t.dtype.is_int() || t.dtype.is_uint()))
@@ -313,13 +308,6 @@ te::Tensor ComputeDynSlice(const CallNode& c, const std::vector<te::Tensor>& in)
   for (int64_t d = 0; d < r; ++d)
     sl.push_back({{I64((*in[1])({PrimExpr(d)})), PrimExpr()}, I64((*in[1])({PrimExpr(d + r)}))});
   return SliceCompute(in[0], CallOutDims(c), sl);
-}
-
-// Normalizes a possibly negative index into [0, extent - 1] (ONNX: index < 0 counts from the
-// end; out-of-range indices are clamped, never read out of bounds).
-PrimExpr NormIndex(const PrimExpr& idx, const PrimExpr& extent) {
-  PrimExpr i = I64(idx);
-  return ClampIndex(Select(i < PrimExpr(0), i + extent, i), extent);
 }
 
 // ---- take {axis} (ONNX Gather) ------------------------------------------------------------

@@ -51,7 +51,9 @@ te::Tensor ComputeNllLoss(const CallNode& c, const std::vector<te::Tensor>& in) 
     PrimExpr t = (*T)(idx);
     PrimExpr ign;
     if (has_ignore) ign = Eq(t, IntImm(ignore, t.dtype()));
-    PrimExpr ci = Cast(DataType::Index(), t);
+    // A negative target counts from the end, as onnxruntime gathers; the importer refuses
+    // targets outside [-C, C) at run time and the kernel clamps (never a wild read).
+    PrimExpr ci = NormIndex(Cast(DataType::Index(), t), X->shape()[1]);
     if (has_ignore) ci = Select(ign, PrimExpr(0), ci);
     std::vector<PrimExpr> xi = {idx[0], ci};
     xi.insert(xi.end(), idx.begin() + 1, idx.end());

@@ -16,6 +16,18 @@ namespace relax {
 
 inline const std::string& OpName(const CallNode& c) { return As<OpNode>(c.op)->name; }
 
+/// Clamps index `i` into [0, extent - 1] (0 when the extent is 0).
+inline PrimExpr ClampIndex(const PrimExpr& i, const PrimExpr& extent) {
+  return Max(PrimExpr(0), Min(i, extent - PrimExpr(1)));
+}
+
+/// Normalizes a possibly negative index into [0, extent - 1] (ONNX: index < 0 counts from the
+/// end; out-of-range indices are clamped, never read out of bounds).
+inline PrimExpr NormIndex(const PrimExpr& idx, const PrimExpr& extent) {
+  PrimExpr i = idx.dtype() == DataType::Int(64) ? idx : Cast(DataType::Int(64), idx);
+  return ClampIndex(Select(i < PrimExpr(0), i + extent, i), extent);
+}
+
 /// The tensor StructInfo of argument `i` with known shape; Error otherwise.
 inline const StructInfoNode& TensorArg(const CallNode& c, size_t i) {
   if (i >= c.args.size())

@@ -57,6 +57,14 @@ class Inliner : public tir::ExprMutator {
 
 Tensor Register(std::shared_ptr<TensorNode> t) {
   Tensor r = t;
+  // Expired entries are dropped whenever the map doubles: each one kept its tensor's
+  // allocation alive through the weak count, so a process compiling model after model (the
+  // compile fuzzer) grew without bound.
+  thread_local size_t prune_at = 1024;
+  if (g_tensor_of.size() >= prune_at) {
+    std::erase_if(g_tensor_of, [](const auto& kv) { return kv.second.expired(); });
+    prune_at = std::max<size_t>(1024, 2 * g_tensor_of.size());
+  }
   g_tensor_of[r->buffer.get()] = r;
   return r;
 }

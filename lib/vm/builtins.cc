@@ -135,8 +135,9 @@ Value CheckDimsEqual(const Args& a) {
   return {};
 }
 
-// vm.builtin.check_index_range(tensor v, heap, extents program, string what[, string kind])
-// -> null. kind "index" (the default): every element at flat position p must satisfy
+// vm.builtin.check_index_range(tensor v, heap, extents program, string what[, string kind
+// [, int except]]) -> null. An element equal to `except` always passes (a loss's ignore_index).
+// kind "index" (the default): every element at flat position p must satisfy
 // -e <= v < e with e = extents[p % k] (k extents: one for Gather / GatherElements /
 // ScatterElements and run-time Slice axes, the indexed dims for GatherND / ScatterND, whose last
 // indices axis has k entries). kind "nonzero": every element is non-zero (run-time Slice
@@ -144,8 +145,10 @@ Value CheckDimsEqual(const Args& a) {
 // (kernels clamp, which would give a result). `what` names the node and the operand.
 Value CheckIndexRange(const Args& a) {
   const char* fn = "vm.builtin.check_index_range";
-  if (a.size() != 5) CheckArgc(fn, a, 4);
-  const bool nonzero = a.size() == 5 && AsStr(fn, a, 4) == "nonzero";
+  if (a.size() != 5 && a.size() != 6) CheckArgc(fn, a, 4);
+  const bool nonzero = a.size() >= 5 && AsStr(fn, a, 4) == "nonzero";
+  const bool has_except = a.size() == 6;
+  const int64_t except = has_except ? AsInt(fn, a, 5) : 0;
   const NDArray& t = AsCpuTensor(fn, a, 0);
   const ShapeHeapObj& heap = AsHeap(fn, a, 1);
   std::vector<int64_t> ext = EvalShapeProgram(heap.slots, AsShape(fn, a, 2), true);
@@ -160,6 +163,7 @@ Value CheckIndexRange(const Args& a) {
         dt.bits == 64 ? static_cast<const int64_t*>(data)[p] : static_cast<const int32_t*>(data)[p];
     const int64_t e = ext[static_cast<size_t>(p) % ext.size()];
     if (nonzero ? v != 0 : (v >= -e && v < e)) continue;
+    if (has_except && v == except) continue;
     // The element's position in the indices tensor, for the message.
     std::string pos;
     int64_t rest = p;

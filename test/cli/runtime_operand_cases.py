@@ -198,6 +198,38 @@ def case_index_range(r):
     print("PASS: out-of-range indices and axes, zero steps and NaN limits are errors naming the node")
 
 
+def case_loss_targets(r):
+    """NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss targets index the class axis: in
+    [-C, C) they match onnxruntime (which gathers with them, so -1 is the last class), an
+    ignore_index outside that range is skipped, and any other value is an error naming the node
+    (the kernel used to read outside the scores and weights: found by the end-to-end fuzz run)."""
+    x = vi("x", TensorProto.FLOAT, ["n", 5])
+    t = vi("t", TensorProto.INT64, ["n"])
+    w = numpy_helper.from_array(np.linspace(0.5, 1.5, 5).astype(np.float32), "w")
+    m = model([
+        helper.make_node("NegativeLogLikelihoodLoss", ["x", "t", "w"], ["nll"], name="nll",
+                         reduction="none"),
+        helper.make_node("SoftmaxCrossEntropyLoss", ["x", "t"], ["sce"], name="sce",
+                         reduction="mean", ignore_index=-100),
+    ], [x, t], [vi("nll", TensorProto.FLOAT, ["n"]), vi("sce", TensorProto.FLOAT, [])], [w])
+    so = r.compile(m, "loss_targets")
+    xv = np.random.default_rng(4).standard_normal((4, 5)).astype(np.float32)
+    for tv in ([0, 4, 2, 1], [-1, -5, 3, 0]):
+        feeds = {"x": xv, "t": np.array(tv, np.int64)}
+        same(r.run(so, feeds), ort(m, feeds), f" targets {tv}")
+    m2 = model([helper.make_node("SoftmaxCrossEntropyLoss", ["x", "t"], ["sce"], name="sce",
+                                 reduction="mean", ignore_index=-100)],
+               [x, t], [vi("sce", TensorProto.FLOAT, [])])
+    so2 = r.compile(m2, "loss_ignore")
+    feeds = {"x": xv, "t": np.array([1, -100, 3, -100], np.int64)}
+    same(r.run(so2, feeds), ort(m2, feeds), " ignore_index -100")
+    for bad in (5, -6, 1000):
+        r.run(so, {"x": xv, "t": np.array([0, bad, 1, 2], np.int64)},
+              expect_error=f"NegativeLogLikelihoodLoss 'nll': target[1] = {bad} is out of range "
+                           "for a dim of size 5")
+    print("PASS: loss targets outside the classes are errors naming the node")
+
+
 # A hand-written gather kernel that reads A[I[i]] with no check of its own (the verifier cannot
 # prove I[i] out of range: its values come at run time).
 GATHER_RX = """
@@ -253,7 +285,8 @@ def case_bounds_check(r):
 
 
 CASES = {f.__name__[5:]: f for f in (case_reduce_runtime_axes, case_shape_chain,
-                                     case_resize_runtime, case_index_range, case_bounds_check)}
+                                     case_resize_runtime, case_index_range, case_bounds_check,
+                                     case_loss_targets)}
 
 
 def main():

@@ -140,6 +140,12 @@ relax_cli_error(compile_op_before_its_opset 1
                 "Expand 'reduced': op type 'Expand' does not exist at opset 3 \\(it was introduced in opset 8\\)"
                 ${RELAXC} compile ${PROJECT_SOURCE_DIR}/test/fuzz/onnx_regressions/expand_before_its_opset.onnx
                 -o ${W}/out_fe.so)
+# Run-time axes declared with 2^31 entries (found by the end-to-end fuzz run: the shape
+# computation had one term per entry and the compile grew past 23 GB): at most the rank.
+relax_cli_error(compile_reduce_axes_past_rank 1
+                "ReduceSum.*axes has 2147483648 entries; the input has rank 3"
+                ${RELAXC} compile ${PROJECT_SOURCE_DIR}/test/fuzz/onnx_regressions/reduce_axes_declared_2p31.onnx
+                -o ${W}/out_fe.so)
 # --pass-option is checked before any work: an unknown key is a usage error (exit 2).
 relax_cli_error(compile_unknown_pass_option 2
                 "error: unknown pass option 'fold-constants.max-elemnts' \\(known: fold-constants.max-elements,"
@@ -233,7 +239,8 @@ endforeach()
 # scales/sizes and shape chains computed at import, index operands of the gather/scatter family
 # outside their dims (errors, as in onnxruntime), kernels compiled with --bounds-check
 # (runtime_operand_cases.py run CASE, checked against onnxruntime).
-foreach(case reduce_runtime_axes shape_chain resize_runtime index_range bounds_check)
+foreach(case reduce_runtime_axes shape_chain resize_runtime index_range bounds_check
+             loss_targets)
   add_test(NAME cli.runtime_operand.${case}
            COMMAND bash ${RELAX_VENV_PYTHON} ${RELAX_CLI_TEST_DIR}/runtime_operand_cases.py ${case}
                    --relaxc $<TARGET_FILE:relaxc> --work ${RELAX_CLI_WORK}/runtime_operand)

@@ -20,10 +20,19 @@ Attrs LossAttrs(ImportContext& ctx, const onnx::NodeProto& n) {
           {"ignore_index", ii ? ii->i() : int64_t{0}}};
 }
 
+// Targets index the class axis: outside [-C, C) (other than ignore_index) they are an error, as
+// in onnxruntime, which gathers with them (a negative one counts from the end); the kernel
+// read outside the scores and the weights with them.
 std::vector<Expr> NllArgs(ImportContext& ctx, const onnx::NodeProto& n, Expr input) {
   if (n.input_size() < 2)
     RELAX_THROW(ctx.Where(n) << "expects 2 or 3 inputs, got " << n.input_size());
-  std::vector<Expr> args = {std::move(input), ctx.Tensor(n, 1)};
+  Expr target = ctx.Tensor(n, 1);
+  if (input->sinfo->values && input->sinfo->values->size() >= 2 && target->sinfo->dtype.is_int()) {
+    const auto* ii = FindAttr(n, "ignore_index");
+    CheckIndices(ctx, n, target, {(*input->sinfo->values)[1]}, "target", "index",
+                 ii ? std::optional<int64_t>(ii->i()) : std::nullopt);
+  }
+  std::vector<Expr> args = {std::move(input), std::move(target)};
   if (ImportContext::HasInput(n, 2)) args.push_back(ctx.Tensor(n, 2));
   return args;
 }

@@ -54,38 +54,6 @@ Expr Reshape(ImportContext& ctx, const Expr& x, const std::vector<PrimExpr>& s,
   return ctx.bb().Emit(MakeCall(Op("relax.reshape"), {x, MakeShapeExpr(s)}), hint);
 }
 
-// Values a node indexes with must lie inside the dims they index, as in onnxruntime (kernels
-// clamp them, which would return a result): known constants are checked now, others by
-// relax.check_index_range at run time, before the op's result can be used. Element p of `idx`
-// indexes a dim of size extents[p % extents.size()]; kind "nonzero" checks that every element
-// is non-zero instead (run-time Slice steps). `operand` names the checked input in messages.
-void CheckIndices(ImportContext& ctx, const onnx::NodeProto& n, const Expr& idx,
-                  const std::vector<PrimExpr>& extents, const std::string& operand = "indices",
-                  const std::string& kind = "index") {
-  if (extents.empty()) return;
-  if (std::optional<std::vector<PrimExpr>> known = KnownInts(idx)) {
-    bool decided = true;
-    for (size_t p = 0; p < known->size(); ++p) {
-      int64_t v = 0, e = 0;
-      if (!(*known)[p].AsInt(&v) || !extents[p % extents.size()].AsInt(&e)) {
-        decided = false;
-        continue;
-      }
-      if (kind == "nonzero" && v == 0)
-        RELAX_THROW(ctx.Where(n) << operand << "[" << p << "] is 0; it must be non-zero");
-      if (kind == "index" && (v < -e || v >= e))
-        RELAX_THROW(ctx.Where(n) << operand << "[" << p << "] = " << v
-                                 << " is out of range for a dim of size " << e << " (valid: " << -e
-                                 << " to " << e - 1 << ")");
-    }
-    if (decided) return;
-  }
-  ctx.bb().Emit(MakeCall(Op("relax.check_index_range"),
-                         {idx, MakeShapeExpr(extents), MakeStringImm(ctx.Where(n) + operand)},
-                         {{"kind", kind}}),
-                "check");
-}
-
 // The dims GatherND / ScatterND indices address: data dims batch_dims .. batch_dims + k - 1,
 // k the (static) last dim of the indices; none when k is symbolic.
 std::vector<PrimExpr> NdExtents(const Expr& data, const Expr& idx, int64_t batch_dims) {
@@ -99,6 +67,38 @@ std::vector<PrimExpr> NdExtents(const Expr& data, const Expr& idx, int64_t batch
 }
 
 }  // namespace
+
+// Kernels clamp out-of-range indices, which would return a result: the check runs before the
+// op's result can be used.
+void CheckIndices(ImportContext& ctx, const onnx::NodeProto& n, const Expr& idx,
+                  const std::vector<PrimExpr>& extents, const std::string& operand,
+                  const std::string& kind, std::optional<int64_t> except) {
+  if (extents.empty()) return;
+  if (std::optional<std::vector<PrimExpr>> known = KnownInts(idx)) {
+    bool decided = true;
+    for (size_t p = 0; p < known->size(); ++p) {
+      int64_t v = 0, e = 0;
+      if (!(*known)[p].AsInt(&v) || !extents[p % extents.size()].AsInt(&e)) {
+        decided = false;
+        continue;
+      }
+      if (except && v == *except) continue;
+      if (kind == "nonzero" && v == 0)
+        RELAX_THROW(ctx.Where(n) << operand << "[" << p << "] is 0; it must be non-zero");
+      if (kind == "index" && (v < -e || v >= e))
+        RELAX_THROW(ctx.Where(n) << operand << "[" << p << "] = " << v
+                                 << " is out of range for a dim of size " << e << " (valid: " << -e
+                                 << " to " << e - 1 << ")");
+    }
+    if (decided) return;
+  }
+  Attrs attrs{{"kind", kind}};
+  if (except) attrs["except"] = *except;
+  ctx.bb().Emit(
+      MakeCall(Op("relax.check_index_range"),
+               {idx, MakeShapeExpr(extents), MakeStringImm(ctx.Where(n) + operand)}, attrs),
+      "check");
+}
 
 std::vector<PrimExpr> RuntimeDims(ImportContext& ctx, const onnx::NodeProto& n, const Expr& dims,
                                   const std::vector<PrimExpr>& known, const std::string& what,

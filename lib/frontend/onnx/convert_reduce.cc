@@ -40,6 +40,13 @@ Value RuntimeAxesReduce(ImportContext& ctx, const onnx::NodeProto& n, const std:
   if (!(ax->sinfo->dtype.is_int() || ax->sinfo->dtype.is_uint()))
     RELAX_THROW(ctx.Where(n) << "input '" << n.input(1) << "' (axes) must be an integer tensor");
   int r = x->sinfo->ndim;
+  // Distinct axes: at most the rank (the shape computation has one term per axis; a declared
+  // length of 2^31 built an expression that took 23 GB).
+  int64_t k = 0;
+  (*as)[0].AsInt(&k);
+  if (k > r)
+    RELAX_THROW(ctx.Where(n) << "axes has " << k << " entries; the input has rank " << r
+                             << " (axes must be distinct)");
   Expr dims =
       bb.Emit(MakeCall(GetOp("relax.runtime_shape"), {x, ax}, {{"fn", std::string("reduce")}}),
               "reduce_dims");

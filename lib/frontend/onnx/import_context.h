@@ -162,6 +162,15 @@ std::vector<Value> SqueezeData(ImportContext& ctx, const onnx::NodeProto& n, boo
 std::vector<PrimExpr> RuntimeDims(ImportContext& ctx, const onnx::NodeProto& n, const Expr& dims,
                                   const std::vector<PrimExpr>& known = {},
                                   const std::string& what = "output", Expr* carrier = nullptr);
+/// Values a node indexes with must lie inside the dims they index, as in onnxruntime: known
+/// constants are checked now (an Error naming node, operand, position and value), others by
+/// relax.check_index_range at run time. Element p of `idx` indexes a dim of size
+/// extents[p % extents.size()] (valid: -e to e - 1); kind "nonzero" checks that every element is
+/// non-zero instead (run-time Slice steps). An element equal to `except` always passes (a
+/// loss's ignore_index). `operand` names the checked input in messages.
+void CheckIndices(ImportContext& ctx, const onnx::NodeProto& n, const Expr& idx,
+                  const std::vector<PrimExpr>& extents, const std::string& operand = "indices",
+                  const std::string& kind = "index", std::optional<int64_t> except = std::nullopt);
 /// Input `i` as a 1-D integer tensor of static length (a 0-D tensor is reshaped to (1,));
 /// Error naming the node otherwise.
 Expr Vector(ImportContext& ctx, const onnx::NodeProto& n, int i);
