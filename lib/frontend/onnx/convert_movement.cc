@@ -60,8 +60,10 @@ std::vector<PrimExpr> NdExtents(const Expr& data, const Expr& idx, int64_t batch
   const auto& ds = Dims(data);
   const auto& is = Dims(idx);
   int64_t k = 0;
-  if (is.empty() || !is.back().AsInt(&k) || batch_dims < 0 ||
-      batch_dims + k > static_cast<int64_t>(ds.size()))
+  const int64_t rank = static_cast<int64_t>(ds.size());
+  // (batch_dims + k could overflow: batch_dims is an attribute, up to INT64_MAX.)
+  if (is.empty() || !is.back().AsInt(&k) || batch_dims < 0 || batch_dims > rank || k < 0 ||
+      k > rank - batch_dims)
     return {};
   return std::vector<PrimExpr>(ds.begin() + batch_dims, ds.begin() + batch_dims + k);
 }
