@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs benchmarks/bench_perf.py (relaxc vs onnxruntime, IREE, TVM on seven model rows + a matmul) and writes docs/performance.md.
+# Runs benchmarks/bench_perf.py (relaxc vs onnxruntime, OpenVINO, IREE, TVM on seven model rows + a matmul) and writes this CPU's section of docs/performance.md.
 # Usage: bash benchmarks/perf.sh [bench_perf.py options...]   (e.g. --rounds 3 --rows cls_b1,resnet18 --engines relaxc,ort)
 # Environment: RELAX_CACHE (default ~/.cache/relaxc), RELAX_BENCH_VENV (override the bench venv path),
 #              RELAXC (relaxc binary, default <repo>/build/tools/relaxc), plus scripts/env.sh's model locations

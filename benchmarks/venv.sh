@@ -13,8 +13,11 @@ if [[ ! -f "${STAMP}" || ! -x "${PY}" ]]; then
   mkdir -p "${CACHE}/pip"
   "${SYS_PYTHON}" -m venv "${VENV}"
   PIP=("${PY}" -m pip --disable-pip-version-check --cache-dir "${CACHE}/pip")
-  "${PIP[@]}" install -q -r "${BENCH_DIR}/requirements.txt"
-  "${PIP[@]}" install -q --no-deps -r "${BENCH_DIR}/requirements-nodeps.txt"
+  # A failed install must not leave a venv stamped as ready (the caller may not run with -e).
+  "${PIP[@]}" install -q -r "${BENCH_DIR}/requirements.txt" \
+    || { echo "error: pip could not install ${BENCH_DIR}/requirements.txt" >&2; rm -rf "${VENV}"; exit 1; }
+  "${PIP[@]}" install -q --no-deps -r "${BENCH_DIR}/requirements-nodeps.txt" \
+    || { echo "error: pip could not install ${BENCH_DIR}/requirements-nodeps.txt" >&2; rm -rf "${VENV}"; exit 1; }
   date -u +%FT%TZ > "${STAMP}"
   echo "[bench] benchmark venv ready" >&2
 fi
