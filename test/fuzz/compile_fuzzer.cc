@@ -62,8 +62,7 @@ void Compile(const std::string& bytes, relax::frontend::OnnxImportStats* stats) 
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  g_model_dir = relax_fuzz::MakeModelDir();
-  atexit(Report);
+  g_model_dir = relax_fuzz::InitModelFuzzer(Report);
   return 0;
 }
 

@@ -40,8 +40,7 @@ void Report() {
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  g_model_dir = relax_fuzz::MakeModelDir();
-  atexit(Report);
+  g_model_dir = relax_fuzz::InitModelFuzzer(Report);
   return 0;
 }
 

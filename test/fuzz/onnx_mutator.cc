@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -229,6 +230,12 @@ std::string MakeModelDir() {
   std::filesystem::create_directories(dir);
   std::ofstream(dir / "weights.bin", std::ios::binary) << std::string(4096, '\x01');
   return dir.string();
+}
+
+std::string InitModelFuzzer(void (*report)()) {
+  std::string dir = MakeModelDir();
+  atexit(report);
+  return dir;
 }
 
 void RememberConverting(const uint8_t* data, size_t size) {

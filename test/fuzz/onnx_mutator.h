@@ -18,6 +18,10 @@ namespace relax_fuzz {
 /// returns its path (the model folder the importer is given).
 std::string MakeModelDir();
 
+/// LLVMFuzzerInitialize of a model fuzzer: MakeModelDir(), and `report` (the fuzzer's counts)
+/// printed at exit. Returns the model folder.
+std::string InitModelFuzzer(void (*report)());
+
 /// Remembers an input that reached op conversion: later mutations of inputs that did not
 /// start, most of the time, from one of these.
 void RememberConverting(const uint8_t* data, size_t size);
