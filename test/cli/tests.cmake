@@ -146,6 +146,12 @@ relax_cli_error(compile_reduce_axes_past_rank 1
                 "ReduceSum.*axes has 2147483648 entries; the input has rank 3"
                 ${RELAXC} compile ${PROJECT_SOURCE_DIR}/test/fuzz/onnx_regressions/reduce_axes_declared_2p31.onnx
                 -o ${W}/out_fe.so)
+# A TfIdfVectorizer output position of INT64_MAX (found by the importer fuzzer under UBSan: max + 1
+# overflowed).
+relax_cli_error(compile_tfidf_index_past_limit 1
+                "TfIdfVectorizer 'Y': attribute 'ngram_indexes' holds 9223372036854775807"
+                ${RELAXC} compile ${PROJECT_SOURCE_DIR}/test/fuzz/onnx_regressions/tfidf_ngram_index_int64_max.onnx
+                -o ${W}/out_fe.so)
 # --pass-option is checked before any work: an unknown key is a usage error (exit 2).
 relax_cli_error(compile_unknown_pass_option 2
                 "error: unknown pass option 'fold-constants.max-elemnts' \\(known: fold-constants.max-elements,"

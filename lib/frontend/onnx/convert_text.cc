@@ -43,6 +43,13 @@ std::vector<Value> ConvertTfIdf(ImportContext& ctx, const onnx::NodeProto& n) {
                        counts = AttrInts(n, "ngram_counts", {}),
                        indexes = AttrInts(n, "ngram_indexes", {});
   if (indexes.empty()) RELAX_THROW(ctx.Where(n) << "attribute 'ngram_indexes' is missing");
+  // Output positions: the output has max + 1 columns (an index of INT64_MAX overflowed that and
+  // would ask for an impossible tensor: the importer fuzzer found it).
+  constexpr int64_t kMaxColumns = int64_t{1} << 31;
+  for (int64_t i : indexes)
+    if (i < 0 || i >= kMaxColumns)
+      RELAX_THROW(ctx.Where(n) << "attribute 'ngram_indexes' holds " << i
+                               << "; output positions must be in [0, 2^31)");
   int64_t out_size = *std::max_element(indexes.begin(), indexes.end()) + 1;
   std::vector<float> w;
   if (const auto* a = FindAttr(n, "weights")) w.assign(a->floats().begin(), a->floats().end());
