@@ -70,38 +70,6 @@ std::vector<PrimExpr> NdExtents(const Expr& data, const Expr& idx, int64_t batch
 
 }  // namespace
 
-// Kernels clamp out-of-range indices, which would return a result: the check runs before the
-// op's result can be used.
-void CheckIndices(ImportContext& ctx, const onnx::NodeProto& n, const Expr& idx,
-                  const std::vector<PrimExpr>& extents, const std::string& operand,
-                  const std::string& kind, std::optional<int64_t> except) {
-  if (extents.empty()) return;
-  if (std::optional<std::vector<PrimExpr>> known = KnownInts(idx)) {
-    bool decided = true;
-    for (size_t p = 0; p < known->size(); ++p) {
-      int64_t v = 0, e = 0;
-      if (!(*known)[p].AsInt(&v) || !extents[p % extents.size()].AsInt(&e)) {
-        decided = false;
-        continue;
-      }
-      if (except && v == *except) continue;
-      if (kind == "nonzero" && v == 0)
-        RELAX_THROW(ctx.Where(n) << operand << "[" << p << "] is 0; it must be non-zero");
-      if (kind == "index" && (v < -e || v >= e))
-        RELAX_THROW(ctx.Where(n) << operand << "[" << p << "] = " << v
-                                 << " is out of range for a dim of size " << e << " (valid: " << -e
-                                 << " to " << e - 1 << ")");
-    }
-    if (decided) return;
-  }
-  Attrs attrs{{"kind", kind}};
-  if (except) attrs["except"] = *except;
-  ctx.bb().Emit(
-      MakeCall(Op("relax.check_index_range"),
-               {idx, MakeShapeExpr(extents), MakeStringImm(ctx.Where(n) + operand)}, attrs),
-      "check");
-}
-
 std::vector<PrimExpr> RuntimeDims(ImportContext& ctx, const onnx::NodeProto& n, const Expr& dims,
                                   const std::vector<PrimExpr>& known, const std::string& what,
                                   Expr* carrier) {
