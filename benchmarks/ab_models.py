@@ -11,6 +11,7 @@ average, and the max abs difference of each build's output from onnxruntime's.
 
   benchmarks/ab_models.py --base /path/to/old/relaxc --new build/tools/relaxc \\
       --model resnet18.onnx:1x3x224x224 --model all_minilm_l6_v2.onnx:1x128 [--rounds 5] [--repeat 5]
+      [--new-arg=--tuning-db=db.json]   (the same build with and without a tuning database)
 Run it with the test venv's python (scripts/venv-python.sh).
 """
 import argparse
@@ -48,6 +49,11 @@ def main():
     ap.add_argument("--model", action="append", required=True, help="PATH.onnx:NxCxHxW")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--base-arg", action="append", default=[],
+                    help="extra relaxc compile argument for the base build (repeatable)")
+    ap.add_argument("--new-arg", action="append", default=[],
+                    help="extra relaxc compile argument for the new build, e.g. "
+                         "--new-arg=--tuning-db=db.json (repeatable)")
     args = ap.parse_args()
     if args.rounds < 5:
         ap.error("--rounds must be >= 5")
@@ -81,8 +87,8 @@ def main():
         for side in ("base", "new"):
             art = os.path.join(tmp, f"{name}_{side}.so")
             t0 = time.perf_counter()
-            subprocess.run([getattr(args, side), "compile", path, "-o", art], check=True,
-                           capture_output=True)
+            subprocess.run([getattr(args, side), "compile", path, "-o", art]
+                           + getattr(args, f"{side}_arg"), check=True, capture_output=True)
             compile_s[side] = time.perf_counter() - t0
             out_dir = os.path.join(tmp, f"{name}_{side}_out")
             os.makedirs(out_dir, exist_ok=True)

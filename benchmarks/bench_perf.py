@@ -689,7 +689,7 @@ class Perf:
         L.append("### Accuracy, compile time, artifact size, memory")
         L.append("")
         L.append("Max abs diff of the first output vs onnxruntime (same input, both thread counts). Compile: wall "
-                 "clock seconds (onnxruntime: median session creation + first run, in brackets). Size: relaxc `.so`, "
+                 "clock seconds (onnxruntime and OpenVINO: median session creation + first run, in brackets). Size: relaxc `.so`, "
                  "IREE `.vmfb`, TVM `.so`; onnxruntime runs the `.onnx` file itself. Memory: peak RSS (VmHWM) of the timed "
                  "subprocess at 1 thread (max over rounds; Python peers include the interpreter, numpy and the "
                  "runtime library); relaxc also `relaxc run --memory`'s peak of live tensor bytes.")
@@ -706,7 +706,7 @@ class Perf:
                     L.append(f"| {row.name} | {row.shape} | {LABEL[e]} | — | n/a | — | — | [{na_notes[c['na']]}] |")
                     continue
                 diff = "(reference)" if e == "ort" else self.maxdiff(row.key, e, "ort")
-                if e == "ort":
+                if e in ("ort", "openvino"):  # both load the .onnx file: session creation + first run
                     comp = f"({statistics.median(c1['init']):.2f})" if c1.get("init") else "—"
                     size = fmt_size(os.path.getsize(row.model)) + " (.onnx)"
                 else:

@@ -4,6 +4,7 @@
 #include <dlpack/dlpack.h>
 
 #include "cpu_backend.h"
+#include "cpu_desc.h"
 #include "relax/codegen/host_codegen.h"
 
 namespace relax::backends::cpu {
@@ -19,6 +20,9 @@ class CpuBackend : public Backend {
     codegen::ValidateHostCpu(t.Attr("mcpu", "native"));
   }
   const std::vector<ScheduleRule>& ScheduleRules() const override { return CpuScheduleRules(); }
+  std::string MachineKey(const Target& t) const override {
+    return DescribeCpu(t.Attr("mcpu", "native")).name;
+  }
   int DeviceType() const override { return kDLCPU; }
   std::string BuildKernels(const IRModule& mod, const Target& t, const CodegenOptions& options,
                            std::vector<BackendSection>* sections) const override {

@@ -19,12 +19,11 @@
 // axis, so the innermost loop walks the output contiguously and vectorizes. Each element
 // still accumulates in the same order, so results are bitwise those of the unscheduled nest.
 #include <algorithm>
-#include <map>
-#include <mutex>
 #include <sstream>
 #include <string>
 
 #include "cpu_backend.h"
+#include "cpu_desc.h"
 #include "relax/arith/analyzer.h"
 #include "relax/codegen/host_codegen.h"
 #include "relax/ir/tir_functor.h"
@@ -135,27 +134,17 @@ tir::Stmt AnchorEpilogue(const tir::PrimFunc& f) {
   return body;
 }
 
-// Register tile shape: 16 columns (one zmm register of f32, two ymm) by kTileRows rows.
-// AVX2/FMA (16 ymm registers): 6 rows = 12 vector accumulators, two vectors of the column
-// operand and one broadcast scalar. AVX-512 (32 zmm registers): 8 rows = 8 accumulators, as
-// many as FMA latency x throughput needs to keep both FMA units busy (6 left a quarter idle;
-// measured on Zen 5: MiniLM -15 %, ResNet-18 -8 %; 10 and 12 rows were slower). Extents known
-// to be smaller shrink the tile.
-constexpr int64_t kTileRows = 6;
-constexpr int64_t kTileRowsAvx512 = 8;
+// Register tile shape (cpu_desc.h DefaultRegisterTile): 16 columns (one zmm register of f32,
+// two ymm) by 6 rows with AVX2/FMA (16 ymm registers: 12 vector accumulators, two vectors of
+// the column operand and one broadcast scalar) or 8 rows with AVX-512 (32 zmm registers: 8
+// accumulators are as many chains as FMA latency x throughput needs to keep both FMA units
+// busy; 6 left a quarter idle; measured on Zen 5: MiniLM -15 %, ResNet-18 -8 %; 10 and 12 rows
+// were slower). A tuning database may choose another (RegisterTileCandidates). Extents known
+// to be smaller shrink the tile. Depthwise tiles keep kTileCols.
 constexpr int64_t kTileCols = 16;
 
-// The tile rows for target `t` (its -mcpu's vector width).
-int64_t TileRows(const Target& t) {
-  static std::mutex mu;
-  static std::map<std::string, int64_t> rows;
-  const std::string mcpu = t.Attr("mcpu", "native");
-  std::lock_guard<std::mutex> lock(mu);
-  auto it = rows.find(mcpu);
-  if (it == rows.end())
-    it = rows.emplace(mcpu, codegen::HostVectorBits(mcpu) >= 512 ? kTileRowsAvx512 : kTileRows)
-             .first;
-  return it->second;
+TuningParams DefaultTile(const Target& t) {
+  return DefaultRegisterTile(DescribeCpu(t.Attr("mcpu", "native")));
 }
 
 int64_t TileSize(const PrimExpr& extent, int64_t want) {
@@ -307,8 +296,12 @@ std::optional<schedule::TileAxes> TileAxesOf(const schedule::StageProgram& p,
   return ChooseTileAxes(*anchor, p);
 }
 
-tir::Stmt RegisterTiledBody(const tir::PrimFunc& f, const schedule::TileAxes& axes,
-                            int64_t tile_rows, bool one_row = false, int64_t rows_when_few = 0);
+struct Tile {
+  int64_t rows = 0, cols = 0;
+};
+
+tir::Stmt RegisterTiledBody(const tir::PrimFunc& f, const schedule::TileAxes& axes, Tile tile,
+                            bool one_row = false, int64_t rows_when_few = 0);
 
 // True if the column operand RegisterTiledNest packs is a parameter every caller passes a
 // constant for (attribute `constant_params`, set by the schedule pass): its panels are then
@@ -329,7 +322,7 @@ bool ConstantColumnOperand(const tir::PrimFunc& f, const schedule::Stage& anchor
 // down to kMinConvTileWidth and the plain nest below). A strided window takes row tiles only
 // when a phase-split pad makes it contiguous.
 
-tir::PrimFunc RegisterTiled(const tir::PrimFunc& f, int64_t tile_rows) {
+tir::PrimFunc RegisterTiled(const tir::PrimFunc& f, Tile tile) {
   schedule::StageProgram p = *Program(f);
   const schedule::Stage& anchor =
       p.stages.back().is_reduction() ? p.stages.back() : p.stages[p.stages.size() - 2];
@@ -341,10 +334,10 @@ tir::PrimFunc RegisterTiled(const tir::PrimFunc& f, int64_t tile_rows) {
     // stages of a text-line model are 2 or 3 rows high) would otherwise compute up to 6x the
     // rows they store.
     const PrimExpr& h = anchor.extents[axes.row_axis];
-    if (h.AsInt(&w)) return WithBody(f, RegisterTiledBody(f, axes, tile_rows));
-    tir::Stmt body = RegisterTiledBody(f, axes, 1);
+    if (h.AsInt(&w)) return WithBody(f, RegisterTiledBody(f, axes, tile));
+    tir::Stmt body = RegisterTiledBody(f, axes, {1, kTileCols});
     for (int64_t r : {2, 3, 4, 6})
-      body = tir::IfThenElse(h >= PrimExpr(r), RegisterTiledBody(f, axes, r), body);
+      body = tir::IfThenElse(h >= PrimExpr(r), RegisterTiledBody(f, axes, {r, kTileCols}), body);
     return WithBody(f, body);
   }
   if (!IsConvLike(anchor, axes)) {
@@ -355,29 +348,28 @@ tir::PrimFunc RegisterTiled(const tir::PrimFunc& f, int64_t tile_rows) {
     const PrimExpr& rows = anchor.extents[axes.row_axis];
     const bool constant_b = ConstantColumnOperand(f, anchor, axes);
     if (rows.AsInt(&w))
-      return WithBody(f,
-                      RegisterTiledBody(f, axes, tile_rows, !constant_b && w < kMinMatmulTileRows));
+      return WithBody(f, RegisterTiledBody(f, axes, tile, !constant_b && w < kMinMatmulTileRows));
     if (constant_b)
-      return WithBody(f, RegisterTiledBody(f, axes, tile_rows, false, /*rows_when_few=*/1));
-    return WithBody(f, tir::IfThenElse(rows >= PrimExpr(kMinMatmulTileRows),
-                                       RegisterTiledBody(f, axes, tile_rows),
-                                       RegisterTiledBody(f, axes, tile_rows, /*one_row=*/true)));
+      return WithBody(f, RegisterTiledBody(f, axes, tile, false, /*rows_when_few=*/1));
+    return WithBody(
+        f, tir::IfThenElse(rows >= PrimExpr(kMinMatmulTileRows), RegisterTiledBody(f, axes, tile),
+                           RegisterTiledBody(f, axes, tile, /*one_row=*/true)));
   }
   if (axes.fused_cols == 2) {
     // A static narrow image with a symbolic batch: the panel's size is checked at run time.
     PrimExpr elems = GatherElems(anchor, axes);
     int64_t e = 0;
     width.AsInt(&w);
-    if (elems.AsInt(&e)) return WithBody(f, RegisterTiledBody(f, axes, tile_rows));
+    if (elems.AsInt(&e)) return WithBody(f, RegisterTiledBody(f, axes, tile));
     schedule::TileAxes unfused = axes;
     unfused.fused_cols = 1;
-    tir::Stmt fallback = w >= kMinConvTileWidth           ? RegisterTiledBody(f, unfused, tile_rows)
+    tir::Stmt fallback = w >= kMinConvTileWidth           ? RegisterTiledBody(f, unfused, tile)
                          : p.stages.back().is_reduction() ? Sequence(p)
                                                           : AnchorEpilogue(f);
     return WithBody(f, tir::IfThenElse(elems > PrimExpr(kMaxGatherElems), fallback,
-                                       RegisterTiledBody(f, axes, tile_rows)));
+                                       RegisterTiledBody(f, axes, tile)));
   }
-  if (width.AsInt(&w)) return WithBody(f, RegisterTiledBody(f, axes, tile_rows));
+  if (width.AsInt(&w)) return WithBody(f, RegisterTiledBody(f, axes, tile));
   schedule::TileAxes fused = axes;
   fused.fused_cols = 2;
   if (schedule::CanFuseColumns(anchor, axes)) {
@@ -386,17 +378,18 @@ tir::PrimFunc RegisterTiled(const tir::PrimFunc& f, int64_t tile_rows) {
     if (UnitStrideColumns(anchor, axes, &p)) {
       row_tiles = width >= PrimExpr(kFuseColsBelowWidth) || row_tiles;
     }
-    return WithBody(f, tir::IfThenElse(row_tiles, RegisterTiledBody(f, axes, tile_rows),
-                                       RegisterTiledBody(f, fused, tile_rows)));
+    return WithBody(f, tir::IfThenElse(row_tiles, RegisterTiledBody(f, axes, tile),
+                                       RegisterTiledBody(f, fused, tile)));
   }
   tir::Stmt plain = p.stages.back().is_reduction() ? Sequence(p) : AnchorEpilogue(f);
   return WithBody(f, tir::IfThenElse(width >= PrimExpr(kMinConvTileWidth),
-                                     RegisterTiledBody(f, axes, tile_rows), plain));
+                                     RegisterTiledBody(f, axes, tile), plain));
 }
 
-// `one_row`: 1 x 16 tiles reading B in place (a matrix-vector product: B is read once).
-tir::Stmt RegisterTiledBody(const tir::PrimFunc& f, const schedule::TileAxes& axes,
-                            int64_t tile_rows, bool one_row, int64_t rows_when_few) {
+// `one_row`: 1-row tiles reading B in place (a matrix-vector product: B is read once).
+tir::Stmt RegisterTiledBody(const tir::PrimFunc& f, const schedule::TileAxes& axes, Tile tile,
+                            bool one_row, int64_t rows_when_few) {
+  const int64_t tile_rows = tile.rows;
   schedule::StageProgram p = *Program(f);
   std::optional<schedule::Stage> epi;
   if (!p.stages.back().is_reduction()) {
@@ -416,8 +409,9 @@ tir::Stmt RegisterTiledBody(const tir::PrimFunc& f, const schedule::TileAxes& ax
   int64_t rows = one_row ? 1 : TileSize(anchor.extents[axes.row_axis], tile_rows);
   PrimExpr col_ext = anchor.extents[axes.col_axis];
   if (fused) col_ext = arith::Analyzer().Simplify(anchor.extents[axes.col_axis - 1] * col_ext);
-  int64_t cols = TileSize(col_ext, kTileCols);
+  int64_t cols = TileSize(col_ext, tile.cols);
   if (schedule::DepthwiseTileAxes(anchor)) {
+    cols = TileSize(col_ext, kTileCols);
     // A symbolic height: `tile_rows` as chosen at run time (RegisterTiled).
     int64_t h = 0;
     rows = anchor.extents[axes.row_axis].AsInt(&h) ? DepthwiseTileRows(h, cols) : tile_rows;
@@ -444,14 +438,29 @@ std::vector<ScheduleRule> MakeRules() {
   rules.push_back(
       {"cpu.register-tile",
        "matmul or NCHW conv (sum reduction, one operand broadcast along a row axis): 6x16 "
-       "output tiles accumulated in registers (rows unrolled, columns vectorized) inside the "
+       "(AVX2) or 8x16 (AVX-512) output tiles, or a tuning database's choice, accumulated in "
+       "registers (rows unrolled, columns vectorized) inside the "
        "reduction "
        "loops, in-place epilogue applied at the store",
        [](const tir::PrimFunc& f, const std::string& pattern, const Target&) {
          auto p = Program(f);
          return p && TileAxesOf(*p, pattern).has_value();
        },
-       [](const tir::PrimFunc& f, const Target& t) { return RegisterTiled(f, TileRows(t)); }});
+       [](const tir::PrimFunc& f, const Target& t) {
+         const TuningParams d = DefaultTile(t);
+         return RegisterTiled(f, {TuningParam(f, "tile_rows", d.at("tile_rows")),
+                                  TuningParam(f, "tile_cols", d.at("tile_cols"))});
+       },
+       // Matmuls and dense convs may take another register tile (a tuning database's choice);
+       // depthwise tiles are sized from their plane (DepthwiseTileRows).
+       [](const tir::PrimFunc& f, const Target& t) {
+         auto p = Program(f);
+         const schedule::Stage& last = p->stages.back();
+         const schedule::Stage& anchor =
+             last.is_reduction() ? last : p->stages[p->stages.size() - 2];
+         if (schedule::DepthwiseTileAxes(anchor)) return std::vector<TuningParams>{};
+         return RegisterTileCandidates(DescribeCpu(t.Attr("mcpu", "native")));
+       }});
   rules.push_back(
       {"cpu.anchor-epilogue",
        "reduction + in-place epilogue: the epilogue runs inside the reduction's parallel "

@@ -82,6 +82,10 @@ BuildStats Build(IRModule mod, const Target& target, const std::string& out_path
     ++stats.num_prim_funcs;
     auto it = f->attrs.find("schedule");
     ++stats.schedule_rules[it == f->attrs.end() ? std::string("(unscheduled)") : it->second];
+    stats.tuned_kernels += f->attrs.count("tuning");
+    auto key = f->attrs.find("tuning_key"), space = f->attrs.find("tuning_space");
+    if (key != f->attrs.end() && space != f->attrs.end() && it != f->attrs.end())
+      stats.tunable.push_back({name, it->second, key->second, space->second});
   }
 
   std::ostringstream mlir_text, llvm_text;

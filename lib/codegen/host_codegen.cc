@@ -104,6 +104,11 @@ int HostVectorBits(const std::string& mcpu) {
   return has("avx512f") ? 512 : has("avx2") ? 256 : 128;
 }
 
+std::string HostCpuName(const std::string& mcpu) {
+  ValidateHostCpu(mcpu);
+  return mcpu == "native" ? std::string(llvm::sys::getHostCPUName()) : mcpu;
+}
+
 namespace {
 
 std::unique_ptr<llvm::TargetMachine> MakeTargetMachine(const std::string& mcpu) {

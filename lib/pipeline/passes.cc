@@ -70,8 +70,10 @@ const bool kRegistered = [] {
                 [](const PassContext& ctx) { FoldConstantsOptionsFrom(ctx); }});
   RegisterPass({"schedule",
                 "give each unscheduled PrimFunc its loops by the target's first matching "
-                "schedule rule",
-                ScheduleModule});
+                "schedule rule (tunable rules: a tuning database's setting)",
+                ScheduleModule,
+                {"schedule.tuning-db", "schedule.params", "schedule.record-keys"},
+                CheckScheduleOptions});
   RegisterPass({"fold-constant-prologue",
                 "run a scheduled PrimFunc's packing of a constant input (matmul weight panels) "
                 "at compile time; the PrimFunc takes the packed constant",

@@ -1,9 +1,12 @@
 // The schedule pass: the first matching rule of the target's backend schedules each PrimFunc.
+#include <algorithm>
+#include <memory>
 #include <set>
 
 #include "relax/ir/expr_functor.h"
 #include "relax/schedule/schedule.h"
 #include "relax/schedule/stage.h"
+#include "relax/schedule/tuning.h"
 #include "relax/support/error.h"
 #include "relax/target/backend.h"
 
@@ -49,11 +52,75 @@ std::string ConstantParams(const tir::PrimFuncNode& f, const std::set<size_t>& i
   return names;
 }
 
+// What the schedule pass reads from the pass options: a tuning database, a setting forced on
+// every kernel whose rule lists it (relaxc tune), whether to record tuning keys.
+struct TuningOptions {
+  std::shared_ptr<const schedule::TuningDatabase> db;
+  TuningParams forced;
+  bool record = false;
+};
+
+// A rule's setting for one PrimFunc: `func` carries it as `tuning.<name>` attributes.
+struct Tuned {
+  tir::PrimFunc func;
+  TuningParams setting;
+  bool chosen = false;  // not the rule's default (from the database or forced)
+  std::string key;      // KernelKey (tunable kernels, with a database or recording)
+  std::string space;    // the candidates, FormatParams joined by ';' (recording)
+};
+
+Tuned ChooseSetting(const ScheduleRule& rule, const tir::PrimFunc& f, const Target& target,
+                    const std::string& machine, const TuningOptions& o) {
+  Tuned t{f, {}, false, "", ""};
+  if (!rule.space) return t;
+  std::vector<TuningParams> candidates = rule.space(f, target);
+  if (candidates.empty()) return t;
+  auto listed = [&](const TuningParams& p) {
+    return std::find(candidates.begin(), candidates.end(), p) != candidates.end();
+  };
+  t.setting = candidates.front();
+  if (o.db || o.record) t.key = schedule::KernelKey(f);
+  if (o.db) {
+    const schedule::TuningRecord* r = o.db->Find(target.kind, machine, t.key);
+    if (r && r->rule == rule.name && listed(r->params)) t.setting = r->params;
+  }
+  if (!o.forced.empty() && listed(o.forced)) t.setting = o.forced;
+  t.chosen = t.setting != candidates.front();
+  if (o.record)
+    for (const auto& c : candidates)
+      t.space += (t.space.empty() ? "" : ";") + schedule::FormatParams(c);
+  auto n = std::make_shared<tir::PrimFuncNode>(*f);
+  for (const auto& [name, v] : t.setting) n->attrs["tuning." + name] = std::to_string(v);
+  t.func = n;
+  return t;
+}
+
+TuningOptions TuningOptionsFrom(const PassContext& ctx) {
+  TuningOptions o;
+  auto opt = [&](const char* key) {
+    auto it = ctx.options.find(key);
+    return it == ctx.options.end() ? std::string() : it->second;
+  };
+  if (std::string path = opt("schedule.tuning-db"); !path.empty())
+    o.db = std::make_shared<schedule::TuningDatabase>(schedule::TuningDatabase::Load(path));
+  if (std::string forced = opt("schedule.params"); !forced.empty())
+    o.forced = schedule::ParseParams(forced, "pass option schedule.params");
+  std::string record = opt("schedule.record-keys");
+  if (!record.empty() && record != "0" && record != "1")
+    RELAX_THROW("pass option schedule.record-keys: expected 0 or 1, got '" << record << "'");
+  o.record = record == "1";
+  return o;
+}
+
 }  // namespace
+
+void CheckScheduleOptions(const PassContext& ctx) { TuningOptionsFrom(ctx); }
 
 void ScheduleModule(IRModule* mod, const PassContext& ctx) {
   Target target = Target::Parse(ctx.target);
   const Backend& backend = GetBackend(target.kind);
+  const TuningOptions tuning = TuningOptionsFrom(ctx);
+  const std::string machine = tuning.db || tuning.record ? backend.MachineKey(target) : "";
   // On a GPU target every PrimFunc runs on the device: the host/device split
   // (lower/split_host_device.h) reads this attribute, also on PrimFuncs no rule scheduled.
   const bool gpu = backend.DeviceType() != 1 /* kDLCPU */;
@@ -83,9 +150,17 @@ void ScheduleModule(IRModule* mod, const PassContext& ctx) {
     }
     for (const ScheduleRule& rule : backend.ScheduleRules()) {
       if (!rule.match(annotated, pattern, target)) continue;
-      auto scheduled = std::make_shared<tir::PrimFuncNode>(*rule.apply(annotated, target));
+      Tuned t = ChooseSetting(rule, annotated, target, machine, tuning);
+      auto scheduled = std::make_shared<tir::PrimFuncNode>(*rule.apply(t.func, target));
+      for (auto it = scheduled->attrs.begin(); it != scheduled->attrs.end();)
+        it = it->first.rfind("tuning.", 0) == 0 ? scheduled->attrs.erase(it) : std::next(it);
       scheduled->attrs.erase("constant_params");
       scheduled->attrs["schedule"] = rule.name;
+      if (t.chosen) scheduled->attrs["tuning"] = schedule::FormatParams(t.setting);
+      if (tuning.record && !t.key.empty()) {
+        scheduled->attrs["tuning_key"] = t.key;
+        scheduled->attrs["tuning_space"] = t.space;
+      }
       f = scheduled;
       break;
     }

@@ -95,3 +95,19 @@ Target Target::Parse(const std::string& s) {
 }
 
 }  // namespace relax
+
+namespace relax {
+
+int64_t TuningParam(const tir::PrimFunc& f, const std::string& name, int64_t fallback) {
+  auto it = f->attrs.find("tuning." + name);
+  if (it == f->attrs.end()) return fallback;
+  try {
+    size_t used = 0;
+    int64_t v = std::stoll(it->second, &used);
+    return used == it->second.size() ? v : fallback;
+  } catch (const std::exception&) {
+    return fallback;
+  }
+}
+
+}  // namespace relax

@@ -7,61 +7,12 @@
 #include <map>
 
 #include "relax/ir/expr_functor.h"
-#include "relax/ir/tir_functor.h"
+#include "relax/ir/tir_structural_key.h"
 #include "relax/transform/pass.h"
 
 namespace relax {
 
 namespace {
-
-// Rewrites a PrimFunc with every variable renamed v0, v1, ... in order of first
-// appearance, so alpha-equivalent kernels (relu over `n` vs relu over `m`) print alike.
-class Canonicalizer : public tir::StmtMutator {
- public:
-  tir::PrimFunc Run(const tir::PrimFunc& f) {
-    auto n = std::make_shared<tir::PrimFuncNode>(*f);
-    n->name = "_";
-    for (auto& b : n->buffers) b = VisitBuffer(b);
-    for (auto& shape : n->param_shapes)
-      for (auto& d : shape) d = VisitExpr(d);
-    for (auto& v : n->scalar_params) v = VisitExpr(v);
-    n->body = VisitStmt(f->body);
-    return n;
-  }
-  Buffer VisitBuffer(const Buffer& b) override {
-    auto it = bufs_.find(b.get());
-    if (it != bufs_.end()) return it->second;
-    std::vector<PrimExpr> shape;
-    for (const auto& d : b->shape) shape.push_back(VisitExpr(d));
-    Buffer nb = MakeBuffer(b->name, b->dtype, shape, b->scope);
-    bufs_[b.get()] = nb;
-    return nb;
-  }
-
- protected:
-  PrimExpr VisitExpr_(const tir::VarNode* op, const PrimExpr& e) override {
-    auto it = vars_.find(op);
-    if (it != vars_.end()) return it->second;
-    Var v = MakeVar("v" + std::to_string(vars_.size()), e.dtype());
-    vars_[op] = v;
-    return v;
-  }
-  PrimExpr VisitExpr_(const tir::ReduceNode* op, const PrimExpr& e) override {
-    std::vector<PrimExpr> axes;
-    for (const auto& a : op->axes) axes.push_back(VisitExpr(a));
-    PrimExpr r = tir::StmtMutator::VisitExpr_(op, e);
-    const auto* red = r.as<tir::ReduceNode>();
-    return MakeReduce(red->combiner, red->source, std::move(axes), red->extents);
-  }
-
- private:
-  std::map<const PrimExprNode*, PrimExpr> vars_;
-  std::map<const BufferNode*, Buffer> bufs_;
-};
-
-// Equal keys mean structurally equal PrimFuncs: the TIR printer prints every construct,
-// and canonical renaming removes the only non-structural part (variable names).
-std::string Key(const tir::PrimFunc& f) { return tir::ToString(Canonicalizer().Run(f)); }
 
 // Points every reference to a merged PrimFunc at the survivor (any GlobalVar use, in any
 // block or If branch).
@@ -84,7 +35,7 @@ void DedupePrimFuncs(IRModule* mod, const PassContext&) {
   for (const auto& name : mod->order) {
     auto it = mod->prim_funcs.find(name);
     if (it == mod->prim_funcs.end()) continue;
-    std::string key = Key(it->second);
+    std::string key = tir::StructuralText(it->second);
     auto [pos, inserted] = first_by_key.emplace(key, name);
     if (!inserted && pos->second != name) rename[name] = pos->second;
   }

@@ -343,6 +343,13 @@ add_test(NAME cli.compile_deterministic
                  --relaxc $<TARGET_FILE:relaxc>)
 set_tests_properties(cli.compile_deterministic PROPERTIES TIMEOUT 300 LABELS cli)
 
+# relaxc tune and compile --tuning-db (tuning_cases.py): database contents, byte-identical
+# artifacts for one database, results against onnxruntime, other CPUs' records, bad databases.
+add_test(NAME cli.tuning.tune
+         COMMAND bash ${RELAX_VENV_PYTHON} ${RELAX_CLI_TEST_DIR}/tuning_cases.py tune
+                 --relaxc $<TARGET_FILE:relaxc> --work ${RELAX_CLI_WORK}/tuning)
+set_tests_properties(cli.tuning.tune PROPERTIES TIMEOUT 300 LABELS cli)
+
 # The runtime when the system refuses worker threads (issue 27): relax-run and the C API run with
 # the threads that started and warn (thread_start_cases.py, an LD_PRELOAD pthread_create shim).
 add_test(NAME cli.thread_start_failure

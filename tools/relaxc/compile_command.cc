@@ -15,9 +15,9 @@
 #include <set>
 
 #include "../cli_main.h"
+#include "model_input.h"
 #include "relax/codegen/build.h"
 #include "relax/frontend/onnx.h"
-#include "relax/parser/parser.h"
 #include "relax/partition/plugin.h"
 #include "relax/partition/report.h"
 #include "relax/support/file.h"
@@ -33,60 +33,9 @@ struct CompileOptions {
   bool print_after_all = false, time_passes = false, stats = false, no_verify = false;
   bool bounds_check = false;
   std::vector<std::string> print_after, bounds, disabled, pass_options, plugins, stats_at;
-  std::string byoc, partition_graph;
+  std::string byoc, partition_graph, tuning_db;
   bool partition_report = false;
 };
-
-// Parses a whole decimal integer (no trailing characters).
-int64_t ParseInt(const std::string& text, const std::string& spec, const char* option = "--bound") {
-  size_t used = 0;
-  int64_t v = 0;
-  try {
-    v = std::stoll(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (text.empty() || used != text.size())
-    throw Error(std::string(option) + ": '" + text + "' is not an integer in '" + spec + "'");
-  return v;
-}
-
-// NAME=MAX or NAME=MIN..MAX with 0 <= MIN <= MAX (symbolic dims are sizes).
-std::pair<int64_t, int64_t> ParseBound(const std::string& spec, std::string* name) {
-  auto eq = spec.find('=');
-  if (eq == std::string::npos || eq == 0)
-    throw Error("--bound expects NAME=MAX or NAME=MIN..MAX, got '" + spec + "'");
-  *name = spec.substr(0, eq);
-  std::string range = spec.substr(eq + 1);
-  auto dots = range.find("..");
-  std::pair<int64_t, int64_t> r =
-      dots == std::string::npos
-          ? std::pair<int64_t, int64_t>{0, ParseInt(range, spec)}
-          : std::pair<int64_t, int64_t>{ParseInt(range.substr(0, dots), spec),
-                                        ParseInt(range.substr(dots + 2), spec)};
-  if (r.first < 0 || r.second < r.first)
-    throw Error("--bound: '" + spec + "' is not a range 0 <= MIN <= MAX of a dim size");
-  return r;
-}
-
-// `.rx` inputs are text IR (any stage dump or a hand-written module); everything else is ONNX.
-bool IsTextIR(const std::string& path) { return std::filesystem::path(path).extension() == ".rx"; }
-
-// Parses a text-IR module; --bound values become `bound.<name>` attributes of @main, as the
-// ONNX importer records them.
-IRModule LoadTextIR(const std::string& path,
-                    const std::map<std::string, std::pair<int64_t, int64_t>>& bounds) {
-  IRModule mod = ParseModule(ReadRegularFile(path, "text IR file"), path);
-  const FunctionNode* main_fn = mod.GetFunction("main");
-  if (!main_fn) throw Error("'" + path + "' has no @main function");
-  if (!bounds.empty()) {
-    auto fn = std::make_shared<FunctionNode>(*main_fn);
-    for (const auto& [name, b] : bounds)
-      fn->attrs["bound." + name] = std::vector<int64_t>{b.first, b.second};
-    mod.AddFunction("main", fn);
-  }
-  return mod;
-}
 
 const std::set<std::string>& NonPassStages() {
   static const std::set<std::string> s = {"import", "codegen-mlir", "codegen-llvm", "vm-codegen"};
@@ -235,6 +184,7 @@ int RunCompile(const CompileOptions& o) {
     // before any work whether or not its pass runs.
     try {
       ParsePassOptions(o.pass_options, &pctx.options);
+      if (!o.tuning_db.empty()) pctx.options["schedule.tuning-db"] = o.tuning_db;
       CheckPassOptions(pctx);
     } catch (const std::exception& e) {
       std::cerr << "error: " << EscapeControl(e.what(), /*keep_newlines=*/true) << "\n";
@@ -264,8 +214,7 @@ int RunCompile(const CompileOptions& o) {
         if (pass == "run-codegen" || pass == "fuse-ops") dot = partition::PartitionGraphDot(m);
       };
     PassRunner runner(popts, pctx);
-    IRModule mod = IsTextIR(o.model) ? LoadTextIR(o.model, iopts.bounds)
-                                     : frontend::ImportOnnx(o.model, iopts);
+    IRModule mod = LoadModel(o.model, iopts);
     runner.Stage("import", ToString(mod));
     CodegenOptions copts;
     copts.bounds_check = o.bounds_check;
@@ -278,6 +227,9 @@ int RunCompile(const CompileOptions& o) {
                 << " bytes of code\n";
       for (const auto& [rule, n] : st.schedule_rules)
         std::cout << "schedule: " << rule << ": " << n << " PrimFuncs\n";
+      if (!o.tuning_db.empty())
+        std::cout << "tuning: " << st.tuned_kernels
+                  << " PrimFuncs take a setting from the tuning database\n";
       if (!st.device_kernels.empty()) {
         size_t fallbacks = 0;
         for (const KernelReport& k : st.device_kernels) {
@@ -345,6 +297,9 @@ void AddCompileCommand(CLI::App& app) {
               "Debugging: every load and store of a CPU kernel checks its index and fails with "
               "an error naming kernel, buffer and index (slower; no vector loops)");
   c->add_option("--bound", o->bounds, "Bound a symbolic dim: NAME=MAX or NAME=MIN..MAX");
+  c->add_option("--tuning-db", o->tuning_db,
+                "Tuning database (JSON, from `relaxc tune`): kernels it has a record for on this "
+                "CPU take the recorded schedule setting");
   c->add_option("--disable-pass", o->disabled,
                 "Skip an optional pass (remove-noop-ops, fold-batch-norm, recognize-activations, "
                 "common-subexpr-elimination, dead-code-elimination, fuse-ops, fuse-tir, "

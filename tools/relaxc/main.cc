@@ -1,10 +1,11 @@
-// relaxc: the compiler driver (`relaxc compile`, `relaxc run`).
+// relaxc: the compiler driver (`relaxc compile`, `relaxc run`, `relaxc tune`).
 #include <CLI/CLI.hpp>
 
 #include "../cli_main.h"
 #include "compile_command.h"
 #include "relax/codegen/fatal_error.h"
 #include "run_command.h"
+#include "tune_command.h"
 
 int main(int argc, char** argv) {
   relax::codegen::InstallFatalErrorHandlers();
@@ -13,6 +14,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   relax::tools::AddCompileCommand(app);
   relax::tools::AddRunCommand(app);
+  relax::tools::AddTuneCommand(app);
   int rc;
   relax::tools::ParseArgs(app, argc, argv, &rc);
   return rc;

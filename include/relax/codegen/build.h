@@ -24,6 +24,15 @@ struct BuildStats {
   /// Schedule rule name (the PrimFunc's `schedule` attribute) -> number of kernels it scheduled;
   /// "(unscheduled)" for hand-written or already scheduled TIR.
   std::map<std::string, size_t> schedule_rules;
+  /// Kernels whose tunable setting is not the rule's default (a tuning database's choice or a
+  /// forced setting: the PrimFunc's `tuning` attribute).
+  size_t tuned_kernels = 0;
+  /// With pass option schedule.record-keys=1 (relaxc tune): each tunable kernel's name, rule,
+  /// KernelKey and candidate settings (relax/schedule/schedule.h).
+  struct TunableKernel {
+    std::string name, rule, key, space;
+  };
+  std::vector<TunableKernel> tunable;
   /// GPU targets: one entry per device kernel (rule, fallback, registers, spills, shared memory).
   std::vector<KernelReport> device_kernels;
   /// @main's memory plan and kernel calls (relax/lower/memory_liveness.h).

@@ -28,6 +28,10 @@ void ValidateHostCpu(const std::string& mcpu);
 /// CPU schedule rules to size register tiles. Errors as ValidateHostCpu.
 int HostVectorBits(const std::string& mcpu);
 
+/// The LLVM CPU name of `mcpu`: the host's ("znver5", "sapphirerapids") for "native", else
+/// `mcpu` itself. Errors as ValidateHostCpu.
+std::string HostCpuName(const std::string& mcpu);
+
 }  // namespace relax::codegen
 
 #endif  // RELAX_CODEGEN_HOST_CODEGEN_H_

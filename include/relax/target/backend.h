@@ -11,9 +11,11 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "relax/ir/module.h"
@@ -28,12 +30,38 @@ namespace relax {
 /// "multi-stage"); `apply` returns the scheduled PrimFunc. The schedule pass tries a backend's
 /// rules in order and applies the first that matches; its name is recorded in the PrimFunc's
 /// `schedule` attribute (shown by --print-ir-after=schedule and counted by --stats).
+///
+/// A rule may have tunable parameters (`space`): the candidate settings for one PrimFunc on a
+/// target, the first being the rule's default. While `apply` runs, the chosen setting is on the
+/// PrimFunc as `tuning.<name>` attributes (TuningParam reads them): the default, a tuning
+/// database's record for this kernel and machine (relax/schedule/tuning.h), or a forced
+/// setting while `relaxc tune` measures the candidates.
+using TuningParams = std::map<std::string, int64_t>;
 struct ScheduleRule {
+  using Match = std::function<bool(const tir::PrimFunc& f, const std::string& pattern,
+                                   const Target& t)>;
+  using Apply = std::function<tir::PrimFunc(const tir::PrimFunc& f, const Target& t)>;
+  using Space = std::function<std::vector<TuningParams>(const tir::PrimFunc& f, const Target& t)>;
+  ScheduleRule(std::string name, std::string description, Match match, Apply apply,
+               Space space = nullptr)
+      : name(std::move(name)),
+        description(std::move(description)),
+        match(std::move(match)),
+        apply(std::move(apply)),
+        space(std::move(space)) {}
+
   std::string name;         // "<target kind>.<what>", e.g. "cpu.anchor-epilogue"
   std::string description;  // one line, for docs and `relax-opt --help`
-  std::function<bool(const tir::PrimFunc& f, const std::string& pattern, const Target& t)> match;
-  std::function<tir::PrimFunc(const tir::PrimFunc& f, const Target& t)> apply;
+  Match match;
+  Apply apply;
+  /// The candidate settings for a PrimFunc this rule matched, default first; empty (or no
+  /// function): nothing to tune.
+  Space space;
 };
+
+/// The value of tunable parameter `name` while a rule's `apply` runs (the PrimFunc's
+/// `tuning.<name>` attribute), or `fallback` when absent or not an integer.
+int64_t TuningParam(const tir::PrimFunc& f, const std::string& name, int64_t fallback);
 
 /// What the codegen hook reports per device kernel (GPU backends; `relaxc compile --stats`).
 struct KernelReport {
@@ -88,6 +116,10 @@ class Backend {
   virtual void ValidateTarget(const Target& t) const { (void)t; }
   /// Default schedule rules, most specific first.
   virtual const std::vector<ScheduleRule>& ScheduleRules() const = 0;
+  /// The machine a tuning database's records are keyed by: records measured on one machine
+  /// apply to targets with the same key. Default: the target kind. cpu: the LLVM CPU name
+  /// `-mcpu` resolves to ("znver5", "sapphirerapids", or the name given).
+  virtual std::string MachineKey(const Target& t) const { return t.kind; }
   /// The DLPack device type (DLDeviceType) the kernels run on (kDLCPU = 1).
   virtual int DeviceType() const = 0;
   /// Codegen hook: compiles every (scheduled, flattened) PrimFunc of `mod` into one loadable

@@ -79,6 +79,9 @@ class VirtualMachine {
   void set_profiling(bool on) { profiling_ = on; }
   /// Table of callees sorted by total time: total ms, calls, share. Empty when off.
   std::string ProfileReport() const;
+  /// The profile as data: callee name -> (total ms, calls) since the last ResetProfile.
+  const std::map<std::string, std::pair<double, int64_t>>& profile() const { return profile_; }
+  void ResetProfile() { profile_.clear(); }
 
  private:
   struct Callee;

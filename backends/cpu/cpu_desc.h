@@ -1,0 +1,43 @@
+// A description of the CPU a cpu target compiles for (its -mcpu, or the host for "native"):
+// what the schedule rules size register tiles from, and the machine key of tuning-database
+// records. Private to backends/cpu.
+#ifndef RELAX_BACKENDS_CPU_CPU_DESC_H_
+#define RELAX_BACKENDS_CPU_CPU_DESC_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "relax/target/backend.h"
+
+namespace relax::backends::cpu {
+
+struct CpuDesc {
+  std::string name;           // LLVM CPU name ("znver5", "sapphirerapids", "x86-64-v3")
+  int vector_bits = 128;      // 512 (AVX-512F), 256 (AVX2), 128 (SSE)
+  int vector_registers = 16;  // 32 with AVX-512, else 16
+  int f32_lanes() const { return vector_bits / 32; }
+  /// Vector registers a register tile may hold as accumulators: the rest hold the column
+  /// operand's vectors (up to two) and the broadcast row scalar, with one spare.
+  int accumulator_registers() const { return vector_registers - 4; }
+  /// FMA latency x FMA units: independent accumulation chains needed to keep the FMA units
+  /// busy (4-cycle FMA, two units on every AVX2/AVX-512 core the project runs on).
+  static constexpr int kFmaChains = 8;
+};
+
+/// The description of `mcpu` ("native": this host), cached per name. Errors as
+/// codegen::ValidateHostCpu.
+const CpuDesc& DescribeCpu(const std::string& mcpu);
+
+/// The default register tile of a matmul/conv on `cpu`: 16 columns (one zmm, two ymm; 8 with
+/// SSE) by as many rows as give kFmaChains accumulation chains within the accumulator
+/// registers (AVX-512: 8 x 16; AVX2: 6 x 16).
+TuningParams DefaultRegisterTile(const CpuDesc& cpu);
+
+/// The register tiles worth measuring on `cpu` (`relaxc tune`), the default first: 4 to 12
+/// rows by one or two vectors of columns, within the accumulator registers.
+std::vector<TuningParams> RegisterTileCandidates(const CpuDesc& cpu);
+
+}  // namespace relax::backends::cpu
+
+#endif  // RELAX_BACKENDS_CPU_CPU_DESC_H_

@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+# relaxc tune and compile --tuning-db (relax/schedule/tuning.h): tune writes a database of each
+# tunable kernel's measured candidates on this CPU; a compile with it takes the recorded
+# settings, gives byte-identical artifacts for the same database and onnxruntime's results; a
+# record for another CPU does not apply; bad databases and missing dims are errors.
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from frontend_cases import cases_main, model, ort, same, vi  # noqa: E402
+
+
+def convnet():
+    """A conv + relu and a dense layer: two register-tiled kernels, a symbolic batch."""
+    rng = np.random.default_rng(11)
+    w = numpy_helper.from_array(rng.standard_normal((32, 8, 3, 3)).astype(np.float32), "w")
+    fc = numpy_helper.from_array(rng.standard_normal((32 * 16 * 16, 40)).astype(np.float32) * 0.01,
+                                 "fc")
+    x = vi("x", TensorProto.FLOAT, ["n", 8, 16, 16])
+    return model([
+        helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1], name="conv"),
+        helper.make_node("Relu", ["c"], ["r"]),
+        helper.make_node("Flatten", ["r"], ["f"]),
+        helper.make_node("MatMul", ["f", "fc"], ["y"], name="dense"),
+    ], [x], [vi("y", TensorProto.FLOAT, ["n", 40])], [w, fc])
+
+
+def expect_fail(cmd, text):
+    print("+ " + " ".join(cmd), flush=True)
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    sys.stdout.write(p.stdout + p.stderr)
+    if p.returncode == 0 or text not in p.stderr or "error:" not in p.stderr:
+        raise SystemExit(f"FAIL: expected an error with '{text}', got exit {p.returncode}")
+
+
+def case_tune(r):
+    """Tune two candidates, compile with the database, compare."""
+    import onnx
+
+    m = convnet()
+    onnx_path = r.path("convnet.onnx")
+    onnx.save(m, onnx_path)
+    db = r.path("db.json")
+    if os.path.exists(db):
+        os.remove(db)
+    # The missing size of a symbolic dim is an error before any candidate is compiled.
+    expect_fail([r.relaxc, "tune", onnx_path, "-o", db], "give its size with --dim n=VALUE")
+    if os.path.exists(db):
+        raise SystemExit("FAIL: a failed tune wrote the database")
+    expect_fail([r.relaxc, "tune", onnx_path, "-o", onnx_path, "--dim", "n=2"],
+                "is the input model")
+    p = r.check_call([r.relaxc, "tune", onnx_path, "-o", db, "--dim", "n=2", "--rounds", "3",
+                      "--only", "tile_rows=4,tile_cols=32"])
+    if "tuned 2 kernels on " not in p.stdout:
+        raise SystemExit("FAIL: tune did not report its 2 tunable kernels")
+    data = json.load(open(db))
+    recs = data["records"]
+    if data["format"] != "relaxc-tuning-db" or len(recs) != 2:
+        raise SystemExit(f"FAIL: expected 2 records, got {len(recs)}")
+    for rec in recs:
+        if rec["rule"] != "cpu.register-tile" or len(rec["measured_ms"]) != 2 or \
+                "tile_cols=32,tile_rows=4" not in rec["measured_ms"]:
+            raise SystemExit(f"FAIL: record does not hold both measured candidates: {rec}")
+    # Force the 4 x 32 tile through the database (whatever was measured) and compile twice.
+    for rec in recs:
+        rec["params"] = {"tile_cols": 32, "tile_rows": 4}
+    forced = r.path("forced.json")
+    json.dump(data, open(forced, "w"))
+    arts = []
+    for k in range(2):
+        so = r.path(f"tuned{k}.so")
+        p = r.check_call([r.relaxc, "compile", onnx_path, "-o", so, "--tuning-db", forced,
+                          "--stats", "--print-ir-after=schedule"])
+        if "tuning: 2 PrimFuncs take a setting from the tuning database" not in p.stdout or \
+                p.stdout.count('tuning = "tile_cols=32,tile_rows=4"') != 2:
+            raise SystemExit("FAIL: the database's setting was not used")
+        arts.append(open(so, "rb").read())
+    if arts[0] != arts[1]:
+        raise SystemExit("FAIL: the same database gave different artifacts")
+    rng = np.random.default_rng(12)
+    for n in (1, 3):
+        feeds = {"x": rng.standard_normal((n, 8, 16, 16)).astype(np.float32)}
+        got = r.run(r.path("tuned0.so"), feeds)
+        want = ort(m, feeds)
+        if not np.allclose(got[0], want[0], rtol=1e-4, atol=1e-4):
+            raise SystemExit(f"FAIL: batch {n}: max diff {np.abs(got[0] - want[0]).max()}")
+        print(f"PASS: batch {n} matches onnxruntime")
+    # A record for another CPU leaves the defaults.
+    for rec in data["records"]:
+        rec["machine"] = "some-other-cpu"
+    other = r.path("other.json")
+    json.dump(data, open(other, "w"))
+    p = r.check_call([r.relaxc, "compile", onnx_path, "-o", r.path("other.so"), "--tuning-db",
+                      other, "--stats"])
+    if "tuning: 0 PrimFuncs" not in p.stdout:
+        raise SystemExit("FAIL: a record for another CPU was applied")
+    # Bad databases.
+    bad = r.path("bad.json")
+    open(bad, "w").write("{not json")
+    expect_fail([r.relaxc, "compile", onnx_path, "-o", r.path("bad.so"), "--tuning-db", bad],
+                "tuning database '" + bad + "' is not JSON")
+    expect_fail([r.relaxc, "compile", onnx_path, "-o", r.path("bad.so"), "--tuning-db",
+                 r.path("missing.json")], "missing.json")
+    expect_fail([r.relaxc, "tune", onnx_path, "-o", bad, "--dim", "n=1"], "is not JSON")
+    print("PASS: tune, compile --tuning-db, byte-identical artifacts, other CPUs, errors")
+
+
+CASES = {f.__name__[5:]: f for f in (case_tune,)}
+
+
+def main():
+    return cases_main(CASES, __doc__)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,31 @@
+// What `relaxc compile` and `relaxc tune` share: parsing --bound / NAME=VALUE options and
+// loading the model they name (ONNX, or a text-IR module for .rx files).
+#ifndef RELAX_TOOLS_RELAXC_MODEL_INPUT_H_
+#define RELAX_TOOLS_RELAXC_MODEL_INPUT_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+
+#include "relax/frontend/onnx.h"
+#include "relax/ir/module.h"
+
+namespace relax::tools {
+
+/// Parses a whole decimal integer (no trailing characters); Error naming `option` and `spec`.
+int64_t ParseInt(const std::string& text, const std::string& spec, const char* option = "--bound");
+
+/// NAME=MAX or NAME=MIN..MAX with 0 <= MIN <= MAX (symbolic dims are sizes).
+std::pair<int64_t, int64_t> ParseBound(const std::string& spec, std::string* name);
+
+/// `.rx` inputs are text IR (any stage dump or a hand-written module); everything else is ONNX.
+bool IsTextIR(const std::string& path);
+
+/// The model at `path`: text IR (with `opts.bounds` as `bound.<name>` attributes of @main, as
+/// the ONNX importer records them) or ONNX imported with `opts`.
+IRModule LoadModel(const std::string& path, const frontend::OnnxImportOptions& opts);
+
+}  // namespace relax::tools
+
+#endif  // RELAX_TOOLS_RELAXC_MODEL_INPUT_H_
