@@ -2,8 +2,9 @@
 // schedule primitives (relax/schedule/loop_nest.h) on the TE builder's unscheduled stages:
 //  - cpu.register-tile: a matmul (sum reduction, an operand broadcast along a row axis, the
 //    other read as B[.., k, j]) or an NCHW convolution, alone or as the anchor of an in-place
-//    anchor-epilogue program: 6x16 output tiles accumulated in registers
-//    (relax/schedule/register_tile.h), B packed into panels when several row tiles reuse
+//    anchor-epilogue program: output tiles accumulated in registers
+//    (relax/schedule/register_tile.h; 8x16 with AVX-512, 6x16 with AVX2 from the CPU
+//    description, cpu_desc.h, or a tuning database's setting), B packed into panels when several row tiles reuse
 //    them; a narrow or strided conv tiles its flattened image, its windows gathered into
 //    panels (im2col); a symbolic conv width chooses at run time (RegisterTiled).
 //  - cpu.anchor-epilogue: a reduction (conv, matmul, pooling) into an intermediate followed by
@@ -439,9 +440,8 @@ std::vector<ScheduleRule> MakeRules() {
       {"cpu.register-tile",
        "matmul or NCHW conv (sum reduction, one operand broadcast along a row axis): 6x16 "
        "(AVX2) or 8x16 (AVX-512) output tiles, or a tuning database's choice, accumulated in "
-       "registers (rows unrolled, columns vectorized) inside the "
-       "reduction "
-       "loops, in-place epilogue applied at the store",
+       "registers (rows unrolled, columns vectorized) inside the reduction loops, in-place "
+       "epilogue applied at the store",
        [](const tir::PrimFunc& f, const std::string& pattern, const Target&) {
          auto p = Program(f);
          return p && TileAxesOf(*p, pattern).has_value();
