@@ -2,6 +2,8 @@
 #include "cpu_desc.h"
 
 #include <algorithm>
+#include <cctype>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -9,6 +11,33 @@
 #include "relax/codegen/host_codegen.h"
 
 namespace relax::backends::cpu {
+
+namespace {
+
+// The unified level-2 cache of cpu0 from sysfs ("1024K"), or 0 when unknown.
+int64_t HostL2Bytes() {
+  for (int i = 0; i < 8; ++i) {
+    const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/";
+    auto read = [&](const char* name) {
+      std::ifstream in(dir + name);
+      std::string v;
+      std::getline(in, v);
+      return v;
+    };
+    if (read("level") != "2" || read("type") == "Instruction") continue;
+    const std::string size = read("size");
+    int64_t n = 0;
+    size_t k = 0;
+    while (k < size.size() && k < 12 && std::isdigit(static_cast<unsigned char>(size[k])))
+      n = n * 10 + (size[k++] - '0');
+    if (k == 0) return 0;
+    const char unit = k < size.size() ? size[k] : 'B';
+    return unit == 'K' ? n << 10 : unit == 'M' ? n << 20 : n;
+  }
+  return 0;
+}
+
+}  // namespace
 
 const CpuDesc& DescribeCpu(const std::string& mcpu) {
   static std::mutex mu;
@@ -20,6 +49,8 @@ const CpuDesc& DescribeCpu(const std::string& mcpu) {
     d->name = codegen::HostCpuName(mcpu);
     d->vector_bits = codegen::HostVectorBits(mcpu);
     d->vector_registers = d->vector_bits >= 512 ? 32 : 16;
+    if (mcpu == "native")
+      if (int64_t l2 = HostL2Bytes(); l2 > 0) d->l2_bytes = l2;
     slot = std::move(d);
   }
   return *slot;

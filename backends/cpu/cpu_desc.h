@@ -16,6 +16,9 @@ struct CpuDesc {
   std::string name;           // LLVM CPU name ("znver5", "sapphirerapids", "x86-64-v3")
   int vector_bits = 128;      // 512 (AVX-512F), 256 (AVX2), 128 (SSE)
   int vector_registers = 16;  // 32 with AVX-512, else 16
+  /// Per-core L2 bytes: the host's (sysfs) for "native", else 1 MiB (Zen 4/5; Intel server
+  /// cores have 2 MiB), so a cross-compile never depends on the build machine's caches.
+  int64_t l2_bytes = int64_t{1} << 20;
   int f32_lanes() const { return vector_bits / 32; }
   /// Vector registers a register tile may hold as accumulators: the rest hold the column
   /// operand's vectors (up to two) and the broadcast row scalar, with one spare.

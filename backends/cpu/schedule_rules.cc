@@ -4,9 +4,9 @@
 //    other read as B[.., k, j]) or an NCHW convolution, alone or as the anchor of an in-place
 //    anchor-epilogue program: output tiles accumulated in registers
 //    (relax/schedule/register_tile.h; 8x16 with AVX-512, 6x16 with AVX2 from the CPU
-//    description, cpu_desc.h, or a tuning database's setting), B packed into panels when several row tiles reuse
-//    them; a narrow or strided conv tiles its flattened image, its windows gathered into
-//    panels (im2col); a symbolic conv width chooses at run time (RegisterTiled).
+//    description, cpu_desc.h, or a tuning database's setting), B packed into panels when several
+//    row tiles reuse them; a narrow or strided conv tiles its flattened image, its windows gathered
+//    into panels (im2col); a symbolic conv width chooses at run time (RegisterTiled).
 //  - cpu.anchor-epilogue: a reduction (conv, matmul, pooling) into an intermediate followed by
 //    one injective epilogue (batch-norm, activation, residual add) that reads the intermediate
 //    only at its own element: the reduction writes the output buffer directly and the epilogue
@@ -297,8 +297,10 @@ std::optional<schedule::TileAxes> TileAxesOf(const schedule::StageProgram& p,
   return ChooseTileAxes(*anchor, p);
 }
 
+// rows_inner: the row tiles iterate inside the image rows (RegisterTiledNest).
 struct Tile {
   int64_t rows = 0, cols = 0;
+  bool rows_inner = false;
 };
 
 tir::Stmt RegisterTiledBody(const tir::PrimFunc& f, const schedule::TileAxes& axes, Tile tile,
@@ -316,6 +318,30 @@ bool ConstantColumnOperand(const tir::PrimFunc& f, const schedule::Stage& anchor
   for (std::string n; names >> n;)
     if (n == b->name) return true;
   return false;
+}
+
+// The default order of a conv's row tiles (tuning parameter tile_order; nullopt: not a conv
+// whose order matters, i.e. no image row axis between the row and column axes): 1 (row tiles
+// inside the image rows: the input rows a window reads are read from cache by every row tile,
+// and all of the weights once per image row) when the weights fit in half the CPU's L2
+// (cpu_desc.h), else 0 (each row tile's weights stay in cache while it sweeps the image, read
+// from memory once per row tile). MobileNetV2's and det's convs have small weights and large
+// images; ResNet-18's late 3x3 convs hold 2.4 MB of weights.
+std::optional<int64_t> DefaultTileOrder(const tir::PrimFunc& f, const Target& t) {
+  auto p = Program(f);
+  if (!p) return std::nullopt;
+  const schedule::Stage& anchor =
+      p->stages.back().is_reduction() ? p->stages.back() : p->stages[p->stages.size() - 2];
+  auto axes = ChooseTileAxes(anchor, *p);
+  if (!axes || !IsConvLike(anchor, *axes) || schedule::DepthwiseTileAxes(anchor))
+    return std::nullopt;
+  PrimExpr weights = anchor.extents[axes->row_axis];
+  for (const auto& e : anchor.reduce_extents) weights = weights * e;
+  int64_t elems = 0;
+  const int64_t l2 = DescribeCpu(t.Attr("mcpu", "native")).l2_bytes;
+  bool small = arith::Analyzer().Simplify(weights).AsInt(&elems) &&
+               elems * anchor.buffer->dtype.bytes() <= l2 / 2;
+  return small ? 1 : 0;
 }
 
 // A conv with a symbolic width picks its tiling at run time: row tiles from kFuseColsBelowWidth
@@ -428,7 +454,8 @@ tir::Stmt RegisterTiledBody(const tir::PrimFunc& f, const schedule::TileAxes& ax
   bool pack = fused || rows_when_few > 0 ||
               (schedule::CanPackColumns(anchor, axes) &&
                ((!one_row && reused) || ConstantColumnOperand(f, anchor, axes)));
-  parts.push_back(schedule::RegisterTiledNest(anchor, axes, rows, cols, epi, pack, rows_when_few));
+  parts.push_back(schedule::RegisterTiledNest(anchor, axes, rows, cols, epi, pack, rows_when_few,
+                                              tile.rows_inner && !fused));
   tir::Stmt body = parts.size() == 1 ? parts[0] : tir::Seq(parts);
   for (size_t i = p.allocs.size(); i-- > 0;) body = tir::Allocate(p.allocs[i], body);
   return body;
@@ -448,18 +475,28 @@ std::vector<ScheduleRule> MakeRules() {
        },
        [](const tir::PrimFunc& f, const Target& t) {
          const TuningParams d = DefaultTile(t);
+         const int64_t order = TuningParam(f, "tile_order", DefaultTileOrder(f, t).value_or(0));
          return RegisterTiled(f, {TuningParam(f, "tile_rows", d.at("tile_rows")),
-                                  TuningParam(f, "tile_cols", d.at("tile_cols"))});
+                                  TuningParam(f, "tile_cols", d.at("tile_cols")), order == 1});
        },
-       // Matmuls and dense convs may take another register tile (a tuning database's choice);
-       // depthwise tiles are sized from their plane (DepthwiseTileRows).
+       // Matmuls and dense convs may take another register tile (a tuning database's choice),
+       // convs also the other tile order; depthwise tiles are sized from their plane
+       // (DepthwiseTileRows).
        [](const tir::PrimFunc& f, const Target& t) {
          auto p = Program(f);
          const schedule::Stage& last = p->stages.back();
          const schedule::Stage& anchor =
              last.is_reduction() ? last : p->stages[p->stages.size() - 2];
          if (schedule::DepthwiseTileAxes(anchor)) return std::vector<TuningParams>{};
-         return RegisterTileCandidates(DescribeCpu(t.Attr("mcpu", "native")));
+         std::vector<TuningParams> space =
+             RegisterTileCandidates(DescribeCpu(t.Attr("mcpu", "native")));
+         std::optional<int64_t> order = DefaultTileOrder(f, t);
+         if (!order) return space;
+         for (auto& c : space) c["tile_order"] = *order;
+         TuningParams other = space.front();
+         other["tile_order"] = 1 - *order;
+         space.push_back(other);
+         return space;
        }});
   rules.push_back(
       {"cpu.anchor-epilogue",

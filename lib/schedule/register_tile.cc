@@ -173,7 +173,7 @@ bool CanFuseColumns(const Stage& s, const TileAxes& axes) {
 
 tir::Stmt RegisterTiledNest(const Stage& s, const TileAxes& axes, int64_t rows, int64_t cols,
                             const std::optional<Stage>& epilogue, bool pack_cols,
-                            int64_t rows_when_few) {
+                            int64_t rows_when_few, bool rows_inner) {
   const size_t first_col = axes.col_axis + 1 - axes.fused_cols;
   if (rows <= 0 || cols <= 0 || rows_when_few < 0 || !s.is_reduction() || s.combiner != "sum" ||
       axes.col_axis != s.axes.size() - 1 || axes.fused_cols < 1 || axes.fused_cols > 2 ||
@@ -297,13 +297,18 @@ tir::Stmt RegisterTiledNest(const Stage& s, const TileAxes& axes, int64_t rows, 
 
     // One parallel loop over the other spatial axes and the row tiles in axis order, then the
     // column tiles.
+    // With `rows_inner`, the row tiles come after the other spatial axes.
     std::vector<std::pair<Var, PrimExpr>> par;  // (var, extent), outer to inner
+    const std::pair<Var, PrimExpr> row_tiles = {
+        row_o, an.Simplify(FloorDiv(row_ext + PrimExpr(tile_rows - 1), rows_e))};
     for (size_t a = 0; a < first_col; ++a) {
-      if (a == axes.row_axis)
-        par.push_back({row_o, an.Simplify(FloorDiv(row_ext + PrimExpr(tile_rows - 1), rows_e))});
-      else
+      if (a == axes.row_axis) {
+        if (!rows_inner) par.push_back(row_tiles);
+      } else {
         par.push_back({s.axes[a], s.extents[a]});
+      }
     }
+    if (rows_inner) par.push_back(row_tiles);
     par.push_back({col_o, col_tiles});
     return ParallelNest(par, body, &an);
   };

@@ -23,10 +23,10 @@ std::string RecordId(const std::string& target, const std::string& machine,
   return target + "/" + machine + "/" + key;
 }
 
-// A parameter value: a positive integer a schedule could use (tile sizes, unroll factors).
+// A parameter value: a non-negative integer a schedule could use (tile sizes, unroll factors).
 int64_t CheckedValue(const nlohmann::json& v, const std::string& where) {
-  if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > 4096)
-    RELAX_THROW(where << " must be an integer in [1, 4096]");
+  if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > 4096)
+    RELAX_THROW(where << " must be an integer in [0, 4096]");
   return v.get<int64_t>();
 }
 
@@ -160,9 +160,9 @@ TuningParams ParseParams(const std::string& text, const std::string& what) {
         ok = false;
       }
     }
-    if (!ok || used != item.size() - eq - 1 || v < 1 || v > 4096)
+    if (!ok || used != item.size() - eq - 1 || v < 0 || v > 4096)
       RELAX_THROW(what << ": '" << item
-                       << "' is not NAME=VALUE with an integer VALUE in [1, 4096]");
+                       << "' is not NAME=VALUE with an integer VALUE in [0, 4096]");
     p[item.substr(0, eq)] = v;
   }
   return p;

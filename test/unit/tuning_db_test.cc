@@ -64,7 +64,7 @@ TEST(TuningDatabase, RefusesMalformedFiles) {
   fails(head +
             R"({"target": "cpu", "machine": "z", "kernel_key": "k", "rule": "r",
                 "params": {"tile_rows": -3}}]})",
-        "parameter 'tile_rows' must be an integer in [1, 4096]");
+        "parameter 'tile_rows' must be an integer in [0, 4096]");
   fails(head + R"({"target": 5, "machine": "z", "kernel_key": "k", "rule": "r",
                 "params": {"tile_rows": 4}}]})",
         "'target' must be a non-empty string");
@@ -75,7 +75,7 @@ TEST(TuningParams, FormatAndParse) {
   TuningParams p = ParseParams("tile_rows=8,tile_cols=16", "test");
   EXPECT_EQ(FormatParams(p), "tile_cols=16,tile_rows=8");
   EXPECT_THROW(ParseParams("tile_rows", "test"), Error);
-  EXPECT_THROW(ParseParams("tile_rows=0", "test"), Error);
+  EXPECT_THROW(ParseParams("tile_rows=-1", "test"), Error);
   EXPECT_THROW(ParseParams("tile_rows=8x", "test"), Error);
   EXPECT_THROW(ParseParams("=8", "test"), Error);
 }

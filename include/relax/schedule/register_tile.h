@@ -55,9 +55,15 @@ std::optional<TileAxes> FindTileAxes(const Stage& s);
 /// matrix-vector product), else `rows`-row tiles. The body is then
 /// `alloc panel { pack; if ... }`, so a constant operand's packing is one prologue that
 /// fold-constant-prologue (relax/transform/fold_constant_prologue.h) evaluates at compile time.
+///
+/// `rows_inner`: the row tiles iterate inside the other spatial axes (a conv's output rows h:
+/// all output channels of one image row before the next row, so the input rows a window reads
+/// stay in cache while every row tile reads them; the weights are read once per image row
+/// instead). Default: the row tiles outermost after the axes before the row axis (one row
+/// tile's weights stay in cache while it sweeps the image).
 tir::Stmt RegisterTiledNest(const Stage& s, const TileAxes& axes, int64_t rows, int64_t cols,
                             const std::optional<Stage>& epilogue, bool pack_cols = false,
-                            int64_t rows_when_few = 0);
+                            int64_t rows_when_few = 0, bool rows_inner = false);
 
 /// The buffer of the column operand RegisterTiledNest would pack (see CanPackColumns), or null.
 Buffer ColumnOperandBuffer(const Stage& s, const TileAxes& axes);
