@@ -38,11 +38,47 @@ namespace relax::backends::cpu {
 
 namespace {
 
+// The constant c (2 to 8) of a floormod(v, c) or floordiv(v, c) of the var `v` in an
+// expression, or 0.
+class PhaseDivisor : public tir::ExprVisitor {
+ public:
+  explicit PhaseDivisor(const Var& v) : v_(v) {}
+  int64_t c = 0;
+
+ protected:
+  void VisitExpr_(const tir::BinaryOpNode* op, const PrimExpr& e) override {
+    int64_t k = 0;
+    if ((e.kind() == PrimKind::kFloorMod || e.kind() == PrimKind::kFloorDiv) && op->a.same_as(v_) &&
+        op->b.AsInt(&k) && k >= 2 && k <= 8 && c == 0)
+      c = k;
+    tir::ExprVisitor::VisitExpr_(op, e);
+  }
+
+ private:
+  const Var& v_;
+};
+
 schedule::LoopNest StageNest(const schedule::Stage& s) {
   schedule::LoopNest n(s);
   size_t rank = s.axes.size();
   if (rank >= 2) n.Fuse(0);
   if (rank >= 1) n.Parallel(0);
+  // An injective stage that reads its last axis as (w mod c, w div c) (interleaving a
+  // transposed conv's phases into the output) splits that axis by c and unrolls the phase:
+  // each load is then contiguous in the outer index and the c stores interleave, which LLVM
+  // vectorizes as an interleaved store group instead of a division per element.
+  if (!s.is_reduction() && rank >= 3) {
+    PhaseDivisor pd(s.axes.back());
+    pd.VisitExpr(s.value);
+    arith::Analyzer an;
+    std::vector<Var> vars;
+    CollectVars(s.extents.back(), &vars);
+    for (const auto& v : vars) an.Bind(v, 0);
+    if (pd.c && an.CanProve(Eq(FloorMod(s.extents.back(), PrimExpr(pd.c)), PrimExpr(0)))) {
+      n.Split(rank - 2, pd.c);
+      n.Unroll(rank - 1);
+    }
+  }
   if (s.is_reduction() && rank > 2) {
     // Loops now: fused, axes 2 .. rank-1, then the reduction axes.
     size_t spatial = rank - 1, nred = s.reduce_axes.size();
@@ -327,6 +363,17 @@ bool ConstantColumnOperand(const tir::PrimFunc& f, const schedule::Stage& anchor
 // (cpu_desc.h), else 0 (each row tile's weights stay in cache while it sweeps the image, read
 // from memory once per row tile). MobileNetV2's and det's convs have small weights and large
 // images; ResNet-18's late 3x3 convs hold 2.4 MB of weights.
+// True if the row operand of conv-like `anchor` (its weights: row extent x reduction) fits in
+// half the L2.
+bool SmallWeights(const schedule::Stage& anchor, const schedule::TileAxes& axes, const Target& t) {
+  PrimExpr weights = anchor.extents[axes.row_axis];
+  for (const auto& e : anchor.reduce_extents) weights = weights * e;
+  int64_t elems = 0;
+  const int64_t l2 = DescribeCpu(t.Attr("mcpu", "native")).l2_bytes;
+  return arith::Analyzer().Simplify(weights).AsInt(&elems) &&
+         elems * anchor.buffer->dtype.bytes() <= l2 / 2;
+}
+
 std::optional<int64_t> DefaultTileOrder(const tir::PrimFunc& f, const Target& t) {
   auto p = Program(f);
   if (!p) return std::nullopt;
@@ -335,13 +382,38 @@ std::optional<int64_t> DefaultTileOrder(const tir::PrimFunc& f, const Target& t)
   auto axes = ChooseTileAxes(anchor, *p);
   if (!axes || !IsConvLike(anchor, *axes) || schedule::DepthwiseTileAxes(anchor))
     return std::nullopt;
-  PrimExpr weights = anchor.extents[axes->row_axis];
-  for (const auto& e : anchor.reduce_extents) weights = weights * e;
-  int64_t elems = 0;
-  const int64_t l2 = DescribeCpu(t.Attr("mcpu", "native")).l2_bytes;
-  bool small = arith::Analyzer().Simplify(weights).AsInt(&elems) &&
-               elems * anchor.buffer->dtype.bytes() <= l2 / 2;
-  return small ? 1 : 0;
+  return SmallWeights(anchor, *axes, t) ? 1 : 0;
+}
+
+// cpu.multi-stage: a conv-like sum reduction into an intermediate that a later stage reads
+// elsewhere than at its own element (a transposed conv's phases, which the next stage
+// interleaves into the output with the epilogue) gets register tiles of its own (the default
+// tile, its columns read in place, no epilogue); every other stage as in Sequence. Without
+// such a stage this is Sequence.
+tir::Stmt TiledSequence(const schedule::StageProgram& p, const Target& t) {
+  std::vector<tir::Stmt> parts;
+  bool tiled = false;
+  for (size_t k = 0; k < p.stages.size(); ++k) {
+    const schedule::Stage& s = p.stages[k];
+    std::optional<schedule::TileAxes> axes;
+    if (k + 1 < p.stages.size() && s.is_reduction() && s.combiner == "sum" &&
+        !schedule::DepthwiseTileAxes(s))
+      axes = ChooseTileAxes(s, p);
+    if (!axes || !IsConvLike(s, *axes) || axes->fused_cols != 1 || !UnitStrideColumns(s, *axes)) {
+      parts.push_back(StageStmt(s));
+      continue;
+    }
+    const TuningParams d = DefaultTile(t);
+    const int64_t rows = TileSize(s.extents[axes->row_axis], d.at("tile_rows"));
+    const int64_t cols = TileSize(s.extents[axes->col_axis], d.at("tile_cols"));
+    parts.push_back(schedule::RegisterTiledNest(s, *axes, rows, cols, std::nullopt, false, 0,
+                                                SmallWeights(s, *axes, t)));
+    tiled = true;
+  }
+  if (!tiled) return Sequence(p);
+  tir::Stmt body = tir::Seq(parts);
+  for (size_t i = p.allocs.size(); i-- > 0;) body = tir::Allocate(p.allocs[i], body);
+  return body;
 }
 
 // A conv with a symbolic width picks its tiling at run time: row tiles from kFuseColsBelowWidth
@@ -511,8 +583,8 @@ std::vector<ScheduleRule> MakeRules() {
       return p == pattern;
     };
   };
-  auto stagewise = [](const tir::PrimFunc& f, const Target&) {
-    return WithBody(f, Sequence(*Program(f)));
+  auto stagewise = [](const tir::PrimFunc& f, const Target& t) {
+    return WithBody(f, TiledSequence(*Program(f), t));
   };
   rules.push_back({"cpu.reduction",
                    "one reduction: outer two axes fused and parallel, reduction loops outside the "

@@ -136,13 +136,25 @@ std::optional<TileAxes> FindTileAxes(const Stage& s) {
   bool col_read = false;
   for (const auto& u : la.uses) col_read = col_read || u[t.col_axis];
   if (!col_read) return std::nullopt;
-  for (size_t a = t.col_axis; a-- > 0;)
-    for (const auto& u : la.uses)
-      if (u[a] && !u[t.col_axis]) {
-        t.row_axis = a;
-        return t;
-      }
-  return std::nullopt;
+  // The innermost candidate, unless its extent is a constant below 4 and an outer one's is not
+  // (a transposed conv's phases T[n, m, r_h, r_w, h, w] read the weight w[c, m, r_h, r_w]:
+  // the output channel m, not the 2-wide phase r_w, makes tile rows).
+  std::optional<size_t> found;
+  for (size_t a = t.col_axis; a-- > 0;) {
+    bool candidate = false;
+    for (const auto& u : la.uses) candidate = candidate || (u[a] && !u[t.col_axis]);
+    if (!candidate) continue;
+    int64_t e = 0;
+    bool tiny = s.extents[a].AsInt(&e) && e < 4;
+    if (!found) found = a;
+    if (!tiny) {
+      found = a;
+      break;
+    }
+  }
+  if (!found) return std::nullopt;
+  t.row_axis = *found;
+  return t;
 }
 
 bool CanPackColumns(const Stage& s, const TileAxes& axes) {
