@@ -97,7 +97,7 @@ std::string LaunchTable::ToJSON() const {
     ks.push_back(std::move(jk));
   }
   j["kernels"] = ks;
-  return j.dump();
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 LaunchTable LaunchTable::FromJSON(const std::string& text, uint64_t device_section_size) {

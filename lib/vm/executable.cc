@@ -221,7 +221,10 @@ std::string Executable::ToJSON() const {
   for (const TensorSig& s : outputs) outs.push_back(SigToJson(s));
   j["inputs"] = ins;
   j["outputs"] = outs;
-  return j.dump();
+  // Strings that are not UTF-8 (messages quoting an ONNX value name made of arbitrary bytes;
+  // the importer checks only the graph's input and output names) are written with U+FFFD for
+  // each bad byte instead of failing the compile.
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 std::string Executable::ToText() const {

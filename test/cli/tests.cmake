@@ -152,6 +152,15 @@ relax_cli_error(compile_tfidf_index_past_limit 1
                 "TfIdfVectorizer 'Y': attribute 'ngram_indexes' holds 9223372036854775807"
                 ${RELAXC} compile ${PROJECT_SOURCE_DIR}/test/fuzz/onnx_regressions/tfidf_ngram_index_int64_max.onnx
                 -o ${W}/out_fe.so)
+# A value name of arbitrary bytes quoted in a run-time check's message (found by fuzz.compile:
+# the executable's JSON writer threw on the invalid UTF-8): the artifact is written, the bad
+# bytes replaced by U+FFFD in the message.
+add_test(NAME cli.compile_invalid_utf8_value_name
+         COMMAND ${RELAXC} compile
+                 ${PROJECT_SOURCE_DIR}/test/fuzz/onnx_regressions/nllloss_invalid_utf8_value_name.onnx
+                 -o ${W}/out_utf8.so)
+set_tests_properties(cli.compile_invalid_utf8_value_name PROPERTIES LABELS cli TIMEOUT 120
+                     FIXTURES_REQUIRED cli_bad_inputs)
 # --pass-option is checked before any work: an unknown key is a usage error (exit 2).
 relax_cli_error(compile_unknown_pass_option 2
                 "error: unknown pass option 'fold-constants.max-elemnts' \\(known: fold-constants.max-elements,"
