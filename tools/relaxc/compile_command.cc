@@ -1,8 +1,6 @@
 // `relaxc compile MODEL.onnx -o OUT.so [--target cpu] [--print-ir-after-all]
 // [--print-ir-after=PASS] [--time-passes] [--bound n=1..4096] [--stats]
 // [--disable-pass=PASS] [--pass-option KEY=VALUE]`.
-#include "compile_command.h"
-
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -15,6 +13,7 @@
 #include <set>
 
 #include "../cli_main.h"
+#include "commands.h"
 #include "model_input.h"
 #include "relax/codegen/build.h"
 #include "relax/frontend/onnx.h"
@@ -133,12 +132,9 @@ int RunCompile(const CompileOptions& o) {
     iopts.stats = &import_stats;
     std::map<std::string, int64_t> stats_at;
     for (const auto& spec : o.stats_at) {
-      auto eq = spec.find('=');
-      if (eq == std::string::npos || eq == 0)
-        throw Error("--stats-at expects NAME=VALUE[,NAME=VALUE...], got '" + spec + "'");
-      int64_t v = ParseInt(spec.substr(eq + 1), spec, "--stats-at");
-      if (v < 0) throw Error("--stats-at: '" + spec + "' is not a dim size (>= 0)");
-      stats_at[spec.substr(0, eq)] = v;
+      int64_t v = 0;
+      std::string name = ParseDimValue(spec, "--stats-at", INT64_MAX, &v);
+      stats_at[name] = v;
     }
     for (const auto& b : o.bounds) {
       std::string name;

@@ -2,10 +2,9 @@
 #include <CLI/CLI.hpp>
 
 #include "../cli_main.h"
-#include "compile_command.h"
+#include "commands.h"
 #include "relax/codegen/fatal_error.h"
 #include "run_command.h"
-#include "tune_command.h"
 
 int main(int argc, char** argv) {
   relax::codegen::InstallFatalErrorHandlers();

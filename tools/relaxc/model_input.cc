@@ -63,6 +63,18 @@ std::pair<int64_t, int64_t> ParseBound(const std::string& spec, std::string* nam
 }
 
 // `.rx` inputs are text IR (any stage dump or a hand-written module); everything else is ONNX.
+std::string ParseDimValue(const std::string& spec, const char* option, int64_t max,
+                          int64_t* value) {
+  auto eq = spec.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw Error(std::string(option) + " expects NAME=VALUE, got '" + spec + "'");
+  *value = ParseInt(spec.substr(eq + 1), spec, option);
+  if (*value < 0 || *value > max)
+    throw Error(std::string(option) + ": '" + spec + "' is not a dim size in [0, " +
+                std::to_string(max) + "]");
+  return spec.substr(0, eq);
+}
+
 bool IsTextIR(const std::string& path) { return std::filesystem::path(path).extension() == ".rx"; }
 
 IRModule LoadModel(const std::string& path, const frontend::OnnxImportOptions& opts) {

@@ -16,6 +16,10 @@ namespace relax::tools {
 /// Parses a whole decimal integer (no trailing characters); Error naming `option` and `spec`.
 int64_t ParseInt(const std::string& text, const std::string& spec, const char* option = "--bound");
 
+/// NAME=VALUE with VALUE a dim size in [0, max] (`option` names the flag in errors, e.g.
+/// "--stats-at", "--dim"); returns the name and stores the value in `*value`.
+std::string ParseDimValue(const std::string& spec, const char* option, int64_t max, int64_t* value);
+
 /// NAME=MAX or NAME=MIN..MAX with 0 <= MIN <= MAX (symbolic dims are sizes).
 std::pair<int64_t, int64_t> ParseBound(const std::string& spec, std::string* name);
 

@@ -10,8 +10,6 @@
 // (its real operands, caches warm as in deployment) and slow drift of the machine hits every
 // candidate alike. A kernel takes the candidate with the lowest median time when it beats the
 // default by at least kMinGain; otherwise its record keeps the default.
-#include "tune_command.h"
-
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -23,6 +21,7 @@
 #include <set>
 
 #include "../cli_main.h"
+#include "commands.h"
 #include "model_input.h"
 #include "relax/codegen/build.h"
 #include "relax/runtime/npy.h"
@@ -61,13 +60,9 @@ std::vector<runtime::Value> MakeInputs(const runtime::ArtifactRunner& runner,
   }
   std::map<std::string, int64_t> dims;
   for (const auto& spec : o.dims) {
-    size_t eq = spec.find('=');
-    if (eq == std::string::npos || eq == 0)
-      throw Error("bad --dim '" + spec + "': expected NAME=VALUE");
-    int64_t v = ParseInt(spec.substr(eq + 1), spec, "--dim");
-    if (v < 0 || v > (int64_t{1} << 24))
-      throw Error("--dim: '" + spec + "' is not a dim size in [0, 2^24]");
-    dims[spec.substr(0, eq)] = v;
+    int64_t v = 0;
+    std::string name = ParseDimValue(spec, "--dim", int64_t{1} << 24, &v);
+    dims[name] = v;
   }
   std::mt19937 rng(20261205);
   std::uniform_real_distribution<float> uni(-1.0f, 1.0f);
