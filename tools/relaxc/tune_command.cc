@@ -172,23 +172,21 @@ int RunTune(const TuneOptions& o) {
     // The inputs are checked before the other compiles: a missing --dim fails at once.
     cands[0].runner = std::make_unique<runtime::ArtifactRunner>(cands[0].path);
     std::vector<runtime::Value> inputs = MakeInputs(*cands[0].runner, o);
-    // Settings to measure: every candidate any kernel lists, in order of first appearance,
-    // except a kernel's own default (the first compile measures it).
+    // Settings to measure: every candidate any kernel lists other than as its default (the
+    // first compile measures each kernel's default), in order of first appearance. A setting
+    // that is one kernel's default and another's alternative (a conv's other tile order) is
+    // compiled too.
     std::vector<std::string> settings;
-    std::set<std::string> defaults;
     for (const auto& k : st.tunable) {
       cands[0].keys[k.name] = k.key;
-      defaults.insert(k.space.substr(0, k.space.find(';')));
-    }
-    for (const auto& k : st.tunable) {
-      size_t pos = 0;
-      while (pos <= k.space.size()) {
-        size_t semi = k.space.find(';', pos);
+      size_t pos = k.space.find(';');
+      while (pos != std::string::npos && pos < k.space.size()) {
+        size_t semi = k.space.find(';', pos + 1);
         std::string s =
-            k.space.substr(pos, semi == std::string::npos ? std::string::npos : semi - pos);
-        pos = semi == std::string::npos ? k.space.size() + 1 : semi + 1;
+            k.space.substr(pos + 1, semi == std::string::npos ? std::string::npos : semi - pos - 1);
+        pos = semi;
         bool wanted = only.empty() || only.count(s);
-        if (!s.empty() && wanted && !defaults.count(s) &&
+        if (!s.empty() && wanted &&
             std::find(settings.begin(), settings.end(), s) == settings.end())
           settings.push_back(s);
       }
@@ -239,7 +237,7 @@ int RunTune(const TuneOptions& o) {
       for (size_t i = 1; i < cands.size(); ++i) {
         const Candidate& c = cands[i];
         auto it = c.keys.find(k.name);
-        if (it == c.keys.end() || it->second != k.key || !c.ms.count(k.name) ||
+        if (c.setting == def || it == c.keys.end() || it->second != k.key || !c.ms.count(k.name) ||
             listed.find(";" + c.setting + ";") == std::string::npos)
           continue;
         double m = med(c);
