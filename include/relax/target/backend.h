@@ -38,8 +38,8 @@ namespace relax {
 /// setting while `relaxc tune` measures the candidates.
 using TuningParams = std::map<std::string, int64_t>;
 struct ScheduleRule {
-  using Match = std::function<bool(const tir::PrimFunc& f, const std::string& pattern,
-                                   const Target& t)>;
+  using Match =
+      std::function<bool(const tir::PrimFunc& f, const std::string& pattern, const Target& t)>;
   using Apply = std::function<tir::PrimFunc(const tir::PrimFunc& f, const Target& t)>;
   using Space = std::function<std::vector<TuningParams>(const tir::PrimFunc& f, const Target& t)>;
   ScheduleRule(std::string name, std::string description, Match match, Apply apply,
