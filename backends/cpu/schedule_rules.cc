@@ -363,6 +363,12 @@ bool ConstantColumnOperand(const tir::PrimFunc& f, const schedule::Stage& anchor
 // (cpu_desc.h), else 0 (each row tile's weights stay in cache while it sweeps the image, read
 // from memory once per row tile). MobileNetV2's and det's convs have small weights and large
 // images; ResNet-18's late 3x3 convs hold 2.4 MB of weights.
+// The stage a register-tiled program tiles: its last stage when that is the reduction, else the
+// reduction before its in-place epilogue.
+const schedule::Stage& TileAnchor(const schedule::StageProgram& p) {
+  return p.stages.back().is_reduction() ? p.stages.back() : p.stages[p.stages.size() - 2];
+}
+
 // True if the row operand of conv-like `anchor` (its weights: row extent x reduction) fits in
 // half the L2.
 bool SmallWeights(const schedule::Stage& anchor, const schedule::TileAxes& axes, const Target& t) {
@@ -377,8 +383,7 @@ bool SmallWeights(const schedule::Stage& anchor, const schedule::TileAxes& axes,
 std::optional<int64_t> DefaultTileOrder(const tir::PrimFunc& f, const Target& t) {
   auto p = Program(f);
   if (!p) return std::nullopt;
-  const schedule::Stage& anchor =
-      p->stages.back().is_reduction() ? p->stages.back() : p->stages[p->stages.size() - 2];
+  const schedule::Stage& anchor = TileAnchor(*p);
   auto axes = ChooseTileAxes(anchor, *p);
   if (!axes || !IsConvLike(anchor, *axes) || schedule::DepthwiseTileAxes(anchor))
     return std::nullopt;
@@ -423,8 +428,7 @@ tir::Stmt TiledSequence(const schedule::StageProgram& p, const Target& t) {
 
 tir::PrimFunc RegisterTiled(const tir::PrimFunc& f, Tile tile) {
   schedule::StageProgram p = *Program(f);
-  const schedule::Stage& anchor =
-      p.stages.back().is_reduction() ? p.stages.back() : p.stages[p.stages.size() - 2];
+  const schedule::Stage& anchor = TileAnchor(p);
   schedule::TileAxes axes = *ChooseTileAxes(anchor, p);
   const PrimExpr& width = anchor.extents[axes.col_axis];
   int64_t w = 0;
@@ -556,10 +560,7 @@ std::vector<ScheduleRule> MakeRules() {
        // (DepthwiseTileRows).
        [](const tir::PrimFunc& f, const Target& t) {
          auto p = Program(f);
-         const schedule::Stage& last = p->stages.back();
-         const schedule::Stage& anchor =
-             last.is_reduction() ? last : p->stages[p->stages.size() - 2];
-         if (schedule::DepthwiseTileAxes(anchor)) return std::vector<TuningParams>{};
+         if (schedule::DepthwiseTileAxes(TileAnchor(*p))) return std::vector<TuningParams>{};
          std::vector<TuningParams> space =
              RegisterTileCandidates(DescribeCpu(t.Attr("mcpu", "native")));
          std::optional<int64_t> order = DefaultTileOrder(f, t);
