@@ -30,6 +30,7 @@
 #include "relax/ir/tir_functor.h"
 #include "relax/schedule/depthwise.h"
 #include "relax/schedule/loop_nest.h"
+#include "relax/schedule/pad_interior.h"
 #include "relax/schedule/register_tile.h"
 #include "relax/schedule/stage.h"
 #include "relax/schedule/vector_reduce.h"
@@ -102,9 +103,11 @@ tir::PrimFunc WithBody(const tir::PrimFunc& f, tir::Stmt body) {
 constexpr int64_t kReduceLanes = 16;
 
 // One stage's statement: a reduction along the contiguous axis in vector lanes
-// (schedule/vector_reduce.h), everything else by StageNest.
+// (schedule/vector_reduce.h), a pad with its interior columns unguarded and vectorized
+// (schedule/pad_interior.h), everything else by StageNest.
 tir::Stmt StageStmt(const schedule::Stage& s) {
   if (schedule::UseVectorReduce(s, kReduceLanes)) return schedule::VectorReduce(s, kReduceLanes);
+  if (auto pad = schedule::PadInteriorNest(s)) return *pad;
   return StageNest(s).Build();
 }
 
@@ -523,15 +526,21 @@ tir::Stmt RegisterTiledBody(const tir::PrimFunc& f, const schedule::TileAxes& ax
   if (!fused)
     schedule::DeinterleaveStridedColumns(&p.stages, &p.allocs, &anchor, anchor.axes[axes.col_axis]);
   std::vector<tir::Stmt> parts;
-  for (const auto& s : p.stages) parts.push_back(StageNest(s).Build());
+  for (const auto& s : p.stages) parts.push_back(StageStmt(s));
   // Packing the column operand pays off when each panel is reused by several row tiles.
   int64_t row_ext = 0;
   bool reused = !anchor.extents[axes.row_axis].AsInt(&row_ext) || row_ext >= 4 * tile_rows;
   bool pack = fused || rows_when_few > 0 ||
               (schedule::CanPackColumns(anchor, axes) &&
                ((!one_row && reused) || ConstantColumnOperand(f, anchor, axes)));
+  // A depthwise conv pads each channel's plane inside its own parallel iteration.
+  std::optional<schedule::PlaneFill> plane;
+  if (!pack && schedule::DepthwiseTileAxes(anchor)) {
+    plane = schedule::PlanePad(&p.stages, &p.allocs, &anchor);
+    if (plane) parts.pop_back();  // the pad's own nest (the last prologue stage)
+  }
   parts.push_back(schedule::RegisterTiledNest(anchor, axes, rows, cols, epi, pack, rows_when_few,
-                                              tile.rows_inner && !fused));
+                                              tile.rows_inner && !fused, plane));
   tir::Stmt body = parts.size() == 1 ? parts[0] : tir::Seq(parts);
   for (size_t i = p.allocs.size(); i-- > 0;) body = tir::Allocate(p.allocs[i], body);
   return body;

@@ -166,7 +166,7 @@ struct Shard {
 };
 
 // TIR -> MLIR -> LLVM dialect -> LLVM IR of one shard.
-void TranslateShard(Shard* sh, bool dump_mlir, bool bounds_check) {
+void TranslateShard(Shard* sh, bool dump_mlir, bool bounds_check, int vector_bits) {
   mlir::MLIRContext ctx;
   ctx.disableMultithreading();
   codegen::LoadBridgeDialects(&ctx);
@@ -174,7 +174,8 @@ void TranslateShard(Shard* sh, bool dump_mlir, bool bounds_check) {
   mlir::registerLLVMDialectTranslation(ctx);
   mlir::OpBuilder b(&ctx);
   mlir::OwningOpRef<mlir::ModuleOp> module = mlir::ModuleOp::create(b.getUnknownLoc());
-  for (const tir::PrimFunc& f : sh->funcs) codegen::EmitPrimFunc(*module, f, bounds_check);
+  for (const tir::PrimFunc& f : sh->funcs)
+    codegen::EmitPrimFunc(*module, f, bounds_check, vector_bits);
   if (mlir::failed(mlir::verify(*module)))
     RELAX_THROW("internal error: the TIR -> MLIR bridge produced invalid MLIR");
   if (dump_mlir) {
@@ -286,9 +287,10 @@ std::string BuildHostLibrary(const IRModule& mod, const std::string& mcpu,
     for (size_t i = 0; i < sh.funcs.size() && i < 3; ++i) s += (i ? ", " : "") + sh.funcs[i]->name;
     return s + (sh.funcs.size() > 3 ? ", ...)" : ")");
   };
+  const int vector_bits = HostVectorBits(mcpu);
   ForEachShard(shards, [&](Shard* sh) {
     FatalErrorStage stage(shard_stage("codegen-mlir", *sh));
-    TranslateShard(sh, options.dump_mlir != nullptr, options.bounds_check);
+    TranslateShard(sh, options.dump_mlir != nullptr, options.bounds_check, vector_bits);
   });
   // Shard 0 defines the runtime table and __relax_init, checking for every slot any shard uses.
   uint32_t needed = 0;

@@ -8,6 +8,7 @@
 #include <mlir/IR/BuiltinOps.h>
 
 #include <map>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -22,7 +23,8 @@ namespace relax::codegen {
 /// `<f>_par<k>(ctx, begin, end) -> i32`, and the exported packed entry `<f>`.
 class Emitter : public tir::StmtFunctor<void>, public tir::ExprFunctor<mlir::Value> {
  public:
-  Emitter(mlir::ModuleOp module, const tir::PrimFunc& f, bool bounds_check = false);
+  Emitter(mlir::ModuleOp module, const tir::PrimFunc& f, bool bounds_check = false,
+          int vector_bits = 0);
   void Run();
   /// Device kernel mode (gpu_kernel_to_mlir.cc): emits `f` (a device kernel of the host/device
   /// split) as `gpu.module @<f> { gpu.func @<f>(...) kernel }` for `flavor`.
@@ -115,10 +117,18 @@ class Emitter : public tir::StmtFunctor<void>, public tir::ExprFunctor<mlir::Val
   PrimExpr LaneExpand(const PrimExpr& e) const;  // varying lets substituted
   int LaneStep(const PrimExpr& index) const;     // 0 uniform, 1 contiguous, -1 other
   bool LaneExprSupported(const PrimExpr& e) const;
-  bool LaneStmtSupported(const tir::Stmt& s);   // records the varying lets
-  mlir::Value Broadcast(mlir::Value v);         // a scalar splat to the lane count
-  mlir::Value LaneExpr(const PrimExpr& e);      // scalar when uniform, else a vector
+  bool LaneStmtSupported(const tir::Stmt& s);  // records the varying lets
+  mlir::Value Broadcast(mlir::Value v);        // a scalar splat to the lane count
+  mlir::Value LaneExpr(const PrimExpr& e);     // scalar when uniform, else a vector
+  /// `acc + x * y` (float) as one vector.fma; null for any other expression.
+  mlir::Value LaneMultiplyAdd(const tir::BinaryOpNode* add);
   mlir::Value LaneBase(const PrimExpr& index);  // the index at the loop's first lane
+  /// The lane count memory accesses of an `n`-lane loop over `elem_bits` elements use: n, or
+  /// the next width that avoids sub-128-bit pieces (masked) when the target has wide vectors.
+  int64_t MaskedLaneWidth(int64_t n, int elem_bits) const;
+  mlir::Value LaneLoad(const tir::BufferLoadNode* ld, mlir::Type elem);
+  void LaneStore(const tir::BufferStoreNode* st, mlir::Value v);
+  mlir::Value LaneMask(int64_t width);
   void LaneStmt(const tir::Stmt& s);
 
   // ---- GPU (gpu_kernel_to_mlir.cc: device side; launch_to_mlir.cc: host side) ----
@@ -187,8 +197,12 @@ class Emitter : public tir::StmtFunctor<void>, public tir::ExprFunctor<mlir::Val
   int num_outlined_ = 0;
   int num_strings_ = 0;
   bool parallel_ = true;
-  GpuFlavor device_ = GpuFlavor::kNone;  // kNone: host code
-  bool bounds_check_ = false;            // relaxc compile --bounds-check
+  GpuFlavor device_ = GpuFlavor::kNone;       // kNone: host code
+  bool bounds_check_ = false;                 // relaxc compile --bounds-check
+  int vector_bits_ = 0;                       // the target's vector width (0: unknown)
+  std::set<const BufferNode*> stack_locals_;  // "local" buffers emitted as allocas
+  int64_t lane_memory_width_ = 0;             // lanes of the masked memory accesses (0: unmasked)
+  mlir::Value lane_mask_;  // [true] * lane_count_ + [false] * (width - lane_count_)
   // By function and element type (its opaque pointer).
   std::map<std::pair<mlir::Operation*, const void*>, mlir::Value> scratch_;
 };

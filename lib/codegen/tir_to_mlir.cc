@@ -52,12 +52,13 @@ constexpr int64_t kMaxLocalBytes = 4096;
 
 }  // namespace
 
-Emitter::Emitter(mlir::ModuleOp module, const tir::PrimFunc& f, bool bounds_check)
+Emitter::Emitter(mlir::ModuleOp module, const tir::PrimFunc& f, bool bounds_check, int vector_bits)
     : module_(module),
       f_(f),
       b_(module.getContext()),
       loc_(b_.getUnknownLoc()),
-      bounds_check_(bounds_check) {}
+      bounds_check_(bounds_check),
+      vector_bits_(vector_bits) {}
 
 void Emitter::Run() {
   // Symbolic dims bound from the buffers' N-D shapes, then scalar params.
@@ -591,7 +592,9 @@ bool Emitter::EmitLocalAlloc(const tir::AllocateNode* op) {
   }
   Value size = mlir::arith::ConstantIntOp::create(b_, loc_, count, 64);
   bufs_[op->buffer.get()] = MemRefFromPointer(p, size, op->buffer);
+  stack_locals_.insert(op->buffer.get());
   VisitStmt(op->body);
+  stack_locals_.erase(op->buffer.get());
   return true;
 }
 
@@ -649,10 +652,11 @@ Value Emitter::Buf(const Buffer& b) {
   return it->second;
 }
 
-void EmitPrimFunc(mlir::ModuleOp module, const tir::PrimFunc& f, bool bounds_check) {
+void EmitPrimFunc(mlir::ModuleOp module, const tir::PrimFunc& f, bool bounds_check,
+                  int vector_bits) {
   if (f->attrs.count("device_kernel"))
     RELAX_THROW("internal error: device kernel '" << f->name << "' reached the host codegen");
-  Emitter(module, f, bounds_check).Run();
+  Emitter(module, f, bounds_check, vector_bits).Run();
 }
 
 }  // namespace relax::codegen

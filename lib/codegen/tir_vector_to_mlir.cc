@@ -125,6 +125,7 @@ Value Emitter::LaneExpr(const PrimExpr& e) {
     return lane_values_.at(e.get());
   }
   if (const auto* b = e.as<tir::BinaryOpNode>()) {
+    if (Value fma = LaneMultiplyAdd(b)) return fma;
     Value x = Broadcast(LaneExpr(b->a)), y = Broadcast(LaneExpr(b->b));
     return EmitBinary(b->kind, b->a.dtype(), x, y);
   }
@@ -137,9 +138,89 @@ Value Emitter::LaneExpr(const PrimExpr& e) {
     return CastTo(Broadcast(LaneExpr(c->value)), c->value.dtype(), e.dtype());
   const auto* ld = e.as<tir::BufferLoadNode>();
   if (LaneStep(ld->indices[0]) == 0) return VisitExpr(LaneExpand(e));
-  auto vt = mlir::VectorType::get({lane_count_}, ScalarType(e.dtype()));
-  return mlir::vector::LoadOp::create(b_, loc_, vt, Buf(ld->buffer),
-                                      mlir::ValueRange{LaneBase(ld->indices[0])});
+  return LaneLoad(ld, ScalarType(e.dtype()));
+}
+
+// A lane count whose vector splits into pieces below 128 bits (14 f32 lanes: 8 + 4 + 2, each
+// a separate load or store, 3-4 instructions per access) widens to the next power of two of
+// its remainder over whole registers, at least 128 bits (14 -> 16, 7 -> 8, 28 -> 32 on
+// AVX-512): one masked access instead. Only with AVX2 or wider, where masked accesses are
+// single instructions that do not fault on masked-off lanes.
+int64_t Emitter::MaskedLaneWidth(int64_t n, int elem_bits) const {
+  if (vector_bits_ < 256 || elem_bits < 8 || elem_bits > 64) return n;
+  const int64_t unit = vector_bits_ / elem_bits, min_piece = 128 / elem_bits;
+  const int64_t rem = n % unit;
+  if (rem == 0) return n;
+  int64_t piece = min_piece;
+  while (piece < rem) piece *= 2;
+  if (piece == rem) return n;  // whole 128/256-bit pieces already
+  return n - rem + piece;
+}
+
+// The lanes of a contiguous load; a non-stack buffer with an awkward lane count is read by one
+// masked load of the wider width (masked-off lanes are not read), then narrowed (the
+// narrowing folds away: LLVM widens the lane count to the same register).
+Value Emitter::LaneLoad(const tir::BufferLoadNode* ld, mlir::Type elem) {
+  Value base = LaneBase(ld->indices[0]);
+  const int64_t width = stack_locals_.count(ld->buffer.get())
+                            ? lane_count_
+                            : MaskedLaneWidth(lane_count_, ld->buffer->dtype.bits);
+  auto vt = mlir::VectorType::get({lane_count_}, elem);
+  if (width == lane_count_)
+    return mlir::vector::LoadOp::create(b_, loc_, vt, Buf(ld->buffer), mlir::ValueRange{base});
+  auto wt = mlir::VectorType::get({width}, elem);
+  Value pass = mlir::arith::ConstantOp::create(b_, loc_, wt,
+                                               mlir::cast<mlir::TypedAttr>(b_.getZeroAttr(wt)));
+  Value wide = mlir::vector::MaskedLoadOp::create(b_, loc_, wt, Buf(ld->buffer),
+                                                  mlir::ValueRange{base}, LaneMask(width), pass);
+  return mlir::vector::ExtractStridedSliceOp::create(b_, loc_, wide, llvm::ArrayRef<int64_t>{0},
+                                                     llvm::ArrayRef<int64_t>{lane_count_},
+                                                     llvm::ArrayRef<int64_t>{1});
+}
+
+void Emitter::LaneStore(const tir::BufferStoreNode* st, Value v) {
+  Value base = LaneBase(st->indices[0]);
+  const int64_t width = stack_locals_.count(st->buffer.get())
+                            ? lane_count_
+                            : MaskedLaneWidth(lane_count_, st->buffer->dtype.bits);
+  if (width == lane_count_) {
+    mlir::vector::StoreOp::create(b_, loc_, v, Buf(st->buffer), mlir::ValueRange{base});
+    return;
+  }
+  auto wt =
+      mlir::VectorType::get({width}, mlir::cast<mlir::VectorType>(v.getType()).getElementType());
+  Value zero = mlir::arith::ConstantOp::create(b_, loc_, wt,
+                                               mlir::cast<mlir::TypedAttr>(b_.getZeroAttr(wt)));
+  Value wide = mlir::vector::InsertStridedSliceOp::create(
+      b_, loc_, v, zero, llvm::ArrayRef<int64_t>{0}, llvm::ArrayRef<int64_t>{1});
+  mlir::vector::MaskedStoreOp::create(b_, loc_, Buf(st->buffer), mlir::ValueRange{base},
+                                      LaneMask(width), wide);
+}
+
+// [true] * lane_count_ + [false] * (width - lane_count_).
+Value Emitter::LaneMask(int64_t width) {
+  auto mt = mlir::VectorType::get({width}, b_.getI1Type());
+  llvm::SmallVector<bool> bits(width, false);
+  for (int64_t i = 0; i < lane_count_; ++i) bits[i] = true;
+  return mlir::arith::ConstantOp::create(
+      b_, loc_, mt, mlir::DenseElementsAttr::get(mt, llvm::ArrayRef<bool>(bits)));
+}
+
+// A float `acc + x * y` (either operand order) in a vectorized loop is one fused multiply-add
+// (one rounding instead of two): the register tiles' accumulations. Separate multiplies and
+// adds issue twice the instructions, which halves the tile's peak where both share the FMA
+// ports (Intel cores); LLVM does not contract them by itself without fast-math flags.
+Value Emitter::LaneMultiplyAdd(const tir::BinaryOpNode* add) {
+  if (add->kind != PrimKind::kAdd || !add->a.dtype().is_float()) return {};
+  const auto* mul = add->b.as<tir::BinaryOpNode>();
+  PrimExpr acc = add->a;
+  if (!mul || mul->kind != PrimKind::kMul) {
+    mul = add->a.as<tir::BinaryOpNode>();
+    acc = add->b;
+    if (!mul || mul->kind != PrimKind::kMul) return {};
+  }
+  Value x = Broadcast(LaneExpr(mul->a)), y = Broadcast(LaneExpr(mul->b));
+  return mlir::vector::FMAOp::create(b_, loc_, x, y, Broadcast(LaneExpr(acc)));
 }
 
 Value Emitter::LaneBase(const PrimExpr& index) {
@@ -157,9 +238,7 @@ void Emitter::LaneStmt(const tir::Stmt& s) {
     LaneStmt(let->body);
   } else {
     const auto* st = tir::As<tir::BufferStoreNode>(s);
-    Value v = Broadcast(LaneExpr(st->value));
-    mlir::vector::StoreOp::create(b_, loc_, v, Buf(st->buffer),
-                                  mlir::ValueRange{LaneBase(st->indices[0])});
+    LaneStore(st, Broadcast(LaneExpr(st->value)));
   }
 }
 

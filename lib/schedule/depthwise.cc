@@ -7,6 +7,8 @@
 
 #include "relax/arith/analyzer.h"
 #include "relax/ir/tir_functor.h"
+#include "relax/schedule/loop_nest.h"
+#include "relax/schedule/pad_interior.h"
 
 namespace relax::schedule {
 
@@ -144,14 +146,90 @@ int DeinterleaveStridedColumns(std::vector<Stage>* prologue, std::vector<Buffer>
     q.axes.push_back(m);
     q.extents.back() = s;
     q.extents.push_back(shape.back());
-    q.value =
-        Substitute(p.value, {{p.axes.back(), Min(m * s + ph, an.Simplify(wp - PrimExpr(1)))}});
+    // A pad reads its columns only through clamps under guards: past its width it yields
+    // its padding value, so the position needs no clamp (and stays affine for
+    // pad_interior.h).
+    PrimExpr pos = m * s + ph;
+    if (!ColumnReadsClamped(p.value, p.axes.back())) pos = Min(pos, an.Simplify(wp - PrimExpr(1)));
+    q.value = Substitute(p.value, {{p.axes.back(), pos}});
     anchor->value = PhaseReader(p.buffer, phased, col, stride, &an).VisitExpr(anchor->value);
     *alloc = phased;
     p = std::move(q);
     ++split;
   }
   return split;
+}
+
+namespace {
+
+// The anchor's loads of `from` as loads of `to` at their indices from the third on.
+class PlaneReader : public tir::ExprMutator {
+ public:
+  PlaneReader(const Buffer& from, const Buffer& to) : from_(from), to_(to) {}
+
+ protected:
+  PrimExpr VisitExpr_(const tir::BufferLoadNode* op, const PrimExpr& e) override {
+    if (op->buffer != from_) return tir::ExprMutator::VisitExpr_(op, e);
+    std::vector<PrimExpr> idx;
+    for (size_t i = 2; i < op->indices.size(); ++i) idx.push_back(VisitExpr(op->indices[i]));
+    return Load(to_, idx);
+  }
+
+ private:
+  const Buffer& from_;
+  const Buffer& to_;
+};
+
+}  // namespace
+
+std::optional<PlaneFill> PlanePad(std::vector<Stage>* prologue, std::vector<Buffer>* allocs,
+                                  Stage* anchor) {
+  if (prologue->empty() || anchor->axes.size() < 2) return std::nullopt;
+  const Stage& p = prologue->back();
+  if (p.is_reduction() || p.axes.size() < 3) return std::nullopt;
+  auto alloc = std::find(allocs->begin(), allocs->end(), p.buffer);
+  if (alloc == allocs->end()) return std::nullopt;
+  for (size_t j = 0; j + 1 < prologue->size(); ++j)
+    if (ReadsBuffer((*prologue)[j].value, p.buffer)) return std::nullopt;
+  // Every load of P in the anchor at (its image, its channel).
+  std::vector<std::pair<PrimExpr, PrimExpr>> unit_reduce;
+  for (size_t r = 0; r < anchor->reduce_axes.size(); ++r) {
+    int64_t e = 0;
+    if (anchor->reduce_extents[r].AsInt(&e) && e == 1)
+      unit_reduce.push_back({anchor->reduce_axes[r], IntImm(0)});
+  }
+  arith::Analyzer an;
+  Loads ls;
+  ls.VisitExpr(anchor->value);
+  int reads = 0;
+  for (const auto& l : ls.loads) {
+    const auto* ld = l.as<tir::BufferLoadNode>();
+    if (ld->buffer != p.buffer) continue;
+    if (ld->indices.size() < 3) return std::nullopt;
+    ++reads;
+    for (size_t i = 0; i < 2; ++i) {
+      PrimExpr at = an.Simplify(Substitute(ld->indices[i], unit_reduce));
+      if (!ExprDeepEqual(at, anchor->axes[i])) return std::nullopt;
+    }
+  }
+  if (reads == 0) return std::nullopt;
+  std::vector<PrimExpr> shape(p.buffer->shape.begin() + 2, p.buffer->shape.end());
+  Buffer plane = MakeBuffer(p.buffer->name + "_plane", p.buffer->dtype, shape, "global");
+  Stage q;
+  q.buffer = plane;
+  q.axes.assign(p.axes.begin() + 2, p.axes.end());
+  q.extents.assign(p.extents.begin() + 2, p.extents.end());
+  q.value = Substitute(p.value, {{p.axes[0], anchor->axes[0]}, {p.axes[1], anchor->axes[1]}});
+  std::optional<tir::Stmt> fill = PadInteriorNest(q, /*parallel=*/false);
+  if (!fill) fill = LoopNest(q).Build();
+  anchor->value = PlaneReader(p.buffer, plane).VisitExpr(anchor->value);
+  allocs->erase(alloc);
+  prologue->pop_back();
+  PlaneFill out;
+  out.outer = 2;
+  out.buffer = plane;
+  out.fill = *fill;
+  return out;
 }
 
 }  // namespace relax::schedule

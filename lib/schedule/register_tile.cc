@@ -185,7 +185,8 @@ bool CanFuseColumns(const Stage& s, const TileAxes& axes) {
 
 tir::Stmt RegisterTiledNest(const Stage& s, const TileAxes& axes, int64_t rows, int64_t cols,
                             const std::optional<Stage>& epilogue, bool pack_cols,
-                            int64_t rows_when_few, bool rows_inner) {
+                            int64_t rows_when_few, bool rows_inner,
+                            const std::optional<PlaneFill>& plane) {
   const size_t first_col = axes.col_axis + 1 - axes.fused_cols;
   if (rows <= 0 || cols <= 0 || rows_when_few < 0 || !s.is_reduction() || s.combiner != "sum" ||
       axes.col_axis != s.axes.size() - 1 || axes.fused_cols < 1 || axes.fused_cols > 2 ||
@@ -322,6 +323,12 @@ tir::Stmt RegisterTiledNest(const Stage& s, const TileAxes& axes, int64_t rows, 
     }
     if (rows_inner) par.push_back(row_tiles);
     par.push_back({col_o, col_tiles});
+    if (plane && plane->outer < par.size()) {
+      for (size_t k = par.size(); k-- > plane->outer;)
+        body = tir::For(par[k].first, IntImm(0), par[k].second, tir::ForKind::kSerial, body);
+      body = tir::Allocate(plane->buffer, tir::Seq({plane->fill, body}));
+      par.resize(plane->outer);
+    }
     return ParallelNest(par, body, &an);
   };
   tir::Stmt nest = tiled_nest(rows);

@@ -163,7 +163,10 @@ int main(int argc, char** argv) {
         std::ostringstream dump;
         relax::CodegenOptions copts;
         (emit == "mlir" ? copts.dump_mlir : copts.dump_llvm) = &dump;
-        relax::BuildSharedObject(mod, relax::Target::Parse("cpu"), copts);
+        // The host code of the --target (its -mcpu decides the vector width).
+        relax::Target host = relax::Target::Parse(target);
+        if (host.kind != "cpu") host = relax::Target::Parse("cpu");
+        relax::BuildSharedObject(mod, host, copts);
         std::cout << dump.str();
       }
     } catch (const relax::Error& e) {

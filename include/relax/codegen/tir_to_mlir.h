@@ -24,7 +24,11 @@ void LoadBridgeDialects(mlir::MLIRContext* ctx);
 /// unpacks DLTensor* arguments, binds symbolic dims and calls the impl.
 /// Throws relax::Error naming the PrimFunc on unsupported TIR. `bounds_check`: every load and
 /// store checks its index against the buffer's extent (relaxc compile --bounds-check).
-void EmitPrimFunc(mlir::ModuleOp module, const tir::PrimFunc& f, bool bounds_check = false);
+/// `vector_bits`: the target's vector register width (HostVectorBits; 0: unknown); from 256
+/// on, a vectorized loop whose lane count would split into sub-128-bit pieces reads and
+/// writes memory with masked loads and stores of the next legal width instead.
+void EmitPrimFunc(mlir::ModuleOp module, const tir::PrimFunc& f, bool bounds_check = false,
+                  int vector_bits = 0);
 
 /// Which GPU lowering a device kernel's MLIR is for (argument conventions: see EmitGpuKernel).
 enum class GpuFlavor { kNone, kSpirv, kNvvm };

@@ -36,6 +36,18 @@ std::optional<TileAxes> DepthwiseTileAxes(const Stage& s);
 int DeinterleaveStridedColumns(std::vector<Stage>* prologue, std::vector<Buffer>* allocs,
                                Stage* anchor, const Var& col);
 
+/// The padded plane of one channel, per tile program instead of for the whole tensor: when
+/// the last prologue stage P (a pad, allocated, read by no other prologue stage) is read by
+/// `anchor` (a depthwise conv) only at P[n, c, ...] of the anchor's own image n and channel c
+/// (its axes 0 and 1; reduction axes of extent 1 count as 0), P becomes a workspace buffer
+/// `<P>_plane[...]` of P's other dims, filled for (n, c) inside the anchor's parallel
+/// iteration (pad_interior.h, serial), and the anchor reads the plane. P leaves `prologue` and
+/// `allocs`. A plane of MobileNetV2's 112 x 112 stride-2 conv is 52 KiB: written and read in
+/// L2, where the whole padded tensor (5 MiB) went through memory. nullopt (nothing changed)
+/// when no such stage exists.
+std::optional<PlaneFill> PlanePad(std::vector<Stage>* prologue, std::vector<Buffer>* allocs,
+                                  Stage* anchor);
+
 }  // namespace relax::schedule
 
 #endif  // RELAX_SCHEDULE_DEPTHWISE_H_

@@ -61,9 +61,20 @@ std::optional<TileAxes> FindTileAxes(const Stage& s);
 /// stay in cache while every row tile reads them; the weights are read once per image row
 /// instead). Default: the row tiles outermost after the axes before the row axis (one row
 /// tile's weights stay in cache while it sweeps the image).
+///
+/// `plane`: only the first `plane->outer` loops of the parallel nest stay parallel (a
+/// depthwise conv's image and channel); inside each of their iterations `plane->buffer` is
+/// allocated, `plane->fill` runs (the channel's padded plane, depthwise.h PlanePad), then the
+/// remaining tile loops, serial. The plane is read while it is still in cache.
+struct PlaneFill {
+  size_t outer = 2;
+  Buffer buffer;
+  tir::Stmt fill;
+};
 tir::Stmt RegisterTiledNest(const Stage& s, const TileAxes& axes, int64_t rows, int64_t cols,
                             const std::optional<Stage>& epilogue, bool pack_cols = false,
-                            int64_t rows_when_few = 0, bool rows_inner = false);
+                            int64_t rows_when_few = 0, bool rows_inner = false,
+                            const std::optional<PlaneFill>& plane = std::nullopt);
 
 /// The buffer of the column operand RegisterTiledNest would pack (see CanPackColumns), or null.
 Buffer ColumnOperandBuffer(const Stage& s, const TileAxes& axes);
