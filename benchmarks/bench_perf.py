@@ -95,6 +95,28 @@ def make_rows(args):
 # Workers (fresh subprocesses)
 # ------------------------------------------------------------------------------------------------
 
+def openblas_kernel():
+    """The core name OpenBLAS chose for this CPU (e.g. "Cooperlake", "SkylakeX", "Zen"), read from the
+    OpenBLAS library numpy loaded; "unknown" when it cannot be found."""
+    import ctypes
+    paths = set()
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            if "openblas" in line.lower() and line.split()[-1].startswith("/"):
+                paths.add(line.split()[-1])
+    for path in sorted(paths):
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError:
+            continue
+        for sym in ("openblas_get_corename", "openblas_get_corename64_"):
+            fn = getattr(lib, sym, None)
+            if fn is not None:
+                fn.restype = ctypes.c_char_p
+                return fn().decode()
+    return "unknown"
+
+
 def worker_main(args):
     """Times one peer engine on one row; prints one JSON line."""
     spec = json.loads(args.spec)
@@ -110,7 +132,10 @@ def worker_main(args):
     if spec.get("output"):
         np.save(spec["output"], out)
     times = time_calls(fn, spec["warmup"] - 1, spec["runs"], spec["min_seconds"], spec["max_seconds"])
-    print(json.dumps({"median_ms": statistics.median(times), "n": len(times), "init_s": init_s}))
+    res = {"median_ms": statistics.median(times), "n": len(times), "init_s": init_s}
+    if args.worker == "numpy":
+        res["blas_kernel"] = openblas_kernel()
+    print(json.dumps(res))
     print(RSS_MARK + str(peak_rss_kb()))
     return 0
 
@@ -234,6 +259,7 @@ class Perf:
         self.round_loads = []
         self.built = {}      # compile-cache metadata path -> metadata, for artifacts built in this run
         self.matmul = None
+        self.blas_kernel = None
         self.versions = {}
         self.relaxc_sha = file_sha(args.relaxc)
 
@@ -448,6 +474,8 @@ class Perf:
         if rc != 0:
             raise RuntimeError(fail_reason(rc if rc is not None else 1, text))
         res = json.loads([l for l in text.strip().splitlines() if l.startswith("{")][-1])
+        if res.get("blas_kernel"):
+            self.blas_kernel = res["blas_kernel"]
         if outp:
             self.outputs[(key, threads, engine)] = outp
         return res["median_ms"], rss, res["init_s"]
@@ -656,8 +684,8 @@ class Perf:
                          f"rows **{gm:.2f}**; max row ratio {mx:.2f} ({lab})")
         mm = [(t, self.ratio("matmul", t, "relaxc", "numpy")) for t in THREADS]
         if self.matmul and any(r for _, r in mm):
-            L.append("- matmul 1024^3 fp32, relaxc / numpy (OpenBLAS) time: "
-                     + ", ".join(f"{r:.2f} at {t} thread{'s' if t > 1 else ''}" for t, r in mm if r))
+            L.append(f"- matmul 1024^3 fp32, relaxc / numpy (OpenBLAS, kernel {self.blas_kernel or 'not reported'}) "
+                     "time: " + ", ".join(f"{r:.2f} at {t} thread{'s' if t > 1 else ''}" for t, r in mm if r))
         L.append("")
         L.append("### Latency")
         L.append("")
@@ -731,7 +759,8 @@ class Perf:
             L.append("")
             L.append("One-node ONNX MatMul, both operands graph inputs (nothing packed at compile time), built by "
                      "`benchmarks/bench_matmul.py`'s `build_model`; numpy times `a @ b` in a fresh worker with "
-                     "`OPENBLAS_NUM_THREADS` = threads.")
+                     "`OPENBLAS_NUM_THREADS` = threads; OpenBLAS's kernel for this CPU (`openblas_get_corename`): "
+                     f"{self.blas_kernel or 'not reported'}.")
             L.append("")
             L.append("| threads | relaxc ms | numpy ms | relaxc GFLOP/s | numpy GFLOP/s | relaxc / numpy time |")
             L.append("|---:|---:|---:|---:|---:|---:|")

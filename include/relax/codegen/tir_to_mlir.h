@@ -25,8 +25,9 @@ void LoadBridgeDialects(mlir::MLIRContext* ctx);
 /// Throws relax::Error naming the PrimFunc on unsupported TIR. `bounds_check`: every load and
 /// store checks its index against the buffer's extent (relaxc compile --bounds-check).
 /// `vector_bits`: the target's vector register width (HostVectorBits; 0: unknown); from 256
-/// on, a vectorized loop whose lane count would split into sub-128-bit pieces reads and
-/// writes memory with masked loads and stores of the next legal width instead.
+/// on (AVX2, which implies FMA), `acc + x * y` in a vectorized loop is one vector FMA, and a
+/// vectorized loop whose lane count would split into sub-128-bit pieces reads and writes
+/// memory with masked loads and stores of the next legal width instead.
 void EmitPrimFunc(mlir::ModuleOp module, const tir::PrimFunc& f, bool bounds_check = false,
                   int vector_bits = 0);
 
