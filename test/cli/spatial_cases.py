@@ -136,6 +136,47 @@ def case_symbolic(r):
         {"x": rand(1, 1, 2, 2), "s": np.array([1, 1, 2, 2], np.int64)}])
 
 
+def case_pads(r):
+    """Pads that the CPU schedule splits into guarded borders and an unguarded, vectorized
+    interior (schedule/pad_interior.h), per channel plane for depthwise convs
+    (schedule/depthwise.h PlanePad), phase-split for stride 2: symbolic and static widths from
+    1 (no interior) to 33, odd and even, asymmetric pads, against onnx.reference."""
+    widths = [1, 2, 3, 5, 14, 17, 33]
+    for stride, pads in [(1, [1, 1, 1, 1]), (2, [1, 1, 1, 1]), (2, [0, 2, 1, 0]), (1, [2, 0, 0, 3])]:
+        tag = f"s{stride}_p{''.join(map(str, pads))}"
+        dw = model([helper.make_node("Conv", ["x", "w"], ["c"], group=8, kernel_shape=[3, 3],
+                                     strides=[stride, stride], pads=pads),
+                    helper.make_node("Clip", ["c", "lo", "hi"], ["y"])],
+                   [vi("x", F, ["n", 8, "h", "w"]), vi("w", F, [8, 1, 3, 3]), vi("lo", F, []),
+                    vi("hi", F, [])], [vi("y", F, [None] * 4)], opset=13)
+        lo, hi = np.array(-0.5, np.float32), np.array(0.75, np.float32)
+        feeds = [{"x": rand(1 + (k % 2), 8, 4 + k, wd), "w": rand(8, 1, 3, 3), "lo": lo, "hi": hi}
+                 for k, wd in enumerate(widths)]
+        check(r, dw, f"depthwise_{tag}", feeds)
+        dense = one(helper.make_node("Conv", ["x", "w"], ["y"], kernel_shape=[3, 3],
+                                     strides=[stride, stride], pads=pads),
+                    [vi("x", F, ["n", 3, "h", "w"]), vi("w", F, [4, 3, 3, 3])], 13)
+        check(r, dense, f"conv_{tag}",
+              [{"x": rand(1, 3, 5, wd), "w": rand(4, 3, 3, 3)} for wd in widths])
+        if pads != [1, 1, 1, 1]:
+            continue  # a max pool window wholly in the padding has no value (onnx.reference)
+        mp = one(helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[3, 3],
+                                  strides=[stride, stride], pads=pads),
+                 [vi("x", F, ["n", "c", "h", "w"])], 13)
+        check(r, mp, f"maxpool_{tag}", [{"x": rand(1, 2, 6, wd)} for wd in widths])
+    # Static narrow planes (MobileNet's 7- and 14-wide ones): masked 7 -> 8 and 14 -> 16 lanes.
+    for wd in (7, 14):
+        m = one(helper.make_node("Conv", ["x", "w"], ["y"], group=16, kernel_shape=[3, 3],
+                                 pads=[1, 1, 1, 1]),
+                [vi("x", F, [1, 16, wd, wd]), vi("w", F, [16, 1, 3, 3])], 13)
+        check(r, m, f"depthwise_static_{wd}", [{"x": rand(1, 16, wd, wd), "w": rand(16, 1, 3, 3)}])
+    m = one(helper.make_node("Pad", ["x", "p"], ["y"], mode="constant"),
+            [vi("x", F, ["n", "c", "h", "w"]), vi("p", I64, [8])], 13)
+    check(r, m, "pad_constant", [
+        {"x": rand(1, 2, 3, wd), "p": np.array([0, 0, 1, 3, 0, 1, 2, 0], np.int64)}
+        for wd in (1, 4, 19)])
+
+
 def case_runtime_checks(r):
     """Col2Im operands that disagree with the input's shape are run-time errors."""
     m = one(helper.make_node("Col2Im", ["x", "img", "blk"], ["y"], name="c2i"),
@@ -187,7 +228,7 @@ def case_errors(r):
                           vi("o", F, [1, 24, 2, 2, 2])], 19, 5), "dc_3d", "DeformConv 'dc'")
 
 
-CASES = {f.__name__[5:]: f for f in (case_symbolic, case_runtime_checks, case_errors)}
+CASES = {f.__name__[5:]: f for f in (case_symbolic, case_pads, case_runtime_checks, case_errors)}
 
 
 def main():

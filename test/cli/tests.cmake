@@ -292,8 +292,9 @@ endforeach()
 
 # Sampling, linear-algebra and rearranging ops (GridSample, AffineGrid, RoiAlign, DeformConv,
 # Einsum, Det, Col2Im, CenterCropPad, ReverseSequence, MaxUnpool): symbolic dims and run-time
-# shape operands checked against onnx.reference, run-time shape checks, import errors.
-foreach(case symbolic runtime_checks errors)
+# shape operands checked against onnx.reference, run-time shape checks, import errors; pads
+# (depthwise/dense convs, pools, Pad) at widths with and without an unguarded interior.
+foreach(case symbolic pads runtime_checks errors)
   add_test(NAME cli.spatial.${case}
            COMMAND bash ${RELAX_VENV_PYTHON} ${RELAX_CLI_TEST_DIR}/spatial_cases.py ${case}
                    --relaxc $<TARGET_FILE:relaxc> --work ${RELAX_CLI_WORK}/spatial)
