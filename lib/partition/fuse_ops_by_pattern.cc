@@ -7,6 +7,7 @@
 #include <set>
 
 #include "relax/ir/expr_functor.h"
+#include "relax/partition/choice.h"
 #include "relax/partition/pattern.h"
 #include "relax/partition/plugin.h"
 #include "relax/partition/report.h"
@@ -46,8 +47,9 @@ bool IsPartitionFunction(const FunctionNode* f) {
 
 class PatternFuser : public MatchingMutator {
  public:
-  PatternFuser(IRModule* mod, const std::vector<PluginPatterns>& tables)
-      : mod_(mod), tables_(tables) {}
+  PatternFuser(IRModule* mod, const std::vector<PluginPatterns>& tables, bool auto_mode,
+               std::set<std::string> choices)
+      : mod_(mod), tables_(tables), auto_mode_(auto_mode), choices_(std::move(choices)) {}
 
   BindingBlock VisitBindingBlock(const BindingBlock& in) override {
     BindingBlock block = ExprMutator::VisitBindingBlock(in);  // nested Ifs first
@@ -105,7 +107,9 @@ class PatternFuser : public MatchingMutator {
     std::map<size_t, Expr> replace_at;
     std::set<size_t> drop;
     for (auto it = groups.rbegin(); it != groups.rend(); ++it) {
-      replace_at[it->root] = MakeComposite(block, index, *it->table, *it->pattern, it->match);
+      Expr call = MakeComposite(block, index, *it->table, *it->pattern, it->match);
+      if (!call) continue;  // --byoc=auto: the generated kernels keep it
+      replace_at[it->root] = call;
       for (const VarNode* v : it->match.vars)
         if (index.at(v) != it->root) drop.insert(index.at(v));
     }
@@ -187,6 +191,18 @@ class PatternFuser : public MatchingMutator {
     std::vector<StructInfo> ps;
     for (const auto& p : params) ps.push_back(p->sinfo);
     fn->sinfo = FuncSInfo(ps, fn->ret_sinfo);
+    if (auto_mode_ && !choices_.count(ChoiceKey(*fn, call_args))) {
+      // --byoc=auto: the tuning database did not measure the plugin faster for this
+      // composite (or did not measure it).
+      if (PartitionReport* rep = CurrentPartitionReport())
+        rep->refused.push_back({table.plugin->Name(), np.name, root->var->name,
+                                As<OpNode>(As<CallNode>(root->value)->op)->name,
+                                taken.ops.empty() ? std::string() : taken.ops.back(), "byoc=auto",
+                                "the tuning database does not record this composite as faster "
+                                "with the plugin (" +
+                                    ChoiceKey(*fn, call_args) + ")"});
+      return Expr();
+    }
     std::string hint = np.name;
     std::replace(hint.begin(), hint.end(), '.', '_');
     std::string fname = mod_->FreshName(hint);
@@ -198,6 +214,8 @@ class PatternFuser : public MatchingMutator {
 
   IRModule* mod_;
   const std::vector<PluginPatterns>& tables_;
+  bool auto_mode_;
+  std::set<std::string> choices_;
 };
 
 }  // namespace
@@ -212,7 +230,9 @@ void FuseOpsByPattern(IRModule* mod, const PassContext& ctx) {
     for (const auto& t : tables) rep->plugins.push_back(t.plugin->Name());
   }
   if (tables.empty()) return;
-  PatternFuser(mod, tables).MutateModule(mod, IsPartitionFunction);
+  bool auto_mode = false;
+  std::set<std::string> choices = OffloadChoices(ctx, &auto_mode);
+  PatternFuser(mod, tables, auto_mode, std::move(choices)).MutateModule(mod, IsPartitionFunction);
 }
 
 }  // namespace relax::partition

@@ -47,7 +47,7 @@ const bool kRegistered = [] {
   RegisterPass({"fuse-ops-by-pattern",
                 "BYOC: each match of an active plugin's patterns becomes a composite function",
                 partition::FuseOpsByPattern,
-                {"partition.plugins", "partition.patterns"}});
+                {"partition.plugins", "partition.patterns", "partition.choices"}});
   RegisterPass({"merge-composite",
                 "BYOC: composite calls of one plugin become regions tagged Codegen (adjacent "
                 "composites merge when no cycle results)",

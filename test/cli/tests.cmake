@@ -359,6 +359,12 @@ add_test(NAME cli.tuning.tune
          COMMAND bash ${RELAX_VENV_PYTHON} ${RELAX_CLI_TEST_DIR}/tuning_cases.py tune
                  --relaxc $<TARGET_FILE:relaxc> --work ${RELAX_CLI_WORK}/tuning)
 set_tests_properties(cli.tuning.tune PROPERTIES TIMEOUT 300 LABELS cli)
+if(TARGET relax_byoc_dnnl)
+  add_test(NAME cli.tuning.byoc_auto
+           COMMAND bash ${RELAX_VENV_PYTHON} ${RELAX_CLI_TEST_DIR}/tuning_cases.py byoc_auto
+                   --relaxc $<TARGET_FILE:relaxc> --work ${RELAX_CLI_WORK}/tuning)
+  set_tests_properties(cli.tuning.byoc_auto PROPERTIES TIMEOUT 300 LABELS "cli;byoc")
+endif()
 
 # The runtime when the system refuses worker threads (issue 27): relax-run and the C API run with
 # the threads that started and warn (thread_start_cases.py, an LD_PRELOAD pthread_create shim).

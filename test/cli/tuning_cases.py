@@ -2,7 +2,9 @@
 # relaxc tune and compile --tuning-db (relax/schedule/tuning.h): tune writes a database of each
 # tunable kernel's measured candidates on this CPU; a compile with it takes the recorded
 # settings, gives byte-identical artifacts for the same database and onnxruntime's results; a
-# record for another CPU does not apply; bad databases and missing dims are errors.
+# record for another CPU does not apply; bad databases and missing dims are errors. With --byoc,
+# tune also records per composite whether a codegen plugin or our kernels ran it faster, which
+# compile --byoc=auto follows.
 import json
 import os
 import subprocess
@@ -113,7 +115,81 @@ def case_tune(r):
     print("PASS: tune, compile --tuning-db, byte-identical artifacts, other CPUs, errors")
 
 
-CASES = {f.__name__[5:]: f for f in (case_tune,)}
+def twoconvs():
+    """Two conv + relu layers of different shapes (the second strided: derived dims)."""
+    rng = np.random.default_rng(13)
+    w1 = numpy_helper.from_array(rng.standard_normal((16, 8, 3, 3)).astype(np.float32) * 0.2, "w1")
+    w2 = numpy_helper.from_array(rng.standard_normal((16, 16, 3, 3)).astype(np.float32) * 0.2, "w2")
+    x = vi("x", TensorProto.FLOAT, ["n", 8, "h", "w"])
+    return model([
+        helper.make_node("Conv", ["x", "w1"], ["c1"], pads=[1, 1, 1, 1], name="conv1"),
+        helper.make_node("Relu", ["c1"], ["r1"]),
+        helper.make_node("Conv", ["r1", "w2"], ["c2"], pads=[1, 1, 1, 1], strides=[2, 2],
+                         name="conv2"),
+        helper.make_node("Relu", ["c2"], ["y"]),
+    ], [x], [vi("y", TensorProto.FLOAT, ["n", 16, None, None])], [w1, w2])
+
+
+def case_byoc_auto(r):
+    """tune --byoc dnnl records a plugin-or-kernel choice per composite; compile --byoc=auto
+    hands the plugin exactly the composites recorded for it."""
+    import onnx
+
+    m = twoconvs()
+    onnx_path = r.path("twoconvs.onnx")
+    onnx.save(m, onnx_path)
+    db = r.path("byoc_db.json")
+    if os.path.exists(db):
+        os.remove(db)
+    expect_fail([r.relaxc, "compile", onnx_path, "-o", r.path("auto.so"), "--byoc=auto"],
+                "--byoc=auto needs --tuning-db")
+    expect_fail([r.relaxc, "tune", onnx_path, "-o", db, "--byoc", "dnnl", "--dim", "n=1",
+                 "--dim", "h=20"], "give its size with --dim w=VALUE")
+    p = r.check_call([r.relaxc, "tune", onnx_path, "-o", db, "--byoc", "dnnl", "--rounds", "3",
+                      "--dim", "n=1", "--dim", "h=20", "--dim", "w=24"])
+    if p.stdout.count("tune: byoc dnnl_conv2d") != 2:
+        raise SystemExit("FAIL: tune did not measure the two composites")
+    data = json.load(open(db))
+    byoc = [rec for rec in data["records"] if rec["rule"] == "byoc:dnnl"]
+    if len(byoc) != 2 or any(set(rec["measured_ms"]) < {"kernel", "dnnl"} for rec in byoc):
+        raise SystemExit(f"FAIL: expected 2 byoc records with both times, got {byoc}")
+    # Force: the first composite to the plugin, the second to our kernels.
+    byoc.sort(key=lambda rec: rec["kernel"])
+    byoc[0]["params"]["plugin"], byoc[1]["params"]["plugin"] = 1, 0
+    forced = r.path("byoc_forced.json")
+    json.dump(data, open(forced, "w"))
+    arts = []
+    for k in range(2):
+        so = r.path(f"auto{k}.so")
+        p = r.check_call([r.relaxc, "compile", onnx_path, "-o", so, "--byoc=auto",
+                          "--tuning-db", forced, "--partition-report"])
+        if p.stdout.count("predicate `byoc=auto` failed") != 1 or byoc[1]["kernel_key"] not in p.stdout:
+            raise SystemExit("FAIL: the composite recorded for our kernels was not refused once")
+        if "dnnl" not in p.stdout.split("refused")[0]:
+            raise SystemExit("FAIL: the plugin took no region")
+        arts.append(open(so, "rb").read())
+    if arts[0] != arts[1]:
+        raise SystemExit("FAIL: the same database gave different artifacts")
+    rng = np.random.default_rng(14)
+    for shape in ((1, 8, 20, 24), (2, 8, 9, 13)):
+        feeds = {"x": rng.standard_normal(shape).astype(np.float32)}
+        got, want = r.run(r.path("auto0.so"), feeds), ort(m, feeds)
+        if not np.allclose(got[0], want[0], rtol=1e-4, atol=1e-4):
+            raise SystemExit(f"FAIL: {shape}: max diff {np.abs(got[0] - want[0]).max()}")
+        print(f"PASS: {shape} matches onnxruntime")
+    # Records of another CPU offload nothing.
+    for rec in data["records"]:
+        rec["machine"] = "some-other-cpu"
+    other = r.path("byoc_other.json")
+    json.dump(data, open(other, "w"))
+    p = r.check_call([r.relaxc, "compile", onnx_path, "-o", r.path("other.so"), "--byoc=auto",
+                      "--tuning-db", other, "--partition-report"])
+    if "dnnl" in p.stdout:
+        raise SystemExit("FAIL: a record for another CPU offloaded a composite")
+    print("PASS: tune --byoc, compile --byoc=auto, byte-identical artifacts, other CPUs")
+
+
+CASES = {f.__name__[5:]: f for f in (case_tune, case_byoc_auto)}
 
 
 def main():

@@ -13,10 +13,12 @@
 #include <set>
 
 #include "../cli_main.h"
+#include "byoc_choice.h"
 #include "commands.h"
 #include "model_input.h"
 #include "relax/codegen/build.h"
 #include "relax/frontend/onnx.h"
+#include "relax/partition/choice.h"
 #include "relax/partition/plugin.h"
 #include "relax/partition/report.h"
 #include "relax/support/file.h"
@@ -178,23 +180,34 @@ int RunCompile(const CompileOptions& o) {
     pctx.bounds = iopts.bounds;
     // A malformed or unknown --pass-option, or a bad value, is a usage error (exit 2), found
     // before any work whether or not its pass runs.
+    std::string auto_plugins;
     try {
       ParsePassOptions(o.pass_options, &pctx.options);
       if (!o.tuning_db.empty()) pctx.options["schedule.tuning-db"] = o.tuning_db;
       CheckPassOptions(pctx);
+      if (o.byoc == "auto") {
+        // Each composite goes to the plugin the tuning database measured faster for it.
+        if (o.tuning_db.empty())
+          throw Error("--byoc=auto needs --tuning-db DB (written by `relaxc tune --byoc PLUGIN`)");
+        AutoOffload ch = LoadAutoOffload(o.tuning_db, target);
+        pctx.options[partition::kChoicesOption] = ch.keys;
+        auto_plugins = ch.plugins;
+      }
     } catch (const std::exception& e) {
       std::cerr << "error: " << EscapeControl(e.what(), /*keep_newlines=*/true) << "\n";
       return 2;
     }
     // BYOC: --plugin libraries are loaded first (their names join the active list); --byoc
     // names in-tree plugins; --byoc=none disables every plugin.
-    std::string active = o.byoc == "none" ? "" : o.byoc;
+    std::string active = o.byoc == "none" ? "" : o.byoc == "auto" ? auto_plugins : o.byoc;
     for (const auto& path : o.plugins) {
       std::string name = partition::LoadPluginLibrary(path);
       if (o.byoc != "none") active += (active.empty() ? "" : ",") + name;
     }
-    if (o.byoc == "none" || !active.empty())
-      pctx.options["partition.plugins"] = o.byoc == "none" ? "none" : active;
+    if (o.byoc == "none" || (o.byoc == "auto" && active.empty()))
+      pctx.options["partition.plugins"] = "none";
+    else if (!active.empty())
+      pctx.options["partition.plugins"] = active;
     partition::ActivePlugins(pctx);  // unknown names / unsupported targets fail early
     partition::PartitionReport report;
     bool want_report = o.partition_report || !o.partition_graph.empty();
@@ -302,7 +315,8 @@ void AddCompileCommand(CLI::App& app) {
                 "fold-constants, fold-constant-prologue, dedupe-prim-funcs, plan-memory)");
   c->add_option("--byoc", o->byoc,
                 "BYOC codegen plugins to use, comma-separated (dnnl, ...); 'none' disables all, "
-                "--plugin ones included");
+                "--plugin ones included; 'auto': each composite where the --tuning-db measured "
+                "a plugin faster than our kernels (relaxc tune --byoc PLUGIN)");
   c->add_option("--plugin", o->plugins,
                 "Load an out-of-tree codegen plugin (shared library, plugin C ABI); repeatable")
       ->allow_extra_args(false);

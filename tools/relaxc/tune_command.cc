@@ -21,6 +21,7 @@
 #include <set>
 
 #include "../cli_main.h"
+#include "byoc_choice.h"
 #include "commands.h"
 #include "model_input.h"
 #include "relax/codegen/build.h"
@@ -41,7 +42,7 @@ namespace {
 constexpr double kMinGain = 0.03;
 
 struct TuneOptions {
-  std::string model, output, target = "cpu";
+  std::string model, output, target = "cpu", byoc;
   std::vector<std::string> bounds, dims, inputs, only;
   int rounds = 7;
 };
@@ -130,6 +131,28 @@ BuildStats CompileCandidate(const IRModule& mod, const Target& target, const Pas
   return Build(mod, target, path, runner);
 }
 
+// --byoc PLUGIN: each composite of the plugin, plugin against our kernels (byoc_choice.h);
+// our kernels with the schedules tuned so far.
+void TuneByoc(const TuneOptions& o, const IRModule& mod, const Target& target,
+              const PassContext& pctx, schedule::TuningDatabase* db, TempDir& scratch) {
+  PassContext base = pctx;
+  if (db->size()) {
+    std::string so_far = scratch.File("tuned.json");
+    WriteFileReplacing(so_far, db->Serialize(), "tuning database");
+    base.options["schedule.tuning-db"] = so_far;
+  }
+  ByocTuneOptions bo;
+  bo.plugin = o.byoc;
+  bo.rounds = o.rounds;
+  bo.model_inputs = [&o](const runtime::ArtifactRunner& r) { return MakeInputs(r, o); };
+  for (const auto& spec : o.dims) {
+    int64_t v = 0;
+    std::string name = ParseDimValue(spec, "--dim", int64_t{1} << 24, &v);
+    bo.dims[name] = v;
+  }
+  TuneByocChoices(mod, target, base, bo, db);
+}
+
 int RunTune(const TuneOptions& o) {
   try {
     if (o.rounds < 1 || o.rounds > 1000) throw Error("--rounds must be in [1, 1000]");
@@ -167,6 +190,10 @@ int RunTune(const TuneOptions& o) {
     if (st.tunable.empty()) {
       std::cerr << "tune: no kernel of '" << o.model << "' has tunable parameters on "
                 << target.ToString() << "\n";
+      if (o.byoc.empty()) return 0;
+      TuneByoc(o, mod, target, pctx, &db, scratch);
+      WriteFileReplacing(o.output, db.Serialize(), "tuning database");
+      std::cerr << "wrote " << o.output << "\n";
       return 0;
     }
     // The inputs are checked before the other compiles: a missing --dim fails at once.
@@ -256,6 +283,7 @@ int RunTune(const TuneOptions& o) {
       }
       db.Put(std::move(rec));
     }
+    if (!o.byoc.empty()) TuneByoc(o, mod, target, pctx, &db, scratch);
     WriteFileReplacing(o.output, db.Serialize(), "tuning database");
     char line[256];
     std::snprintf(line, sizeof line,
@@ -292,6 +320,9 @@ void AddTuneCommand(CLI::App& app) {
   c->add_option("--input,-i", o->inputs,
                 "Run on this input: NAME=FILE.npy (others: random floats, zero integers)");
   c->add_option("--rounds", o->rounds, "Timed runs per candidate (median)")->capture_default_str();
+  c->add_option("--byoc", o->byoc,
+                "Also time each composite this codegen plugin takes (dnnl, ...) against our "
+                "kernels and record the faster, for `relaxc compile --byoc=auto`");
   c->add_option("--only", o->only,
                 "Measure only this candidate setting besides the default, e.g. "
                 "tile_rows=4,tile_cols=32 (repeatable)")
