@@ -134,7 +134,8 @@ BuildStats CompileCandidate(const IRModule& mod, const Target& target, const Pas
 // --byoc PLUGIN: each composite of the plugin, plugin against our kernels (byoc_choice.h);
 // our kernels with the schedules tuned so far.
 void TuneByoc(const TuneOptions& o, const IRModule& mod, const Target& target,
-              const PassContext& pctx, schedule::TuningDatabase* db, TempDir& scratch) {
+              const PassContext& pctx, schedule::TuningDatabase* db, TempDir& scratch,
+              const std::string& artifact) {
   PassContext base = pctx;
   if (db->size()) {
     std::string so_far = scratch.File("tuned.json");
@@ -145,10 +146,14 @@ void TuneByoc(const TuneOptions& o, const IRModule& mod, const Target& target,
   bo.plugin = o.byoc;
   bo.rounds = o.rounds;
   bo.model_inputs = [&o](const runtime::ArtifactRunner& r) { return MakeInputs(r, o); };
-  for (const auto& spec : o.dims) {
-    int64_t v = 0;
-    std::string name = ParseDimValue(spec, "--dim", int64_t{1} << 24, &v);
-    bo.dims[name] = v;
+  // The symbolic dims' sizes: those of the model's inputs (--input files or --dim), by name.
+  runtime::ArtifactRunner runner(artifact);
+  std::vector<runtime::Value> inputs = MakeInputs(runner, o);
+  for (size_t i = 0; i < runner.inputs().size() && i < inputs.size(); ++i) {
+    const auto* a = std::get_if<runtime::NDArray>(&inputs[i]);
+    const auto& sig = runner.inputs()[i];
+    for (size_t d = 0; a && d < sig.dims.size() && d < a->shape().size(); ++d)
+      if (sig.dims[d].value < 0) bo.dims[sig.dims[d].sym] = a->shape()[d];
   }
   TuneByocChoices(mod, target, base, bo, db);
 }
@@ -191,7 +196,7 @@ int RunTune(const TuneOptions& o) {
       std::cerr << "tune: no kernel of '" << o.model << "' has tunable parameters on "
                 << target.ToString() << "\n";
       if (o.byoc.empty()) return 0;
-      TuneByoc(o, mod, target, pctx, &db, scratch);
+      TuneByoc(o, mod, target, pctx, &db, scratch, cands[0].path);
       WriteFileReplacing(o.output, db.Serialize(), "tuning database");
       std::cerr << "wrote " << o.output << "\n";
       return 0;
@@ -283,7 +288,7 @@ int RunTune(const TuneOptions& o) {
       }
       db.Put(std::move(rec));
     }
-    if (!o.byoc.empty()) TuneByoc(o, mod, target, pctx, &db, scratch);
+    if (!o.byoc.empty()) TuneByoc(o, mod, target, pctx, &db, scratch, cands[0].path);
     WriteFileReplacing(o.output, db.Serialize(), "tuning database");
     char line[256];
     std::snprintf(line, sizeof line,
