@@ -40,6 +40,26 @@ def expect_fail(cmd, text):
         raise SystemExit(f"FAIL: expected an error with '{text}', got exit {p.returncode}")
 
 
+def matches_ort(r, m, so, shapes, seed):
+    """The artifact `so` of model `m` matches onnxruntime on random `x` of each shape."""
+    rng = np.random.default_rng(seed)
+    for shape in shapes:
+        feeds = {"x": rng.standard_normal(shape).astype(np.float32)}
+        got, want = r.run(so, feeds), ort(m, feeds)
+        if not np.allclose(got[0], want[0], rtol=1e-4, atol=1e-4):
+            raise SystemExit(f"FAIL: {shape}: max diff {np.abs(got[0] - want[0]).max()}")
+        print(f"PASS: {shape} matches onnxruntime")
+
+
+def other_cpu(r, data, name):
+    """The database `data` with every record moved to another CPU, written to `name`."""
+    for rec in data["records"]:
+        rec["machine"] = "some-other-cpu"
+    path = r.path(name)
+    json.dump(data, open(path, "w"))
+    return path
+
+
 def case_tune(r):
     """Tune two candidates, compile with the database, compare."""
     import onnx
@@ -87,19 +107,9 @@ def case_tune(r):
         arts.append(open(so, "rb").read())
     if arts[0] != arts[1]:
         raise SystemExit("FAIL: the same database gave different artifacts")
-    rng = np.random.default_rng(12)
-    for n in (1, 3):
-        feeds = {"x": rng.standard_normal((n, 8, 16, 16)).astype(np.float32)}
-        got = r.run(r.path("tuned0.so"), feeds)
-        want = ort(m, feeds)
-        if not np.allclose(got[0], want[0], rtol=1e-4, atol=1e-4):
-            raise SystemExit(f"FAIL: batch {n}: max diff {np.abs(got[0] - want[0]).max()}")
-        print(f"PASS: batch {n} matches onnxruntime")
+    matches_ort(r, m, r.path("tuned0.so"), [(1, 8, 16, 16), (3, 8, 16, 16)], 12)
     # A record for another CPU leaves the defaults.
-    for rec in data["records"]:
-        rec["machine"] = "some-other-cpu"
-    other = r.path("other.json")
-    json.dump(data, open(other, "w"))
+    other = other_cpu(r, data, "other.json")
     p = r.check_call([r.relaxc, "compile", onnx_path, "-o", r.path("other.so"), "--tuning-db",
                       other, "--stats"])
     if "tuning: 0 PrimFuncs" not in p.stdout:
@@ -170,18 +180,9 @@ def case_byoc_auto(r):
         arts.append(open(so, "rb").read())
     if arts[0] != arts[1]:
         raise SystemExit("FAIL: the same database gave different artifacts")
-    rng = np.random.default_rng(14)
-    for shape in ((1, 8, 20, 24), (2, 8, 9, 13)):
-        feeds = {"x": rng.standard_normal(shape).astype(np.float32)}
-        got, want = r.run(r.path("auto0.so"), feeds), ort(m, feeds)
-        if not np.allclose(got[0], want[0], rtol=1e-4, atol=1e-4):
-            raise SystemExit(f"FAIL: {shape}: max diff {np.abs(got[0] - want[0]).max()}")
-        print(f"PASS: {shape} matches onnxruntime")
+    matches_ort(r, m, r.path("auto0.so"), [(1, 8, 20, 24), (2, 8, 9, 13)], 14)
     # Records of another CPU offload nothing.
-    for rec in data["records"]:
-        rec["machine"] = "some-other-cpu"
-    other = r.path("byoc_other.json")
-    json.dump(data, open(other, "w"))
+    other = other_cpu(r, data, "byoc_other.json")
     p = r.check_call([r.relaxc, "compile", onnx_path, "-o", r.path("other.so"), "--byoc=auto",
                       "--tuning-db", other, "--partition-report"])
     if "dnnl" in p.stdout:

@@ -11,6 +11,7 @@
 #include <set>
 #include <vector>
 
+#include "model_input.h"
 #include "relax/arith/analyzer.h"
 #include "relax/codegen/build.h"
 #include "relax/ir/expr_functor.h"
@@ -148,18 +149,11 @@ std::vector<Instance> Composites(const IRModule& part) {
 // Random float inputs (other dtypes zero) for a static-shape artifact.
 std::vector<runtime::Value> StaticInputs(const runtime::ArtifactRunner& runner) {
   std::mt19937 rng(20261205);
-  std::uniform_real_distribution<float> uni(-1.0f, 1.0f);
   std::vector<runtime::Value> out;
   for (const auto& sig : runner.inputs()) {
     std::vector<int64_t> shape;
     for (const auto& d : sig.dims) shape.push_back(d.value);
-    runtime::NDArray a = runtime::NDArray::Empty(shape, runtime::ParseDType(sig.dtype));
-    std::memset(a.data(), 0, a.nbytes());
-    if (sig.dtype == "float32") {
-      float* p = static_cast<float*>(a.data());
-      for (int64_t i = 0; i < a.numel(); ++i) p[i] = uni(rng);
-    }
-    out.push_back(a);
+    out.push_back(RandomInput(shape, sig.dtype, &rng));
   }
   return out;
 }

@@ -1,6 +1,7 @@
 // Model loading and option parsing shared by `relaxc compile` and `relaxc tune`.
 #include "model_input.h"
 
+#include <cstring>
 #include <filesystem>
 #include <memory>
 
@@ -79,6 +80,18 @@ bool IsTextIR(const std::string& path) { return std::filesystem::path(path).exte
 
 IRModule LoadModel(const std::string& path, const frontend::OnnxImportOptions& opts) {
   return IsTextIR(path) ? LoadTextIR(path, opts.bounds) : frontend::ImportOnnx(path, opts);
+}
+
+runtime::NDArray RandomInput(const std::vector<int64_t>& shape, const std::string& dtype,
+                             std::mt19937* rng) {
+  std::uniform_real_distribution<float> uni(-1.0f, 1.0f);
+  runtime::NDArray a = runtime::NDArray::Empty(shape, runtime::ParseDType(dtype));
+  std::memset(a.data(), 0, a.nbytes());
+  if (dtype == "float32") {
+    float* p = static_cast<float*>(a.data());
+    for (int64_t i = 0; i < a.numel(); ++i) p[i] = uni(*rng);
+  }
+  return a;
 }
 
 }  // namespace relax::tools

@@ -5,11 +5,13 @@
 
 #include <cstdint>
 #include <map>
+#include <random>
 #include <string>
 #include <utility>
 
 #include "relax/frontend/onnx.h"
 #include "relax/ir/module.h"
+#include "relax/runtime/ndarray.h"
 
 namespace relax::tools {
 
@@ -29,6 +31,11 @@ bool IsTextIR(const std::string& path);
 /// The model at `path`: text IR (with `opts.bounds` as `bound.<name>` attributes of @main, as
 /// the ONNX importer records them) or ONNX imported with `opts`.
 IRModule LoadModel(const std::string& path, const frontend::OnnxImportOptions& opts);
+
+/// A timing input of `shape` and `dtype` (ParseDType name): float32 uniform in [-1, 1) from
+/// `rng`, any other dtype zero (valid indices and masks).
+runtime::NDArray RandomInput(const std::vector<int64_t>& shape, const std::string& dtype,
+                             std::mt19937* rng);
 
 }  // namespace relax::tools
 

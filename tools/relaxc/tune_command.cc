@@ -66,7 +66,6 @@ std::vector<runtime::Value> MakeInputs(const runtime::ArtifactRunner& runner,
     dims[name] = v;
   }
   std::mt19937 rng(20261205);
-  std::uniform_real_distribution<float> uni(-1.0f, 1.0f);
   std::vector<runtime::Value> out;
   for (const auto& sig : runner.inputs()) {
     auto f = files.find(sig.name);
@@ -94,13 +93,7 @@ std::vector<runtime::Value> MakeInputs(const runtime::ArtifactRunner& runner,
       if (numel > (int64_t{1} << 30))
         throw Error("input '" + sig.name + "' would have over 2^30 elements; use smaller --dim");
     }
-    runtime::NDArray a = runtime::NDArray::Empty(shape, runtime::ParseDType(sig.dtype));
-    std::memset(a.data(), 0, a.nbytes());
-    if (sig.dtype == "float32") {
-      float* p = static_cast<float*>(a.data());
-      for (int64_t i = 0; i < a.numel(); ++i) p[i] = uni(rng);
-    }
-    out.push_back(a);
+    out.push_back(RandomInput(shape, sig.dtype, &rng));
   }
   return out;
 }
