@@ -40,6 +40,17 @@ def expect_fail(cmd, text):
         raise SystemExit(f"FAIL: expected an error with '{text}', got exit {p.returncode}")
 
 
+def setup(r, m, model_name, db_name):
+    """Saves model `m` in the work folder; returns its path and a database path not there."""
+    import onnx
+
+    onnx_path, db = r.path(model_name), r.path(db_name)
+    onnx.save(m, onnx_path)
+    if os.path.exists(db):
+        os.remove(db)
+    return onnx_path, db
+
+
 def matches_ort(r, m, so, shapes, seed):
     """The artifact `so` of model `m` matches onnxruntime on random `x` of each shape."""
     rng = np.random.default_rng(seed)
@@ -49,6 +60,19 @@ def matches_ort(r, m, so, shapes, seed):
         if not np.allclose(got[0], want[0], rtol=1e-4, atol=1e-4):
             raise SystemExit(f"FAIL: {shape}: max diff {np.abs(got[0] - want[0]).max()}")
         print(f"PASS: {shape} matches onnxruntime")
+
+
+def compile_twice(r, name, args, check):
+    """Compiles `relaxc compile ARGS` twice, runs `check` on each result, requires
+    byte-identical artifacts; returns the first artifact's path."""
+    arts = []
+    for k in range(2):
+        so = r.path(f"{name}{k}.so")
+        check(r.check_call([r.relaxc, "compile"] + args + ["-o", so]))
+        arts.append(open(so, "rb").read())
+    if arts[0] != arts[1]:
+        raise SystemExit("FAIL: the same database gave different artifacts")
+    return r.path(f"{name}0.so")
 
 
 def other_cpu(r, data, name):
@@ -62,14 +86,8 @@ def other_cpu(r, data, name):
 
 def case_tune(r):
     """Tune two candidates, compile with the database, compare."""
-    import onnx
-
     m = convnet()
-    onnx_path = r.path("convnet.onnx")
-    onnx.save(m, onnx_path)
-    db = r.path("db.json")
-    if os.path.exists(db):
-        os.remove(db)
+    onnx_path, db = setup(r, m, "convnet.onnx", "db.json")
     # The missing size of a symbolic dim is an error before any candidate is compiled.
     expect_fail([r.relaxc, "tune", onnx_path, "-o", db], "give its size with --dim n=VALUE")
     if os.path.exists(db):
@@ -96,18 +114,14 @@ def case_tune(r):
         rec["params"].update({"tile_cols": 32, "tile_rows": 4})
     forced = r.path("forced.json")
     json.dump(data, open(forced, "w"))
-    arts = []
-    for k in range(2):
-        so = r.path(f"tuned{k}.so")
-        p = r.check_call([r.relaxc, "compile", onnx_path, "-o", so, "--tuning-db", forced,
-                          "--stats", "--print-ir-after=schedule"])
+    def used(p):
         if "tuning: 2 PrimFuncs take a setting from the tuning database" not in p.stdout or \
                 p.stdout.count('tuning = "tile_cols=32,') != 2:
             raise SystemExit("FAIL: the database's setting was not used")
-        arts.append(open(so, "rb").read())
-    if arts[0] != arts[1]:
-        raise SystemExit("FAIL: the same database gave different artifacts")
-    matches_ort(r, m, r.path("tuned0.so"), [(1, 8, 16, 16), (3, 8, 16, 16)], 12)
+
+    so = compile_twice(r, "tuned", [onnx_path, "--tuning-db", forced, "--stats",
+                                     "--print-ir-after=schedule"], used)
+    matches_ort(r, m, so, [(1, 8, 16, 16), (3, 8, 16, 16)], 12)
     # A record for another CPU leaves the defaults.
     other = other_cpu(r, data, "other.json")
     p = r.check_call([r.relaxc, "compile", onnx_path, "-o", r.path("other.so"), "--tuning-db",
@@ -143,14 +157,8 @@ def twoconvs():
 def case_byoc_auto(r):
     """tune --byoc dnnl records a plugin-or-kernel choice per composite; compile --byoc=auto
     hands the plugin exactly the composites recorded for it."""
-    import onnx
-
     m = twoconvs()
-    onnx_path = r.path("twoconvs.onnx")
-    onnx.save(m, onnx_path)
-    db = r.path("byoc_db.json")
-    if os.path.exists(db):
-        os.remove(db)
+    onnx_path, db = setup(r, m, "twoconvs.onnx", "byoc_db.json")
     expect_fail([r.relaxc, "compile", onnx_path, "-o", r.path("auto.so"), "--byoc=auto"],
                 "--byoc=auto needs --tuning-db")
     expect_fail([r.relaxc, "tune", onnx_path, "-o", db, "--byoc", "dnnl", "--dim", "n=1",
@@ -168,19 +176,16 @@ def case_byoc_auto(r):
     byoc[0]["params"]["plugin"], byoc[1]["params"]["plugin"] = 1, 0
     forced = r.path("byoc_forced.json")
     json.dump(data, open(forced, "w"))
-    arts = []
-    for k in range(2):
-        so = r.path(f"auto{k}.so")
-        p = r.check_call([r.relaxc, "compile", onnx_path, "-o", so, "--byoc=auto",
-                          "--tuning-db", forced, "--partition-report"])
-        if p.stdout.count("predicate `byoc=auto` failed") != 1 or byoc[1]["kernel_key"] not in p.stdout:
+    def chosen(p):
+        if p.stdout.count("predicate `byoc=auto` failed") != 1 or \
+                byoc[1]["kernel_key"] not in p.stdout:
             raise SystemExit("FAIL: the composite recorded for our kernels was not refused once")
         if "dnnl" not in p.stdout.split("refused")[0]:
             raise SystemExit("FAIL: the plugin took no region")
-        arts.append(open(so, "rb").read())
-    if arts[0] != arts[1]:
-        raise SystemExit("FAIL: the same database gave different artifacts")
-    matches_ort(r, m, r.path("auto0.so"), [(1, 8, 20, 24), (2, 8, 9, 13)], 14)
+
+    so = compile_twice(r, "auto", [onnx_path, "--byoc=auto", "--tuning-db", forced,
+                                   "--partition-report"], chosen)
+    matches_ort(r, m, so, [(1, 8, 20, 24), (2, 8, 9, 13)], 14)
     # Records of another CPU offload nothing.
     other = other_cpu(r, data, "byoc_other.json")
     p = r.check_call([r.relaxc, "compile", onnx_path, "-o", r.path("other.so"), "--byoc=auto",
