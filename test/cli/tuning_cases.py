@@ -186,6 +186,14 @@ def case_byoc_auto(r):
     so = compile_twice(r, "auto", [onnx_path, "--byoc=auto", "--tuning-db", forced,
                                    "--partition-report"], chosen)
     matches_ort(r, m, so, [(1, 8, 20, 24), (2, 8, 9, 13)], 14)
+    # A record offloading to a plugin this relaxc lacks is an error naming the database.
+    for rec in data["records"]:
+        if rec["rule"] == "byoc:dnnl":
+            rec["rule"] = "byoc:nosuch"
+    nosuch = r.path("byoc_nosuch.json")
+    json.dump(data, open(nosuch, "w"))
+    expect_fail([r.relaxc, "compile", onnx_path, "-o", r.path("nosuch.so"), "--byoc=auto",
+                 "--tuning-db", nosuch], "offloads composites to the codegen plugin 'nosuch'")
     # Records of another CPU offload nothing.
     other = other_cpu(r, data, "byoc_other.json")
     p = r.check_call([r.relaxc, "compile", onnx_path, "-o", r.path("other.so"), "--byoc=auto",

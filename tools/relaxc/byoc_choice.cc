@@ -236,8 +236,12 @@ AutoOffload LoadAutoOffload(const std::string& db_path, const Target& target) {
     ++out.measured;
     auto it = r.params.find("plugin");
     if (it == r.params.end() || it->second != 1) continue;
+    const std::string plugin = r.rule.substr(5);
+    if (!partition::IsValidPluginName(plugin))
+      throw Error("tuning database '" + db_path + "': the record of composite '" + r.key +
+                  "' names the codegen plugin '" + plugin + "', not a valid plugin name");
     ++out.offloaded;
-    plugins.insert(r.rule.substr(5));
+    plugins.insert(plugin);
     out.keys += (out.keys.empty() ? "" : ",") + r.key;
   }
   for (const auto& p : plugins) out.plugins += (out.plugins.empty() ? "" : ",") + p;

@@ -19,7 +19,9 @@
 namespace relax::tools {
 
 /// What --byoc=auto hands the partitioner: the plugins with at least one composite recorded
-/// as faster with them, and those composites' keys (comma-separated).
+/// as faster with them, and those composites' keys (comma-separated). A record naming an
+/// invalid plugin name is an error (relax::Error naming the database and the composite);
+/// whether the plugins exist is checked once --plugin libraries are loaded.
 struct AutoOffload {
   std::string plugins, keys;
   size_t offloaded = 0, measured = 0;

@@ -204,6 +204,21 @@ int RunCompile(const CompileOptions& o) {
       std::string name = partition::LoadPluginLibrary(path);
       if (o.byoc != "none") active += (active.empty() ? "" : ",") + name;
     }
+    if (o.byoc == "auto") {
+      for (size_t pos = 0; pos < auto_plugins.size();) {
+        size_t comma = std::min(auto_plugins.find(',', pos), auto_plugins.size());
+        std::string name = auto_plugins.substr(pos, comma - pos);
+        pos = comma + 1;
+        if (partition::FindPlugin(name)) continue;
+        std::string known;
+        for (const auto& n : partition::PluginNames()) known += (known.empty() ? "" : ", ") + n;
+        std::cerr << "error: tuning database '" << EscapeControl(o.tuning_db)
+                  << "' offloads composites to the codegen plugin '" << EscapeControl(name)
+                  << "', which is not registered (registered: " << known
+                  << "; out-of-tree plugins: --plugin LIB.so)\n";
+        return 2;
+      }
+    }
     if (o.byoc == "none" || (o.byoc == "auto" && active.empty()))
       pctx.options["partition.plugins"] = "none";
     else if (!active.empty())
