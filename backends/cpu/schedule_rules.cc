@@ -525,20 +525,19 @@ tir::Stmt RegisterTiledBody(const tir::PrimFunc& f, const schedule::TileAxes& ax
   // Row tiles read a strided window from a phase-split pad (contiguous vectors).
   if (!fused)
     schedule::DeinterleaveStridedColumns(&p.stages, &p.allocs, &anchor, anchor.axes[axes.col_axis]);
-  std::vector<tir::Stmt> parts;
-  for (const auto& s : p.stages) parts.push_back(StageStmt(s));
   // Packing the column operand pays off when each panel is reused by several row tiles.
   int64_t row_ext = 0;
   bool reused = !anchor.extents[axes.row_axis].AsInt(&row_ext) || row_ext >= 4 * tile_rows;
   bool pack = fused || rows_when_few > 0 ||
               (schedule::CanPackColumns(anchor, axes) &&
                ((!one_row && reused) || ConstantColumnOperand(f, anchor, axes)));
-  // A depthwise conv pads each channel's plane inside its own parallel iteration.
+  // A depthwise conv pads each channel's plane inside its own parallel iteration (the pad
+  // stage leaves the prologue).
   std::optional<schedule::PlaneFill> plane;
-  if (!pack && schedule::DepthwiseTileAxes(anchor)) {
+  if (!pack && schedule::DepthwiseTileAxes(anchor))
     plane = schedule::PlanePad(&p.stages, &p.allocs, &anchor);
-    if (plane) parts.pop_back();  // the pad's own nest (the last prologue stage)
-  }
+  std::vector<tir::Stmt> parts;
+  for (const auto& s : p.stages) parts.push_back(StageStmt(s));
   parts.push_back(schedule::RegisterTiledNest(anchor, axes, rows, cols, epi, pack, rows_when_few,
                                               tile.rows_inner && !fused, plane));
   tir::Stmt body = parts.size() == 1 ? parts[0] : tir::Seq(parts);

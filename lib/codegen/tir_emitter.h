@@ -126,6 +126,10 @@ class Emitter : public tir::StmtFunctor<void>, public tir::ExprFunctor<mlir::Val
   /// The lane count memory accesses of an `n`-lane loop over `elem_bits` elements use: n, or
   /// the next width that avoids sub-128-bit pieces (masked) when the target has wide vectors.
   int64_t MaskedLaneWidth(int64_t n, int elem_bits) const;
+  /// The lanes a vector access of `buf` uses: lane_count_ for a stack tile, else
+  /// MaskedLaneWidth.
+  int64_t AccessLanes(const Buffer& buf) const;
+  mlir::Value ZeroVector(mlir::VectorType t);
   mlir::Value LaneLoad(const tir::BufferLoadNode* ld, mlir::Type elem);
   void LaneStore(const tir::BufferStoreNode* st, mlir::Value v);
   mlir::Value LaneMask(int64_t width);
@@ -201,8 +205,6 @@ class Emitter : public tir::StmtFunctor<void>, public tir::ExprFunctor<mlir::Val
   bool bounds_check_ = false;                 // relaxc compile --bounds-check
   int vector_bits_ = 0;                       // the target's vector width (0: unknown)
   std::set<const BufferNode*> stack_locals_;  // "local" buffers emitted as allocas
-  int64_t lane_memory_width_ = 0;             // lanes of the masked memory accesses (0: unmasked)
-  mlir::Value lane_mask_;  // [true] * lane_count_ + [false] * (width - lane_count_)
   // By function and element type (its opaque pointer).
   std::map<std::pair<mlir::Operation*, const void*>, mlir::Value> scratch_;
 };

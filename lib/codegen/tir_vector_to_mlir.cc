@@ -160,19 +160,25 @@ int64_t Emitter::MaskedLaneWidth(int64_t n, int elem_bits) const {
 // The lanes of a contiguous load; a non-stack buffer with an awkward lane count is read by one
 // masked load of the wider width (masked-off lanes are not read), then narrowed (the
 // narrowing folds away: LLVM widens the lane count to the same register).
+int64_t Emitter::AccessLanes(const Buffer& buf) const {
+  return stack_locals_.count(buf.get()) ? lane_count_
+                                        : MaskedLaneWidth(lane_count_, buf->dtype.bits);
+}
+
+Value Emitter::ZeroVector(mlir::VectorType t) {
+  return mlir::arith::ConstantOp::create(b_, loc_, t,
+                                         mlir::cast<mlir::TypedAttr>(b_.getZeroAttr(t)));
+}
+
 Value Emitter::LaneLoad(const tir::BufferLoadNode* ld, mlir::Type elem) {
   Value base = LaneBase(ld->indices[0]);
-  const int64_t width = stack_locals_.count(ld->buffer.get())
-                            ? lane_count_
-                            : MaskedLaneWidth(lane_count_, ld->buffer->dtype.bits);
+  const int64_t width = AccessLanes(ld->buffer);
   auto vt = mlir::VectorType::get({lane_count_}, elem);
   if (width == lane_count_)
     return mlir::vector::LoadOp::create(b_, loc_, vt, Buf(ld->buffer), mlir::ValueRange{base});
   auto wt = mlir::VectorType::get({width}, elem);
-  Value pass = mlir::arith::ConstantOp::create(b_, loc_, wt,
-                                               mlir::cast<mlir::TypedAttr>(b_.getZeroAttr(wt)));
-  Value wide = mlir::vector::MaskedLoadOp::create(b_, loc_, wt, Buf(ld->buffer),
-                                                  mlir::ValueRange{base}, LaneMask(width), pass);
+  Value wide = mlir::vector::MaskedLoadOp::create(
+      b_, loc_, wt, Buf(ld->buffer), mlir::ValueRange{base}, LaneMask(width), ZeroVector(wt));
   return mlir::vector::ExtractStridedSliceOp::create(b_, loc_, wide, llvm::ArrayRef<int64_t>{0},
                                                      llvm::ArrayRef<int64_t>{lane_count_},
                                                      llvm::ArrayRef<int64_t>{1});
@@ -180,19 +186,15 @@ Value Emitter::LaneLoad(const tir::BufferLoadNode* ld, mlir::Type elem) {
 
 void Emitter::LaneStore(const tir::BufferStoreNode* st, Value v) {
   Value base = LaneBase(st->indices[0]);
-  const int64_t width = stack_locals_.count(st->buffer.get())
-                            ? lane_count_
-                            : MaskedLaneWidth(lane_count_, st->buffer->dtype.bits);
+  const int64_t width = AccessLanes(st->buffer);
   if (width == lane_count_) {
     mlir::vector::StoreOp::create(b_, loc_, v, Buf(st->buffer), mlir::ValueRange{base});
     return;
   }
   auto wt =
       mlir::VectorType::get({width}, mlir::cast<mlir::VectorType>(v.getType()).getElementType());
-  Value zero = mlir::arith::ConstantOp::create(b_, loc_, wt,
-                                               mlir::cast<mlir::TypedAttr>(b_.getZeroAttr(wt)));
   Value wide = mlir::vector::InsertStridedSliceOp::create(
-      b_, loc_, v, zero, llvm::ArrayRef<int64_t>{0}, llvm::ArrayRef<int64_t>{1});
+      b_, loc_, v, ZeroVector(wt), llvm::ArrayRef<int64_t>{0}, llvm::ArrayRef<int64_t>{1});
   mlir::vector::MaskedStoreOp::create(b_, loc_, Buf(st->buffer), mlir::ValueRange{base},
                                       LaneMask(width), wide);
 }

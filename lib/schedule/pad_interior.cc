@@ -2,6 +2,7 @@
 // (relax/schedule/pad_interior.h).
 #include "relax/schedule/pad_interior.h"
 
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -145,20 +146,20 @@ std::optional<tir::Stmt> PadInteriorNest(const Stage& s, bool parallel) {
   bool phased = rank >= 2 && s.extents[rank - 2].AsInt(&phases) && phases >= 2 && phases <= 4;
   std::vector<Var> col_vars = {col};
   if (phased) col_vars.push_back(s.axes[rank - 2]);
-  ClampFinder find(col_vars);
-  find.VisitExpr(s.value);
-  if (!find.ok || find.clamps.empty()) return std::nullopt;
+  auto find = std::make_unique<ClampFinder>(col_vars);
+  find->VisitExpr(s.value);
+  if (!find->ok || find->clamps.empty()) return std::nullopt;
   if (phased) {
     bool reads_phase = false;
-    for (const auto& c : find.clamps) reads_phase = reads_phase || UsesVar(c.x, col_vars[1]);
-    if (!reads_phase) {
+    for (const auto& c : find->clamps) reads_phase = reads_phase || UsesVar(c.x, col_vars[1]);
+    if (!reads_phase) {  // an ordinary axis: look again with the column alone
       phased = false;
       col_vars.pop_back();
-      ClampFinder again(col_vars);
-      again.VisitExpr(s.value);
-      if (!again.ok || again.clamps.empty()) return std::nullopt;
+      find = std::make_unique<ClampFinder>(col_vars);
+      find->VisitExpr(s.value);
     }
   }
+  if (!find->ok || find->clamps.empty()) return std::nullopt;
   if (!phased) phases = 1;
 
   arith::Analyzer an;
@@ -169,7 +170,7 @@ std::optional<tir::Stmt> PadInteriorNest(const Stage& s, bool parallel) {
   const PrimExpr& width = s.extents.back();
   PrimExpr lo = IntImm(0), hi = width;
   for (int64_t p = 0; p < phases; ++p) {
-    for (const auto& c : find.clamps) {
+    for (const auto& c : find->clamps) {
       PrimExpr x = phased ? Substitute(c.x, {{col_vars[1], IntImm(p)}}) : c.x;
       int64_t step = 0;
       if (!an.Simplify(Substitute(x, {{col, col + PrimExpr(1)}}) - x).AsInt(&step) || step <= 0)
@@ -187,7 +188,7 @@ std::optional<tir::Stmt> PadInteriorNest(const Stage& s, bool parallel) {
   StageVarNamer name(s);
   Var left = name(VarName(col) + "_l"), mid = name(VarName(col) + "_v"),
       right = name(VarName(col) + "_r");
-  PrimExpr inner_value = Unclamp(find.clamps).VisitExpr(s.value);
+  PrimExpr inner_value = Unclamp(find->clamps).VisitExpr(s.value);
   // The stores of one column (every phase).
   auto column = [&](const Var& v, const PrimExpr& value) {
     std::vector<tir::Stmt> stores;

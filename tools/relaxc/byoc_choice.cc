@@ -169,10 +169,11 @@ double Seconds(runtime::ArtifactRunner& r, const std::vector<runtime::Value>& in
 void WholeModelCheck(const IRModule& mod, const Target& target, const PassContext& base,
                      const ByocTuneOptions& o, std::vector<schedule::TuningRecord>* chosen,
                      TempDir& scratch) {
-  std::string keys;
-  size_t taken = 0;
+  std::vector<std::string> taken_keys;
   for (const auto& r : *chosen)
-    if (r.params.at("plugin") == 1) keys += (keys.empty() ? "" : ",") + r.key, ++taken;
+    if (r.params.at("plugin") == 1) taken_keys.push_back(r.key);
+  const size_t taken = taken_keys.size();
+  const std::string keys = JoinCommas(taken_keys);
   if (!o.model_inputs || taken == 0) return;  // nothing mixed to check
   struct Config {
     const char* name;
@@ -200,11 +201,7 @@ void WholeModelCheck(const IRModule& mod, const Target& target, const PassContex
   for (auto& c : cs) c.runner->RunValues(in);  // warm-up
   for (int r = 0; r < o.rounds; ++r)
     for (auto& c : cs) c.ms.push_back(Seconds(*c.runner, in, 1) * 1e3);
-  auto med = [](std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-  };
-  const double mix = med(cs[2].ms), own = med(cs[0].ms), all = med(cs[1].ms);
+  const double mix = Median(cs[2].ms), own = Median(cs[0].ms), all = Median(cs[1].ms);
   int follow = -1;  // -1: keep the mix
   if (std::min(own, all) < mix * (1 - kMinGain)) follow = own <= all ? 0 : 1;
   char line[512];
@@ -240,11 +237,10 @@ AutoOffload LoadAutoOffload(const std::string& db_path, const Target& target) {
     if (!partition::IsValidPluginName(plugin))
       throw Error("tuning database '" + db_path + "': the record of composite '" + r.key +
                   "' names the codegen plugin '" + plugin + "', not a valid plugin name");
-    ++out.offloaded;
     plugins.insert(plugin);
-    out.keys += (out.keys.empty() ? "" : ",") + r.key;
+    out.keys.push_back(r.key);
   }
-  for (const auto& p : plugins) out.plugins += (out.plugins.empty() ? "" : ",") + p;
+  out.plugins.assign(plugins.begin(), plugins.end());
   return out;
 }
 
@@ -299,9 +295,7 @@ size_t TuneByocChoices(const IRModule& mod, const Target& target, const PassCont
       tk.push_back(Seconds(rk, in, calls) * 1e3 / calls);
       tp.push_back(Seconds(rp, in, calls) * 1e3 / calls);
     }
-    std::sort(tk.begin(), tk.end());
-    std::sort(tp.begin(), tp.end());
-    const double mk = tk[tk.size() / 2], mp = tp[tp.size() / 2];
+    const double mk = Median(tk), mp = Median(tp);
     const bool plugin = mp < mk * (1 - kMinGain);
     schedule::TuningRecord rec;
     rec.target = target.kind;

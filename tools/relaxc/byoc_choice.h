@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "relax/ir/module.h"
 #include "relax/schedule/tuning.h"
@@ -23,8 +24,8 @@ namespace relax::tools {
 /// invalid plugin name is an error (relax::Error naming the database and the composite);
 /// whether the plugins exist is checked once --plugin libraries are loaded.
 struct AutoOffload {
-  std::string plugins, keys;
-  size_t offloaded = 0, measured = 0;
+  std::vector<std::string> plugins, keys;
+  size_t measured = 0;
 };
 AutoOffload LoadAutoOffload(const std::string& db_path, const Target& target);
 

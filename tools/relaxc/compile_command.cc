@@ -180,7 +180,7 @@ int RunCompile(const CompileOptions& o) {
     pctx.bounds = iopts.bounds;
     // A malformed or unknown --pass-option, or a bad value, is a usage error (exit 2), found
     // before any work whether or not its pass runs.
-    std::string auto_plugins;
+    std::vector<std::string> auto_plugins;
     try {
       ParsePassOptions(o.pass_options, &pctx.options);
       if (!o.tuning_db.empty()) pctx.options["schedule.tuning-db"] = o.tuning_db;
@@ -190,7 +190,7 @@ int RunCompile(const CompileOptions& o) {
         if (o.tuning_db.empty())
           throw Error("--byoc=auto needs --tuning-db DB (written by `relaxc tune --byoc PLUGIN`)");
         AutoOffload ch = LoadAutoOffload(o.tuning_db, target);
-        pctx.options[partition::kChoicesOption] = ch.keys;
+        pctx.options[partition::kChoicesOption] = JoinCommas(ch.keys);
         auto_plugins = ch.plugins;
       }
     } catch (const std::exception& e) {
@@ -199,25 +199,21 @@ int RunCompile(const CompileOptions& o) {
     }
     // BYOC: --plugin libraries are loaded first (their names join the active list); --byoc
     // names in-tree plugins; --byoc=none disables every plugin.
-    std::string active = o.byoc == "none" ? "" : o.byoc == "auto" ? auto_plugins : o.byoc;
+    std::string active = o.byoc == "none"   ? ""
+                         : o.byoc == "auto" ? JoinCommas(auto_plugins)
+                                            : o.byoc;
     for (const auto& path : o.plugins) {
       std::string name = partition::LoadPluginLibrary(path);
       if (o.byoc != "none") active += (active.empty() ? "" : ",") + name;
     }
-    if (o.byoc == "auto") {
-      for (size_t pos = 0; pos < auto_plugins.size();) {
-        size_t comma = std::min(auto_plugins.find(',', pos), auto_plugins.size());
-        std::string name = auto_plugins.substr(pos, comma - pos);
-        pos = comma + 1;
-        if (partition::FindPlugin(name)) continue;
-        std::string known;
-        for (const auto& n : partition::PluginNames()) known += (known.empty() ? "" : ", ") + n;
-        std::cerr << "error: tuning database '" << EscapeControl(o.tuning_db)
-                  << "' offloads composites to the codegen plugin '" << EscapeControl(name)
-                  << "', which is not registered (registered: " << known
-                  << "; out-of-tree plugins: --plugin LIB.so)\n";
-        return 2;
-      }
+    for (const auto& name : auto_plugins) {
+      if (partition::FindPlugin(name)) continue;
+      std::cerr << "error: tuning database '" << EscapeControl(o.tuning_db)
+                << "' offloads composites to the codegen plugin '" << EscapeControl(name)
+                << "', which is not registered (registered: "
+                << JoinCommas(partition::PluginNames(), ", ")
+                << "; out-of-tree plugins: --plugin LIB.so)\n";
+      return 2;
     }
     if (o.byoc == "none" || (o.byoc == "auto" && active.empty()))
       pctx.options["partition.plugins"] = "none";

@@ -1,6 +1,7 @@
 // Model loading and option parsing shared by `relaxc compile` and `relaxc tune`.
 #include "model_input.h"
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <memory>
@@ -80,6 +81,17 @@ bool IsTextIR(const std::string& path) { return std::filesystem::path(path).exte
 
 IRModule LoadModel(const std::string& path, const frontend::OnnxImportOptions& opts) {
   return IsTextIR(path) ? LoadTextIR(path, opts.bounds) : frontend::ImportOnnx(path, opts);
+}
+
+std::string JoinCommas(const std::vector<std::string>& items, const std::string& sep) {
+  std::string out;
+  for (const auto& i : items) out += (out.empty() ? "" : sep) + i;
+  return out;
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
 }
 
 runtime::NDArray RandomInput(const std::vector<int64_t>& shape, const std::string& dtype,

@@ -8,6 +8,7 @@
 #include <random>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "relax/frontend/onnx.h"
 #include "relax/ir/module.h"
@@ -31,6 +32,12 @@ bool IsTextIR(const std::string& path);
 /// The model at `path`: text IR (with `opts.bounds` as `bound.<name>` attributes of @main, as
 /// the ONNX importer records them) or ONNX imported with `opts`.
 IRModule LoadModel(const std::string& path, const frontend::OnnxImportOptions& opts);
+
+/// `items` joined by `sep` ("a,b,c").
+std::string JoinCommas(const std::vector<std::string>& items, const std::string& sep = ",");
+
+/// The median of `v` (0 when empty).
+double Median(std::vector<double> v);
 
 /// A timing input of `shape` and `dtype` (ParseDType name): float32 uniform in [-1, 1) from
 /// `rng`, any other dtype zero (valid indices and masks).

@@ -98,11 +98,6 @@ std::vector<runtime::Value> MakeInputs(const runtime::ArtifactRunner& runner,
   return out;
 }
 
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
-
 // One compiled candidate: the forced setting ("" = each rule's default), its artifact and the
 // tunable kernels it reports (name -> key).
 struct Candidate {
