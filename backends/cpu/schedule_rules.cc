@@ -108,6 +108,7 @@ constexpr int64_t kReduceLanes = 16;
 tir::Stmt StageStmt(const schedule::Stage& s) {
   if (schedule::UseVectorReduce(s, kReduceLanes)) return schedule::VectorReduce(s, kReduceLanes);
   if (auto pad = schedule::PadInteriorNest(s)) return *pad;
+  if (auto block = schedule::BlockCopyNest(s)) return *block;
   return StageNest(s).Build();
 }
 
@@ -192,12 +193,9 @@ int64_t TileSize(const PrimExpr& extent, int64_t want) {
   return extent.AsInt(&e) && e > 0 && e < want ? e : want;
 }
 
-// Output rows per depthwise tile of a plane `h` rows high (static): as many as the 12
-// accumulator registers allow for `cols` columns (8 f32 per ymm register), at least 4, choosing
-// the count that wastes the fewest clamped rows (ties: more rows).
-int64_t DepthwiseTileRows(int64_t h, int64_t cols) {
-  const int64_t vectors = (cols + 7) / 8;
-  const int64_t most = std::max<int64_t>(4, 12 / vectors);
+// Output rows per depthwise tile of a plane `h` rows high (static), at most `most`, at least
+// 4, choosing the count that wastes the fewest clamped rows (ties: more rows).
+int64_t LeastWasteRows(int64_t h, int64_t most) {
   if (h <= most) return h;
   int64_t best = most, waste = -1;
   for (int64_t r = most; r >= 4; --r) {
@@ -205,6 +203,12 @@ int64_t DepthwiseTileRows(int64_t h, int64_t cols) {
     if (waste < 0 || w < waste) best = r, waste = w;
   }
   return best;
+}
+
+// A conv over channel-blocked operands (conv2d_nchwc, NCHW16c): rank 5, tiles of output
+// columns (rows of the tile) x the channels of one block (its columns).
+bool BlockedConv(const schedule::Stage& anchor, const schedule::TileAxes& axes) {
+  return anchor.axes.size() == 5 && axes.row_axis == 3 && axes.col_axis == 4;
 }
 
 // A convolution (the column operand reads spatial axes besides the batch, e.g. a 1x1 conv's
@@ -513,6 +517,12 @@ tir::Stmt RegisterTiledBody(const tir::PrimFunc& f, const schedule::TileAxes& ax
   }
   const bool fused = axes.fused_cols == 2;
   int64_t rows = one_row ? 1 : TileSize(anchor.extents[axes.row_axis], tile_rows);
+  // A channel-blocked conv's rows are output columns: the row count wasting the fewest
+  // clamped rows (14 wide: two 7-row tiles, not 8 + 6 computing 16).
+  const bool blocked = BlockedConv(anchor, axes);
+  int64_t width = 0;
+  if (blocked && !one_row && anchor.extents[3].AsInt(&width))
+    rows = LeastWasteRows(width, std::min<int64_t>(tile_rows, width));
   PrimExpr col_ext = anchor.extents[axes.col_axis];
   if (fused) col_ext = arith::Analyzer().Simplify(anchor.extents[axes.col_axis - 1] * col_ext);
   int64_t cols = TileSize(col_ext, tile.cols);
@@ -520,7 +530,10 @@ tir::Stmt RegisterTiledBody(const tir::PrimFunc& f, const schedule::TileAxes& ax
     cols = TileSize(col_ext, kTileCols);
     // A symbolic height: `tile_rows` as chosen at run time (RegisterTiled).
     int64_t h = 0;
-    rows = anchor.extents[axes.row_axis].AsInt(&h) ? DepthwiseTileRows(h, cols) : tile_rows;
+    // NCHW: as many rows as the 12 accumulator registers allow for `cols` columns (8 f32 per
+    // ymm register); NCHWc (the columns are one channel block): the register tile's rows.
+    const int64_t most = anchor.axes.size() == 5 ? tile_rows : std::max<int64_t>(4, 12 / ((cols + 7) / 8));
+    rows = anchor.extents[axes.row_axis].AsInt(&h) ? LeastWasteRows(h, most) : tile_rows;
   }
   // Row tiles read a strided window from a phase-split pad (contiguous vectors).
   if (!fused)
@@ -528,8 +541,10 @@ tir::Stmt RegisterTiledBody(const tir::PrimFunc& f, const schedule::TileAxes& ax
   // Packing the column operand pays off when each panel is reused by several row tiles.
   int64_t row_ext = 0;
   bool reused = !anchor.extents[axes.row_axis].AsInt(&row_ext) || row_ext >= 4 * tile_rows;
+  // A channel-blocked conv's weight is its own panel (OIHW16i16o: 16 output channels
+  // contiguous per reduction step).
   bool pack = fused || rows_when_few > 0 ||
-              (schedule::CanPackColumns(anchor, axes) &&
+              (!blocked && schedule::CanPackColumns(anchor, axes) &&
                ((!one_row && reused) || ConstantColumnOperand(f, anchor, axes)));
   // A depthwise conv pads each channel's plane inside its own parallel iteration (the pad
   // stage leaves the prologue).

@@ -23,6 +23,7 @@ std::vector<std::string> DefaultPipeline() {
           "fuse-ops-by-pattern",
           "merge-composite",
           "run-codegen",
+          "alter-layout",
           "fuse-ops",
           "fuse-tir",
           "legalize",
@@ -53,6 +54,7 @@ BuildStats Build(IRModule mod, const Target& target, const std::string& out_path
                                                   "recognize-activations",
                                                   "common-subexpr-elimination",
                                                   "dead-code-elimination",
+                                                  "alter-layout",
                                                   "fuse-ops",
                                                   "fuse-tir",
                                                   "fold-constants",
@@ -66,7 +68,7 @@ BuildStats Build(IRModule mod, const Target& target, const std::string& out_path
                   << "' cannot be disabled (optional passes: "
                      "remove-noop-ops, fold-batch-norm, recognize-activations, "
                      "common-subexpr-elimination, dead-code-elimination, "
-                     "fuse-ops, fuse-tir, fold-constants, fold-constant-prologue, "
+                     "alter-layout, fuse-ops, fuse-tir, fold-constants, fold-constant-prologue, "
                      "dedupe-prim-funcs, "
                      "plan-memory)");
   std::vector<std::string> pipeline;

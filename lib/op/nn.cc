@@ -1,4 +1,5 @@
-// Neural-network ops: conv1d/2d/3d, conv_transpose1d/2d/3d, batch_norm (inference), matmul.
+// Neural-network ops: conv1d/2d/3d, conv2d_nchwc (channel-blocked), conv_transpose1d/2d/3d,
+// batch_norm (inference), matmul.
 // Pooling lives in pool.cc, the window helpers both use in window.h.
 // Semantics: ONNX operator spec sections Conv, ConvTranspose, BatchNormalization (inference mode,
 // training_mode = 0), MatMul (numpy.matmul).
@@ -94,6 +95,102 @@ te::Tensor ComputeConv(const CallNode& c, const std::vector<te::Tensor>& in) {
           xi.push_back(x);
           wi.push_back(kaxis[d] >= 0 ? PrimExpr(red[kaxis[d]].var) : PrimExpr(int64_t{0}));
         }
+        return te::Sum((*P)(xi) * (*W)(wi), red);
+      },
+      "conv");
+}
+
+// ---- conv2d_nchwc: a 2-D convolution over channel-blocked operands (chosen by alter-layout) --
+// Data [N, C/ci, H, W, ci] (NCHW<ci>c), weight [O/co, C/ci, KH, KW, ci, co] (OIHW<ci>i<co>o),
+// output [N, O/co, OH, OW, co] (NCHW<co>c); strides, padding, dilation as conv2d. The ci input
+// channels of a block and the co output channels of a block are innermost, so the weight is
+// read co channels at a time (one vector) and the input one scalar per channel. groups is 1,
+// or the channel count for a depthwise conv (one filter per channel): weight [C/c, 1, KH, KW,
+// 1, c] with ci = co = c, each output channel reading its own input channel.
+bool DepthwiseNCHWc(const CallNode& c) {
+  return c.attrs.count("groups") && GetIntAttr(c.attrs, "groups") != 1;
+}
+
+StructInfo InferConv2dNCHWc(const CallNode& c, BlockBuilder& bb) {
+  CheckArity(c, 2);
+  const auto& x = TensorArg(c, 0);
+  const auto& w = TensorArg(c, 1);
+  if (x.ndim != 5 || w.ndim != 6)
+    RELAX_THROW(bb.context() << "conv2d_nchwc expects 5-D data and 6-D weight, got ranks "
+                             << x.ndim << " and " << w.ndim);
+  Window win = window::GetWindow(c.attrs, 2);
+  const auto& xs = *x.values;
+  const auto& ws = *w.values;
+  std::vector<int64_t> kernel(2);
+  for (int d = 0; d < 2; ++d)
+    if (!ws[2 + d].AsInt(&kernel[d]) || kernel[d] < 1)
+      RELAX_THROW(bb.context() << "conv2d_nchwc: kernel size must be static and positive");
+  if (DepthwiseNCHWc(c)) {
+    int64_t groups = GetIntAttr(c.attrs, "groups"), cb = 0, ci = 0;
+    if (!xs[1].AsInt(&cb) || !xs[4].AsInt(&ci) || groups != cb * ci || !ws[1].AsInt(&cb) ||
+        cb != 1 || !ws[4].AsInt(&ci) || ci != 1)
+      RELAX_THROW(bb.context() << "conv2d_nchwc: groups must be 1 or the channel count, with "
+                                  "a [C/c, 1, KH, KW, 1, c] weight");
+    bb.UnifyDim(xs[1], ws[0], "conv2d_nchwc depthwise channel blocks vs weight");
+    bb.UnifyDim(xs[4], ws[5], "conv2d_nchwc depthwise channel block vs weight");
+  } else {
+    bb.UnifyDim(xs[1], ws[1], "conv2d_nchwc input channel blocks vs weight");
+    bb.UnifyDim(xs[4], ws[4], "conv2d_nchwc input channel block vs weight");
+  }
+  std::vector<PrimExpr> out = {xs[0], ws[0]};
+  auto sp = window::WindowOutDims(win, xs, kernel, /*ceil_mode=*/false);
+  for (int d = 0; d < 2; ++d) {
+    PrimExpr o = bb.analyzer().Simplify(sp[d]);
+    bb.RequirePositive(o, "conv2d_nchwc output " + window::AxisName(2, d));
+    out.push_back(o);
+  }
+  out.push_back(ws[5]);
+  return TensorSInfo(out, x.dtype);
+}
+
+te::Tensor ComputeConv2dNCHWc(const CallNode& c, const std::vector<te::Tensor>& in) {
+  te::Tensor X = in[0], W = in[1];
+  Window win = window::GetWindow(c.attrs, 2);
+  const bool dw = DepthwiseNCHWc(c);
+  const auto& xs = X->shape();
+  const auto& ws = W->shape();
+  std::vector<int64_t> kernel(2);
+  for (int d = 0; d < 2; ++d) ws[2 + d].AsInt(&kernel[d]);
+  std::vector<PrimExpr> shape = {xs[0], ws[0]};
+  for (const auto& e : window::WindowOutDims(win, xs, kernel, false)) shape.push_back(e);
+  shape.push_back(ws[5]);
+  // Reduction: channel blocks, window rows, window columns, the channels of a block (extent-1
+  // window axes get no loop, as in conv; a depthwise conv reduces over its window only).
+  std::vector<te::ReduceAxis> red;
+  if (!dw) red.push_back(te::RAxis(ws[1], "rcb"));
+  std::vector<int> kaxis(2, -1);
+  for (int d = 0; d < 2; ++d) {
+    if (kernel[d] == 1) continue;
+    kaxis[d] = static_cast<int>(red.size());
+    red.push_back(te::RAxis(kernel[d], "rk" + std::to_string(d)));
+  }
+  if (!dw || red.empty()) red.push_back(te::RAxis(ws[4], "rci"));
+  DataType t = X->dtype();
+  bool padded = win.padded();
+  te::Tensor P = padded ? window::PadNd(X, win.pads, t.is_float() ? FloatImm(0.0, t) : IntImm(0, t),
+                                        /*k=*/2)
+                        : X;
+  return te::Compute(
+      shape,
+      [&](const std::vector<Var>& i) {
+        const PrimExpr zero(int64_t{0});
+        std::vector<PrimExpr> xi = {i[0], dw ? PrimExpr(i[1]) : PrimExpr(red[0].var)};
+        std::vector<PrimExpr> wi = {i[1], dw ? zero : PrimExpr(red[0].var)};
+        for (int d = 0; d < 2; ++d) {
+          PrimExpr x =
+              win.strides[d] == 1 ? PrimExpr(i[2 + d]) : i[2 + d] * PrimExpr(win.strides[d]);
+          if (kaxis[d] >= 0) x = x + red[kaxis[d]].var * PrimExpr(win.dilations[d]);
+          xi.push_back(x);
+          wi.push_back(kaxis[d] >= 0 ? PrimExpr(red[kaxis[d]].var) : zero);
+        }
+        xi.push_back(dw ? PrimExpr(i[4]) : PrimExpr(red.back().var));
+        wi.push_back(dw ? zero : PrimExpr(red.back().var));
+        wi.push_back(i[4]);
         return te::Sum((*P)(xi) * (*W)(wi), red);
       },
       "conv");
@@ -334,6 +431,8 @@ void RegisterNNOps() {
     RegisterOp(std::string("relax.nn.conv_transpose") + k, OpPatternKind::kOutEWiseFusable,
                InferConvTranspose, ComputeConvTranspose);
   }
+  RegisterOp("relax.nn.conv2d_nchwc", OpPatternKind::kOutEWiseFusable, InferConv2dNCHWc,
+             ComputeConv2dNCHWc);
   RegisterOp("relax.nn.batch_norm", OpPatternKind::kBroadcast, InferBatchNorm, ComputeBatchNorm);
   RegisterOp("relax.matmul", OpPatternKind::kOutEWiseFusable, InferMatmul, ComputeMatmul);
 }

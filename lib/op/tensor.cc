@@ -23,11 +23,13 @@ StructInfo InferReshape(const CallNode& c, BlockBuilder& bb) {
 void RegisterDataMovementOps();
 void RegisterScatterOps();
 void RegisterScanOps();
+void RegisterLayoutOps();  // lib/op/layout.cc
 
 void RegisterTensorOps() {
   RegisterDataMovementOps();
   RegisterScatterOps();
   RegisterScanOps();
+  RegisterLayoutOps();
   RegisterOp("relax.reshape", OpPatternKind::kInjective, InferReshape, nullptr);
 }
 

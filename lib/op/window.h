@@ -89,12 +89,16 @@ inline std::string AxisName(int k, int d) {
 }
 
 // `fill`-padded copy of N, C, spatial... `x` (pads = k begins then k ends); the consumer then
-// reads without bounds checks, which keeps its inner loop contiguous.
-inline te::Tensor PadNd(const te::Tensor& x, const std::vector<int64_t>& pads, PrimExpr fill) {
+// reads without bounds checks, which keeps its inner loop contiguous. `k` < 0: every axis after
+// N, C is spatial; else the k axes after N, C are, and the axes after them (a blocked layout's
+// channel block, NCHW16c) are copied as they are.
+inline te::Tensor PadNd(const te::Tensor& x, const std::vector<int64_t>& pads, PrimExpr fill,
+                        int k = -1) {
   const auto& xs = x->shape();
-  int k = static_cast<int>(xs.size()) - 2;
+  if (k < 0) k = static_cast<int>(xs.size()) - 2;
   std::vector<PrimExpr> shape = {xs[0], xs[1]};
   for (int d = 0; d < k; ++d) shape.push_back(xs[2 + d] + PrimExpr(pads[d] + pads[k + d]));
+  for (size_t d = k + 2; d < xs.size(); ++d) shape.push_back(xs[d]);
   return te::Compute(
       shape,
       [&](const std::vector<Var>& i) {
@@ -106,6 +110,7 @@ inline te::Tensor PadNd(const te::Tensor& x, const std::vector<int64_t>& pads, P
           inb = inb.defined() ? (inb && in) : in;
           idx.push_back(Clamp(p, xs[2 + d]));
         }
+        for (size_t d = k + 2; d < xs.size(); ++d) idx.push_back(i[d]);
         return Select(inb, (*x)(idx), fill);
       },
       "pad", /*materialize=*/true);

@@ -13,6 +13,7 @@
 #include "relax/rewrite/fold_batch_norm.h"
 #include "relax/rewrite/recognize_activations.h"
 #include "relax/schedule/schedule.h"
+#include "relax/transform/alter_layout.h"
 #include "relax/transform/common_subexpr_elimination.h"
 #include "relax/transform/dead_code_elimination.h"
 #include "relax/transform/dedupe_prim_funcs.h"
@@ -56,6 +57,13 @@ const bool kRegistered = [] {
                 "BYOC: each region goes to its plugin's codegen and becomes an extern call "
                 "(destination-passing style)",
                 partition::RunCodegen});
+  RegisterPass({"alter-layout",
+                "2-D convs (and the elementwise ops after them) in channel-blocked layouts "
+                "(NCHW16c) with layout_transform where a consumer needs NCHW; inverse "
+                "transform pairs cancel",
+                AlterLayout,
+                {"alter-layout.block"},
+                [](const PassContext& ctx) { AlterLayoutBlock(ctx); }});
   RegisterPass({"fuse-ops", "group op chains by pattern kind into primitive functions", FuseOps});
   RegisterPass({"fuse-tir", "turn each primitive function into one PrimFunc (composed TE computes)",
                 FuseTIR});

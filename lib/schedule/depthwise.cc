@@ -80,7 +80,10 @@ class PhaseReader : public tir::ExprMutator {
 }  // namespace
 
 std::optional<TileAxes> DepthwiseTileAxes(const Stage& s) {
-  if (s.combiner != "sum" || s.axes.size() != 4) return std::nullopt;
+  // NCHW [n, c, h, w] or channel-blocked NCHWc [n, cb, h, w, c]: the tile's columns are the
+  // innermost axis (w, or the block's channels), its rows the axis before (h, or w).
+  const size_t rank = s.axes.size();
+  if (s.combiner != "sum" || (rank != 4 && rank != 5)) return std::nullopt;
   Loads ls;
   ls.VisitExpr(s.value);
   int windows = 0;
@@ -88,14 +91,15 @@ std::optional<TileAxes> DepthwiseTileAxes(const Stage& s) {
     const auto* ld = l.as<tir::BufferLoadNode>();
     bool reads_w = IndexUses(ld, s.axes[3]), reads_h = IndexUses(ld, s.axes[2]);
     if (!reads_w && !reads_h) continue;  // the weight, a bias
-    // The window: reads the output's channel, row and column.
+    // The window: reads the output's channel (block), row and column (and block channel).
     if (!reads_w || !reads_h || !IndexUses(ld, s.axes[1])) return std::nullopt;
+    if (rank == 5 && !IndexUses(ld, s.axes[4])) return std::nullopt;
     ++windows;
   }
   if (windows != 1) return std::nullopt;
   TileAxes t;
-  t.row_axis = 2;
-  t.col_axis = 3;
+  t.row_axis = rank - 2;
+  t.col_axis = rank - 1;
   return t;
 }
 
@@ -221,6 +225,7 @@ std::optional<PlaneFill> PlanePad(std::vector<Stage>* prologue, std::vector<Buff
   q.extents.assign(p.extents.begin() + 2, p.extents.end());
   q.value = Substitute(p.value, {{p.axes[0], anchor->axes[0]}, {p.axes[1], anchor->axes[1]}});
   std::optional<tir::Stmt> fill = PadInteriorNest(q, /*parallel=*/false);
+  if (!fill) fill = BlockCopyNest(q, /*parallel=*/false);
   if (!fill) fill = LoopNest(q).Build();
   anchor->value = PlaneReader(p.buffer, plane).VisitExpr(anchor->value);
   allocs->erase(alloc);

@@ -9,6 +9,7 @@
 
 #include "relax/arith/analyzer.h"
 #include "relax/ir/tir_functor.h"
+#include "relax/schedule/loop_nest.h"
 
 namespace relax::schedule {
 
@@ -135,7 +136,49 @@ class SimplifyIndices : public tir::ExprMutator {
   arith::Analyzer* an_;
 };
 
+// True if every load of `value` that reads `v` reads it as its plain last index and nowhere
+// else, and at least one does (a copy along a channel block).
+class PlainLastIndex : public tir::ExprVisitor {
+ public:
+  explicit PlainLastIndex(const Var& v) : v_(v) {}
+  bool ok = true;
+  int reads = 0;
+
+ protected:
+  void VisitExpr_(const tir::BufferLoadNode* op, const PrimExpr& e) override {
+    for (size_t i = 0; i < op->indices.size(); ++i) {
+      if (!UsesVar(op->indices[i], v_)) continue;
+      if (i + 1 == op->indices.size() && op->indices[i].same_as(v_))
+        ++reads;
+      else
+        ok = false;
+    }
+    tir::ExprVisitor::VisitExpr_(op, e);
+  }
+
+ private:
+  const Var& v_;
+};
+
 }  // namespace
+
+std::optional<tir::Stmt> BlockCopyNest(const Stage& s, bool parallel) {
+  const size_t rank = s.axes.size();
+  int64_t block = 0;
+  if (s.is_reduction() || rank < 3 || !s.extents.back().AsInt(&block) || block < 4 ||
+      block > 64 || block % 4 != 0)
+    return std::nullopt;
+  PlainLastIndex plain(s.axes.back());
+  plain.VisitExpr(s.value);
+  if (!plain.ok || plain.reads == 0) return std::nullopt;
+  LoopNest n(s);
+  if (parallel) {
+    n.Fuse(0);
+    n.Parallel(0);
+  }
+  n.Vectorize(parallel ? rank - 2 : rank - 1);
+  return n.Build();
+}
 
 std::optional<tir::Stmt> PadInteriorNest(const Stage& s, bool parallel) {
   const size_t rank = s.axes.size();

@@ -27,6 +27,13 @@ namespace relax::schedule {
 /// false: every loop serial (a plane filled inside a parallel iteration, depthwise.h).
 std::optional<tir::Stmt> PadInteriorNest(const Stage& s, bool parallel = true);
 
+/// The nest of injective stage `s` whose last axis is a channel block (NCHW16c: static extent
+/// 4..64, a multiple of 4, read by every load that reads it as the plain last index): that axis
+/// vectorized, one vector per element of the outer axes (a blocked pad's guards and clamps are
+/// then one scalar test per vector); the first two axes fused and parallel unless `parallel`
+/// is false. nullopt otherwise.
+std::optional<tir::Stmt> BlockCopyNest(const Stage& s, bool parallel = true);
+
 /// True if `value` reads `col` only in the last index of loads, each time clamped as
 /// max(0, min(x, upper)) (a pad): every load stays in bounds at any column position, past
 /// the stage's width as well.

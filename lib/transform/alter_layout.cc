@@ -1,0 +1,344 @@
+// alter-layout (relax/transform/alter_layout.h).
+#include "relax/transform/alter_layout.h"
+
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "relax/ir/expr_functor.h"
+#include "relax/op/layout.h"
+#include "relax/op/op.h"
+#include "relax/support/error.h"
+#include "relax/target/target.h"
+#include "relax/transform/block_builder.h"
+
+namespace relax {
+
+namespace {
+
+constexpr const char* kPlain = "NCHW";
+
+const CallNode* OpCall(const Expr& e, const std::string& name) {
+  const CallNode* c = As<CallNode>(e);
+  const OpNode* op = c ? As<OpNode>(c->op) : nullptr;
+  return op && op->name == name ? c : nullptr;
+}
+
+// The static dims of a tensor's StructInfo; false when not all known.
+bool StaticShape(const StructInfo& s, std::vector<int64_t>* dims) {
+  if (!s || s->kind != SIKind::kTensor || !s->values) return false;
+  dims->clear();
+  for (const auto& d : *s->values) {
+    int64_t v = 0;
+    if (!d.AsInt(&v)) return false;
+    dims->push_back(v);
+  }
+  return true;
+}
+
+bool IsF32Tensor(const StructInfo& s, int ndim) {
+  return s && s->kind == SIKind::kTensor && s->values && s->ndim == ndim &&
+         s->dtype == DataType::Float(32);
+}
+
+// The vars an expression reads.
+class UsedVars : public ExprVisitor {
+ public:
+  std::vector<const VarNode*> vars;
+  void VisitExpr_(const VarNode* op, const Expr&) override { vars.push_back(op); }
+};
+
+Expr TransformConstant(const ConstantNode& k, const std::vector<int64_t>& shape,
+                       const std::string& src, const std::string& dst) {
+  std::vector<int64_t> out_shape;
+  std::vector<uint8_t> bytes = TransformLayoutData(*k.data, k.dtype.bytes(), shape,
+                                                   Layout::Parse(src), Layout::Parse(dst), &out_shape);
+  return MakeConstant(k.dtype, out_shape, std::move(bytes), k.name.empty() ? "" : k.name + "_" + dst);
+}
+
+Attrs LayoutAttrs(const std::string& src, const std::string& dst) {
+  return {{"src_layout", src}, {"dst_layout", dst}};
+}
+
+// A value computed in a blocked layout: `blocked` holds it as NCHW<block>c; `plain` is the
+// original var, bound to the transform back when first needed.
+struct Blocked {
+  VarRef plain, blocked;
+  int64_t block = 0;
+  bool materialized = false;
+};
+
+class LayoutAlterer : public ExprMutator {
+ public:
+  explicit LayoutAlterer(int64_t block) : block_(block) {}
+
+  Expr VisitExpr_(const FunctionNode* op, const Expr& e) override {
+    names_.clear();
+    NameCollector nc(&names_);
+    nc.VisitExpr(e);
+    return ExprMutator::VisitExpr_(op, e);
+  }
+
+  void VisitBinding(const Binding& b, std::vector<Binding>* out) override {
+    Expr value = VisitExpr(b.value);
+    if (!b.match_sinfo && (AlterConv(b.var, value, out) || AlterElementwise(b.var, value, out))) {
+      // A var that outlives its block is bound right away.
+      if (b.var->kind != ExprKind::kDataflowVar) Materialize(b.var.get(), out);
+      return;
+    }
+    UsedVars used;
+    used.VisitExpr(value);
+    for (const VarNode* v : used.vars) Materialize(v, out);
+    out->push_back({b.var, value, b.match_sinfo});
+  }
+
+ private:
+  class NameCollector : public ExprVisitor {
+   public:
+    explicit NameCollector(std::set<std::string>* names) : names_(names) {}
+    void VisitVarDef(const VarRef& v) override { names_->insert(v->name); }
+    void VisitExpr_(const FunctionNode* op, const Expr& e) override {
+      for (const auto& p : op->params) names_->insert(p->name);
+      ExprVisitor::VisitExpr_(op, e);
+    }
+
+   private:
+    std::set<std::string>* names_;
+  };
+
+  std::string Fresh(const std::string& hint) {
+    std::string n = hint;
+    for (int k = 1; names_.count(n); ++k) n = hint + std::to_string(k);
+    names_.insert(n);
+    return n;
+  }
+
+  VarRef Emit(const Expr& call, const std::string& hint, std::vector<Binding>* out) {
+    Expr v = bb_.Normalize(call);
+    VarRef var = MakeVar(Fresh(hint), v->sinfo, /*dataflow=*/true);
+    out->push_back({var, v, nullptr});
+    return var;
+  }
+
+  // Binds the original var of a blocked value (the transform back to NCHW) once.
+  void Materialize(const VarNode* v, std::vector<Binding>* out) {
+    auto it = blocked_.find(v);
+    if (it == blocked_.end() || it->second.materialized) return;
+    Blocked& b = it->second;
+    std::string src = SplitLayout(kPlain, 'C', b.block);
+    Expr back = bb_.Normalize(
+        MakeCall(GetOp("relax.layout_transform"), {b.blocked}, LayoutAttrs(src, kPlain)));
+    out->push_back({b.plain, WithSInfo(back, b.plain->sinfo), nullptr});
+    b.materialized = true;
+  }
+
+  // `x` (NCHW) as NCHW<block>c: its blocked value, or a transform (one per var and block).
+  Expr BlockedInput(const Expr& x, int64_t block, std::vector<Binding>* out) {
+    const VarNode* v = As<VarNode>(x);
+    if (v) {
+      auto it = blocked_.find(v);
+      if (it != blocked_.end() && it->second.block == block) return it->second.blocked;
+      auto c = transformed_.find({v, block});
+      if (c != transformed_.end()) return c->second;
+    }
+    VarRef t = Emit(MakeCall(GetOp("relax.layout_transform"), {x},
+                             LayoutAttrs(kPlain, SplitLayout(kPlain, 'C', block))),
+                    (v ? v->name : std::string("x")) + "_nchwc", out);
+    if (v) transformed_[{v, block}] = t;
+    return t;
+  }
+
+  bool AlterConv(const VarRef& var, const Expr& value, std::vector<Binding>* out) {
+    const CallNode* c = OpCall(value, "relax.nn.conv2d");
+    if (!c || c->args.size() != 2 || !IsF32Tensor(c->args[0]->sinfo, 4)) return false;
+    const ConstantNode* w = As<ConstantNode>(c->args[1]);
+    std::vector<int64_t> ws;
+    if (!w || w->dtype != DataType::Float(32) || !StaticShape(c->args[1]->sinfo, &ws) ||
+        ws.size() != 4)
+      return false;
+    int64_t channels = 0, groups = c->attrs.count("groups") ? GetIntAttr(c->attrs, "groups") : 1;
+    if (!(*c->args[0]->sinfo->values)[1].AsInt(&channels) || ws[0] % block_ != 0) return false;
+    int64_t ci = 0;
+    std::string wlayout;
+    if (groups == 1) {
+      ci = channels % block_ == 0 ? block_ : channels < block_ ? channels : 0;
+      wlayout = "OIHW" + std::to_string(ci) + "i" + std::to_string(block_) + "o";
+    } else if (groups == channels && ws[0] == channels && ws[1] == 1 && channels % block_ == 0) {
+      ci = block_;
+      wlayout = "OIHW1i" + std::to_string(block_) + "o";
+    }
+    if (ci == 0) return false;
+    Expr xb = BlockedInput(c->args[0], ci, out);
+    Expr wb = TransformConstant(*w, ws, "OIHW", wlayout);
+    VarRef vb = Emit(MakeCall(GetOp("relax.nn.conv2d_nchwc"), {xb, wb}, c->attrs),
+                     var->name + "_nchwc", out);
+    blocked_[var.get()] = {var, vb, block_};
+    return true;
+  }
+
+  // An elementwise or numpy-broadcast op over a blocked value and operands that are blocked
+  // with the same block (equal dims, or 1 except the channel), per-channel or all-ones.
+  bool AlterElementwise(const VarRef& var, const Expr& value, std::vector<Binding>* out) {
+    const CallNode* c = As<CallNode>(value);
+    const OpNode* op = c ? As<OpNode>(c->op) : nullptr;
+    if (!op || op->name == "relax.nn.batch_norm" || c->args.empty()) return false;
+    const OpInfo* info = LookupOp(op->name);
+    if (!info || (info->pattern != OpPatternKind::kElemWise &&
+                  info->pattern != OpPatternKind::kBroadcast))
+      return false;
+    const StructInfo& os = var->sinfo;
+    if (!os || os->kind != SIKind::kTensor || !os->values || os->ndim != 4) return false;
+    const std::vector<PrimExpr>& odims = *os->values;
+    int64_t block = 0;
+    for (const auto& a : c->args)
+      if (const VarNode* v = As<VarNode>(a); v && blocked_.count(v)) block = blocked_.at(v).block;
+    if (block == 0) return false;
+    int64_t channels = 0;
+    if (!odims[1].AsInt(&channels) || channels % block != 0) return false;
+    std::vector<Expr> args;
+    for (const auto& a : c->args) {
+      const StructInfo& s = a->sinfo;
+      if (!s || s->kind != SIKind::kTensor || !s->values) return false;
+      const VarNode* v = As<VarNode>(a);
+      auto it = v ? blocked_.find(v) : blocked_.end();
+      if (it != blocked_.end()) {
+        if (it->second.block != block || !Broadcasts(*s->values, odims, /*same_channel=*/true))
+          return false;
+        args.push_back(it->second.blocked);
+        continue;
+      }
+      // Right-aligned to rank 4: every dim 1 except possibly the channel (equal to the output's).
+      std::vector<int64_t> dims;
+      if (s->ndim > 4 || !StaticShape(s, &dims)) return false;
+      dims.insert(dims.begin(), 4 - dims.size(), 1);
+      if (dims[0] != 1 || dims[2] != 1 || dims[3] != 1 || (dims[1] != 1 && dims[1] != channels))
+        return false;
+      if (dims[1] == 1) {
+        args.push_back(a);  // broadcasts against the blocked shape as it is
+        continue;
+      }
+      if (const ConstantNode* k = As<ConstantNode>(a)) {
+        args.push_back(TransformConstant(*k, dims, kPlain, SplitLayout(kPlain, 'C', block)));
+        continue;
+      }
+      if (s->ndim != 4) return false;
+      args.push_back(BlockedInput(a, block, out));
+    }
+    VarRef vb = Emit(MakeCall(c->op, args, c->attrs, c->sinfo_args), var->name + "_nchwc", out);
+    blocked_[var.get()] = {var, vb, block};
+    return true;
+  }
+
+  // True if `dims` broadcasts to `out` (each dim equal or a static 1; with `same_channel` the
+  // channel dim equal).
+  bool Broadcasts(const std::vector<PrimExpr>& dims, const std::vector<PrimExpr>& out,
+                  bool same_channel) {
+    if (dims.size() != out.size()) return false;
+    for (size_t k = 0; k < dims.size(); ++k) {
+      int64_t one = 0;
+      bool eq = bb_.analyzer().CanProveEqual(dims[k], out[k]);
+      if (!eq && (k == 1 && same_channel)) return false;
+      if (!eq && !(dims[k].AsInt(&one) && one == 1)) return false;
+    }
+    return true;
+  }
+
+  int64_t block_;
+  BlockBuilder bb_;
+  std::map<const VarNode*, Blocked> blocked_;
+  std::map<std::pair<const VarNode*, int64_t>, VarRef> transformed_;
+  std::set<std::string> names_;
+};
+
+// layout_transform(layout_transform(s, A -> B), B -> A) is s when the shapes agree (no padded
+// block); then transforms whose dataflow var is unused go.
+class TransformCanceller : public ExprMutator {
+ public:
+  void VisitBinding(const Binding& b, std::vector<Binding>* out) override {
+    Expr value = VisitExpr(b.value);
+    if (const CallNode* c = OpCall(value, "relax.layout_transform");
+        c && !b.match_sinfo && b.var->kind == ExprKind::kDataflowVar) {
+      transforms_[b.var.get()] = value;
+      const VarNode* t = As<VarNode>(c->args[0]);
+      auto inner = t ? transforms_.find(t) : transforms_.end();
+      if (inner != transforms_.end()) {
+        const CallNode* ic = As<CallNode>(inner->second);
+        if (GetStrAttr(ic->attrs, "src_layout") == GetStrAttr(c->attrs, "dst_layout") &&
+            GetStrAttr(ic->attrs, "dst_layout") == GetStrAttr(c->attrs, "src_layout") &&
+            SameShape(ic->args[0]->sinfo, b.var->sinfo)) {
+          var_remap_[b.var.get()] = ic->args[0];
+          return;
+        }
+      }
+    }
+    out->push_back({b.var, value, b.match_sinfo});
+  }
+
+ private:
+  bool SameShape(const StructInfo& a, const StructInfo& b) {
+    if (!a || !b || !a->values || !b->values || a->values->size() != b->values->size())
+      return false;
+    for (size_t k = 0; k < a->values->size(); ++k)
+      if (!an_.CanProveEqual((*a->values)[k], (*b->values)[k])) return false;
+    return true;
+  }
+
+  std::map<const VarNode*, Expr> transforms_;
+  arith::Analyzer an_;
+};
+
+// Drops dataflow bindings of layout_transform whose var nothing uses (until none is left).
+class UnusedTransforms : public ExprMutator {
+ public:
+  bool removed = false;
+  Expr VisitExpr_(const FunctionNode* op, const Expr& e) override {
+    uses_ = CountVarUses(e);
+    return ExprMutator::VisitExpr_(op, e);
+  }
+  void VisitBinding(const Binding& b, std::vector<Binding>* out) override {
+    if (b.var->kind == ExprKind::kDataflowVar && !b.match_sinfo &&
+        OpCall(b.value, "relax.layout_transform") && uses_[b.var.get()] == 0) {
+      removed = true;
+      return;
+    }
+    ExprMutator::VisitBinding(b, out);
+  }
+
+ private:
+  std::map<const VarNode*, int> uses_;
+};
+
+bool SkipFunction(const FunctionNode* f) {
+  return f->attrs.count("Primitive") || f->attrs.count("Composite") || f->attrs.count("Codegen");
+}
+
+}  // namespace
+
+int64_t AlterLayoutBlock(const PassContext& ctx) {
+  auto it = ctx.options.find("alter-layout.block");
+  if (it != ctx.options.end()) {
+    const std::string& v = it->second;
+    int64_t b = -1;
+    if (!v.empty() && v.size() <= 4 && v.find_first_not_of("0123456789") == std::string::npos)
+      b = std::stoll(v);
+    if (b < 0 || b == 1 || b > 64)
+      RELAX_THROW("--pass-option alter-layout.block=" << v << ": expected 0 (off) or 2..64");
+    return b;
+  }
+  return Target::Parse(ctx.target).kind == "cpu" ? 16 : 0;
+}
+
+void AlterLayout(IRModule* mod, const PassContext& ctx) {
+  const int64_t block = AlterLayoutBlock(ctx);
+  if (block > 0) LayoutAlterer(block).MutateModule(mod, SkipFunction);
+  TransformCanceller().MutateModule(mod, SkipFunction);
+  for (bool again = true; again;) {
+    UnusedTransforms u;
+    u.MutateModule(mod, SkipFunction);
+    again = u.removed;
+  }
+}
+
+}  // namespace relax
