@@ -532,7 +532,8 @@ tir::Stmt RegisterTiledBody(const tir::PrimFunc& f, const schedule::TileAxes& ax
     int64_t h = 0;
     // NCHW: as many rows as the 12 accumulator registers allow for `cols` columns (8 f32 per
     // ymm register); NCHWc (the columns are one channel block): the register tile's rows.
-    const int64_t most = anchor.axes.size() == 5 ? tile_rows : std::max<int64_t>(4, 12 / ((cols + 7) / 8));
+    const int64_t most =
+        anchor.axes.size() == 5 ? tile_rows : std::max<int64_t>(4, 12 / ((cols + 7) / 8));
     rows = anchor.extents[axes.row_axis].AsInt(&h) ? LeastWasteRows(h, most) : tile_rows;
   }
   // Row tiles read a strided window from a phase-split pad (contiguous vectors).

@@ -27,7 +27,8 @@ Layout Layout::Parse(const std::string& s) {
       ++i;
       continue;
     }
-    if (!std::isdigit(ch)) bad("expected an uppercase axis or a factor, got '" + s.substr(i, 1) + "'");
+    if (!std::isdigit(ch))
+      bad("expected an uppercase axis or a factor, got '" + s.substr(i, 1) + "'");
     int64_t f = 0;
     while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i])) && f <= 4096)
       f = f * 10 + (s[i++] - '0');
@@ -81,9 +82,10 @@ std::vector<uint8_t> TransformLayoutData(const std::vector<uint8_t>& data, size_
                                          const std::vector<int64_t>& shape, const Layout& src,
                                          const Layout& dst, std::vector<int64_t>* out_shape) {
   std::string a = src.Primals(), b = dst.Primals();
-  if (src.ndim() != shape.size() || std::set<char>(a.begin(), a.end()) != std::set<char>(b.begin(), b.end()))
-    RELAX_THROW("layout transform of a constant: layouts '" << src.str() << "' -> '" << dst.str()
-                                                            << "' do not fit its rank " << shape.size());
+  if (src.ndim() != shape.size() ||
+      std::set<char>(a.begin(), a.end()) != std::set<char>(b.begin(), b.end()))
+    RELAX_THROW("layout transform of a constant: layouts '"
+                << src.str() << "' -> '" << dst.str() << "' do not fit its rank " << shape.size());
   std::map<char, int64_t> extent;  // logical extent of each primal axis
   int64_t numel = 1;
   for (size_t k = 0; k < shape.size(); ++k) numel *= shape[k];
@@ -97,7 +99,9 @@ std::vector<uint8_t> TransformLayoutData(const std::vector<uint8_t>& data, size_
   int64_t out_numel = 1;
   for (const auto& ax : dst.axes) {
     int64_t f = dst.Factor(ax.primal);
-    out_shape->push_back(ax.factor ? ax.factor : f ? (extent[ax.primal] + f - 1) / f : extent[ax.primal]);
+    out_shape->push_back(ax.factor ? ax.factor
+                         : f       ? (extent[ax.primal] + f - 1) / f
+                                   : extent[ax.primal]);
     out_numel *= out_shape->back();
   }
   std::vector<int64_t> stride(shape.size(), 1);
@@ -107,7 +111,8 @@ std::vector<uint8_t> TransformLayoutData(const std::vector<uint8_t>& data, size_
   std::map<char, int64_t> coord;
   for (int64_t o = 0; o < out_numel; ++o) {
     for (size_t k = 0; k < dst.ndim(); ++k)
-      if (!dst.axes[k].factor) coord[dst.axes[k].primal] = idx[k] * std::max<int64_t>(1, dst.Factor(dst.axes[k].primal));
+      if (!dst.axes[k].factor)
+        coord[dst.axes[k].primal] = idx[k] * std::max<int64_t>(1, dst.Factor(dst.axes[k].primal));
     for (size_t k = 0; k < dst.ndim(); ++k)
       if (dst.axes[k].factor) coord[dst.axes[k].primal] += idx[k];
     bool inside = true;

@@ -116,8 +116,8 @@ StructInfo InferConv2dNCHWc(const CallNode& c, BlockBuilder& bb) {
   const auto& x = TensorArg(c, 0);
   const auto& w = TensorArg(c, 1);
   if (x.ndim != 5 || w.ndim != 6)
-    RELAX_THROW(bb.context() << "conv2d_nchwc expects 5-D data and 6-D weight, got ranks "
-                             << x.ndim << " and " << w.ndim);
+    RELAX_THROW(bb.context() << "conv2d_nchwc expects 5-D data and 6-D weight, got ranks " << x.ndim
+                             << " and " << w.ndim);
   Window win = window::GetWindow(c.attrs, 2);
   const auto& xs = *x.values;
   const auto& ws = *w.values;

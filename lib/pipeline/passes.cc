@@ -13,6 +13,8 @@
 #include "relax/rewrite/fold_batch_norm.h"
 #include "relax/rewrite/recognize_activations.h"
 #include "relax/schedule/schedule.h"
+#include "relax/target/backend.h"
+#include "relax/target/target.h"
 #include "relax/transform/alter_layout.h"
 #include "relax/transform/common_subexpr_elimination.h"
 #include "relax/transform/dead_code_elimination.h"
@@ -61,9 +63,12 @@ const bool kRegistered = [] {
                 "2-D convs (and the elementwise ops after them) in channel-blocked layouts "
                 "(NCHW16c) with layout_transform where a consumer needs NCHW; inverse "
                 "transform pairs cancel",
-                AlterLayout,
+                [](IRModule* mod, const PassContext& ctx) {
+                  const Target t = Target::Parse(ctx.target);
+                  AlterLayout(mod, ctx, GetBackend(t.kind).ConvChannelBlock(t));
+                },
                 {"alter-layout.block"},
-                [](const PassContext& ctx) { AlterLayoutBlock(ctx); }});
+                [](const PassContext& ctx) { AlterLayoutBlock(ctx, 0); }});
   RegisterPass({"fuse-ops", "group op chains by pattern kind into primitive functions", FuseOps});
   RegisterPass({"fuse-tir", "turn each primitive function into one PrimFunc (composed TE computes)",
                 FuseTIR});

@@ -165,8 +165,8 @@ class PlainLastIndex : public tir::ExprVisitor {
 std::optional<tir::Stmt> BlockCopyNest(const Stage& s, bool parallel) {
   const size_t rank = s.axes.size();
   int64_t block = 0;
-  if (s.is_reduction() || rank < 3 || !s.extents.back().AsInt(&block) || block < 4 ||
-      block > 64 || block % 4 != 0)
+  if (s.is_reduction() || rank < 3 || !s.extents.back().AsInt(&block) || block < 4 || block > 64 ||
+      block % 4 != 0)
     return std::nullopt;
   PlainLastIndex plain(s.axes.back());
   plain.VisitExpr(s.value);

@@ -11,7 +11,6 @@
 #include "relax/op/layout.h"
 #include "relax/op/op.h"
 #include "relax/support/error.h"
-#include "relax/target/target.h"
 #include "relax/transform/block_builder.h"
 
 namespace relax {
@@ -53,9 +52,10 @@ class UsedVars : public ExprVisitor {
 Expr TransformConstant(const ConstantNode& k, const std::vector<int64_t>& shape,
                        const std::string& src, const std::string& dst) {
   std::vector<int64_t> out_shape;
-  std::vector<uint8_t> bytes = TransformLayoutData(*k.data, k.dtype.bytes(), shape,
-                                                   Layout::Parse(src), Layout::Parse(dst), &out_shape);
-  return MakeConstant(k.dtype, out_shape, std::move(bytes), k.name.empty() ? "" : k.name + "_" + dst);
+  std::vector<uint8_t> bytes = TransformLayoutData(
+      *k.data, k.dtype.bytes(), shape, Layout::Parse(src), Layout::Parse(dst), &out_shape);
+  return MakeConstant(k.dtype, out_shape, std::move(bytes),
+                      k.name.empty() ? "" : k.name + "_" + dst);
 }
 
 Attrs LayoutAttrs(const std::string& src, const std::string& dst) {
@@ -185,8 +185,8 @@ class LayoutAlterer : public ExprMutator {
     const OpNode* op = c ? As<OpNode>(c->op) : nullptr;
     if (!op || op->name == "relax.nn.batch_norm" || c->args.empty()) return false;
     const OpInfo* info = LookupOp(op->name);
-    if (!info || (info->pattern != OpPatternKind::kElemWise &&
-                  info->pattern != OpPatternKind::kBroadcast))
+    if (!info ||
+        (info->pattern != OpPatternKind::kElemWise && info->pattern != OpPatternKind::kBroadcast))
       return false;
     const StructInfo& os = var->sinfo;
     if (!os || os->kind != SIKind::kTensor || !os->values || os->ndim != 4) return false;
@@ -207,6 +207,12 @@ class LayoutAlterer : public ExprMutator {
         if (it->second.block != block || !Broadcasts(*s->values, odims, /*same_channel=*/true))
           return false;
         args.push_back(it->second.blocked);
+        continue;
+      }
+      // An NCHW operand of the output's channels (a residual): transformed in, so the value
+      // stays blocked (one copy, where the transform back and the next conv's in are two).
+      if (s->ndim == 4 && As<VarNode>(a) && Broadcasts(*s->values, odims, /*same_channel=*/true)) {
+        args.push_back(BlockedInput(a, block, out));
         continue;
       }
       // Right-aligned to rank 4: every dim 1 except possibly the channel (equal to the output's).
@@ -316,7 +322,7 @@ bool SkipFunction(const FunctionNode* f) {
 
 }  // namespace
 
-int64_t AlterLayoutBlock(const PassContext& ctx) {
+int64_t AlterLayoutBlock(const PassContext& ctx, int64_t target_block) {
   auto it = ctx.options.find("alter-layout.block");
   if (it != ctx.options.end()) {
     const std::string& v = it->second;
@@ -327,11 +333,11 @@ int64_t AlterLayoutBlock(const PassContext& ctx) {
       RELAX_THROW("--pass-option alter-layout.block=" << v << ": expected 0 (off) or 2..64");
     return b;
   }
-  return Target::Parse(ctx.target).kind == "cpu" ? 16 : 0;
+  return target_block;
 }
 
-void AlterLayout(IRModule* mod, const PassContext& ctx) {
-  const int64_t block = AlterLayoutBlock(ctx);
+void AlterLayout(IRModule* mod, const PassContext& ctx, int64_t target_block) {
+  const int64_t block = AlterLayoutBlock(ctx, target_block);
   if (block > 0) LayoutAlterer(block).MutateModule(mod, SkipFunction);
   TransformCanceller().MutateModule(mod, SkipFunction);
   for (bool again = true; again;) {

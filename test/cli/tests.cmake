@@ -163,7 +163,7 @@ set_tests_properties(cli.compile_invalid_utf8_value_name PROPERTIES LABELS cli T
                      FIXTURES_REQUIRED cli_bad_inputs)
 # --pass-option is checked before any work: an unknown key is a usage error (exit 2).
 relax_cli_error(compile_unknown_pass_option 2
-                "error: unknown pass option 'fold-constants.max-elemnts' \\(known: fold-constants.max-elements,"
+                "error: unknown pass option 'fold-constants.max-elemnts' \\(known: alter-layout.block, fold-constants.max-elements,"
                 ${RELAXC} compile ${PROJECT_SOURCE_DIR}/test/fuzz/onnx_regressions/expand_before_its_opset.onnx
                 -o ${W}/out_fe.so --pass-option fold-constants.max-elemnts=0)
 relax_cli_error(compile_conv_same_strides0 1

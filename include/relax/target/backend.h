@@ -120,6 +120,12 @@ class Backend {
   /// apply to targets with the same key. Default: the target kind. cpu: the LLVM CPU name
   /// `-mcpu` resolves to ("znver5", "sapphirerapids", or the name given).
   virtual std::string MachineKey(const Target& t) const { return t.kind; }
+  /// The channel block of 2-D convolutions' blocked layouts (NCHW<b>c) the alter-layout pass
+  /// chooses for this target; 0 (default): convolutions stay NCHW. cpu: 16 f32 channels.
+  virtual int64_t ConvChannelBlock(const Target& t) const {
+    (void)t;
+    return 0;
+  }
   /// The DLPack device type (DLDeviceType) the kernels run on (kDLCPU = 1).
   virtual int DeviceType() const = 0;
   /// Codegen hook: compiles every (scheduled, flattened) PrimFunc of `mod` into one loadable

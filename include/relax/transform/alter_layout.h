@@ -13,8 +13,9 @@
 // takes all of them as one block (NCHW3c). Finally a layout_transform of a layout_transform
 // with the inverse layouts is its input (pairs cancel), and transforms left unused are dropped.
 //
-// The block comes from the target: 16 f32 channels (one AVX-512 register, two AVX2 ones) on
-// cpu; other targets keep NCHW. `--pass-option alter-layout.block=N` sets it (0: off).
+// The block comes from the target's backend (Backend::ConvChannelBlock: 16 f32 channels, one
+// AVX-512 register or two AVX2 ones, on cpu; other targets keep NCHW).
+// `--pass-option alter-layout.block=N` sets it (0: off).
 #ifndef RELAX_TRANSFORM_ALTER_LAYOUT_H_
 #define RELAX_TRANSFORM_ALTER_LAYOUT_H_
 
@@ -25,10 +26,12 @@
 
 namespace relax {
 
-/// The block alter-layout uses for `ctx` (option, else the target's default; 0: none).
-int64_t AlterLayoutBlock(const PassContext& ctx);
+/// The block alter-layout uses: the `alter-layout.block` option of `ctx` when given (0..64,
+/// not 1; relax::Error naming the option otherwise), else `target_block`.
+int64_t AlterLayoutBlock(const PassContext& ctx, int64_t target_block);
 
-void AlterLayout(IRModule* mod, const PassContext& ctx);
+/// Runs the pass with AlterLayoutBlock(ctx, target_block); pairs cancel even when it is 0.
+void AlterLayout(IRModule* mod, const PassContext& ctx, int64_t target_block);
 
 }  // namespace relax
 
