@@ -317,11 +317,12 @@ tir::Stmt RegisterTiledNest(const Stage& s, const TileAxes& axes, int64_t rows, 
     for (size_t a = 0; a < first_col; ++a) {
       if (a == axes.row_axis) {
         if (!rows_inner) par.push_back(row_tiles);
-      } else {
+      } else if (static_cast<int>(a) != axes.inner_axis) {
         par.push_back({s.axes[a], s.extents[a]});
       }
     }
     if (rows_inner) par.push_back(row_tiles);
+    if (axes.inner_axis >= 0) par.push_back({s.axes[axes.inner_axis], s.extents[axes.inner_axis]});
     par.push_back({col_o, col_tiles});
     if (plane && plane->outer < par.size()) {
       for (size_t k = par.size(); k-- > plane->outer;)

@@ -1,6 +1,7 @@
 // alter-layout (relax/transform/alter_layout.h).
 #include "relax/transform/alter_layout.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <string>
@@ -137,14 +138,20 @@ class LayoutAlterer : public ExprMutator {
   // `x` (NCHW) as NCHW<block>c: its blocked value, or a transform (one per var and block).
   Expr BlockedInput(const Expr& x, int64_t block, std::vector<Binding>* out) {
     const VarNode* v = As<VarNode>(x);
+    Expr src = x;
+    std::string src_layout = kPlain;
     if (v) {
-      auto it = blocked_.find(v);
-      if (it != blocked_.end() && it->second.block == block) return it->second.blocked;
       auto c = transformed_.find({v, block});
       if (c != transformed_.end()) return c->second;
+      auto it = blocked_.find(v);
+      if (it != blocked_.end()) {
+        if (it->second.block == block) return it->second.blocked;
+        src = it->second.blocked;  // from one blocking to the other, not through NCHW
+        src_layout = SplitLayout(kPlain, 'C', it->second.block);
+      }
     }
-    VarRef t = Emit(MakeCall(GetOp("relax.layout_transform"), {x},
-                             LayoutAttrs(kPlain, SplitLayout(kPlain, 'C', block))),
+    VarRef t = Emit(MakeCall(GetOp("relax.layout_transform"), {src},
+                             LayoutAttrs(src_layout, SplitLayout(kPlain, 'C', block))),
                     (v ? v->name : std::string("x")) + "_nchwc", out);
     if (v) transformed_[{v, block}] = t;
     return t;
@@ -159,22 +166,30 @@ class LayoutAlterer : public ExprMutator {
         ws.size() != 4)
       return false;
     int64_t channels = 0, groups = c->attrs.count("groups") ? GetIntAttr(c->attrs, "groups") : 1;
-    if (!(*c->args[0]->sinfo->values)[1].AsInt(&channels) || ws[0] % block_ != 0) return false;
+    const int64_t co = BlockFor(ws[0]);
+    if (!(*c->args[0]->sinfo->values)[1].AsInt(&channels) || co == 0) return false;
     int64_t ci = 0;
     std::string wlayout;
     if (groups == 1) {
-      ci = channels % block_ == 0 ? block_ : channels < block_ ? channels : 0;
-      wlayout = "OIHW" + std::to_string(ci) + "i" + std::to_string(block_) + "o";
-    } else if (groups == channels && ws[0] == channels && ws[1] == 1 && channels % block_ == 0) {
-      ci = block_;
-      wlayout = "OIHW1i" + std::to_string(block_) + "o";
+      // The input's blocking when it is blocked already (any block dividing the channels
+      // serves the reduction), else the block, else one block of all channels (an image).
+      const VarNode* xv = As<VarNode>(c->args[0]);
+      auto it = xv ? blocked_.find(xv) : blocked_.end();
+      ci = it != blocked_.end()    ? it->second.block
+           : BlockFor(channels)    ? BlockFor(channels)
+           : channels < block_     ? channels
+                                   : 0;
+      wlayout = "OIHW" + std::to_string(ci) + "i" + std::to_string(co) + "o";
+    } else if (groups == channels && ws[0] == channels && ws[1] == 1) {
+      ci = co;
+      wlayout = "OIHW1i" + std::to_string(co) + "o";
     }
     if (ci == 0) return false;
     Expr xb = BlockedInput(c->args[0], ci, out);
     Expr wb = TransformConstant(*w, ws, "OIHW", wlayout);
     VarRef vb = Emit(MakeCall(GetOp("relax.nn.conv2d_nchwc"), {xb, wb}, c->attrs),
                      var->name + "_nchwc", out);
-    blocked_[var.get()] = {var, vb, block_};
+    blocked_[var.get()] = {var, vb, co};
     return true;
   }
 
@@ -191,9 +206,10 @@ class LayoutAlterer : public ExprMutator {
     const StructInfo& os = var->sinfo;
     if (!os || os->kind != SIKind::kTensor || !os->values || os->ndim != 4) return false;
     const std::vector<PrimExpr>& odims = *os->values;
-    int64_t block = 0;
+    int64_t block = 0;  // the largest block among the blocked operands
     for (const auto& a : c->args)
-      if (const VarNode* v = As<VarNode>(a); v && blocked_.count(v)) block = blocked_.at(v).block;
+      if (const VarNode* v = As<VarNode>(a); v && blocked_.count(v))
+        block = std::max(block, blocked_.at(v).block);
     if (block == 0) return false;
     int64_t channels = 0;
     if (!odims[1].AsInt(&channels) || channels % block != 0) return false;
@@ -204,9 +220,8 @@ class LayoutAlterer : public ExprMutator {
       const VarNode* v = As<VarNode>(a);
       auto it = v ? blocked_.find(v) : blocked_.end();
       if (it != blocked_.end()) {
-        if (it->second.block != block || !Broadcasts(*s->values, odims, /*same_channel=*/true))
-          return false;
-        args.push_back(it->second.blocked);
+        if (!Broadcasts(*s->values, odims, /*same_channel=*/true)) return false;
+        args.push_back(BlockedInput(a, block, out));
         continue;
       }
       // An NCHW operand of the output's channels (a residual): transformed in, so the value
@@ -235,6 +250,14 @@ class LayoutAlterer : public ExprMutator {
     VarRef vb = Emit(MakeCall(c->op, args, c->attrs, c->sinfo_args), var->name + "_nchwc", out);
     blocked_[var.get()] = {var, vb, block};
     return true;
+  }
+
+  // The block for `channels`: the target's, else half of it (24, 40 or 72 channels in blocks
+  // of 8 rather than NCHW), else 0.
+  int64_t BlockFor(int64_t channels) const {
+    for (int64_t b : {block_, block_ / 2})
+      if (b >= 4 && channels % b == 0) return b;
+    return 0;
   }
 
   // True if `dims` broadcasts to `out` (each dim equal or a static 1; with `same_channel` the

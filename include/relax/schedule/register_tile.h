@@ -26,6 +26,11 @@ struct TileAxes {
   /// (h, w) as one index c = h * W + w (a convolution over a narrow image: tiles span rows of
   /// the image); needs packing, where the column operand is gathered into panels (im2col).
   size_t fused_cols = 1;
+  /// >= 0: this spatial axis (before the row axis) is iterated innermost of the parallel loops,
+  /// after the row tiles (a channel-blocked conv's output channel block, axis 1 of NCHW16c, when
+  /// its weights fit in cache: the input window a row tile reads is then reused by every block
+  /// while it is in L1, where block-outermost order streams the whole input once per block).
+  int inner_axis = -1;
 };
 
 /// The tile axes of `s`, or nullopt when `s` is not a "sum" reduction of rank >= 2 with such
