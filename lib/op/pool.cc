@@ -1,9 +1,9 @@
 // Pooling ops over 1, 2 or 3 spatial axes (N, C, spatial... data): max_pool{1,2,3}d,
-// avg_pool{1,2,3}d, lp_pool{1,2,3}d. Attrs: pool_size, strides, padding (begins then ends),
-// dilation, ceil_mode; count_include_pad (avg); p (lp).
-// max_pool_indices{1,2,3}d (MaxPool's Indices output, storage_order 0).
-// Semantics: ONNX operator spec sections MaxPool, AveragePool and
-// LpPool. Global pooling is a reduction (reduce.cc, or relax.reduce from the importer).
+// avg_pool{1,2,3}d (also over channel-blocked N, C/c, spatial..., c data), lp_pool{1,2,3}d. Attrs:
+// pool_size, strides, padding (begins then ends), dilation, ceil_mode; count_include_pad (avg); p
+// (lp). max_pool_indices{1,2,3}d (MaxPool's Indices output, storage_order 0). Semantics: ONNX
+// operator spec sections MaxPool, AveragePool and LpPool. Global pooling is a reduction (reduce.cc,
+// or relax.reduce from the importer).
 #include "op_common.h"
 #include "relax/te/te.h"
 #include "window.h"
@@ -16,19 +16,29 @@ using window::Idx;
 using window::SpatialRank;
 using window::Window;
 
-
 struct PoolSpec {
   int k;
   Window win;
   std::vector<int64_t> kernel;
   bool ceil_mode;
+  bool blocked = false;  // N, C/c, spatial..., c: a channel-blocked layout (alter-layout)
 };
+
+// max_pool and avg_pool also take channel-blocked data (rank k + 3: N, C/c, spatial..., c; the
+// block axis is pooled like the channels, element by element).
+bool TakesBlocked(const CallNode& c) {
+  const std::string& n = OpName(c);
+  return (n.rfind("relax.nn.max_pool", 0) == 0 && n.find("indices") == std::string::npos) ||
+         n.rfind("relax.nn.avg_pool", 0) == 0;
+}
 
 PoolSpec GetPool(const CallNode& c, int ndim) {
   int k = SpatialRank(c);
-  if (ndim != k + 2) RELAX_THROW(OpName(c) << " expects " << k + 2 << "-D (N, C, spatial) data");
+  bool blocked = ndim == k + 3 && TakesBlocked(c);
+  if (ndim != k + 2 && !blocked)
+    RELAX_THROW(OpName(c) << " expects " << k + 2 << "-D (N, C, spatial) data");
   PoolSpec p{k, window::GetWindow(c.attrs, k), GetIntsAttr(c.attrs, "pool_size"),
-             GetIntAttr(c.attrs, "ceil_mode") != 0};
+             GetIntAttr(c.attrs, "ceil_mode") != 0, blocked};
   if (static_cast<int>(p.kernel.size()) != k)
     RELAX_THROW(OpName(c) << ": pool_size must have " << k << " entries");
   for (int64_t e : p.kernel)
@@ -40,7 +50,7 @@ StructInfo InferPool(const CallNode& c, BlockBuilder& bb) {
   CheckArity(c, 1);
   const auto& x = TensorArg(c, 0);
   int k = SpatialRank(c);
-  if (x.ndim != k + 2)
+  if (x.ndim != k + 2 && !(x.ndim == k + 3 && TakesBlocked(c)))
     RELAX_THROW(bb.context() << OpName(c) << " expects " << k + 2 << "-D (N, C, spatial) data");
   PoolSpec p = GetPool(c, x.ndim);
   const auto& xs = *x.values;
@@ -51,6 +61,7 @@ StructInfo InferPool(const CallNode& c, BlockBuilder& bb) {
     bb.RequirePositive(o, OpName(c).substr(9) + " output " + window::AxisName(k, d));
     out.push_back(o);
   }
+  if (p.blocked) out.push_back(xs.back());
   return TensorSInfo(out, x.dtype);
 }
 
@@ -68,12 +79,13 @@ te::Tensor PaddedInput(const te::Tensor& X, const PoolSpec& p, PrimExpr fill) {
   std::vector<int64_t> pads = CopyPads(p);
   bool padded = false;
   for (int64_t v : pads) padded |= v != 0;
-  return padded ? window::PadNd(X, pads, std::move(fill)) : X;
+  return padded ? window::PadNd(X, pads, std::move(fill), p.k) : X;
 }
 
 std::vector<PrimExpr> OutShape(const PoolSpec& p, const std::vector<PrimExpr>& xs) {
   std::vector<PrimExpr> out = {xs[0], xs[1]};
   for (const auto& e : window::WindowOutDims(p.win, xs, p.kernel, p.ceil_mode)) out.push_back(e);
+  if (p.blocked) out.push_back(xs.back());
   return out;
 }
 
@@ -89,6 +101,7 @@ std::vector<PrimExpr> PaddedIdx(const PoolSpec& p, const std::vector<Var>& i,
   std::vector<PrimExpr> idx = {i[0], i[1]};
   for (int d = 0; d < p.k; ++d)
     idx.push_back(i[2 + d] * PrimExpr(p.win.strides[d]) + r[d].var * PrimExpr(p.win.dilations[d]));
+  if (p.blocked) idx.push_back(i.back());
   return idx;
 }
 

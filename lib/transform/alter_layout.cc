@@ -84,7 +84,8 @@ class LayoutAlterer : public ExprMutator {
 
   void VisitBinding(const Binding& b, std::vector<Binding>* out) override {
     Expr value = VisitExpr(b.value);
-    if (!b.match_sinfo && (AlterConv(b.var, value, out) || AlterElementwise(b.var, value, out))) {
+    if (!b.match_sinfo && (AlterConv(b.var, value, out) || AlterElementwise(b.var, value, out) ||
+                           AlterPoolOrConcat(b.var, value, out))) {
       // A var that outlives its block is bound right away.
       if (b.var->kind != ExprKind::kDataflowVar) Materialize(b.var.get(), out);
       return;
@@ -175,10 +176,10 @@ class LayoutAlterer : public ExprMutator {
       // serves the reduction), else the block, else one block of all channels (an image).
       const VarNode* xv = As<VarNode>(c->args[0]);
       auto it = xv ? blocked_.find(xv) : blocked_.end();
-      ci = it != blocked_.end()    ? it->second.block
-           : BlockFor(channels)    ? BlockFor(channels)
-           : channels < block_     ? channels
-                                   : 0;
+      ci = it != blocked_.end() ? it->second.block
+           : BlockFor(channels) ? BlockFor(channels)
+           : channels < block_  ? channels
+                                : 0;
       wlayout = "OIHW" + std::to_string(ci) + "i" + std::to_string(co) + "o";
     } else if (groups == channels && ws[0] == channels && ws[1] == 1) {
       ci = co;
@@ -248,6 +249,68 @@ class LayoutAlterer : public ExprMutator {
       args.push_back(BlockedInput(a, block, out));
     }
     VarRef vb = Emit(MakeCall(c->op, args, c->attrs, c->sinfo_args), var->name + "_nchwc", out);
+    blocked_[var.get()] = {var, vb, block};
+    return true;
+  }
+
+  // Ops whose blocked form is the same op on NCHW<b>c data: 2-D max and average pooling, global
+  // average pooling and reductions over H and W with kept dims (relax.reduce over axes 2, 3:
+  // the SE blocks' squeeze), and concatenation along the channels (each input's channels a
+  // multiple of the block). Applies when the (first) input is blocked already.
+  bool AlterPoolOrConcat(const VarRef& var, const Expr& value, std::vector<Binding>* out) {
+    const CallNode* c = As<CallNode>(value);
+    const OpNode* op = c ? As<OpNode>(c->op) : nullptr;
+    if (!op || c->args.empty() || !var->sinfo || var->sinfo->ndim != 4) return false;
+    const VarNode* x = As<VarNode>(c->args[0]);
+    auto it = x ? blocked_.find(x) : blocked_.end();
+    const std::string& name = op->name;
+    if (name == "relax.concat") {
+      int64_t axis = GetIntAttr(c->attrs, "axis"), block = 0;
+      if (axis != 1 && axis != -3) return false;
+      for (const auto& a : c->args)
+        if (const VarNode* v = As<VarNode>(a); v && blocked_.count(v))
+          block = std::max(block, blocked_.at(v).block);
+      if (block == 0) return false;
+      std::vector<Expr> args;
+      for (const auto& a : c->args) {
+        int64_t ch = 0;
+        const StructInfo& s = a->sinfo;
+        if (!s || !s->values || s->ndim != 4 || !(*s->values)[1].AsInt(&ch) || ch % block != 0)
+          return false;
+      }
+      for (const auto& a : c->args) args.push_back(BlockedInput(a, block, out));
+      Attrs attrs = c->attrs;
+      attrs["axis"] = int64_t{1};
+      return EmitBlocked(var, MakeCall(c->op, args, attrs), block, out);
+    }
+    if (it == blocked_.end() || c->args.size() != 1) return false;
+    const int64_t block = it->second.block;
+    const Expr& xb = it->second.blocked;
+    if (name == "relax.nn.max_pool2d" || name == "relax.nn.avg_pool2d")
+      return EmitBlocked(var, MakeCall(c->op, {xb}, c->attrs), block, out);
+    if (name == "relax.nn.global_avg_pool")
+      return EmitBlocked(var,
+                         MakeCall(GetOp("relax.reduce"), {xb},
+                                  {{"kind", std::string("mean")},
+                                   {"axes", std::vector<int64_t>{2, 3}},
+                                   {"keepdims", int64_t{1}}}),
+                         block, out);
+    if (name == "relax.reduce" && GetIntAttr(c->attrs, "keepdims") != 0) {
+      std::vector<int64_t> axes;
+      for (int64_t a : GetIntsAttr(c->attrs, "axes")) {
+        int64_t k = a < 0 ? a + 4 : a;
+        if (k != 2 && k != 3) return false;
+        axes.push_back(k);
+      }
+      Attrs attrs = c->attrs;
+      attrs["axes"] = axes;
+      return EmitBlocked(var, MakeCall(c->op, {xb}, attrs), block, out);
+    }
+    return false;
+  }
+
+  bool EmitBlocked(const VarRef& var, const Expr& call, int64_t block, std::vector<Binding>* out) {
+    VarRef vb = Emit(call, var->name + "_nchwc", out);
     blocked_[var.get()] = {var, vb, block};
     return true;
   }

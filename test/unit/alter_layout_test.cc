@@ -102,7 +102,8 @@ TEST(LayoutTest, ConstantTransformRoundTrips) {
 }
 
 // @main(x: (n, 3, 6, 6)): conv 3 -> 32 (pad 1) + bias, relu, depthwise 3x3 stride 2 (pad 1),
-// sigmoid.
+// sigmoid, 3x3 max pool (stride 1, pad 1), times its global average (a squeeze-excitation's
+// shape).
 IRModule ConvModule() {
   Var n = MakeVar("n");
   return testing::MakeMain(
@@ -118,7 +119,15 @@ IRModule ConvModule() {
             bb.Emit(MakeCall(GetOp("relax.nn.conv2d"), {r, F32Constant({32, 1, 3, 3}, 0.53f, 1.1f)},
                              ConvAttrs(2, 1, 32)),
                     "d");
-        return bb.Emit(MakeCall(GetOp("relax.sigmoid"), {d}), "s", true);
+        VarRef sg = bb.Emit(MakeCall(GetOp("relax.sigmoid"), {d}), "s");
+        Attrs pool = {{"pool_size", std::vector<int64_t>{3, 3}},
+                      {"strides", std::vector<int64_t>{1, 1}},
+                      {"padding", std::vector<int64_t>{1, 1, 1, 1}},
+                      {"dilation", std::vector<int64_t>{1, 1}},
+                      {"ceil_mode", int64_t{0}}};
+        VarRef mp = bb.Emit(MakeCall(GetOp("relax.nn.max_pool2d"), {sg}, pool), "p");
+        VarRef g = bb.Emit(MakeCall(GetOp("relax.nn.global_avg_pool"), {mp}), "g");
+        return bb.Emit(MakeCall(GetOp("relax.multiply"), {mp, g}), "m", true);
       });
 }
 
@@ -159,7 +168,22 @@ std::vector<float> Reference(const std::vector<float>& x, int n, const IRModule&
             }
           out[((b * 32 + o) * 3 + h) * 3 + w] = 1.0f / (1.0f + std::exp(-s));
         }
-  return out;
+  std::vector<float> pooled(out.size());
+  for (int bo = 0; bo < n * 32; ++bo) {
+    float mean = 0;
+    for (int h = 0; h < 3; ++h)
+      for (int w = 0; w < 3; ++w) {
+        float m = -INFINITY;
+        for (int y = std::max(h - 1, 0); y <= std::min(h + 1, 2); ++y)
+          for (int z = std::max(w - 1, 0); z <= std::min(w + 1, 2); ++z)
+            m = std::max(m, out[(bo * 3 + y) * 3 + z]);
+        pooled[(bo * 3 + h) * 3 + w] = m;
+        mean += m;
+      }
+    mean /= 9;
+    for (int k = 0; k < 9; ++k) pooled[bo * 9 + k] *= mean;
+  }
+  return pooled;
 }
 
 TEST(AlterLayoutTest, BlocksConvChainWithOneTransformEachWay) {
@@ -169,7 +193,8 @@ TEST(AlterLayoutTest, BlocksConvChainWithOneTransformEachWay) {
   auto ops = CountOps(mod);
   EXPECT_EQ(ops["relax.nn.conv2d"], 0);
   EXPECT_EQ(ops["relax.nn.conv2d_nchwc"], 2);
-  // x into NCHW3c (3 channels, one block), the sigmoid's output back to NCHW; nothing between.
+  EXPECT_EQ(ops["relax.nn.global_avg_pool"], 0);  // a mean over H, W of the blocked data
+  // x into NCHW3c (3 channels, one block), the output back to NCHW; nothing between.
   EXPECT_EQ(ops["relax.layout_transform"], 2);
   testing::CheckRoundTrip(mod, "alter-layout");
 }

@@ -1,17 +1,18 @@
 // alter-layout: 2-D convolutions in channel-blocked layouts (NCHW16c), chosen for the target.
 //
-// A conv2d over NCHW data whose channels the block divides (groups 1, or depthwise) becomes
-// relax.nn.conv2d_nchwc over NCHW<b>c data and an OIHW<b>i<b>o weight: the register tile then
+// A conv2d over NCHW data with a constant weight becomes relax.nn.conv2d_nchwc over NCHW<b>c data
+// and an OIHW<ci>i<co>o weight (groups 1, or depthwise: OIHW1i<b>o): the register tile then
 // runs over output columns x the b output channels of a block, one vector of weights per
 // reduction step and one broadcast input scalar, whatever the image width (7 x 7 images, where
-// NCHW tiles are mostly tails, run at the speed of wide ones). The conv's consumers stay in the
-// blocked layout when they are elementwise or numpy-broadcast ops whose other operands are
-// blocked too, scalars or per-channel ([1, C, 1, 1], [C, 1, 1]); the first consumer that needs
-// NCHW gets one relax.layout_transform back (the original var, bound where first needed).
-// Constant weights and per-channel constants are transformed here, at compile time; data enters
-// through relax.layout_transform. A conv over fewer channels than the block (an RGB image)
-// takes all of them as one block (NCHW3c). Finally a layout_transform of a layout_transform
-// with the inverse layouts is its input (pairs cancel), and transforms left unused are dropped.
+// NCHW tiles are mostly tails, run at the speed of wide ones). Channel counts the block does not
+// divide take half a block (NCHW8c), an input with fewer channels than the block one block of
+// all of them (an RGB image: NCHW3c). The conv's consumers stay blocked when they are
+// elementwise or numpy-broadcast ops (other operands blocked, scalars, per-channel constants
+// transformed here, or NCHW tensors of the output's shape transformed in), 2-D max/average
+// pooling, global average pooling or relax.reduce over H and W with kept dims, or concat along
+// the channels; the first consumer that needs NCHW gets one relax.layout_transform back (the
+// original var, bound where first needed). Finally a layout_transform of a layout_transform with
+// the inverse layouts is its input (pairs cancel), and transforms left unused are dropped.
 //
 // The block comes from the target's backend (Backend::ConvChannelBlock: 16 f32 channels, one
 // AVX-512 register or two AVX2 ones, on cpu; other targets keep NCHW).
