@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -82,6 +83,18 @@ class LayoutAlterer : public ExprMutator {
     return ExprMutator::VisitExpr_(op, e);
   }
 
+  // Blocked values and transforms are per binding block: their vars are dataflow vars inside a
+  // dataflow block (and plain vars elsewhere), which no other block may use.
+  BindingBlock VisitBindingBlock(const BindingBlock& block) override {
+    auto saved = std::make_tuple(std::move(blocked_), std::move(transformed_), dataflow_);
+    blocked_.clear();
+    transformed_.clear();
+    dataflow_ = block.is_dataflow;
+    BindingBlock out = ExprMutator::VisitBindingBlock(block);
+    std::tie(blocked_, transformed_, dataflow_) = std::move(saved);
+    return out;
+  }
+
   void VisitBinding(const Binding& b, std::vector<Binding>* out) override {
     Expr value = VisitExpr(b.value);
     if (!b.match_sinfo && (AlterConv(b.var, value, out) || AlterElementwise(b.var, value, out) ||
@@ -119,7 +132,7 @@ class LayoutAlterer : public ExprMutator {
 
   VarRef Emit(const Expr& call, const std::string& hint, std::vector<Binding>* out) {
     Expr v = bb_.Normalize(call);
-    VarRef var = MakeVar(Fresh(hint), v->sinfo, /*dataflow=*/true);
+    VarRef var = MakeVar(Fresh(hint), v->sinfo, dataflow_);
     out->push_back({var, v, nullptr});
     return var;
   }
@@ -167,7 +180,13 @@ class LayoutAlterer : public ExprMutator {
         ws.size() != 4)
       return false;
     int64_t channels = 0, groups = c->attrs.count("groups") ? GetIntAttr(c->attrs, "groups") : 1;
-    const int64_t co = BlockFor(ws[0]);
+    int64_t co = BlockFor(ws[0]);
+    // A 1 x 1 image (an SE block's excitation) of fewer channels than the block: one block of
+    // all of them, so the squeeze-excite chain needs no transform (cost: a short vector).
+    const auto& od = *var->sinfo->values;
+    int64_t oh = 0, ow = 0;
+    if (co == 0 && ws[0] < block_ && od[2].AsInt(&oh) && oh == 1 && od[3].AsInt(&ow) && ow == 1)
+      co = ws[0];
     if (!(*c->args[0]->sinfo->values)[1].AsInt(&channels) || co == 0) return false;
     int64_t ci = 0;
     std::string wlayout;
@@ -341,6 +360,7 @@ class LayoutAlterer : public ExprMutator {
   BlockBuilder bb_;
   std::map<const VarNode*, Blocked> blocked_;
   std::map<std::pair<const VarNode*, int64_t>, VarRef> transformed_;
+  bool dataflow_ = false;
   std::set<std::string> names_;
 };
 
