@@ -89,6 +89,11 @@ schedule::LoopNest StageNest(const schedule::Stage& s) {
     for (size_t r = 0; r < nred; ++r) order.push_back(spatial + r);
     order.push_back(spatial - 1);
     n.Reorder(order);
+    // A channel block innermost (pooling NCHW16c data): one vector per output position, the
+    // window's taps combined into it.
+    int64_t block = 0;
+    if (rank == 5 && s.extents.back().AsInt(&block) && block >= 4 && block <= 64 && block % 4 == 0)
+      n.Vectorize(n.loops().size() - 1);
   }
   return n;
 }
