@@ -198,8 +198,9 @@ int64_t TileSize(const PrimExpr& extent, int64_t want) {
   return extent.AsInt(&e) && e > 0 && e < want ? e : want;
 }
 
-// Output rows per depthwise tile of a plane `h` rows high (static), at most `most`, at least
-// 4, choosing the count that wastes the fewest clamped rows (ties: more rows).
+// Rows per register tile over a static extent `h` (a depthwise plane's height, a blocked
+// conv's width): at most `most`, at least 4, the count that clamps the fewest rows (ties: more
+// rows).
 int64_t LeastWasteRows(int64_t h, int64_t most) {
   if (h <= most) return h;
   int64_t best = most, waste = -1;
