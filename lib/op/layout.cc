@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <map>
 #include <set>
 
@@ -27,8 +28,12 @@ Layout Layout::Parse(const std::string& s) {
       ++i;
       continue;
     }
-    if (!std::isdigit(ch))
-      bad("expected an uppercase axis or a factor, got '" + s.substr(i, 1) + "'");
+    if (!std::isdigit(ch)) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "0x%02X", ch);
+      bad("expected an uppercase axis or a factor, got " +
+          (ch >= 0x20 && ch < 0x7f ? "'" + s.substr(i, 1) + "'" : std::string("byte ") + hex));
+    }
     int64_t f = 0;
     while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i])) && f <= 4096)
       f = f * 10 + (s[i++] - '0');
@@ -178,6 +183,11 @@ StructInfo InferLayoutTransform(const CallNode& c, BlockBuilder& bb) {
   CheckArity(c, 1);
   const auto& x = TensorArg(c, 0);
   LayoutPair p = GetLayouts(c, x.values->size());
+  // Each sub-axis of the source holds exactly its factor (checked at run time when symbolic).
+  for (size_t k = 0; k < p.src.ndim(); ++k)
+    if (int64_t f = p.src.axes[k].factor)
+      bb.UnifyDim((*x.values)[k], PrimExpr(f),
+                  "layout_transform source '" + p.src.str() + "' axis " + std::to_string(k));
   return TensorSInfo(TransformedShape(p, *x.values, bb.analyzer()), x.dtype);
 }
 

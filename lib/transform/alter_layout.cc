@@ -401,7 +401,8 @@ class TransformCanceller : public ExprMutator {
   arith::Analyzer an_;
 };
 
-// Drops dataflow bindings of layout_transform whose var nothing uses (until none is left).
+// Drops bindings of layout_transform whose var nothing in the function uses (until none is
+// left; outside dataflow blocks too: an If branch's transforms back to NCHW).
 class UnusedTransforms : public ExprMutator {
  public:
   bool removed = false;
@@ -410,8 +411,7 @@ class UnusedTransforms : public ExprMutator {
     return ExprMutator::VisitExpr_(op, e);
   }
   void VisitBinding(const Binding& b, std::vector<Binding>* out) override {
-    if (b.var->kind == ExprKind::kDataflowVar && !b.match_sinfo &&
-        OpCall(b.value, "relax.layout_transform") && uses_[b.var.get()] == 0) {
+    if (!b.match_sinfo && OpCall(b.value, "relax.layout_transform") && uses_[b.var.get()] == 0) {
       removed = true;
       return;
     }
