@@ -1,8 +1,8 @@
 // Activation functions and the rest of the softmax family: leaky_relu, prelu, elu, selu, celu,
-// thresholded_relu, softplus, softsign, hard_swish, mish, gelu, shrink; log_softmax and hardmax
-// along one axis (the importer rewrites the opset < 13 coerce-to-2-D forms).
-// Semantics: ONNX operator spec, sections LeakyRelu, PRelu, Elu, Selu, Celu, ThresholdedRelu,
-// Softplus, Softsign, HardSwish, Mish, Gelu, Shrink, LogSoftmax (opset 13), Hardmax (opset 13).
+// thresholded_relu, softplus, softsign, hard_swish, mish, silu, gelu, shrink; log_softmax and
+// hardmax along one axis (the importer rewrites the opset < 13 coerce-to-2-D forms). Semantics:
+// ONNX operator spec, sections LeakyRelu, PRelu, Elu, Selu, Celu, ThresholdedRelu, Softplus,
+// Softsign, HardSwish, Mish, Gelu, Shrink, LogSoftmax (opset 13), Hardmax (opset 13).
 #include <cmath>
 
 #include "elementwise_map.h"
@@ -145,6 +145,12 @@ void RegisterActivationOps() {
     return x * Max(F(0, t), Min(F(1, t), x / F(6, t) + F(0.5, t)));
   });
   Activation("nn.mish", [](const PrimExpr& x, const Attrs&) { return x * Tanh(Softplus(x)); });
+  // silu (swish): x * sigmoid(x), the sigmoid spelled as relax.sigmoid spells it (elementwise.cc),
+  // so the code generator's sigmoid applies and the values equal the two-op form's.
+  Activation("nn.silu", [](const PrimExpr& x, const Attrs&) {
+    DataType t = x.dtype();
+    return x * (F(1, t) / (F(1, t) + Exp(F(0, t) - x)));
+  });
   // gelu {approximate: 0 none, 1 tanh}
   Activation("nn.gelu", [](const PrimExpr& x, const Attrs& a) {
     DataType t = x.dtype();

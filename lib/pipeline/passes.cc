@@ -34,9 +34,11 @@ const bool kRegistered = [] {
                 "fold inference batch_norm after a constant-weight conv into its weights and a "
                 "bias",
                 rewrite::FoldBatchNorm});
-  RegisterPass({"recognize-activations",
-                "activations spelled out as several ops (x * clip(x + 3, 0, 6) / 6) become one op",
-                rewrite::RecognizeActivations});
+  RegisterPass(
+      {"recognize-activations",
+       "activations spelled out as several ops (x * clip(x + 3, 0, 6) / 6, x * sigmoid(x)) "
+       "become one op",
+       rewrite::RecognizeActivations});
   RegisterPass({"remove-noop-ops",
                 "drop reshapes/transposes/casts that change nothing; fold reshapes of constants",
                 RemoveNoopOps});

@@ -46,6 +46,8 @@ const std::vector<Pattern>& Patterns() {
                               "recognize-activations"),
       partition::ParsePattern("multiply(*, hard_sigmoid(*)) | multiply(hard_sigmoid(*), *)",
                               "recognize-activations"),
+      partition::ParsePattern("multiply(*, sigmoid(*)) | multiply(sigmoid(*), *)",
+                              "recognize-activations"),
   };
   return p;
 }
@@ -61,12 +63,13 @@ class ActivationRecognizer : public partition::MatchingMutator {
       for (size_t k = 0; k < Patterns().size(); ++k) {
         Match m;
         if (!matcher()->MatchAt(Patterns()[k], b.var.get(), claimed, &m)) continue;
-        Expr x = HardSwishInput(m, k);
+        Expr x = ActivationInput(m, k);
         if (!x || !x->sinfo || !b.var->sinfo || x->sinfo->kind != SIKind::kTensor ||
             x->sinfo->dtype != b.var->sinfo->dtype)
           continue;
         for (const VarNode* v : m.vars) claimed.insert(v);
-        b.value = WithSInfo(MakeCall(GetOp("relax.nn.hard_swish"), {x}), b.var->sinfo);
+        const char* op = k == 2 ? "relax.nn.silu" : "relax.nn.hard_swish";
+        b.value = WithSInfo(MakeCall(GetOp(op), {x}), b.var->sinfo);
         break;
       }
     }
@@ -74,8 +77,9 @@ class ActivationRecognizer : public partition::MatchingMutator {
   }
 
  private:
-  // The x of a hard-swish match, after checking constants and attributes; null if it is not one.
-  Expr HardSwishInput(const Match& m, size_t which) const {
+  // The x of a hard-swish (patterns 0, 1) or SiLU (2: x * sigmoid(x)) match, after checking
+  // constants and attributes; null if it is not one.
+  Expr ActivationInput(const Match& m, size_t which) const {
     // The one non-constant leaf, read by both branches (the leaves are deduplicated).
     Expr x;
     for (const Expr& leaf : m.inputs)
@@ -95,6 +99,8 @@ class ActivationRecognizer : public partition::MatchingMutator {
         if (op == "relax.divide" && !Near(ScalarOf(c->args[1]), 6.0)) return nullptr;
         // Both operands of the multiply are the same x (one of them through the add).
         if (op == "relax.add" && c->args[0] != x) return nullptr;
+      } else if (op == "relax.sigmoid" && c->args[0] != x) {
+        return nullptr;
       } else if (op == "relax.hard_sigmoid") {
         if (!Near(FloatAttr(c->attrs, "alpha"), 1.0 / 6.0) ||
             !Near(FloatAttr(c->attrs, "beta"), 0.5) || c->args[0] != x)

@@ -13,7 +13,9 @@ namespace relax::rewrite {
 /// x * max(0, min(1, x / 6 + 1 / 2))):
 ///   divide(multiply(x, clip(add(x, 3)){min 0, max 6}), 6)   (either operand order)
 ///   multiply(x, hard_sigmoid(x){alpha 1/6, beta 1/2})        (either operand order)
-/// where both x are the same value and the constants are scalars (any rank, one element).
+/// where both x are the same value and the constants are scalars (any rank, one element); and
+/// into relax.nn.silu(x) (SiLU / swish, as YOLO-style exports spell it):
+///   multiply(x, sigmoid(x))                                   (either operand order)
 /// The ops it replaces are left for dead-code-elimination.
 void RecognizeActivations(IRModule* mod, const PassContext& ctx);
 
