@@ -91,9 +91,7 @@ schedule::LoopNest StageNest(const schedule::Stage& s) {
     n.Reorder(order);
     // A channel block innermost (pooling NCHW16c data): one vector per output position, the
     // window's taps combined into it.
-    int64_t block = 0;
-    if (rank == 5 && s.extents.back().AsInt(&block) && block >= 4 && block <= 64 && block % 4 == 0)
-      n.Vectorize(n.loops().size() - 1);
+    if (rank == 5 && schedule::IsChannelBlock(s.extents.back())) n.Vectorize(n.loops().size() - 1);
   }
   return n;
 }

@@ -38,6 +38,17 @@ StructInfo TensorSInfo(std::vector<PrimExpr> shape, DataType t) {
   n->values = std::move(shape);
   return n;
 }
+bool StaticShape(const StructInfo& s, std::vector<int64_t>* shape) {
+  if (!s || s->kind != SIKind::kTensor || !s->values) return false;
+  shape->clear();
+  for (const auto& d : *s->values) {
+    int64_t v;
+    if (!d.AsInt(&v) || v < 0) return false;
+    shape->push_back(v);
+  }
+  return true;
+}
+
 StructInfo TensorSInfoNDim(int ndim, DataType t) {
   auto n = New(SIKind::kTensor);
   n->dtype = t;

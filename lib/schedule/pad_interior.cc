@@ -162,12 +162,14 @@ class PlainLastIndex : public tir::ExprVisitor {
 
 }  // namespace
 
+bool IsChannelBlock(const PrimExpr& extent) {
+  int64_t block = 0;
+  return extent.AsInt(&block) && block >= 4 && block <= 64 && block % 4 == 0;
+}
+
 std::optional<tir::Stmt> BlockCopyNest(const Stage& s, bool parallel) {
   const size_t rank = s.axes.size();
-  int64_t block = 0;
-  if (s.is_reduction() || rank < 3 || !s.extents.back().AsInt(&block) || block < 4 || block > 64 ||
-      block % 4 != 0)
-    return std::nullopt;
+  if (s.is_reduction() || rank < 3 || !IsChannelBlock(s.extents.back())) return std::nullopt;
   PlainLastIndex plain(s.axes.back());
   plain.VisitExpr(s.value);
   if (!plain.ok || plain.reads == 0) return std::nullopt;

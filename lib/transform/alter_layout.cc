@@ -27,18 +27,6 @@ const CallNode* OpCall(const Expr& e, const std::string& name) {
   return op && op->name == name ? c : nullptr;
 }
 
-// The static dims of a tensor's StructInfo; false when not all known.
-bool StaticShape(const StructInfo& s, std::vector<int64_t>* dims) {
-  if (!s || s->kind != SIKind::kTensor || !s->values) return false;
-  dims->clear();
-  for (const auto& d : *s->values) {
-    int64_t v = 0;
-    if (!d.AsInt(&v)) return false;
-    dims->push_back(v);
-  }
-  return true;
-}
-
 bool IsF32Tensor(const StructInfo& s, int ndim) {
   return s && s->kind == SIKind::kTensor && s->values && s->ndim == ndim &&
          s->dtype == DataType::Float(32);

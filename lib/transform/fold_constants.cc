@@ -33,18 +33,6 @@ int64_t ParseLimit(const std::string& key, const std::string& text) {
   return v;
 }
 
-// The static shape of a tensor StructInfo, or false.
-bool StaticShape(const StructInfo& s, std::vector<int64_t>* shape) {
-  if (!s || s->kind != SIKind::kTensor || !s->values) return false;
-  shape->clear();
-  for (const auto& d : *s->values) {
-    int64_t v;
-    if (!d.AsInt(&v) || v < 0) return false;
-    shape->push_back(v);
-  }
-  return true;
-}
-
 // Product of a shape, or -1 past int64.
 int64_t Numel(const std::vector<int64_t>& shape) {
   int64_t n = 1;

@@ -46,6 +46,9 @@ StructInfo ShapeSInfoNDim(int ndim);
 StructInfo TensorSInfo(std::vector<PrimExpr> shape, DataType t);
 StructInfo TensorSInfoNDim(int ndim, DataType t);
 StructInfo TupleSInfo(std::vector<StructInfo> fields);
+/// The dims of tensor StructInfo `s` when every one is a non-negative constant (into `shape`);
+/// false otherwise (not a tensor, unknown shape, a symbolic dim).
+bool StaticShape(const StructInfo& s, std::vector<int64_t>* shape);
 StructInfo FuncSInfo(std::vector<StructInfo> params, StructInfo ret, bool pure = true);
 
 /// Text form: `Tensor[(n, 3, h, w), f32]`, `Tensor[ndim=2, f32]`, `Shape[(n, 4)]`,

@@ -27,6 +27,9 @@ namespace relax::schedule {
 /// false: every loop serial (a plane filled inside a parallel iteration, depthwise.h).
 std::optional<tir::Stmt> PadInteriorNest(const Stage& s, bool parallel = true);
 
+/// True if `extent` is a channel block's (NCHW16c's last axis): a static 4..64, a multiple of 4.
+bool IsChannelBlock(const PrimExpr& extent);
+
 /// The nest of injective stage `s` whose last axis is a channel block (NCHW16c: static extent
 /// 4..64, a multiple of 4, read by every load that reads it as the plain last index): that axis
 /// vectorized, one vector per element of the outer axes (a blocked pad's guards and clamps are
