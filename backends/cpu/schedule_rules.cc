@@ -29,6 +29,7 @@
 #include "relax/codegen/host_codegen.h"
 #include "relax/ir/tir_functor.h"
 #include "relax/schedule/depthwise.h"
+#include "relax/schedule/loop_kernel.h"
 #include "relax/schedule/loop_nest.h"
 #include "relax/schedule/pad_interior.h"
 #include "relax/schedule/register_tile.h"
@@ -104,6 +105,8 @@ tir::PrimFunc WithBody(const tir::PrimFunc& f, tir::Stmt body) {
 
 // Lanes of a reduction along the contiguous axis: two AVX2 vectors of f32 per step.
 constexpr int64_t kReduceLanes = 16;
+// Rows per parallel task of a loop kernel's matrix-vector stage (four AVX-512 vectors).
+constexpr int64_t kLoopKernelRowChunk = 64;
 
 // One stage's statement: a reduction along the contiguous axis in vector lanes
 // (schedule/vector_reduce.h), a pad with its interior columns unguarded and vectorized
@@ -581,6 +584,16 @@ tir::Stmt RegisterTiledBody(const tir::PrimFunc& f, const schedule::TileAxes& ax
 
 std::vector<ScheduleRule> MakeRules() {
   std::vector<ScheduleRule> rules;
+  rules.push_back({"cpu.loop-kernel",
+                   "an op's plain loops (recurrent time loop, scan, scatter): independent loop "
+                   "nests fused and parallel; matrix-vector stages as chunked axpys over a "
+                   "transposed weight (folded at compile time when constant)",
+                   [](const tir::PrimFunc&, const std::string& p, const Target&) {
+                     return p == schedule::kLoopKernelPattern;
+                   },
+                   [](const tir::PrimFunc& f, const Target&) {
+                     return schedule::ScheduleLoopKernel(f, kLoopKernelRowChunk);
+                   }});
   rules.push_back(
       {"cpu.register-tile",
        "matmul or NCHW conv (sum reduction, one operand broadcast along a row axis): 6x16 "
@@ -636,7 +649,9 @@ std::vector<ScheduleRule> MakeRules() {
   rules.push_back({"cpu.injective", "one injective stage: outer two axes fused and parallel",
                    single("injective"), stagewise});
   rules.push_back({"cpu.multi-stage", "each stage by its kind's recipe, in order",
-                   [](const tir::PrimFunc&, const std::string&, const Target&) { return true; },
+                   [](const tir::PrimFunc&, const std::string& p, const Target&) {
+                     return p != schedule::kLoopKernelPattern;
+                   },
                    stagewise});
   return rules;
 }

@@ -18,6 +18,7 @@ std::vector<std::string> DefaultPipeline() {
   return {"remove-noop-ops",
           "fold-batch-norm",
           "recognize-activations",
+          "decompose-recurrent",
           "common-subexpr-elimination",
           "dead-code-elimination",
           "fuse-ops-by-pattern",

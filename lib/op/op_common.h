@@ -121,12 +121,13 @@ inline std::vector<PrimExpr> KernelDims(const std::vector<PrimExpr>& dims) {
 /// StructInfo.
 inline Expr CallHandWrittenPrimFunc(BlockBuilder& bb, const CallNode& c, std::string name,
                                     std::vector<Buffer> buffers, tir::Stmt body,
-                                    std::vector<Expr> args) {
+                                    std::vector<Expr> args, const char* loop_kernel = nullptr) {
   auto fn = std::make_shared<tir::PrimFuncNode>();
   fn->name = std::move(name);
   fn->buffers = std::move(buffers);
   fn->num_outputs = 1;
   fn->body = std::move(body);
+  if (loop_kernel) fn->attrs["loop_kernel"] = loop_kernel;
   Expr gv = bb.AddPrimFunc(fn, fn->name);
   return MakeCall(GetOp("relax.call_tir"), {gv, MakeTuple(std::move(args))}, {}, {c.sinfo});
 }

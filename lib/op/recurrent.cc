@@ -11,15 +11,18 @@
 // flags: B, sequence_lens, initial_h, initial_c, P) marks present, in that order. Result: the
 // tuple (Y, Y_h) for GRU/RNN, (Y, Y_h, Y_c) for LSTM.
 //
-// Legalization builds one PrimFunc by hand (not a TE compute: the time loop carries state). It
-// transposes W and R into workspace buffers once (W_t[d, k, row] = W[d, row, k]) and computes the
-// gates' input part for every time step (gates_x[d, b, time, row] = x_time . W row + W's bias),
-// then runs one serial loop over the time steps of every direction at once; each step is a few
-// parallel loops: the gates' state part (gates_h[d, b, row] = h . R row + R's bias), parallel
-// over (direction, batch entry, chunk of 64 gate rows), each chunk an axpy over k whose inner
-// loop walks contiguous rows (vectorized); then the state update, parallel over (direction,
-// batch entry, hidden unit). Y_h (and Y_c) are the state buffers. The PrimFunc is marked
-// `schedule = "pre-scheduled"`; the schedule stage leaves it alone (docs/design.md).
+// The layer ops have no kernel of their own: the decompose-recurrent pass
+// (relax/rewrite/decompose_recurrent.h) computes the gates' input part for every time step as
+// one matmul (X . W^T + W's bias) and hands it to relax.nn.lstm_steps / gru_steps / rnn_steps
+// (same attributes; arguments gates_x [directions, seq, batch, gates * hidden] (layout 1:
+// [directions, batch, seq, ...]), R, then the optional inputs). A steps op legalizes to one
+// PrimFunc of plain serial loops (not a TE compute: the time loop carries state): the state
+// initialised from initial_h / initial_c, then the time loop (iteration kind reduction: each
+// step reads the previous one's state), whose steps are stages of independent (direction,
+// batch entry, row or unit) iterations: the gates' state part (gates_h[d, b, row] = R's bias +
+// sum_k h[d, b, k] * R[d, row, k]), then the state update. Y_h (and Y_c) are the state buffers.
+// The PrimFunc carries `loop_kernel = "recurrent"`: the target's loop-kernel schedule rule picks
+// its parallel loops, vector loops and the layout of R (lib/schedule/loop_kernel.cc).
 #include <functional>
 #include <set>
 
@@ -35,15 +38,19 @@ struct Family {
   int gates;  // gate blocks of H rows in W and R
   int acts;   // activations per direction
   bool lstm, gru;
+  bool steps;  // the `*_steps` op: takes the gates' input part instead of X and W
 };
 
 const Family& FamilyOf(const std::string& op) {
-  static const Family kLSTM{"relax.nn.lstm", 4, 3, true, false};
-  static const Family kGRU{"relax.nn.gru", 3, 2, false, true};
-  static const Family kRNN{"relax.nn.rnn", 1, 1, false, false};
-  if (op == kLSTM.op) return kLSTM;
-  if (op == kGRU.op) return kGRU;
-  return kRNN;
+  static const Family kFamilies[] = {{"relax.nn.lstm", 4, 3, true, false, false},
+                                     {"relax.nn.gru", 3, 2, false, true, false},
+                                     {"relax.nn.rnn", 1, 1, false, false, false},
+                                     {"relax.nn.lstm_steps", 4, 3, true, false, true},
+                                     {"relax.nn.gru_steps", 3, 2, false, true, true},
+                                     {"relax.nn.rnn_steps", 1, 1, false, false, true}};
+  for (const Family& f : kFamilies)
+    if (op == f.op) return f;
+  RELAX_THROW("internal error: '" << op << "' is not a recurrent op");
 }
 
 enum OptionalInput { kB = 0, kSeqLens, kInitH, kInitC, kP, kNumOptional };
@@ -63,7 +70,7 @@ std::vector<int> OptionalArgs(const CallNode& c, const Family& f) {
     RELAX_THROW("op '" << OpName(c) << "': attribute optional_inputs needs " << kNumOptional
                        << " flags");
   std::vector<int> at(kNumOptional, -1);
-  int next = 3;
+  int next = f.steps ? 2 : 3;
   for (int i = 0; i < kNumOptional; ++i)
     if (flags[i]) {
       if (!f.lstm && (i == kInitC || i == kP))
@@ -121,10 +128,15 @@ StructInfo InferRecurrent(const CallNode& c, BlockBuilder& bb) {
   }
   const std::string what = bb.context() + DescribeCall(c);
   const auto& x = TensorArg(c, 0);
-  if (x.ndim != 3 || !(x.dtype == DataType::Float(32) || x.dtype == DataType::Float(64)))
-    RELAX_THROW(what << ": X must be a 3-D f32 or f64 tensor");
+  const int x_rank = f.steps ? 4 : 3;
+  if (x.ndim != x_rank || !(x.dtype == DataType::Float(32) || x.dtype == DataType::Float(64)))
+    RELAX_THROW(what << ": " << (f.steps ? "the gates' input part" : "X") << " must be a " << x_rank
+                     << "-D f32 or f64 tensor");
+  // X: [seq, batch, input] (layout 1: [batch, seq, input]); the steps op's gates_x:
+  // [directions, seq, batch, gates * hidden] (layout 1: [directions, batch, seq, ...]).
   const auto& xs = *x.values;
-  PrimExpr seq = xs[layout ? 1 : 0], batch = xs[layout ? 0 : 1], input = xs[2];
+  const int lead = f.steps ? 1 : 0;
+  PrimExpr seq = xs[lead + (layout ? 1 : 0)], batch = xs[lead + (layout ? 0 : 1)];
   auto shape_of = [&](int i, const char* name, size_t rank) -> const std::vector<PrimExpr>& {
     const auto& s = TensorArg(c, i);
     if (s.ndim != static_cast<int>(rank) || s.dtype != x.dtype)
@@ -134,17 +146,22 @@ StructInfo InferRecurrent(const CallNode& c, BlockBuilder& bb) {
   auto unify = [&](const PrimExpr& a, const PrimExpr& b, const std::string& name) {
     return bb.UnifyDim(a, b, DescribeCall(c) + " " + name);
   };
-  const auto& w = shape_of(1, "W", 3);
-  const auto& r = shape_of(2, "R", 3);
+  const auto& r = shape_of(f.steps ? 1 : 2, "R", 3);
   PrimExpr hidden = r[2];
   int64_t hs = GetIntAttr(c.attrs, "hidden_size");
   if (hs >= 0) hidden = unify(hidden, PrimExpr(hs), "R dim 2 vs hidden_size");
   PrimExpr rows = PrimExpr(f.gates) * hidden;
-  unify(w[0], PrimExpr(dirs), "W dim 0 (directions)");
   unify(r[0], PrimExpr(dirs), "R dim 0 (directions)");
-  unify(w[1], rows, "W dim 1 (gates x hidden_size)");
   unify(r[1], rows, "R dim 1 (gates x hidden_size)");
-  unify(w[2], input, "W dim 2 vs X input size");
+  if (f.steps) {
+    unify(xs[0], PrimExpr(dirs), "gates_x dim 0 (directions)");
+    unify(xs[3], rows, "gates_x dim 3 (gates x hidden_size)");
+  } else {
+    const auto& w = shape_of(1, "W", 3);
+    unify(w[0], PrimExpr(dirs), "W dim 0 (directions)");
+    unify(w[1], rows, "W dim 1 (gates x hidden_size)");
+    unify(w[2], xs[2], "W dim 2 vs X input size");
+  }
   auto state_shape = [&]() {
     return layout ? std::vector<PrimExpr>{batch, PrimExpr(dirs), hidden}
                   : std::vector<PrimExpr>{PrimExpr(dirs), batch, hidden};
@@ -202,10 +219,12 @@ struct Lets {
   }
 };
 
-// Builds the recurrent kernel of one call (see the file comment).
-class RecurrentKernel {
+// Builds the time-step kernel of one `*_steps` call (see the file comment): plain serial loops
+// (their iteration kinds say which are independent), the schedule left to the target's
+// loop-kernel rule.
+class StepsKernel {
  public:
-  RecurrentKernel(const CallNode& c, const std::vector<te::Tensor>& in)
+  StepsKernel(const CallNode& c, const std::vector<te::Tensor>& in)
       : c_(c), f_(FamilyOf(OpName(c))), opt_(OptionalArgs(c, f_)) {
     dirs_ = NumDirections(c);
     reverse_only_ = GetStrAttr(c.attrs, "direction") == "reverse";
@@ -219,13 +238,11 @@ class RecurrentKernel {
       for (const auto& dim : t->buffer->shape) CollectVars(dim, &vars);
       for (const auto& v : vars) taken_.insert(VarName(v));
     }
-    X_ = params_[0];
-    W_ = params_[1];
-    R_ = params_[2];
-    t_ = X_->dtype;
-    seq_ = X_->shape[layout_ ? 1 : 0];
-    batch_ = X_->shape[layout_ ? 0 : 1];
-    input_ = X_->shape[2];
+    gx_ = params_[0];
+    R_ = params_[1];
+    t_ = gx_->dtype;
+    seq_ = gx_->shape[layout_ ? 2 : 1];
+    batch_ = gx_->shape[layout_ ? 1 : 2];
     hidden_ = R_->shape[2];
     PrimExpr D(dirs_);
     Y_ = MakeBuffer("Y", t_,
@@ -235,43 +252,32 @@ class RecurrentKernel {
                          : std::vector<PrimExpr>{D, batch_, hidden_};
     Yh_ = MakeBuffer("Y_h", t_, state);
     if (f_.lstm) Yc_ = MakeBuffer("Y_c", t_, state);
-    // Gate pre-activations: the input part (with W's bias) and the state part (with R's bias).
-    PrimExpr rows = PrimExpr(f_.gates) * hidden_;
-    gx_ = MakeBuffer("gates_x", t_, {D, batch_, seq_, rows});  // every time step, before the loop
-    gh_ = MakeBuffer("gates_h", t_, {D, batch_, rows});
-    // W and R transposed once per call, so a step's dot products run along contiguous rows.
-    wt_ = MakeBuffer("W_t", t_, {D, input_, rows});
-    rt_ = MakeBuffer("R_t", t_, {D, hidden_, rows});
+    gh_ = MakeBuffer("gates_h", t_, {D, batch_, PrimExpr(f_.gates) * hidden_});
     if (f_.gru && !lbr_) rh_ = MakeBuffer("reset_h", t_, {D, batch_, hidden_});
   }
 
   tir::PrimFunc Build() {
     s_ = MakeVar(Fresh("step", taken_));
-    PrimExpr rows = PrimExpr(f_.gates) * hidden_;
     // GRU without linear_before_reset: the hidden gate's state rows wait for r * h.
-    PrimExpr h_rows = rh_ ? PrimExpr(2) * hidden_ : rows;
-    auto x_at = [&](const PrimExpr&, const PrimExpr& b, const PrimExpr& t, const PrimExpr& k) {
-      return Load(X_, XIdx(t, b, k));
-    };
-    auto h_at = [&](const PrimExpr& d, const PrimExpr& b, const PrimExpr&, const PrimExpr& k) {
+    PrimExpr h_rows = rh_ ? PrimExpr(2) * hidden_ : PrimExpr(f_.gates) * hidden_;
+    auto h_at = [&](const PrimExpr& d, const PrimExpr& b, const PrimExpr& k) {
       return Load(Yh_, StateIdx(d, b, k));
     };
-    std::vector<tir::Stmt> step = {MatVecStage("qh", gh_, 0, h_rows, hidden_, rt_, h_at, false)};
+    std::vector<tir::Stmt> step = {MatVecStage(PrimExpr(0), h_rows, h_at)};
     if (rh_) {
       step.push_back(ResetStage());
-      auto rh_at = [&](const PrimExpr& d, const PrimExpr& b, const PrimExpr&, const PrimExpr& k) {
+      auto rh_at = [&](const PrimExpr& d, const PrimExpr& b, const PrimExpr& k) {
         return Load(rh_, {d, b, k});
       };
-      step.push_back(
-          MatVecStage("qr", gh_, PrimExpr(2) * hidden_, hidden_, hidden_, rt_, rh_at, false));
+      step.push_back(MatVecStage(PrimExpr(2) * hidden_, hidden_, rh_at));
     }
     step.push_back(UpdateStage());
+    // The time loop carries the state: its iterations are not independent.
     tir::Stmt body =
-        tir::Seq({Transpose("qw", W_, wt_, input_), Transpose("qrt", R_, rt_, hidden_), InitStage(),
-                  MatVecStage("qx", gx_, 0, rows, input_, wt_, x_at, true, true),
-                  tir::For(s_, IntImm(0), seq_, tir::ForKind::kSerial, tir::Seq(step))});
+        tir::Seq({InitStage(), tir::For(s_, IntImm(0), seq_, tir::ForKind::kSerial, tir::Seq(step),
+                                        "", tir::IterKind::kReduction)});
     if (rh_) body = tir::Allocate(rh_, body);
-    for (const Buffer& b : {rt_, wt_, gh_, gx_}) body = tir::Allocate(b, body);
+    body = tir::Allocate(gh_, body);
     auto fn = std::make_shared<tir::PrimFuncNode>();
     fn->name = te::KernelNameHint(OpName(c_));
     fn->buffers = params_;
@@ -280,7 +286,7 @@ class RecurrentKernel {
     if (Yc_) fn->buffers.push_back(Yc_);
     fn->num_outputs = Yc_ ? 3 : 2;
     fn->body = body;
-    fn->attrs["schedule"] = "pre-scheduled";
+    fn->attrs["loop_kernel"] = "recurrent";
     return fn;
   }
 
@@ -288,25 +294,25 @@ class RecurrentKernel {
   PrimExpr F(double v) const { return FloatImm(v, t_); }
   Buffer Opt(int k) const { return opt_[k] >= 0 ? params_[opt_[k]] : Buffer(); }
 
-  // A parallel loop over (direction d, batch entry b, unit j < n); `body` gets d, b, j.
-  tir::Stmt ParallelDBJ(const std::string& tag, const PrimExpr& n,
-                        const std::function<tir::Stmt(const PrimExpr&, const PrimExpr&,
-                                                      const PrimExpr&, Lets&)>& body,
-                        const std::string& j_name = "unit") const {
-    Var q = MakeVar(Fresh(tag, taken_));
-    Lets l(&taken_);
-    PrimExpr d = l.Bind("dir", FloorDiv(q, batch_ * n));
-    PrimExpr b = l.Bind("batch_i", FloorMod(FloorDiv(q, n), batch_));
-    PrimExpr j = l.Bind(j_name, FloorMod(q, n));
-    tir::Stmt s = body(d, b, j, l);
-    return tir::For(q, IntImm(0), PrimExpr(dirs_) * batch_ * n, tir::ForKind::kParallel, l.Wrap(s));
+  // Loops over (direction d, batch entry b, unit j < n), independent iterations; `body` gets
+  // d, b, j.
+  tir::Stmt NestDBJ(
+      const PrimExpr& n,
+      const std::function<tir::Stmt(const PrimExpr&, const PrimExpr&, const PrimExpr&)>& body,
+      const std::string& j_name = "unit") const {
+    Var d = MakeVar(Fresh("dir", taken_)), b = MakeVar(Fresh("batch_i", taken_)),
+        j = MakeVar(Fresh(j_name, taken_));
+    tir::Stmt s = tir::For(j, IntImm(0), n, tir::ForKind::kSerial, body(d, b, j));
+    s = tir::For(b, IntImm(0), batch_, tir::ForKind::kSerial, s);
+    return tir::For(d, IntImm(0), PrimExpr(dirs_), tir::ForKind::kSerial, s);
   }
 
   std::vector<PrimExpr> StateIdx(const PrimExpr& d, const PrimExpr& b, const PrimExpr& j) const {
     return layout_ ? std::vector<PrimExpr>{b, d, j} : std::vector<PrimExpr>{d, b, j};
   }
-  std::vector<PrimExpr> XIdx(const PrimExpr& t, const PrimExpr& b, const PrimExpr& k) const {
-    return layout_ ? std::vector<PrimExpr>{b, t, k} : std::vector<PrimExpr>{t, b, k};
+  std::vector<PrimExpr> GxIdx(const PrimExpr& d, const PrimExpr& t, const PrimExpr& b,
+                              const PrimExpr& row) const {
+    return layout_ ? std::vector<PrimExpr>{d, b, t, row} : std::vector<PrimExpr>{d, t, b, row};
   }
   std::vector<PrimExpr> YIdx(const PrimExpr& t, const PrimExpr& d, const PrimExpr& b,
                              const PrimExpr& j) const {
@@ -348,140 +354,99 @@ class RecurrentKernel {
   }
 
   tir::Stmt InitStage() const {
-    return ParallelDBJ(
-        "qi", hidden_, [&](const PrimExpr& d, const PrimExpr& b, const PrimExpr& j, Lets&) {
-          auto idx = StateIdx(d, b, j);
-          Buffer h0 = Opt(kInitH), c0 = Opt(kInitC);
-          std::vector<tir::Stmt> s = {tir::Store(Yh_, idx, h0 ? Load(h0, idx) : F(0))};
-          if (Yc_) s.push_back(tir::Store(Yc_, idx, c0 ? Load(c0, idx) : F(0)));
-          return tir::Seq(s);
-        });
+    return NestDBJ(hidden_, [&](const PrimExpr& d, const PrimExpr& b, const PrimExpr& j) {
+      auto idx = StateIdx(d, b, j);
+      Buffer h0 = Opt(kInitH), c0 = Opt(kInitC);
+      std::vector<tir::Stmt> s = {tir::Store(Yh_, idx, h0 ? Load(h0, idx) : F(0))};
+      if (Yc_) s.push_back(tir::Store(Yc_, idx, c0 ? Load(c0, idx) : F(0)));
+      return tir::Seq(s);
+    });
   }
 
-  // dst[d, k, j] = src[d, j, k]: a weight transposed into a workspace, parallel over (d, k).
-  tir::Stmt Transpose(const std::string& tag, const Buffer& src, const Buffer& dst,
-                      const PrimExpr& cols) const {
-    Var q = MakeVar(Fresh(tag, taken_)), j = MakeVar(Fresh("row", taken_));
-    Lets l(&taken_);
-    PrimExpr d = l.Bind("dir", FloorDiv(q, cols));
-    PrimExpr k = l.Bind("col", FloorMod(q, cols));
-    tir::Stmt s = tir::For(j, IntImm(0), dst->shape[2], tir::ForKind::kSerial,
-                           tir::Store(dst, {d, k, j}, Load(src, {d, j, k})));
-    return tir::For(q, IntImm(0), PrimExpr(dirs_) * cols, tir::ForKind::kParallel, l.Wrap(s));
-  }
-
-  // acc[d, b, row0 + j] = bias + sum_k vec(d, b, time, k) * wt[d, k, row0 + j] for j < n, where
-  // bias is W's (`w_bias`) or R's part of B, at the current step's time. Parallel over (d, b,
-  // chunks of kChunk rows); the innermost loop walks a chunk of rows (contiguous in acc and wt),
-  // vectorized. `all_times`: for every time (the input part, before the time loop, into
-  // acc[d, b, time, row]), parallel over (d, b, time, chunk).
-  using VecFn =
-      std::function<PrimExpr(const PrimExpr&, const PrimExpr&, const PrimExpr&, const PrimExpr&)>;
-  tir::Stmt MatVecStage(const std::string& tag, const Buffer& acc, const PrimExpr& row0,
-                        const PrimExpr& n, const PrimExpr& kdim, const Buffer& wt, const VecFn& vec,
-                        bool w_bias, bool all_times = false) const {
-    constexpr int64_t kChunk = 64;
-    PrimExpr chunks = FloorDiv(n + PrimExpr(kChunk - 1), PrimExpr(kChunk));
-    return ParallelDBJ(
-        tag, all_times ? seq_ * chunks : chunks,
-        [&](const PrimExpr& d, const PrimExpr& b, const PrimExpr& tc, Lets& l) {
-          PrimExpr len = l.Bind("seq_len", Length(b));
-          PrimExpr t = l.Bind("time", all_times ? FloorDiv(tc, chunks) : TimeOf(d, len));
-          PrimExpr c = all_times ? l.Bind("chunk", FloorMod(tc, chunks)) : tc;
-          auto acc_at = [&](const PrimExpr& row) {
-            return all_times ? std::vector<PrimExpr>{d, b, t, row}
-                             : std::vector<PrimExpr>{d, b, row};
-          };
-          PrimExpr j0 = l.Bind("row0", row0 + c * PrimExpr(kChunk));
-          PrimExpr jn = l.Bind("rows", Min(PrimExpr(kChunk), n - c * PrimExpr(kChunk)));
-          Var jj = MakeVar(Fresh("r", taken_)), jk = MakeVar(Fresh("r", taken_));
-          Var k = MakeVar(Fresh("k_red", taken_));
+  // The gates' state part of rows [row0, row0 + n): gates_h[d, b, row] = R's bias of the row +
+  // sum_k vec(d, b, k) * R[d, row, k]. Every entry's rows are computed (past its length too:
+  // the update stage ignores them).
+  using VecFn = std::function<PrimExpr(const PrimExpr&, const PrimExpr&, const PrimExpr&)>;
+  tir::Stmt MatVecStage(const PrimExpr& row0, const PrimExpr& n, const VecFn& vec) const {
+    return NestDBJ(
+        n,
+        [&](const PrimExpr& d, const PrimExpr& b, const PrimExpr& j) {
+          PrimExpr row = row0 + j;
           Buffer B = Opt(kB);
-          PrimExpr bias = F(0);
-          if (B)
-            bias = Load(B, {d, (w_bias ? PrimExpr(0) : PrimExpr(f_.gates) * hidden_) + j0 + jj});
-          tir::Stmt init = tir::For(jj, IntImm(0), jn, tir::ForKind::kVectorized,
-                                    tir::Store(acc, acc_at(j0 + jj), bias));
-          Lets kl(&taken_);
-          PrimExpr v = kl.Bind("v", vec(d, b, t, k));
-          std::vector<PrimExpr> at = acc_at(j0 + jk);
-          tir::Stmt upd =
-              tir::For(jk, IntImm(0), jn, tir::ForKind::kVectorized,
-                       tir::Store(acc, at, Load(acc, at) + v * Load(wt, {d, k, j0 + jk})));
-          tir::Stmt red = tir::For(k, IntImm(0), kdim, tir::ForKind::kSerial, kl.Wrap(upd), "",
-                                   tir::IterKind::kReduction);
-          return tir::IfThenElse(all_times ? t < len : s_ < len, tir::Seq({init, red}));
+          PrimExpr bias = B ? Load(B, {d, PrimExpr(f_.gates) * hidden_ + row}) : F(0);
+          std::vector<PrimExpr> at = {d, b, row};
+          Var k = MakeVar(Fresh("k_red", taken_));
+          tir::Stmt upd = tir::Store(gh_, at, Load(gh_, at) + vec(d, b, k) * Load(R_, {d, row, k}));
+          return tir::Seq(
+              {tir::Store(gh_, at, bias), tir::For(k, IntImm(0), hidden_, tir::ForKind::kSerial,
+                                                   upd, "", tir::IterKind::kReduction)});
         },
-        all_times ? "time_chunk" : "chunk");
+        "row");
   }
 
   // GRU without linear_before_reset: reset_h = r * h, r = f(x part + state part of gate r).
   tir::Stmt ResetStage() const {
-    return ParallelDBJ(
-        "qs", hidden_, [&](const PrimExpr& d, const PrimExpr& b, const PrimExpr& j, Lets& l) {
-          PrimExpr len = l.Bind("seq_len", Length(b));
-          Lets in(&taken_);
-          PrimExpr t = in.Bind("time", TimeOf(d, len));
-          PrimExpr row = hidden_ + j;
-          PrimExpr r =
-              Act(0, d, Load(gx_, {d, b, t, row}) + Load(gh_, {d, b, row}), in, "reset_gate");
-          tir::Stmt st = in.Wrap(tir::Store(rh_, {d, b, j}, r * Load(Yh_, StateIdx(d, b, j))));
-          return tir::IfThenElse(s_ < len, st);
-        });
+    return NestDBJ(hidden_, [&](const PrimExpr& d, const PrimExpr& b, const PrimExpr& j) {
+      Lets in(&taken_);
+      PrimExpr len = in.Bind("seq_len", Length(b));
+      PrimExpr t = in.Bind("time", TimeOf(d, len));
+      PrimExpr row = hidden_ + j;
+      PrimExpr r =
+          Act(0, d, Load(gx_, GxIdx(d, t, b, row)) + Load(gh_, {d, b, row}), in, "reset_gate");
+      return in.Wrap(
+          tir::IfThenElse(s_ < len, tir::Store(rh_, {d, b, j}, r * Load(Yh_, StateIdx(d, b, j)))));
+    });
   }
 
   // The state update of unit j; Y at the step's time gets the new h, Y past the length zeros.
   tir::Stmt UpdateStage() const {
-    return ParallelDBJ(
-        "qu", hidden_, [&](const PrimExpr& d, const PrimExpr& b, const PrimExpr& j, Lets& l) {
-          PrimExpr len = l.Bind("seq_len", Length(b));
-          auto si = StateIdx(d, b, j);
-          Lets u(&taken_);
-          PrimExpr t = u.Bind("time", TimeOf(d, len));
-          auto part = [&](const Buffer& buf, int g) {
-            PrimExpr row = PrimExpr(g) * hidden_ + j;
-            return Load(buf, buf == gx_ ? std::vector<PrimExpr>{d, b, t, row}
-                                        : std::vector<PrimExpr>{d, b, row});
-          };
-          auto gate = [&](int g) { return part(gx_, g) + part(gh_, g); };
-          PrimExpr h_prev = u.Bind("h_prev", Load(Yh_, si));
-          PrimExpr h_new;
-          std::vector<tir::Stmt> stores;
-          if (f_.lstm) {
-            Buffer P = Opt(kP);
-            auto peep = [&](int k, const PrimExpr& cell) {
-              return P ? Load(P, {d, PrimExpr(k) * hidden_ + j}) * cell : F(0);
-            };
-            PrimExpr c_prev = u.Bind("c_prev", Load(Yc_, si));
-            PrimExpr i = Act(0, d, gate(0) + peep(0, c_prev), u, "in_gate");
-            PrimExpr fg = input_forget_ ? u.Bind("forget_gate", F(1) - i)
-                                        : Act(0, d, gate(2) + peep(2, c_prev), u, "forget_gate");
-            PrimExpr cand = Act(1, d, gate(3), u, "c_cand");
-            PrimExpr cell = u.Bind("c_new", fg * c_prev + i * cand);
-            PrimExpr o = Act(0, d, gate(1) + peep(1, cell), u, "out_gate");
-            // h takes the cell state unclipped: clip bounds the gate pre-activations (as
-            // onnxruntime).
-            PrimExpr hc = Act(2, d, cell, u, "h_act", false);
-            h_new = u.Bind("h_new", o * hc);
-            stores.push_back(tir::Store(Yc_, si, cell));
-          } else if (f_.gru) {
-            PrimExpr z = Act(0, d, gate(0), u, "update_gate");
-            PrimExpr pre = gate(2);  // without linear_before_reset gates_h holds (r * h) . R_h
-            if (lbr_) {
-              PrimExpr r = Act(0, d, gate(1), u, "reset_gate");
-              pre = part(gx_, 2) + r * part(gh_, 2);
-            }
-            PrimExpr hh = Act(1, d, pre, u, "h_cand");
-            h_new = u.Bind("h_new", (F(1) - z) * hh + z * h_prev);
-          } else {
-            h_new = Act(0, d, gate(0), u, "h_new");
-          }
-          stores.push_back(tir::Store(Yh_, si, h_new));
-          stores.push_back(tir::Store(Y_, YIdx(t, d, b, j), h_new));
-          tir::Stmt live = u.Wrap(tir::Seq(stores));
-          tir::Stmt pad = tir::Store(Y_, YIdx(s_, d, b, j), F(0));
-          return tir::IfThenElse(s_ < len, live, pad);
-        });
+    return NestDBJ(hidden_, [&](const PrimExpr& d, const PrimExpr& b, const PrimExpr& j) {
+      Lets l(&taken_);
+      PrimExpr len = l.Bind("seq_len", Length(b));
+      auto si = StateIdx(d, b, j);
+      Lets u(&taken_);
+      PrimExpr t = u.Bind("time", TimeOf(d, len));
+      auto x_part = [&](int g) { return Load(gx_, GxIdx(d, t, b, PrimExpr(g) * hidden_ + j)); };
+      auto h_part = [&](int g) { return Load(gh_, {d, b, PrimExpr(g) * hidden_ + j}); };
+      auto gate = [&](int g) { return x_part(g) + h_part(g); };
+      PrimExpr h_prev = u.Bind("h_prev", Load(Yh_, si));
+      PrimExpr h_new;
+      std::vector<tir::Stmt> stores;
+      if (f_.lstm) {
+        Buffer P = Opt(kP);
+        auto peep = [&](int k, const PrimExpr& cell) {
+          return P ? Load(P, {d, PrimExpr(k) * hidden_ + j}) * cell : F(0);
+        };
+        PrimExpr c_prev = u.Bind("c_prev", Load(Yc_, si));
+        PrimExpr i = Act(0, d, gate(0) + peep(0, c_prev), u, "in_gate");
+        PrimExpr fg = input_forget_ ? u.Bind("forget_gate", F(1) - i)
+                                    : Act(0, d, gate(2) + peep(2, c_prev), u, "forget_gate");
+        PrimExpr cand = Act(1, d, gate(3), u, "c_cand");
+        PrimExpr cell = u.Bind("c_new", fg * c_prev + i * cand);
+        PrimExpr o = Act(0, d, gate(1) + peep(1, cell), u, "out_gate");
+        // h takes the cell state unclipped: clip bounds the gate pre-activations (as
+        // onnxruntime).
+        PrimExpr hc = Act(2, d, cell, u, "h_act", false);
+        h_new = u.Bind("h_new", o * hc);
+        stores.push_back(tir::Store(Yc_, si, cell));
+      } else if (f_.gru) {
+        PrimExpr z = Act(0, d, gate(0), u, "update_gate");
+        PrimExpr pre = gate(2);  // without linear_before_reset gates_h holds (r * h) . R_h
+        if (lbr_) {
+          PrimExpr r = Act(0, d, gate(1), u, "reset_gate");
+          pre = x_part(2) + r * h_part(2);
+        }
+        PrimExpr hh = Act(1, d, pre, u, "h_cand");
+        h_new = u.Bind("h_new", (F(1) - z) * hh + z * h_prev);
+      } else {
+        h_new = Act(0, d, gate(0), u, "h_new");
+      }
+      stores.push_back(tir::Store(Yh_, si, h_new));
+      stores.push_back(tir::Store(Y_, YIdx(t, d, b, j), h_new));
+      tir::Stmt live = u.Wrap(tir::Seq(stores));
+      tir::Stmt pad = tir::Store(Y_, YIdx(s_, d, b, j), F(0));
+      return l.Wrap(tir::IfThenElse(s_ < len, live, pad));
+    });
   }
 
   const CallNode& c_;
@@ -492,28 +457,35 @@ class RecurrentKernel {
   double clip_ = 0;
   std::vector<Buffer> params_;
   std::set<std::string> taken_;
-  Buffer X_, W_, R_, Y_, Yh_, Yc_, gx_, gh_, wt_, rt_, rh_;
+  Buffer gx_, R_, Y_, Yh_, Yc_, gh_, rh_;
   DataType t_;
-  PrimExpr seq_, batch_, input_, hidden_;
+  PrimExpr seq_, batch_, hidden_;
   Var s_;
 };
 
-Expr LegalizeRecurrent(const CallNode& c, BlockBuilder& bb) {
+Expr LegalizeSteps(const CallNode& c, BlockBuilder& bb) {
   std::vector<te::Tensor> in = te::Placeholders(c);
-  tir::PrimFunc f = RecurrentKernel(c, in).Build();
+  tir::PrimFunc f = StepsKernel(c, in).Build();
   Expr gv = bb.AddPrimFunc(f, f->name);
   return MakeCall(GetOp("relax.call_tir"), {gv, MakeTuple(c.args)}, {}, {c.sinfo});
+}
+
+Expr LegalizeLayer(const CallNode& c, BlockBuilder&) {
+  RELAX_THROW("internal error: op '" << OpName(c)
+                                     << "' is lowered by the decompose-recurrent pass, which "
+                                        "must run before legalize");
 }
 
 }  // namespace
 
 void RegisterRecurrentOps() {
-  for (const char* name : {"relax.nn.lstm", "relax.nn.gru", "relax.nn.rnn"}) {
+  for (const char* name : {"relax.nn.lstm", "relax.nn.gru", "relax.nn.rnn", "relax.nn.lstm_steps",
+                           "relax.nn.gru_steps", "relax.nn.rnn_steps"}) {
     OpInfo info;
     info.name = name;
     info.pattern = OpPatternKind::kOpaque;
     info.infer = InferRecurrent;
-    info.legalize = LegalizeRecurrent;
+    info.legalize = FamilyOf(name).steps ? LegalizeSteps : LegalizeLayer;
     RegisterOp(std::move(info));
   }
 }

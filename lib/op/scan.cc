@@ -2,9 +2,10 @@
 // axis. Semantics: ONNX operator spec, section CumSum (opset 14): exclusive sums leave out the
 // element itself, reverse sums run from the end. (A CumSum whose axis is tensor data is the
 // runtime builtin vm.builtin.cumsum, lib/vm/builtins_scan.cc.) A scan is sequential along its
-// axis, so it is legalized to a hand-built PrimFunc rather than a TE compute: parallel loops
-// over the other dims around one serial loop along the axis that adds each element to its
-// neighbour's sum, read back from the output.
+// axis, so it is legalized to a PrimFunc of plain loops rather than a TE compute: loops over
+// the other dims (independent) around one loop along the axis (iteration kind reduction) that
+// adds each element to its neighbour's sum, read back from the output; the loop-kernel
+// schedule rule picks the parallel loops (relax/schedule/loop_kernel.h).
 #include "op_common.h"
 #include "relax/te/te.h"
 
@@ -43,16 +44,17 @@ Expr LegalizeCumSum(const CallNode& c, BlockBuilder& bb) {
   PrimExpr zero = te::ReductionInit("sum", x->dtype);
   tir::Stmt first = tir::Store(out, at(j), exclusive ? zero : Load(x, at(j)));
   tir::Stmt next = tir::Store(out, at(j), Load(out, at(prev)) + Load(x, at(exclusive ? prev : j)));
-  tir::Stmt body = tir::For(t, IntImm(0), n, tir::ForKind::kSerial,
-                            tir::IfThenElse(Eq(t, PrimExpr(0)), first, next));
-  // The other dims' loops around it, the outermost one parallel.
-  int outermost = axis == 0 ? 1 : 0;
+  // The axis loop carries the sum (iteration kind reduction); the other dims' loops around it
+  // are independent (the loop-kernel schedule makes them parallel).
+  tir::Stmt body =
+      tir::For(t, IntImm(0), n, tir::ForKind::kSerial,
+               tir::IfThenElse(Eq(t, PrimExpr(0)), first, next), "", tir::IterKind::kReduction);
   for (int i = static_cast<int>(s.size()); i-- > 0;) {
     if (i == axis) continue;
-    body = tir::For(vars[i], IntImm(0), s[i],
-                    i == outermost ? tir::ForKind::kParallel : tir::ForKind::kSerial, body);
+    body = tir::For(vars[i], IntImm(0), s[i], tir::ForKind::kSerial, body);
   }
-  return CallHandWrittenPrimFunc(bb, c, te::KernelNameHint(OpName(c)), {x, out}, body, {c.args[0]});
+  return CallHandWrittenPrimFunc(bb, c, te::KernelNameHint(OpName(c)), {x, out}, body, {c.args[0]},
+                                 "scan");
 }
 
 }  // namespace

@@ -1,11 +1,12 @@
 // Scatter ops: scatter_elements and scatter_nd, with the reductions none, add, mul, max, min.
 // Semantics: ONNX operator spec sections ScatterElements (and the deprecated Scatter) and
 // ScatterND. A scatter is sequential (later updates see earlier ones), so it is legalized to a
-// hand-built PrimFunc rather than a TE compute: a parallel copy of the data into the output,
-// then one serial loop nest over the updates that reads, combines and writes the output element
-// each update names, in the order of the updates (duplicate indices: the last one wins for
-// reduction none). Negative indices count from the end; out-of-range ones are clamped into the
-// axis, never written out of bounds.
+// PrimFunc of plain loops rather than a TE compute: a copy of the data into the output
+// (independent iterations; the loop-kernel schedule makes it parallel), then one loop nest
+// over the updates (iteration kind reduction: in order) that reads, combines and writes the
+// output element each update names (duplicate indices: the last one wins for reduction none).
+// Negative indices count from the end; out-of-range ones are clamped into the axis, never written
+// out of bounds.
 #include "op_common.h"
 #include "relax/te/te.h"
 
@@ -36,15 +37,18 @@ PrimExpr NormClamp(const PrimExpr& raw, const PrimExpr& extent) {
   return Max(PrimExpr(0), Min(i, extent - PrimExpr(1)));
 }
 
-// Serial loops over `shape`; `body` gets the loop vars.
+// Serial loops over `shape`; `body` gets the loop vars. `independent`: the iterations write
+// distinct elements (else they run in order: iteration kind reduction, as duplicate indices
+// combine in index order).
 tir::Stmt Loops(const std::vector<PrimExpr>& shape,
                 const std::function<tir::Stmt(const std::vector<PrimExpr>&)>& body,
-                tir::ForKind outer = tir::ForKind::kSerial) {
+                bool independent) {
   std::vector<Var> vars;
   for (size_t i = 0; i < shape.size(); ++i) vars.push_back(MakeVar("i" + std::to_string(i)));
   tir::Stmt s = body(std::vector<PrimExpr>(vars.begin(), vars.end()));
   for (size_t i = shape.size(); i-- > 0;)
-    s = tir::For(vars[i], IntImm(0), shape[i], i == 0 ? outer : tir::ForKind::kSerial, s);
+    s = tir::For(vars[i], IntImm(0), shape[i], tir::ForKind::kSerial, s, "",
+                 independent ? tir::IterKind::kSpatial : tir::IterKind::kReduction);
   return s;
 }
 
@@ -94,38 +98,45 @@ Expr LegalizeScatter(const CallNode& c, BlockBuilder& bb) {
   std::string red = GetStrAttr(c.attrs, "reduction");
   const auto& ds = data->shape;
   tir::Stmt copy = Loops(
-      ds, [&](const std::vector<PrimExpr>& i) { return tir::Store(out, i, Load(data, i)); },
-      ds.empty() ? tir::ForKind::kSerial : tir::ForKind::kParallel);
+      ds, [&](const std::vector<PrimExpr>& i) { return tir::Store(out, i, Load(data, i)); }, true);
   tir::Stmt scatter;
   if (!nd) {
     int axis = NormalizeAxis(GetIntAttr(c.attrs, "axis"), static_cast<int>(ds.size()),
                              "relax.scatter_elements");
-    scatter = Loops(idx->shape, [&](const std::vector<PrimExpr>& p) {
-      std::vector<PrimExpr> j = p;
-      j[axis] = NormClamp(Load(idx, p), ds[axis]);
-      for (size_t a = 0; a < ds.size(); ++a)
-        if (static_cast<int>(a) != axis) j[a] = Max(PrimExpr(0), Min(p[a], ds[a] - PrimExpr(1)));
-      return tir::Store(out, j, Combine(red, Load(out, j), Load(upd, p)));
-    });
+    scatter = Loops(
+        idx->shape,
+        [&](const std::vector<PrimExpr>& p) {
+          std::vector<PrimExpr> j = p;
+          j[axis] = NormClamp(Load(idx, p), ds[axis]);
+          for (size_t a = 0; a < ds.size(); ++a)
+            if (static_cast<int>(a) != axis)
+              j[a] = Max(PrimExpr(0), Min(p[a], ds[a] - PrimExpr(1)));
+          return tir::Store(out, j, Combine(red, Load(out, j), Load(upd, p)));
+        },
+        false);
   } else {
     const auto& is = idx->shape;
     int64_t k = 0;
     is.back().AsInt(&k);
     size_t q = is.size() - 1;
-    scatter = Loops(upd->shape, [&](const std::vector<PrimExpr>& p) {
-      std::vector<PrimExpr> j;
-      for (int64_t a = 0; a < k; ++a) {
-        std::vector<PrimExpr> ip(p.begin(), p.begin() + q);
-        ip.push_back(PrimExpr(a));
-        j.push_back(NormClamp(Load(idx, ip), ds[a]));
-      }
-      for (size_t a = q; a < p.size(); ++a)
-        j.push_back(Max(PrimExpr(0), Min(p[a], ds[k + a - q] - PrimExpr(1))));
-      return tir::Store(out, j, Combine(red, Load(out, j), Load(upd, p)));
-    });
+    scatter = Loops(
+        upd->shape,
+        [&](const std::vector<PrimExpr>& p) {
+          std::vector<PrimExpr> j;
+          for (int64_t a = 0; a < k; ++a) {
+            std::vector<PrimExpr> ip(p.begin(), p.begin() + q);
+            ip.push_back(PrimExpr(a));
+            j.push_back(NormClamp(Load(idx, ip), ds[a]));
+          }
+          for (size_t a = q; a < p.size(); ++a)
+            j.push_back(Max(PrimExpr(0), Min(p[a], ds[k + a - q] - PrimExpr(1))));
+          return tir::Store(out, j, Combine(red, Load(out, j), Load(upd, p)));
+        },
+        false);
   }
   return CallHandWrittenPrimFunc(bb, c, te::KernelNameHint(OpName(c)), {data, idx, upd, out},
-                                 tir::Seq({copy, scatter}), {c.args[0], c.args[1], c.args[2]});
+                                 tir::Seq({copy, scatter}), {c.args[0], c.args[1], c.args[2]},
+                                 "scatter");
 }
 
 }  // namespace

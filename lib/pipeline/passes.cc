@@ -10,6 +10,7 @@
 #include "relax/partition/fuse_ops_by_pattern.h"
 #include "relax/partition/merge_composite.h"
 #include "relax/partition/run_codegen.h"
+#include "relax/rewrite/decompose_recurrent.h"
 #include "relax/rewrite/fold_batch_norm.h"
 #include "relax/rewrite/recognize_activations.h"
 #include "relax/schedule/schedule.h"
@@ -39,6 +40,10 @@ const bool kRegistered = [] {
        "activations spelled out as several ops (x * clip(x + 3, 0, 6) / 6, x * sigmoid(x)) "
        "become one op",
        rewrite::RecognizeActivations});
+  RegisterPass({"decompose-recurrent",
+                "LSTM / GRU / RNN layers: the gates' input part for every time step as one "
+                "matmul, then the time-step op on it",
+                rewrite::DecomposeRecurrent});
   RegisterPass({"remove-noop-ops",
                 "drop reshapes/transposes/casts that change nothing; fold reshapes of constants",
                 RemoveNoopOps});

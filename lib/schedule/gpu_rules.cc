@@ -9,6 +9,7 @@
 #include "relax/arith/analyzer.h"
 #include "relax/schedule/gpu_matmul.h"
 #include "relax/schedule/gpu_reduce_broadcast.h"
+#include "relax/schedule/loop_kernel.h"
 #include "relax/schedule/loop_nest.h"
 #include "relax/schedule/stage.h"
 #include "relax/te/te.h"
@@ -264,7 +265,7 @@ std::vector<ScheduleRule> GpuScheduleRules(const std::string& kind, int64_t thre
        "reductions along rows and the stages that use each row's results (softmax, layer "
        "norm): one block per row, the row's results in shared memory, one launch",
        [threads_per_block](const tir::PrimFunc& f, const std::string& p, const Target&) {
-         return p != "injective" && p != "reduction" &&
+         return p != "injective" && p != "reduction" && p != kLoopKernelPattern &&
                 UseReduceBroadcast(*ParseStages(*f), threads_per_block);
        },
        [threads_per_block, warp_size](const tir::PrimFunc& f, const Target&) {
@@ -274,7 +275,9 @@ std::vector<ScheduleRule> GpuScheduleRules(const std::string& kind, int64_t thre
        }});
   rules.push_back({kind + ".multi-stage",
                    "each stage bound on its own; the host/device split makes each a kernel",
-                   [](const tir::PrimFunc&, const std::string&, const Target&) { return true; },
+                   [](const tir::PrimFunc&, const std::string& p, const Target&) {
+                     return p != kLoopKernelPattern;
+                   },
                    apply});
   return rules;
 }

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "relax/ir/expr_functor.h"
+#include "relax/schedule/loop_kernel.h"
 #include "relax/schedule/schedule.h"
 #include "relax/schedule/stage.h"
 #include "relax/schedule/tuning.h"
@@ -135,9 +136,13 @@ void ScheduleModule(IRModule* mod, const PassContext& ctx) {
       f = marked;
     }
     if (f->attrs.count("schedule")) continue;
-    auto program = schedule::ParseStages(*f);
-    if (!program) continue;
-    std::string pattern = schedule::PatternOf(*program);
+    // Loop kernels (an op's plain loops: relax/schedule/loop_kernel.h) are not in stage form.
+    std::string pattern = schedule::kLoopKernelPattern;
+    if (!f->attrs.count("loop_kernel")) {
+      auto program = schedule::ParseStages(*f);
+      if (!program) continue;
+      pattern = schedule::PatternOf(*program);
+    }
     tir::PrimFunc annotated = f;
     auto called = consts.constant.find(name);
     if (called != consts.constant.end()) {

@@ -1,0 +1,169 @@
+// decompose-recurrent (relax/rewrite/decompose_recurrent.h).
+#include "relax/rewrite/decompose_recurrent.h"
+
+#include <cstring>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "relax/ir/expr_functor.h"
+#include "relax/support/error.h"
+#include "relax/transform/block_builder.h"
+
+namespace relax::rewrite {
+
+namespace {
+
+int GatesOf(const std::string& op) {
+  if (op == "relax.nn.lstm") return 4;
+  if (op == "relax.nn.gru") return 3;
+  if (op == "relax.nn.rnn") return 1;
+  return 0;
+}
+
+// [D, N, K] -> [D, K, N] of a constant (element size from the dtype).
+Expr TransposeLastTwo(const ConstantNode& c) {
+  const int64_t d = c.shape[0], n = c.shape[1], k = c.shape[2];
+  const size_t es = static_cast<size_t>(c.dtype.bits / 8);
+  std::vector<uint8_t> out(c.data->size());
+  const uint8_t* src = c.data->data();
+  for (int64_t a = 0; a < d; ++a)
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < k; ++j)
+        std::memcpy(out.data() + ((a * k + j) * n + i) * es, src + ((a * n + i) * k + j) * es, es);
+  return MakeConstant(c.dtype, {d, k, n}, std::move(out), c.name.empty() ? "" : c.name + "_t");
+}
+
+// The first `cols` columns of a [D, C] constant, as [D, 1, cols].
+Expr LeadingColumns(const ConstantNode& c, int64_t cols) {
+  const int64_t d = c.shape[0], all = c.shape[1];
+  const size_t es = static_cast<size_t>(c.dtype.bits / 8);
+  std::vector<uint8_t> out(static_cast<size_t>(d * cols) * es);
+  for (int64_t a = 0; a < d; ++a)
+    std::memcpy(out.data() + a * cols * es, c.data->data() + a * all * es,
+                static_cast<size_t>(cols) * es);
+  return MakeConstant(c.dtype, {d, 1, cols}, std::move(out), c.name.empty() ? "" : c.name + "_w");
+}
+
+class Decomposer : public ExprMutator {
+ public:
+  Expr VisitExpr_(const FunctionNode* op, const Expr& e) override {
+    names_.clear();
+    NameCollector nc(&names_);
+    nc.VisitExpr(e);
+    return ExprMutator::VisitExpr_(op, e);
+  }
+
+  BindingBlock VisitBindingBlock(const BindingBlock& block) override {
+    bool saved = dataflow_;
+    dataflow_ = block.is_dataflow;
+    BindingBlock out = ExprMutator::VisitBindingBlock(block);
+    dataflow_ = saved;
+    return out;
+  }
+
+  void VisitBinding(const Binding& b, std::vector<Binding>* out) override {
+    Expr value = VisitExpr(b.value);
+    const CallNode* c = As<CallNode>(value);
+    const OpNode* op = c ? As<OpNode>(c->op) : nullptr;
+    const int gates = op ? GatesOf(op->name) : 0;
+    if (!gates || b.match_sinfo) {
+      out->push_back({b.var, value, b.match_sinfo});
+      return;
+    }
+    const std::string& name = op->name;
+    const Expr& x = c->args[0];
+    const Expr& w = c->args[1];
+    const auto& xs = x->sinfo->values;
+    const auto& ws = w->sinfo->values;
+    const auto& rs = c->args[2]->sinfo->values;
+    if (!xs || !ws || !rs || xs->size() != 3 || ws->size() != 3 || rs->size() != 3)
+      RELAX_THROW("internal error: " << b.var->name << ": " << name << " without known shapes");
+    const PrimExpr d0 = (*xs)[0], d1 = (*xs)[1], input = (*xs)[2];
+    const PrimExpr dirs = (*ws)[0], rows = (*ws)[1];
+    const std::string hint = b.var->name;
+    // X as one [1, S*B, I] matrix of rows (time-major, or batch-major for layout 1).
+    VarRef x2 = Emit(MakeCall(GetOp("relax.reshape"), {x, MakeShapeExpr({1, d0 * d1, input})}),
+                     hint + "_rows", out);
+    Expr wt;
+    if (const ConstantNode* wc = As<ConstantNode>(w)) {
+      wt = TransposeLastTwo(*wc);
+    } else {
+      wt = Emit(
+          MakeCall(GetOp("relax.permute_dims"), {w}, {{"axes", std::vector<int64_t>{0, 2, 1}}}),
+          hint + "_wt", out);
+    }
+    VarRef gx = Emit(MakeCall(GetOp("relax.matmul"), {x2, wt}), hint + "_gates_x", out);
+    const auto& flags = GetIntsAttr(c->attrs, "optional_inputs");
+    if (!flags.empty() && flags[0]) {  // B: W's half is added to the input part
+      const Expr& bias = c->args[3];
+      Expr wb;
+      int64_t n = 0;
+      if (!rows.AsInt(&n))
+        RELAX_THROW(b.var->name << ": " << name << " with a bias needs a static hidden_size");
+      if (const ConstantNode* bc = As<ConstantNode>(bias)) {
+        wb = LeadingColumns(*bc, n);
+      } else {
+        VarRef half = Emit(MakeCall(GetOp("relax.strided_slice"), {bias},
+                                    {{"begin", std::vector<int64_t>{0}},
+                                     {"end", std::vector<int64_t>{n}},
+                                     {"axes", std::vector<int64_t>{1}},
+                                     {"strides", std::vector<int64_t>{1}}}),
+                           hint + "_wb", out);
+        wb = Emit(MakeCall(GetOp("relax.reshape"), {half, MakeShapeExpr({dirs, 1, n})}),
+                  hint + "_wb3", out);
+      }
+      gx = Emit(MakeCall(GetOp("relax.add"), {gx, wb}), hint + "_gates_xb", out);
+    }
+    VarRef gx4 = Emit(MakeCall(GetOp("relax.reshape"), {gx, MakeShapeExpr({dirs, d0, d1, rows})}),
+                      hint + "_gates", out);
+    std::vector<Expr> args = {gx4};
+    args.insert(args.end(), c->args.begin() + 2, c->args.end());
+    Expr steps = bb_.Normalize(MakeCall(GetOp(name + "_steps"), args, c->attrs));
+    out->push_back({b.var, WithSInfo(steps, b.var->sinfo), nullptr});
+  }
+
+ private:
+  class NameCollector : public ExprVisitor {
+   public:
+    explicit NameCollector(std::set<std::string>* names) : names_(names) {}
+    void VisitVarDef(const VarRef& v) override { names_->insert(v->name); }
+    void VisitExpr_(const FunctionNode* op, const Expr& e) override {
+      for (const auto& p : op->params) names_->insert(p->name);
+      ExprVisitor::VisitExpr_(op, e);
+    }
+
+   private:
+    std::set<std::string>* names_;
+  };
+
+  std::string Fresh(const std::string& hint) {
+    std::string n = hint;
+    for (int k = 1; names_.count(n); ++k) n = hint + std::to_string(k);
+    names_.insert(n);
+    return n;
+  }
+
+  VarRef Emit(const Expr& call, const std::string& hint, std::vector<Binding>* out) {
+    Expr v = bb_.Normalize(call);
+    VarRef var = MakeVar(Fresh(hint), v->sinfo, dataflow_);
+    out->push_back({var, v, nullptr});
+    return var;
+  }
+
+  BlockBuilder bb_;
+  std::set<std::string> names_;
+  bool dataflow_ = false;
+};
+
+bool SkipFunction(const FunctionNode* f) {
+  return f->attrs.count("Primitive") || f->attrs.count("Composite") || f->attrs.count("Codegen");
+}
+
+}  // namespace
+
+void DecomposeRecurrent(IRModule* mod, const PassContext&) {
+  Decomposer().MutateModule(mod, SkipFunction);
+}
+
+}  // namespace relax::rewrite
