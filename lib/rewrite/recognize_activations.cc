@@ -91,6 +91,8 @@ class ActivationRecognizer : public partition::MatchingMutator {
     for (const VarNode* v : m.vars) {
       const CallNode* c = As<CallNode>(*matcher()->BoundValue(v));
       const std::string& op = As<OpNode>(c->op)->name;
+      // The multiply reads x itself (sigmoid(x) * 16 is no SiLU: its other leaf is a constant).
+      if (op == "relax.multiply" && c->args[0] != x && c->args[1] != x) return nullptr;
       if (which == 0) {
         if (op == "relax.add" && !Near(ScalarOf(c->args[1]), 3.0)) return nullptr;
         if (op == "relax.clip" &&
