@@ -15,7 +15,8 @@
 namespace relax {
 
 std::vector<std::string> DefaultPipeline() {
-  return {"remove-noop-ops",
+  return {"convert-to-dataflow",
+          "remove-noop-ops",
           "fold-batch-norm",
           "recognize-activations",
           "decompose-recurrent",
@@ -50,7 +51,8 @@ std::string BuildSharedObject(const IRModule& mod, const Target& target,
 BuildStats Build(IRModule mod, const Target& target, const std::string& out_path,
                  PassRunner& runner, const std::vector<std::string>& disabled,
                  CodegenOptions copts) {
-  static const std::set<std::string> kOptional = {"remove-noop-ops",
+  static const std::set<std::string> kOptional = {"convert-to-dataflow",
+                                                  "remove-noop-ops",
                                                   "fold-batch-norm",
                                                   "recognize-activations",
                                                   "common-subexpr-elimination",
@@ -67,7 +69,8 @@ BuildStats Build(IRModule mod, const Target& target, const std::string& out_path
       RELAX_THROW("--disable-pass: '"
                   << d
                   << "' cannot be disabled (optional passes: "
-                     "remove-noop-ops, fold-batch-norm, recognize-activations, "
+                     "convert-to-dataflow, remove-noop-ops, fold-batch-norm, "
+                     "recognize-activations, "
                      "common-subexpr-elimination, dead-code-elimination, "
                      "alter-layout, fuse-ops, fuse-tir, fold-constants, fold-constant-prologue, "
                      "dedupe-prim-funcs, "

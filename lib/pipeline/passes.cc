@@ -18,6 +18,7 @@
 #include "relax/target/target.h"
 #include "relax/transform/alter_layout.h"
 #include "relax/transform/common_subexpr_elimination.h"
+#include "relax/transform/convert_to_dataflow.h"
 #include "relax/transform/dead_code_elimination.h"
 #include "relax/transform/dedupe_prim_funcs.h"
 #include "relax/transform/fold_constant_prologue.h"
@@ -40,6 +41,10 @@ const bool kRegistered = [] {
        "activations spelled out as several ops (x * clip(x + 3, 0, 6) / 6, x * sigmoid(x)) "
        "become one op",
        rewrite::RecognizeActivations});
+  RegisterPass({"convert-to-dataflow",
+                "the straight-line parts of binding blocks (graphs with control flow, If "
+                "branches) become dataflow blocks, so fusion and layout passes see them",
+                ConvertToDataflow});
   RegisterPass({"decompose-recurrent",
                 "LSTM / GRU / RNN layers: the gates' input part for every time step as one "
                 "matmul, then the time-step op on it",

@@ -320,10 +320,12 @@ void AddCompileCommand(CLI::App& app) {
   c->add_option("--tuning-db", o->tuning_db,
                 "Tuning database (JSON, from `relaxc tune`): kernels it has a record for on this "
                 "CPU take the recorded schedule setting");
-  c->add_option("--disable-pass", o->disabled,
-                "Skip an optional pass (remove-noop-ops, fold-batch-norm, recognize-activations, "
-                "common-subexpr-elimination, dead-code-elimination, fuse-ops, fuse-tir, "
-                "fold-constants, fold-constant-prologue, dedupe-prim-funcs, plan-memory)");
+  c->add_option(
+      "--disable-pass", o->disabled,
+      "Skip an optional pass (convert-to-dataflow, remove-noop-ops, fold-batch-norm, "
+      "recognize-activations, "
+      "common-subexpr-elimination, dead-code-elimination, alter-layout, fuse-ops, fuse-tir, "
+      "fold-constants, fold-constant-prologue, dedupe-prim-funcs, plan-memory)");
   c->add_option("--byoc", o->byoc,
                 "BYOC codegen plugins to use, comma-separated (dnnl, ...); 'none' disables all, "
                 "--plugin ones included; 'auto': each composite where the --tuning-db measured "

@@ -47,12 +47,38 @@ std::vector<Value> AddBias(ImportContext& ctx, const onnx::NodeProto& n, const V
   return {ctx.Emit(MakeCall(GetOp("relax.add"), {y.expr, rb.expr}), n)};
 }
 
+// A 1-D conv (and its bias) runs as a 2-D conv over [N, C, 1, W] views of its input and weight
+// (reshapes: no copy; a constant weight's is folded), so the 2-D convs' schedules and channel-
+// blocked layouts apply to it too (audio models: Silero VAD, Whisper's encoder stem).
+std::vector<Value> Conv1dAs2d(ImportContext& ctx, const onnx::NodeProto& n, const Expr& x,
+                              const Expr& w, const Attrs& a1) {
+  const auto& xs = *x->sinfo->values;
+  const auto& ws = *w->sinfo->values;
+  auto reshape = [&](const Expr& e, std::vector<PrimExpr> shape) {
+    return ctx.Emit(MakeCall(GetOp("relax.reshape"), {e, MakeShapeExpr(std::move(shape))}), n);
+  };
+  Value x4 = reshape(x, {xs[0], xs[1], PrimExpr(1), xs[2]});
+  Value w4 = reshape(w, {ws[0], ws[1], PrimExpr(1), ws[2]});
+  const auto& strides = GetIntsAttr(a1, "strides");
+  const auto& pads = GetIntsAttr(a1, "padding");
+  const auto& dil = GetIntsAttr(a1, "dilation");
+  Attrs a = {{"strides", std::vector<int64_t>{1, strides[0]}},
+             {"padding", std::vector<int64_t>{0, pads[0], 0, pads[1]}},
+             {"dilation", std::vector<int64_t>{1, dil[0]}},
+             {"groups", a1.at("groups")}};
+  Value y = ctx.Emit(MakeCall(GetOp("relax.nn.conv2d"), {x4.expr, w4.expr}, a), n);
+  Value yb = AddBias(ctx, n, y, ws[0], 4)[0];
+  const auto& ys = *yb.expr->sinfo->values;
+  return {reshape(yb.expr, {ys[0], ys[1], ys[3]})};
+}
+
 std::vector<Value> ConvertConv(ImportContext& ctx, const onnx::NodeProto& n) {
   Expr x = ctx.Tensor(n, 0), w = ctx.Tensor(n, 1);
   int k = SpatialRankOf(ctx, n, x);
   std::vector<int64_t> kernel = KernelOf(ctx, n, w, k);
   Attrs a = WindowAttrs(ctx, n, x, kernel);
   a["groups"] = AttrInt(n, "group", 1);
+  if (k == 1) return Conv1dAs2d(ctx, n, x, w, a);
   Value y = ctx.Emit(MakeCall(GetOp(std::string("relax.nn.conv") + Suffix(k)), {x, w}, a), n);
   return AddBias(ctx, n, y, (*w->sinfo->values)[0], k + 2);
 }
