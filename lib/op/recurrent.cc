@@ -13,12 +13,12 @@
 //
 // The layer ops have no kernel of their own: the decompose-recurrent pass
 // (relax/rewrite/decompose_recurrent.h) computes the gates' input part for every time step as
-// one matmul (X . W^T + W's bias) and hands it to relax.nn.lstm_steps / gru_steps / rnn_steps
-// (same attributes; arguments gates_x [directions, seq, batch, gates * hidden] (layout 1:
-// [directions, batch, seq, ...]), R, then the optional inputs). A steps op legalizes to one
-// PrimFunc of plain serial loops (not a TE compute: the time loop carries state): the state
-// initialised from initial_h / initial_c, then the time loop (iteration kind reduction: each
-// step reads the previous one's state), whose steps are stages of independent (direction,
+// one matmul (X . W^T; the steps op adds both halves of B) and hands it to relax.nn.lstm_steps /
+// gru_steps / rnn_steps (same attributes; arguments gates_x [directions, seq, batch, gates *
+// hidden] (layout 1: [directions, batch, seq, ...]), R, then the optional inputs). A steps op
+// legalizes to one PrimFunc of plain serial loops (not a TE compute: the time loop carries state):
+// the state initialised from initial_h / initial_c, then the time loop (iteration kind reduction:
+// each step reads the previous one's state), whose steps are stages of independent (direction,
 // batch entry, row or unit) iterations: the gates' state part (gates_h[d, b, row] = R's bias +
 // sum_k h[d, b, k] * R[d, row, k]), then the state update. Y_h (and Y_c) are the state buffers.
 // The PrimFunc carries `loop_kernel = "recurrent"`: the target's loop-kernel schedule rule picks
@@ -391,8 +391,10 @@ class StepsKernel {
       PrimExpr len = in.Bind("seq_len", Length(b));
       PrimExpr t = in.Bind("time", TimeOf(d, len));
       PrimExpr row = hidden_ + j;
-      PrimExpr r =
-          Act(0, d, Load(gx_, GxIdx(d, t, b, row)) + Load(gh_, {d, b, row}), in, "reset_gate");
+      Buffer B = Opt(kB);
+      PrimExpr x = Load(gx_, GxIdx(d, t, b, row));
+      if (B) x = x + Load(B, {d, row});
+      PrimExpr r = Act(0, d, x + Load(gh_, {d, b, row}), in, "reset_gate");
       return in.Wrap(
           tir::IfThenElse(s_ < len, tir::Store(rh_, {d, b, j}, r * Load(Yh_, StateIdx(d, b, j)))));
     });
@@ -406,7 +408,13 @@ class StepsKernel {
       auto si = StateIdx(d, b, j);
       Lets u(&taken_);
       PrimExpr t = u.Bind("time", TimeOf(d, len));
-      auto x_part = [&](int g) { return Load(gx_, GxIdx(d, t, b, PrimExpr(g) * hidden_ + j)); };
+      // The input part of gate g: gates_x plus W's bias.
+      Buffer B = Opt(kB);
+      auto x_part = [&](int g) {
+        PrimExpr row = PrimExpr(g) * hidden_ + j;
+        PrimExpr x = Load(gx_, GxIdx(d, t, b, row));
+        return B ? x + Load(B, {d, row}) : x;
+      };
       auto h_part = [&](int g) { return Load(gh_, {d, b, PrimExpr(g) * hidden_ + j}); };
       auto gate = [&](int g) { return x_part(g) + h_part(g); };
       PrimExpr h_prev = u.Bind("h_prev", Load(Yh_, si));

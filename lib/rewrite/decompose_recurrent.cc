@@ -34,17 +34,6 @@ Expr TransposeLastTwo(const ConstantNode& c) {
   return MakeConstant(c.dtype, {d, k, n}, std::move(out), c.name.empty() ? "" : c.name + "_t");
 }
 
-// The first `cols` columns of a [D, C] constant, as [D, 1, cols].
-Expr LeadingColumns(const ConstantNode& c, int64_t cols) {
-  const int64_t d = c.shape[0], all = c.shape[1];
-  const size_t es = static_cast<size_t>(c.dtype.bits / 8);
-  std::vector<uint8_t> out(static_cast<size_t>(d * cols) * es);
-  for (int64_t a = 0; a < d; ++a)
-    std::memcpy(out.data() + a * cols * es, c.data->data() + a * all * es,
-                static_cast<size_t>(cols) * es);
-  return MakeConstant(c.dtype, {d, 1, cols}, std::move(out), c.name.empty() ? "" : c.name + "_w");
-}
-
 class Decomposer : public ExprMutator {
  public:
   Expr VisitExpr_(const FunctionNode* op, const Expr& e) override {
@@ -94,27 +83,6 @@ class Decomposer : public ExprMutator {
           hint + "_wt", out);
     }
     VarRef gx = Emit(MakeCall(GetOp("relax.matmul"), {x2, wt}), hint + "_gates_x", out);
-    const auto& flags = GetIntsAttr(c->attrs, "optional_inputs");
-    if (!flags.empty() && flags[0]) {  // B: W's half is added to the input part
-      const Expr& bias = c->args[3];
-      Expr wb;
-      int64_t n = 0;
-      if (!rows.AsInt(&n))
-        RELAX_THROW(b.var->name << ": " << name << " with a bias needs a static hidden_size");
-      if (const ConstantNode* bc = As<ConstantNode>(bias)) {
-        wb = LeadingColumns(*bc, n);
-      } else {
-        VarRef half = Emit(MakeCall(GetOp("relax.strided_slice"), {bias},
-                                    {{"begin", std::vector<int64_t>{0}},
-                                     {"end", std::vector<int64_t>{n}},
-                                     {"axes", std::vector<int64_t>{1}},
-                                     {"strides", std::vector<int64_t>{1}}}),
-                           hint + "_wb", out);
-        wb = Emit(MakeCall(GetOp("relax.reshape"), {half, MakeShapeExpr({dirs, 1, n})}),
-                  hint + "_wb3", out);
-      }
-      gx = Emit(MakeCall(GetOp("relax.add"), {gx, wb}), hint + "_gates_xb", out);
-    }
     VarRef gx4 = Emit(MakeCall(GetOp("relax.reshape"), {gx, MakeShapeExpr({dirs, d0, d1, rows})}),
                       hint + "_gates", out);
     std::vector<Expr> args = {gx4};

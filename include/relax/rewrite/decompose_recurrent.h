@@ -10,11 +10,11 @@
 namespace relax::rewrite {
 
 /// Rewrites each `relax.nn.{lstm,gru,rnn}(X, W, R, opt...)` (lib/op/recurrent.cc) into
-///   gates_x = reshape(matmul(reshape(X, [1, S*B, I]), W^T) + W's bias, [D, S, B, G*H])
+///   gates_x = reshape(matmul(reshape(X, [1, S*B, I]), W^T), [D, S, B, G*H])
 ///   relax.nn.<op>_steps(gates_x, R, opt...)            (the same attributes)
-/// (layout 1: X is [B, S, I] and gates_x [D, B, S, G*H]). W^T and W's half of B are computed at
-/// compile time when W and B are constants (permute_dims / strided_slice otherwise). The matmul
-/// is an ordinary op: the target's matmul schedule (and fusion of the bias add) applies.
+/// (layout 1: X is [B, S, I] and gates_x [D, B, S, G*H]). W^T is computed at compile time when
+/// W is a constant (permute_dims otherwise). The matmul is an ordinary op: the target's matmul
+/// schedule applies. Both halves of B stay with the steps op (any hidden size, also symbolic).
 /// Not optional: the layer ops have no kernel of their own.
 void DecomposeRecurrent(IRModule* mod, const PassContext& ctx);
 
