@@ -2,6 +2,7 @@
 #include "relax/vm/vm.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -47,7 +48,8 @@ const char* ValueTypeName(const Value& v) {
 }
 
 struct VirtualMachine::Callee {
-  enum Kind { kFunction, kBuiltin, kKernel } kind = kFunction;
+  // kRelease: vm.builtin.release, which only clears its destination register (no call).
+  enum Kind { kFunction, kBuiltin, kKernel, kRelease } kind = kFunction;
   std::string name;
   size_t func_index = 0;
   const BuiltinFn* builtin = nullptr;
@@ -133,6 +135,8 @@ VirtualMachine::VirtualMachine(std::shared_ptr<LoadedArtifact> artifact)
         if (auto it = func_index.find(in.func); it != func_index.end()) {
           c->kind = Callee::kFunction;
           c->func_index = it->second;
+        } else if (in.func == "vm.builtin.release") {
+          c->kind = Callee::kRelease;
         } else if (const BuiltinFn* b = LookupBuiltin(in.func)) {
           c->kind = Callee::kBuiltin;
           c->builtin = b;
@@ -155,17 +159,25 @@ VirtualMachine::VirtualMachine(std::shared_ptr<LoadedArtifact> artifact)
     RELAX_THROW("entry function '" << exec.entry << "' is not defined");
 }
 
-Value VirtualMachine::CallCallee(const Callee& c, std::vector<Value> args, int depth) {
+Value VirtualMachine::CallCallee(const Callee& c, std::vector<Value>& args, int depth) {
   if (c.sync_device) artifact_->device_module()->Sync();
   switch (c.kind) {
     case Callee::kFunction:
       return Execute(c.func_index, std::move(args), depth + 1);
     case Callee::kBuiltin:
       return (*c.builtin)(args);
+    case Callee::kRelease:
+      if (!args.empty()) RELAX_THROW("vm.builtin.release takes no arguments, got " << args.size());
+      return {};
     case Callee::kKernel:
       break;
   }
-  std::vector<RelaxValue> packed(args.size());
+  // The packed arguments on the stack for the usual counts (no allocation per kernel call).
+  constexpr size_t kStackArgs = 24;
+  std::array<RelaxValue, kStackArgs> stack_packed;
+  std::vector<RelaxValue> heap_packed;
+  if (args.size() > kStackArgs) heap_packed.resize(args.size());
+  RelaxValue* packed = args.size() > kStackArgs ? heap_packed.data() : stack_packed.data();
   for (size_t i = 0; i < args.size(); ++i) {
     RelaxValue& r = packed[i];
     r.pad_ = 0;
@@ -198,7 +210,7 @@ Value VirtualMachine::CallCallee(const Callee& c, std::vector<Value> args, int d
   ret.pad_ = 0;
   ret.v_int64 = 0;
   RelaxSetLastError("");
-  int32_t rc = c.kernel(packed.data(), static_cast<int32_t>(packed.size()), &ret);
+  int32_t rc = c.kernel(packed, static_cast<int32_t>(args.size()), &ret);
   if (rc != 0) {
     std::string msg = RelaxGetLastError();
     RELAX_THROW("kernel '" << c.name << "' failed: "
@@ -230,6 +242,9 @@ Value VirtualMachine::Execute(size_t fi, std::vector<Value> args, int depth) {
   for (size_t i = 0; i < args.size(); ++i) regs[i] = std::move(args[i]);
   const int64_t n = static_cast<int64_t>(f.code.size());
   int64_t pc = 0;
+  // One argument vector for every call of this frame (cleared, not reallocated, per call).
+  std::vector<Value> av;
+  av.reserve(16);
   while (true) {
     if (pc < 0 || pc >= n)
       RELAX_THROW("function '" << f.name << "': control reached pc " << pc
@@ -240,8 +255,13 @@ Value VirtualMachine::Execute(size_t fi, std::vector<Value> args, int depth) {
     const Instruction& in = f.code[pc];
     switch (in.op) {
       case Instruction::kCall: {
-        std::vector<Value> av;
-        av.reserve(in.args.size());
+        const Callee& callee = *callees_[fi][pc];
+        if (callee.kind == Callee::kRelease && in.args.empty() && !profiling_) {
+          if (in.dst >= 0) regs[in.dst] = Value();
+          ++pc;
+          break;
+        }
+        av.clear();
         for (const Arg& a : in.args) {
           switch (a.kind) {
             case Arg::kReg:
@@ -258,7 +278,7 @@ Value VirtualMachine::Execute(size_t fi, std::vector<Value> args, int depth) {
         Value r;
         if (profiling_) {
           auto t0 = std::chrono::steady_clock::now();
-          r = CallCallee(*callees_[fi][pc], std::move(av), depth);
+          r = CallCallee(callee, av, depth);
           // Device work is queued: wait for it, so the callee's time includes its kernels.
           if (const DeviceModule* dm = artifact_->device_module()) dm->Sync();
           auto& slot = profile_[in.func];
@@ -267,7 +287,7 @@ Value VirtualMachine::Execute(size_t fi, std::vector<Value> args, int depth) {
                   .count();
           slot.second += 1;
         } else {
-          r = CallCallee(*callees_[fi][pc], std::move(av), depth);
+          r = CallCallee(callee, av, depth);
         }
         if (in.dst >= 0) regs[in.dst] = std::move(r);
         ++pc;

@@ -86,7 +86,7 @@ class VirtualMachine {
  private:
   struct Callee;
   Value Execute(size_t func_index, std::vector<Value> args, int depth);
-  Value CallCallee(const Callee& callee, std::vector<Value> args, int depth);
+  Value CallCallee(const Callee& callee, std::vector<Value>& args, int depth);
   void CheckInputs(const std::vector<NDArray>& inputs) const;
   void CheckInputValues(const std::vector<Value>& inputs) const;
 
