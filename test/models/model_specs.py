@@ -13,6 +13,7 @@ A spec is a dict:
 Random inputs are drawn from a generator seeded per size, so a rerun feeds the same values.
 """
 import glob
+import hashlib
 import json
 import os
 
@@ -22,6 +23,18 @@ SILERO_MODELS = ("silero_vad", "silero_vad_16k_op15", "silero_vad_16k_sequence",
                  "silero_vad_op18_ifless", "silero_vad_openvino_16k")
 # (sample rate, window): 512 (256) new samples + 64 (32) context samples per chunk.
 SR_WINDOWS = ((16000, 576), (8000, 288))
+# Exported models whose compile + two sizes take the suite long (large weights or many kernels):
+# scripts/test.sh (CI) runs a seeded sample of them (run_model_suite.py --heavy-sample K --seed S,
+# heavy_sample below); the full run (RELAX_TEST_FULL=1, scripts/test_full.sh) runs all of them.
+HEAVY_MODELS = ("convnext_small", "distilbert", "efficientnet_b1", "resnet50", "swin_v2_t")
+
+
+def heavy_sample(names, k, seed):
+    """The k names of `names` with the smallest seeded hash: a deterministic sample that does not
+    change when other names are added (a name's rank depends only on itself and the seed)."""
+    def rank(name):
+        return hashlib.sha256(f"{seed}:{name}".encode()).hexdigest()
+    return sorted(sorted(names, key=rank)[:max(0, k)])
 
 
 def site_packages_dir(venv, rel):
