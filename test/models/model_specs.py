@@ -28,6 +28,13 @@ SR_WINDOWS = ((16000, 576), (8000, 288))
 # heavy_sample below); the full run (RELAX_TEST_FULL=1, scripts/test_full.sh) runs all of them.
 HEAVY_MODELS = ("convnext_small", "distilbert", "efficientnet_b1", "resnet50", "swin_v2_t")
 
+# Absolute tolerance of deep random-init nets whose outputs sum long chains of float products:
+# summation order alone moves them by more than the suite's atol 1e-5. Each value is 2.5-4x the
+# difference between onnxruntime's own optimised and unoptimised graphs on the model (onnxruntime
+# 1.32 at the suite's first size: resnet50 3.2e-5, regnet_x_400mf 1.5e-5, yolo_style_detector
+# 1.7e-5; relaxc's largest differences: 4.2e-5, 1.9e-5, 4.5e-5); rtol stays 1e-4.
+ATOL = {"resnet50": 8e-5, "regnet_x_400mf": 4e-5, "yolo_style_detector": 8e-5}
+
 
 def heavy_sample(names, k, seed):
     """The k names of `names` with the smallest seeded hash: a deterministic sample that does not
