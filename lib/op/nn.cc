@@ -397,7 +397,12 @@ te::Tensor ComputeMatmul(const CallNode& c, const std::vector<te::Tensor>& in) {
   }
   shape.push_back(as[as.size() - 2]);
   shape.push_back(bs[bs.size() - 1]);
-  te::ReduceAxis rk = te::RAxis(as.back(), "rk");
+  // The reduction's extent: A's and B's dims are one value (InferMatmul unifies them, checked
+  // at run time when symbolic); a static one keeps the kernel static where B is a constant
+  // weight behind a reshape of symbolic dims (its packing then folds at compile time).
+  PrimExpr k_ext = as.back();
+  if (!k_ext.AsInt() && bs[bs.size() - 2].AsInt()) k_ext = bs[bs.size() - 2];
+  te::ReduceAxis rk = te::RAxis(k_ext, "rk");
   auto operand_idx = [&](const std::vector<PrimExpr>& s, const std::vector<Var>& i, PrimExpr row,
                          PrimExpr col) {
     std::vector<PrimExpr> idx;
