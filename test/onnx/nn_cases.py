@@ -283,6 +283,21 @@ def resize_cases():
         case("resize", f"sizes_{mode}", [node("Resize", ["x", "roi", "", "sizes"], mode=mode)],
              [("x", [1, 2, 5, 4])], ["y"],
              [("roi", empty), ("sizes", np.array([1, 2, 3, 7], np.int64))])
+    # Sizes from Shape ops (F.interpolate(size=ref.shape[-2:]), as LR-ASPP exports): N and C
+    # keep the input's own dims and are not resized (only H and W are).
+    for mode in ("nearest", "linear", "cubic"):
+        case("resize", f"sizes_from_shapes_{mode}",
+             [helper.make_node("Shape", ["x"], ["xs"], name="shape_x"),
+              helper.make_node("Shape", ["ref"], ["rs"], name="shape_ref"),
+              helper.make_node("Slice", ["xs", "zero", "two"], ["nc"], name="slice_nc"),
+              helper.make_node("Slice", ["rs", "two", "four"], ["hw"], name="slice_hw"),
+              node("Concat", ["nc", "hw"], ["sizes"], axis=0),
+              node("Resize", ["x", "", "", "sizes"], mode=mode)],
+             [("x", ["n", 2, "h", "w"]), ("ref", [1, 1, "H", "W"])], ["y"],
+             [("zero", np.array([0], np.int64)), ("two", np.array([2], np.int64)),
+              ("four", np.array([4], np.int64))],
+             shapes=[{"x": [1, 2, 4, 5], "ref": [1, 1, 9, 7]},
+                     {"x": [2, 2, 6, 3], "ref": [1, 1, 4, 8]}])
     for pol in ("not_larger", "not_smaller"):
         case("resize", f"sizes_axes_{pol}",
              [node("Resize", ["x", "", "", "sizes"], mode="linear", axes=[2, 3],
