@@ -164,12 +164,43 @@ PrimExpr LogicalExtent(const Layout& l, const std::vector<PrimExpr>& s, char p) 
   return e;
 }
 
+// Attribute `dst_extents` (optional): per destination axis, -1, or the extent of an unsplit
+// primal axis that a source block padded (NCHW16c of 255 channels -> NCHW: 255, not 256); the
+// padding is dropped. Empty when absent.
+std::vector<int64_t> DstExtents(const CallNode& c, const LayoutPair& p,
+                                const std::vector<PrimExpr>& s, arith::Analyzer& an) {
+  auto it = c.attrs.find("dst_extents");
+  if (it == c.attrs.end()) return {};
+  const auto& e = GetIntsAttr(c.attrs, "dst_extents");
+  if (e.size() != p.dst.ndim())
+    RELAX_THROW("layout_transform: dst_extents has " << e.size() << " entries, layout '"
+                                                     << p.dst.str() << "' " << p.dst.ndim()
+                                                     << " axes");
+  for (size_t k = 0; k < e.size(); ++k) {
+    if (e[k] == -1) continue;
+    const LayoutAxis& a = p.dst.axes[k];
+    if (e[k] < 0 || a.factor || p.dst.Factor(a.primal))
+      RELAX_THROW("layout_transform: dst_extents[" << k << "] = " << e[k]
+                                                   << " must be -1, or >= 0 on an unsplit axis");
+    if (!an.CanProve(PrimExpr(e[k]) <= LogicalExtent(p.src, s, a.primal)))
+      RELAX_THROW("layout_transform: dst_extents["
+                  << k << "] = " << e[k] << " exceeds the source's extent of axis " << a.primal);
+  }
+  return e;
+}
+
 std::vector<PrimExpr> TransformedShape(const LayoutPair& p, const std::vector<PrimExpr>& s,
-                                       arith::Analyzer& an) {
+                                       arith::Analyzer& an,
+                                       const std::vector<int64_t>& dst_extents = {}) {
   std::vector<PrimExpr> out;
-  for (const auto& a : p.dst.axes) {
+  for (size_t k = 0; k < p.dst.axes.size(); ++k) {
+    const auto& a = p.dst.axes[k];
     if (a.factor) {
       out.push_back(PrimExpr(a.factor));
+      continue;
+    }
+    if (!dst_extents.empty() && dst_extents[k] >= 0) {
+      out.push_back(PrimExpr(dst_extents[k]));
       continue;
     }
     PrimExpr e = LogicalExtent(p.src, s, a.primal);
@@ -188,14 +219,17 @@ StructInfo InferLayoutTransform(const CallNode& c, BlockBuilder& bb) {
     if (int64_t f = p.src.axes[k].factor)
       bb.UnifyDim((*x.values)[k], PrimExpr(f),
                   "layout_transform source '" + p.src.str() + "' axis " + std::to_string(k));
-  return TensorSInfo(TransformedShape(p, *x.values, bb.analyzer()), x.dtype);
+  return TensorSInfo(
+      TransformedShape(p, *x.values, bb.analyzer(), DstExtents(c, p, *x.values, bb.analyzer())),
+      x.dtype);
 }
 
 te::Tensor ComputeLayoutTransform(const CallNode& c, const std::vector<te::Tensor>& in) {
   const te::Tensor X = in[0];
   LayoutPair p = GetLayouts(c, X->shape().size());
   arith::Analyzer an;
-  std::vector<PrimExpr> shape = TransformedShape(p, X->shape(), an);
+  std::vector<PrimExpr> shape =
+      TransformedShape(p, X->shape(), an, DstExtents(c, p, X->shape(), an));
   DataType t = X->dtype();
   return te::Compute(
       shape,

@@ -58,6 +58,11 @@ struct Blocked {
   VarRef plain, blocked;
   int64_t block = 0;
   bool materialized = false;
+  // A conv's output whose channels the block does not divide (YOLO's 255-channel heads, an
+  // STFT's 258): the last block is padded. The padding lanes hold whatever the elementwise
+  // ops make of zeros (a division by a zero-padded constant: NaN), so only elementwise ops read
+  // such a value blocked; everything else gets the cropped NCHW value.
+  int64_t padded_channels = 0;  // the logical channel count when padded, else 0
 };
 
 class LayoutAlterer : public ExprMutator {
@@ -131,14 +136,19 @@ class LayoutAlterer : public ExprMutator {
     if (it == blocked_.end() || it->second.materialized) return;
     Blocked& b = it->second;
     std::string src = SplitLayout(kPlain, 'C', b.block);
-    Expr back = bb_.Normalize(
-        MakeCall(GetOp("relax.layout_transform"), {b.blocked}, LayoutAttrs(src, kPlain)));
+    Attrs attrs = LayoutAttrs(src, kPlain);
+    if (b.padded_channels)
+      attrs["dst_extents"] = std::vector<int64_t>{-1, b.padded_channels, -1, -1};
+    Expr back = bb_.Normalize(MakeCall(GetOp("relax.layout_transform"), {b.blocked}, attrs));
     out->push_back({b.plain, WithSInfo(back, b.plain->sinfo), nullptr});
     b.materialized = true;
   }
 
-  // `x` (NCHW) as NCHW<block>c: its blocked value, or a transform (one per var and block).
-  Expr BlockedInput(const Expr& x, int64_t block, std::vector<Binding>* out) {
+  // `x` (NCHW) as NCHW<block>c: its blocked value, or a transform (one per var and block). A
+  // padded blocked value is used as it is only by elementwise ops (`elementwise`); others get
+  // a transform of the cropped NCHW value (zero padding).
+  Expr BlockedInput(const Expr& x, int64_t block, std::vector<Binding>* out,
+                    bool elementwise = false) {
     const VarNode* v = As<VarNode>(x);
     Expr src = x;
     std::string src_layout = kPlain;
@@ -146,6 +156,10 @@ class LayoutAlterer : public ExprMutator {
       auto c = transformed_.find({v, block});
       if (c != transformed_.end()) return c->second;
       auto it = blocked_.find(v);
+      if (it != blocked_.end() && it->second.padded_channels && !elementwise) {
+        Materialize(v, out);
+        it = blocked_.end();
+      }
       if (it != blocked_.end()) {
         if (it->second.block == block) return it->second.blocked;
         src = it->second.blocked;  // from one blocking to the other, not through NCHW
@@ -175,6 +189,10 @@ class LayoutAlterer : public ExprMutator {
     int64_t oh = 0, ow = 0;
     if (co == 0 && ws[0] < block_ && od[2].AsInt(&oh) && oh == 1 && od[3].AsInt(&ow) && ow == 1)
       co = ws[0];
+    // More output channels than a block, none dividing them: blocks of the target's size, the
+    // last one padded (weights and per-channel constants zero-padded; cropped on the way back).
+    const bool pad_out = co == 0 && ws[0] > block_ && groups == 1;
+    if (pad_out) co = block_;
     if (!(*c->args[0]->sinfo->values)[1].AsInt(&channels) || co == 0) return false;
     int64_t ci = 0;
     std::string wlayout;
@@ -183,10 +201,12 @@ class LayoutAlterer : public ExprMutator {
       // serves the reduction), else the block, else one block of all channels (an image).
       const VarNode* xv = As<VarNode>(c->args[0]);
       auto it = xv ? blocked_.find(xv) : blocked_.end();
-      ci = it != blocked_.end() ? it->second.block
-           : BlockFor(channels) ? BlockFor(channels)
-           : channels < block_  ? channels
-                                : 0;
+      // More input channels than a block, none dividing them (an STFT's 129 magnitudes):
+      // blocks of the target's size, the input and the weights zero-padded.
+      ci = it != blocked_.end() && !it->second.padded_channels ? it->second.block
+           : BlockFor(channels)                                ? BlockFor(channels)
+           : channels < block_                                 ? channels
+                                                               : block_;
       wlayout = "OIHW" + std::to_string(ci) + "i" + std::to_string(co) + "o";
     } else if (groups == channels && ws[0] == channels && ws[1] == 1) {
       ci = co;
@@ -197,7 +217,7 @@ class LayoutAlterer : public ExprMutator {
     Expr wb = TransformConstant(*w, ws, "OIHW", wlayout);
     VarRef vb = Emit(MakeCall(GetOp("relax.nn.conv2d_nchwc"), {xb, wb}, c->attrs),
                      var->name + "_nchwc", out);
-    blocked_[var.get()] = {var, vb, co};
+    blocked_[var.get()] = {var, vb, co, false, pad_out ? ws[0] : 0};
     return true;
   }
 
@@ -214,13 +234,17 @@ class LayoutAlterer : public ExprMutator {
     const StructInfo& os = var->sinfo;
     if (!os || os->kind != SIKind::kTensor || !os->values || os->ndim != 4) return false;
     const std::vector<PrimExpr>& odims = *os->values;
-    int64_t block = 0;  // the largest block among the blocked operands
+    int64_t block = 0;   // the largest block among the blocked operands
+    int64_t padded = 0;  // the channels of a padded blocked operand
     for (const auto& a : c->args)
-      if (const VarNode* v = As<VarNode>(a); v && blocked_.count(v))
+      if (const VarNode* v = As<VarNode>(a); v && blocked_.count(v)) {
         block = std::max(block, blocked_.at(v).block);
+        padded = std::max(padded, blocked_.at(v).padded_channels);
+      }
     if (block == 0) return false;
     int64_t channels = 0;
-    if (!odims[1].AsInt(&channels) || channels % block != 0) return false;
+    if (!odims[1].AsInt(&channels) || (channels % block != 0 && padded != channels)) return false;
+    if (channels % block == 0) padded = 0;
     std::vector<Expr> args;
     for (const auto& a : c->args) {
       const StructInfo& s = a->sinfo;
@@ -229,7 +253,7 @@ class LayoutAlterer : public ExprMutator {
       auto it = v ? blocked_.find(v) : blocked_.end();
       if (it != blocked_.end()) {
         if (!Broadcasts(*s->values, odims, /*same_channel=*/true)) return false;
-        args.push_back(BlockedInput(a, block, out));
+        args.push_back(BlockedInput(a, block, out, /*elementwise=*/true));
         continue;
       }
       // An NCHW operand of the output's channels (a residual): transformed in, so the value
@@ -256,7 +280,7 @@ class LayoutAlterer : public ExprMutator {
       args.push_back(BlockedInput(a, block, out));
     }
     VarRef vb = Emit(MakeCall(c->op, args, c->attrs, c->sinfo_args), var->name + "_nchwc", out);
-    blocked_[var.get()] = {var, vb, block};
+    blocked_[var.get()] = {var, vb, block, false, padded};
     return true;
   }
 
@@ -290,7 +314,7 @@ class LayoutAlterer : public ExprMutator {
       attrs["axis"] = int64_t{1};
       return EmitBlocked(var, MakeCall(c->op, args, attrs), block, out);
     }
-    if (it == blocked_.end() || c->args.size() != 1) return false;
+    if (it == blocked_.end() || it->second.padded_channels || c->args.size() != 1) return false;
     const int64_t block = it->second.block;
     const Expr& xb = it->second.blocked;
     if (name == "relax.nn.max_pool2d" || name == "relax.nn.avg_pool2d")
@@ -365,7 +389,9 @@ class TransformCanceller : public ExprMutator {
       auto inner = t ? transforms_.find(t) : transforms_.end();
       if (inner != transforms_.end()) {
         const CallNode* ic = As<CallNode>(inner->second);
-        if (GetStrAttr(ic->attrs, "src_layout") == GetStrAttr(c->attrs, "dst_layout") &&
+        // (A crop then a zero padding is not the padded value it came from.)
+        if (!ic->attrs.count("dst_extents") &&
+            GetStrAttr(ic->attrs, "src_layout") == GetStrAttr(c->attrs, "dst_layout") &&
             GetStrAttr(ic->attrs, "dst_layout") == GetStrAttr(c->attrs, "src_layout") &&
             SameShape(ic->args[0]->sinfo, b.var->sinfo)) {
           var_remap_[b.var.get()] = ic->args[0];

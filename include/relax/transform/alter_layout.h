@@ -6,13 +6,19 @@
 // reduction step and one broadcast input scalar, whatever the image width (7 x 7 images, where
 // NCHW tiles are mostly tails, run at the speed of wide ones). Channel counts the block does not
 // divide take half a block (NCHW8c), an input with fewer channels than the block one block of
-// all of them (an RGB image: NCHW3c). The conv's consumers stay blocked when they are
-// elementwise or numpy-broadcast ops (other operands blocked, scalars, per-channel constants
-// transformed here, or NCHW tensors of the output's shape transformed in), 2-D max/average
-// pooling, global average pooling or relax.reduce over H and W with kept dims, or concat along
-// the channels; the first consumer that needs NCHW gets one relax.layout_transform back (the
-// original var, bound where first needed). Finally a layout_transform of a layout_transform with
-// the inverse layouts is its input (pairs cancel), and transforms left unused are dropped.
+// all of them (an RGB image: NCHW3c); more channels than a block that neither divides (YOLO's
+// 255-channel heads, an STFT's 258 and 129) take full blocks, the last one padded: weights,
+// per-channel constants and transformed-in inputs zero-padded, and the transform back to NCHW
+// crops (layout_transform's dst_extents). A padded value is read blocked only by elementwise
+// ops (its padding lanes may hold anything they make of zeros, NaN included); a conv, pool or
+// concat gets the cropped value, blocked again with zero padding. The conv's consumers stay blocked
+// when they are elementwise or numpy-broadcast ops (other operands blocked, scalars, per-channel
+// constants transformed here, or NCHW tensors of the output's shape transformed in), 2-D
+// max/average pooling, global average pooling or relax.reduce over H and W with kept dims, or
+// concat along the channels; the first consumer that needs NCHW gets one relax.layout_transform
+// back (the original var, bound where first needed). Finally a layout_transform of a
+// layout_transform with the inverse layouts is its input (pairs cancel), and transforms left unused
+// are dropped.
 //
 // The block comes from the target's backend (Backend::ConvChannelBlock: 16 f32 channels, one
 // AVX-512 register or two AVX2 ones, on cpu; other targets keep NCHW).
