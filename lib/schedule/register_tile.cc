@@ -153,6 +153,19 @@ std::optional<TileAxes> FindTileAxes(const Stage& s) {
     }
   }
   if (!found) return std::nullopt;
+  // A rank-3 product whose row candidate is a symbolic dim and whose outer axis a static one of
+  // at least a tile's rows, both read only by the row operand (a sequence-first [L, N, E]
+  // activation times a weight: torchvision ViT's [197, batch, 768]): the static axis makes the
+  // rows (the symbolic one is 1 at batch 1, which would leave one-row tiles).
+  int64_t outer = 0;
+  if (s.axes.size() == 3 && *found == 1 && !s.extents[1].AsInt() && s.extents[0].AsInt(&outer) &&
+      outer >= 8) {
+    bool candidate = false;
+    for (const auto& u : la.uses) candidate = candidate || (u[0] && !u[t.col_axis]);
+    bool col_reads = false;  // an operand reading the column axis must not read the outer one
+    for (const auto& u : la.uses) col_reads = col_reads || (u[0] && u[t.col_axis]);
+    if (candidate && !col_reads) found = 0;
+  }
   t.row_axis = *found;
   return t;
 }
