@@ -175,6 +175,22 @@ def norm_cases():
         case("norm", f"LRN_size{size}", [node("LRN", ["x"], size=size, alpha=1e-2, beta=0.6,
                                               bias=2.0)],
              [("x", ["n", 5, "h", "w"])], ["y"], shapes=[{"x": [2, 5, 3, 4]}, {"x": [1, 5, 6, 2]}])
+    # LayerNorm as exporters spell it out (ReduceMean, Sub, Pow(., 2), ReduceMean, Add, Sqrt,
+    # Div): relaxc imports Pow(d, 2) as d * d; with NaN/Inf inputs too.
+    def nonfinite(rng, shape):
+        v = rng.standard_normal(shape).astype(np.float32)
+        v.flat[:3] = [np.nan, np.inf, -np.inf]
+        return v
+    for tag, gen in (("", None), ("_nonfinite", nonfinite)):
+        case("norm", f"LayerNorm_decomposed{tag}",
+             [node("ReduceMean", ["x"], ["m"], axes=[-1]), node("Sub", ["x", "m"], ["d"]),
+              helper.make_node("Pow", ["d", "two"], ["p"], name="pow0"),
+              helper.make_node("ReduceMean", ["p"], ["v"], axes=[-1], name="reducemean1"),
+              node("Add", ["v", "eps"], ["ve"]), node("Sqrt", ["ve"], ["s"]),
+              node("Div", ["d", "s"], ["y"])],
+             [("x", ["n", 8])], ["y"],
+             [("two", np.array(2.0, np.float32)), ("eps", np.array(1e-5, np.float32))],
+             shapes=[{"x": [3, 8]}, {"x": [1, 8]}], gen=gen)
     case("norm", "MVN", [node("MeanVarianceNormalization", ["x"])], [("x", [2, 3, 4, 5])], ["y"])
     case("norm", "MVN_axes", [node("MeanVarianceNormalization", ["x"], axes=[1, -1])],
          [("x", [2, 3, 4])], ["y"])

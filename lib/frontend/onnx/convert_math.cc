@@ -5,6 +5,7 @@
 // HardSigmoid Clip, Cast, CastLike, Identity. Semantics: ONNX operator spec, sections of the same
 // names.
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <optional>
 
@@ -130,6 +131,22 @@ Converter Variadic(const std::string& op, IntFold fold) {
 
 // Pow(X: T, Y: T1) -> T. Mixed dtypes: a float base casts the exponent to its dtype; an
 // integer base is computed in f64 and cast back (truncating, like the ONNX reference).
+// True for a one-element f32 or f64 constant equal to 2.
+bool IsConstantTwo(const Expr& e) {
+  const ConstantNode* c = As<ConstantNode>(e);
+  if (!c || c->numel() != 1 || c->dtype.code != DataType::kFloat || c->dtype.lanes != 1)
+    return false;
+  if (c->dtype.bits == 32) {
+    float v;
+    std::memcpy(&v, c->data->data(), 4);
+    return v == 2.0f;
+  }
+  if (c->dtype.bits != 64) return false;
+  double v;
+  std::memcpy(&v, c->data->data(), 8);
+  return v == 2.0;
+}
+
 std::vector<Value> ConvertPow(ImportContext& ctx, const onnx::NodeProto& n) {
   if (n.input_size() != 2) RELAX_THROW(ctx.Where(n) << "expects 2 inputs, got " << n.input_size());
   Expr x = ctx.Tensor(n, 0);
@@ -139,6 +156,10 @@ std::vector<Value> ConvertPow(ImportContext& ctx, const onnx::NodeProto& n) {
     return ctx.Emit(MakeCall(GetOp("relax.astype"), {e}, {{"dtype", ToRuntimeString(t)}}), n).expr;
   };
   if (tx.is_float()) {
+    // x ** 2 (LayerNorm's variance, exported as Pow(d, 2)) is x * x: the same correctly rounded
+    // value without a pow call per element.
+    if (IsConstantTwo(y) && y->sinfo->ndim <= x->sinfo->ndim)
+      return {ctx.Emit(MakeCall(GetOp("relax.multiply"), {x, x}), n)};
     if (ty != tx) y = cast(y, tx);
     return {ctx.Emit(MakeCall(GetOp("relax.power"), {x, y}), n)};
   }
