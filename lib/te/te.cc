@@ -38,6 +38,12 @@ void FindLoads(const PrimExpr& e, std::vector<Buffer>* out) {
 class Inliner : public tir::ExprMutator {
  public:
   explicit Inliner(const std::map<const BufferNode*, Tensor>& inlined) : inlined_(inlined) {}
+  /// Loads of `from` read `to` instead (a kept intermediate renamed apart from another buffer).
+  void Rename(const Buffer& from, const Buffer& to) { renamed_[from.get()] = to; }
+  Buffer VisitBuffer(const Buffer& b) override {
+    auto it = renamed_.find(b.get());
+    return it == renamed_.end() ? b : it->second;
+  }
 
  protected:
   PrimExpr VisitExpr_(const tir::BufferLoadNode* op, const PrimExpr& e) override {
@@ -53,6 +59,7 @@ class Inliner : public tir::ExprMutator {
 
  private:
   const std::map<const BufferNode*, Tensor>& inlined_;
+  std::map<const BufferNode*, Buffer> renamed_;
 };
 
 Tensor Register(std::shared_ptr<TensorNode> t) {
@@ -177,6 +184,40 @@ tir::Stmt StageNest(const Tensor& t) {
 }
 }  // namespace
 
+namespace {
+
+// True if `e` calls an intrinsic (exp, tanh, erf, pow, log, sqrt, ...).
+bool HasMathCall(const PrimExpr& e) {
+  struct Finder : tir::ExprVisitor {
+    bool found = false;
+    void VisitExpr_(const tir::CallNode* op, const PrimExpr& e) override {
+      found = true;
+      tir::ExprVisitor::VisitExpr_(op, e);
+    }
+  } f;
+  f.VisitExpr(e);
+  return f.found;
+}
+
+// True if a consumer of `t` (of t's rank) has at least 8x its elements over dims where t's
+// extent is a static 1 (a symbolic consumer dim counts as large): it reads t broadcast.
+bool ReadBroadcast(const Tensor& t, const std::vector<Tensor>& consumers) {
+  for (const auto& u : consumers) {
+    if (u->shape().size() != t->shape().size()) continue;
+    int64_t spread = 1;
+    for (size_t k = 0; k < t->shape().size(); ++k) {
+      int64_t a = 0, b = 0;
+      if (!t->shape()[k].AsInt(&a) || a != 1) continue;
+      if (!u->shape()[k].AsInt(&b)) b = 8;
+      if (b > 1) spread *= b;
+    }
+    if (spread >= 8) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 tir::PrimFunc CreatePrimFunc(const std::string& name, const std::vector<Tensor>& inputs,
                              const std::vector<Tensor>& outputs) {
   std::set<const TensorNode*> input_set, visited;
@@ -201,16 +242,35 @@ tir::PrimFunc CreatePrimFunc(const std::string& name, const std::vector<Tensor>&
     output_bufs.insert(t->buffer.get());
   }
 
-  // compute_inline: loads of injective intermediates are replaced by their definition.
+  // compute_inline: loads of injective intermediates are replaced by their definition, except
+  // an intermediate with math calls (exp, tanh, ...) that a consumer reads broadcast over
+  // dims it does not have (an SE block's sigmoid of [N, C, 1, 1] scaling the [N, C, H, W]
+  // map): inlined, its math would run once per consumer element instead of once.
+  std::map<const TensorNode*, std::vector<Tensor>> consumers;
+  for (const auto& t : order)
+    for (const auto& d : t->deps) consumers[d.get()].push_back(t);
   std::map<const BufferNode*, Tensor> inlined;
   for (const auto& t : order)
-    if (!output_set.count(t.get()) && !t->materialize && t->body.kind() != PrimKind::kReduce)
+    if (!output_set.count(t.get()) && !t->materialize && t->body.kind() != PrimKind::kReduce &&
+        !(HasMathCall(t->body) && ReadBroadcast(t, consumers[t.get()])))
       inlined[t->buffer.get()] = t;
   Inliner inliner(inlined);
+  // Kept intermediates get names apart from every other buffer (computes name their stages
+  // "out"; a kept elementwise stage would otherwise print like the output).
+  std::set<std::string> names;
+  for (const auto& t : inputs) names.insert(t->buffer->name);
+  for (const auto& t : outputs) names.insert(t->buffer->name);
   std::vector<Tensor> kept;
   for (const auto& t : order) {
     if (inlined.count(t->buffer.get())) continue;
     auto nt = std::make_shared<TensorNode>(*t);
+    if (!output_set.count(t.get()) && names.count(t->buffer->name)) {
+      std::string n = t->buffer->name;
+      for (int k = 1; names.count(n); ++k) n = t->buffer->name + "_" + std::to_string(k);
+      nt->buffer = MakeBuffer(n, t->buffer->dtype, t->buffer->shape, t->buffer->scope);
+      inliner.Rename(t->buffer, nt->buffer);
+    }
+    names.insert(nt->buffer->name);
     nt->body = inliner.VisitExpr(t->body);
     kept.push_back(nt);
   }
