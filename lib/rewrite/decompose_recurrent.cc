@@ -2,13 +2,12 @@
 #include "relax/rewrite/decompose_recurrent.h"
 
 #include <cstring>
-#include <set>
 #include <string>
 #include <vector>
 
 #include "relax/ir/expr_functor.h"
 #include "relax/support/error.h"
-#include "relax/transform/block_builder.h"
+#include "relax/transform/binding_emitter.h"
 
 namespace relax::rewrite {
 
@@ -37,9 +36,7 @@ Expr TransposeLastTwo(const ConstantNode& c) {
 class Decomposer : public ExprMutator {
  public:
   Expr VisitExpr_(const FunctionNode* op, const Expr& e) override {
-    names_.clear();
-    NameCollector nc(&names_);
-    nc.VisitExpr(e);
+    emit_.BeginFunction(e);
     return ExprMutator::VisitExpr_(op, e);
   }
 
@@ -87,40 +84,16 @@ class Decomposer : public ExprMutator {
                       hint + "_gates", out);
     std::vector<Expr> args = {gx4};
     args.insert(args.end(), c->args.begin() + 2, c->args.end());
-    Expr steps = bb_.Normalize(MakeCall(GetOp(name + "_steps"), args, c->attrs));
+    Expr steps = emit_.bb().Normalize(MakeCall(GetOp(name + "_steps"), args, c->attrs));
     out->push_back({b.var, WithSInfo(steps, b.var->sinfo), nullptr});
   }
 
  private:
-  class NameCollector : public ExprVisitor {
-   public:
-    explicit NameCollector(std::set<std::string>* names) : names_(names) {}
-    void VisitVarDef(const VarRef& v) override { names_->insert(v->name); }
-    void VisitExpr_(const FunctionNode* op, const Expr& e) override {
-      for (const auto& p : op->params) names_->insert(p->name);
-      ExprVisitor::VisitExpr_(op, e);
-    }
-
-   private:
-    std::set<std::string>* names_;
-  };
-
-  std::string Fresh(const std::string& hint) {
-    std::string n = hint;
-    for (int k = 1; names_.count(n); ++k) n = hint + std::to_string(k);
-    names_.insert(n);
-    return n;
-  }
-
   VarRef Emit(const Expr& call, const std::string& hint, std::vector<Binding>* out) {
-    Expr v = bb_.Normalize(call);
-    VarRef var = MakeVar(Fresh(hint), v->sinfo, dataflow_);
-    out->push_back({var, v, nullptr});
-    return var;
+    return emit_.Emit(call, hint, dataflow_, out);
   }
 
-  BlockBuilder bb_;
-  std::set<std::string> names_;
+  BindingEmitter emit_;
   bool dataflow_ = false;
 };
 

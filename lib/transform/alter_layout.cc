@@ -13,7 +13,7 @@
 #include "relax/op/layout.h"
 #include "relax/op/op.h"
 #include "relax/support/error.h"
-#include "relax/transform/block_builder.h"
+#include "relax/transform/binding_emitter.h"
 
 namespace relax {
 
@@ -70,9 +70,7 @@ class LayoutAlterer : public ExprMutator {
   explicit LayoutAlterer(int64_t block) : block_(block) {}
 
   Expr VisitExpr_(const FunctionNode* op, const Expr& e) override {
-    names_.clear();
-    NameCollector nc(&names_);
-    nc.VisitExpr(e);
+    emit_.BeginFunction(e);
     return ExprMutator::VisitExpr_(op, e);
   }
 
@@ -103,31 +101,8 @@ class LayoutAlterer : public ExprMutator {
   }
 
  private:
-  class NameCollector : public ExprVisitor {
-   public:
-    explicit NameCollector(std::set<std::string>* names) : names_(names) {}
-    void VisitVarDef(const VarRef& v) override { names_->insert(v->name); }
-    void VisitExpr_(const FunctionNode* op, const Expr& e) override {
-      for (const auto& p : op->params) names_->insert(p->name);
-      ExprVisitor::VisitExpr_(op, e);
-    }
-
-   private:
-    std::set<std::string>* names_;
-  };
-
-  std::string Fresh(const std::string& hint) {
-    std::string n = hint;
-    for (int k = 1; names_.count(n); ++k) n = hint + std::to_string(k);
-    names_.insert(n);
-    return n;
-  }
-
   VarRef Emit(const Expr& call, const std::string& hint, std::vector<Binding>* out) {
-    Expr v = bb_.Normalize(call);
-    VarRef var = MakeVar(Fresh(hint), v->sinfo, dataflow_);
-    out->push_back({var, v, nullptr});
-    return var;
+    return emit_.Emit(call, hint, dataflow_, out);
   }
 
   // Binds the original var of a blocked value (the transform back to NCHW) once.
@@ -139,7 +114,7 @@ class LayoutAlterer : public ExprMutator {
     Attrs attrs = LayoutAttrs(src, kPlain);
     if (b.padded_channels)
       attrs["dst_extents"] = std::vector<int64_t>{-1, b.padded_channels, -1, -1};
-    Expr back = bb_.Normalize(MakeCall(GetOp("relax.layout_transform"), {b.blocked}, attrs));
+    Expr back = emit_.bb().Normalize(MakeCall(GetOp("relax.layout_transform"), {b.blocked}, attrs));
     out->push_back({b.plain, WithSInfo(back, b.plain->sinfo), nullptr});
     b.materialized = true;
   }
@@ -361,7 +336,7 @@ class LayoutAlterer : public ExprMutator {
     if (dims.size() != out.size()) return false;
     for (size_t k = 0; k < dims.size(); ++k) {
       int64_t one = 0;
-      bool eq = bb_.analyzer().CanProveEqual(dims[k], out[k]);
+      bool eq = emit_.bb().analyzer().CanProveEqual(dims[k], out[k]);
       if (!eq && (k == 1 && same_channel)) return false;
       if (!eq && !(dims[k].AsInt(&one) && one == 1)) return false;
     }
@@ -369,11 +344,10 @@ class LayoutAlterer : public ExprMutator {
   }
 
   int64_t block_;
-  BlockBuilder bb_;
+  BindingEmitter emit_;
   std::map<const VarNode*, Blocked> blocked_;
   std::map<std::pair<const VarNode*, int64_t>, VarRef> transformed_;
   bool dataflow_ = false;
-  std::set<std::string> names_;
 };
 
 // layout_transform(layout_transform(s, A -> B), B -> A) is s when the shapes agree (no padded
