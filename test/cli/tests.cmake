@@ -374,3 +374,12 @@ add_test(NAME cli.thread_start_failure
                  --artifact ${RELAX_CLS_ARTIFACT} --work ${RELAX_CLI_WORK}/thread_start)
 set_tests_properties(cli.thread_start_failure PROPERTIES FIXTURES_REQUIRED cls_artifact
                      TIMEOUT 600 LABELS cli)
+
+# relax-run --profile ends with the VM's own cost per inference (kernels, builtins, interpreter).
+add_test(NAME cli.profile_vm_cost
+         COMMAND $<TARGET_FILE:relax-run> ${RELAX_CLS_ARTIFACT} -i x=${RELAX_CLI_WORK}/good.npy
+                 --repeat 3 --profile)
+set_tests_properties(cli.profile_vm_cost PROPERTIES
+                     FIXTURES_REQUIRED "cls_artifact;cli_bad_inputs" TIMEOUT 120 LABELS cli
+                     PASS_REGULAR_EXPRESSION
+                     "per inference \\(4\\): [0-9.]+ ms wall = kernels [0-9.]+ ms \\([0-9.]+ calls\\) \\+ VM builtins [0-9.]+ ms \\([0-9.]+ calls, [0-9.]+ us each\\) \\+ interpreter [0-9.]+ ms")
