@@ -182,9 +182,11 @@ std::vector<int64_t> DstExtents(const CallNode& c, const LayoutPair& p,
     if (e[k] < 0 || a.factor || p.dst.Factor(a.primal))
       RELAX_THROW("layout_transform: dst_extents[" << k << "] = " << e[k]
                                                    << " must be -1, or >= 0 on an unsplit axis");
-    if (!an.CanProve(PrimExpr(e[k]) <= LogicalExtent(p.src, s, a.primal)))
+    const PrimExpr extent = an.Simplify(LogicalExtent(p.src, s, a.primal));
+    if (!an.CanProve(PrimExpr(e[k]) <= extent))
       RELAX_THROW("layout_transform: dst_extents["
-                  << k << "] = " << e[k] << " exceeds the source's extent of axis " << a.primal);
+                  << k << "] = " << e[k] << " is not provably within the source's "
+                  << "extent " << ToString(extent) << " of axis " << a.primal);
   }
   return e;
 }

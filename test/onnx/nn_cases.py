@@ -397,6 +397,12 @@ def error_cases():
                expect="max_pool3d output depth")
     error_case("resize_zero_scale", [node("Resize", ["x", "", "s"])], x4,
                [("s", np.array([1, 1, 0, 2], np.float32))], expect="scales must be positive")
+    # A 1-D conv runs as a 2-D one; its errors still name the 1-D width (static and run-time).
+    error_case("conv1d_input_too_small", [node("Conv", ["x", "w"])], [("x", [1, 2, 3])],
+               [("w", rnd([4, 2, 5]))], expect="conv1d output width")
+    error_case("conv1d_input_too_small_runtime", [node("Conv", ["x", "w"])],
+               [("x", ["n", 2, "w"])], [("w", rnd([4, 2, 5]))],
+               run_shapes=[{"x": [1, 2, 3]}], expect="conv1d output width")
 
 
 def run_error_case(relaxc, work, name, m, runs, expect):

@@ -57,6 +57,19 @@ std::vector<Value> Conv1dAs2d(ImportContext& ctx, const onnx::NodeProto& n, cons
   auto reshape = [&](const Expr& e, std::vector<PrimExpr> shape) {
     return ctx.Emit(MakeCall(GetOp("relax.reshape"), {e, MakeShapeExpr(std::move(shape))}), n);
   };
+  // The 1-D output width checked first, so a too-small input is named as the 1-D conv it is.
+  const int64_t k = [&] {
+    int64_t v = 0;
+    ws[2].AsInt(&v);
+    return v;
+  }();
+  const auto& s1 = GetIntsAttr(a1, "strides");
+  const auto& p1 = GetIntsAttr(a1, "padding");
+  const auto& d1 = GetIntsAttr(a1, "dilation");
+  PrimExpr span = xs[2] + PrimExpr(p1[0] + p1[1] - d1[0] * (k - 1) - 1);
+  ctx.bb().RequirePositive(
+      ctx.bb().analyzer().Simplify(FloorDiv(span, PrimExpr(s1[0])) + PrimExpr(1)),
+      "conv1d output width");
   Value x4 = reshape(x, {xs[0], xs[1], PrimExpr(1), xs[2]});
   Value w4 = reshape(w, {ws[0], ws[1], PrimExpr(1), ws[2]});
   const auto& strides = GetIntsAttr(a1, "strides");
