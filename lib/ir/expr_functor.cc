@@ -222,4 +222,8 @@ std::map<const VarNode*, int> CountVarUses(const Expr& e) {
   return std::move(c.uses);
 }
 
+bool IsPrimitiveOrPartitioned(const FunctionNode* f) {
+  return f->attrs.count("Primitive") || f->attrs.count("Composite") || f->attrs.count("Codegen");
+}
+
 }  // namespace relax

@@ -352,9 +352,7 @@ void CollectNames(const FunctionNode& fn, std::set<std::string>* names) {
 void PlanMemory(IRModule* mod, const PassContext&) {
   for (auto& [name, e] : mod->functions) {
     const FunctionNode* fn = As<FunctionNode>(e);
-    if (!fn || fn->attrs.count("Primitive") || fn->attrs.count("Composite") ||
-        fn->attrs.count("Codegen"))
-      continue;
+    if (!fn || IsPrimitiveOrPartitioned(fn)) continue;
     std::set<std::string> names;
     CollectNames(*fn, &names);
     FunctionPlanner planner(*fn, &names);

@@ -97,14 +97,10 @@ class Decomposer : public ExprMutator {
   bool dataflow_ = false;
 };
 
-bool SkipFunction(const FunctionNode* f) {
-  return f->attrs.count("Primitive") || f->attrs.count("Composite") || f->attrs.count("Codegen");
-}
-
 }  // namespace
 
 void DecomposeRecurrent(IRModule* mod, const PassContext&) {
-  Decomposer().MutateModule(mod, SkipFunction);
+  Decomposer().MutateModule(mod, IsPrimitiveOrPartitioned);
 }
 
 }  // namespace relax::rewrite

@@ -122,9 +122,8 @@ class BatchNormFolder : public partition::MatchingMutator {
 }  // namespace
 
 void FoldBatchNorm(IRModule* mod, const PassContext&) {
-  BatchNormFolder().MutateModule(mod, [](const FunctionNode* f) {
-    return f->attrs.count("Primitive") || f->attrs.count("Composite") || f->attrs.count("Codegen");
-  });
+  BatchNormFolder().MutateModule(mod,
+                                 [](const FunctionNode* f) { return IsPrimitiveOrPartitioned(f); });
 }
 
 }  // namespace relax::rewrite

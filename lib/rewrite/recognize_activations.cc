@@ -116,9 +116,8 @@ class ActivationRecognizer : public partition::MatchingMutator {
 }  // namespace
 
 void RecognizeActivations(IRModule* mod, const PassContext&) {
-  ActivationRecognizer().MutateModule(mod, [](const FunctionNode* f) {
-    return f->attrs.count("Primitive") || f->attrs.count("Composite") || f->attrs.count("Codegen");
-  });
+  ActivationRecognizer().MutateModule(
+      mod, [](const FunctionNode* f) { return IsPrimitiveOrPartitioned(f); });
 }
 
 }  // namespace relax::rewrite

@@ -9,22 +9,15 @@
 #include <vector>
 
 #include "relax/ir/tir_functor.h"
+#include "relax/schedule/stage.h"
 
 namespace relax::schedule {
 
 namespace {
 
-bool Uses(const PrimExpr& e, const Var& v) {
-  std::vector<Var> vars;
-  CollectVars(e, &vars);
-  for (const auto& x : vars)
-    if (x.same_as(v)) return true;
-  return false;
-}
-
 bool UsesAny(const std::vector<PrimExpr>& es, const Var& v) {
   for (const auto& e : es)
-    if (Uses(e, v)) return true;
+    if (UsesVar(e, v)) return true;
   return false;
 }
 
@@ -40,7 +33,7 @@ Nest IndependentNest(const tir::Stmt& s) {
   while (const auto* f = tir::As<tir::ForNode>(cur)) {
     if (f->iter_kind != tir::IterKind::kSpatial || f->for_kind != tir::ForKind::kSerial) break;
     bool ok = true;  // an extent may not depend on an enclosing loop of the nest
-    for (const auto* outer : n.loops) ok = ok && !Uses(f->extent, outer->loop_var);
+    for (const auto* outer : n.loops) ok = ok && !UsesVar(f->extent, outer->loop_var);
     if (!ok) break;
     n.loops.push_back(f);
     cur = f->body;
@@ -192,8 +185,8 @@ class LoopKernelScheduler {
     for (size_t i = 0; i < idx.size(); ++i)
       if (!ExprDeepEqual(idx[i], upd->indices[i])) return nullptr;
     for (size_t i = 0; i + 1 < idx.size(); ++i)
-      if (Uses(idx[i], row)) return nullptr;
-    if (UsesAny(idx, k) || Uses(init->value, k) || Uses(red->extent, row)) return nullptr;
+      if (UsesVar(idx[i], row)) return nullptr;
+    if (UsesAny(idx, k) || UsesVar(init->value, k) || UsesVar(red->extent, row)) return nullptr;
     // upd: acc[idx] = acc[idx] + a * W[..., g(row), k] (either factor order).
     const auto* add = upd->value.as<tir::BinaryOpNode>();
     if (!add || add->kind != PrimKind::kAdd) return nullptr;
@@ -208,12 +201,13 @@ class LoopKernelScheduler {
       const auto* l = x.as<tir::BufferLoadNode>();
       if (!l || !inputs_.count(l->buffer.get()) || l->indices.size() < 2) continue;
       const auto& wi = l->indices;
-      if (!wi.back().same_as(k) || !Uses(wi[wi.size() - 2], row) || Uses(wi[wi.size() - 2], k))
+      if (!wi.back().same_as(k) || !UsesVar(wi[wi.size() - 2], row) ||
+          UsesVar(wi[wi.size() - 2], k))
         continue;
       bool clean = true;
       for (size_t i = 0; i + 2 < wi.size(); ++i)
-        clean = clean && !Uses(wi[i], row) && !Uses(wi[i], k);
-      if (!clean || Uses(other, row)) continue;
+        clean = clean && !UsesVar(wi[i], row) && !UsesVar(wi[i], k);
+      if (!clean || UsesVar(other, row)) continue;
       w = l;
       a = other;
     }

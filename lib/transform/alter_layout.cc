@@ -410,10 +410,6 @@ class UnusedTransforms : public ExprMutator {
   std::map<const VarNode*, int> uses_;
 };
 
-bool SkipFunction(const FunctionNode* f) {
-  return f->attrs.count("Primitive") || f->attrs.count("Composite") || f->attrs.count("Codegen");
-}
-
 }  // namespace
 
 int64_t AlterLayoutBlock(const PassContext& ctx, int64_t target_block) {
@@ -432,11 +428,11 @@ int64_t AlterLayoutBlock(const PassContext& ctx, int64_t target_block) {
 
 void AlterLayout(IRModule* mod, const PassContext& ctx, int64_t target_block) {
   const int64_t block = AlterLayoutBlock(ctx, target_block);
-  if (block > 0) LayoutAlterer(block).MutateModule(mod, SkipFunction);
-  TransformCanceller().MutateModule(mod, SkipFunction);
+  if (block > 0) LayoutAlterer(block).MutateModule(mod, IsPrimitiveOrPartitioned);
+  TransformCanceller().MutateModule(mod, IsPrimitiveOrPartitioned);
   for (bool again = true; again;) {
     UnusedTransforms u;
-    u.MutateModule(mod, SkipFunction);
+    u.MutateModule(mod, IsPrimitiveOrPartitioned);
     again = u.removed;
   }
 }

@@ -278,9 +278,8 @@ class SubexprEliminator : public ExprMutator {
 }  // namespace
 
 void CommonSubexprElimination(IRModule* mod, const PassContext&) {
-  SubexprEliminator().MutateModule(mod, [](const FunctionNode* f) {
-    return f->attrs.count("Primitive") || f->attrs.count("Composite") || f->attrs.count("Codegen");
-  });
+  SubexprEliminator().MutateModule(
+      mod, [](const FunctionNode* f) { return IsPrimitiveOrPartitioned(f); });
 }
 
 }  // namespace relax

@@ -127,9 +127,7 @@ class Converter : public ExprMutator {
 void ConvertToDataflow(IRModule* mod, const PassContext&) {
   for (auto& [name, fn] : mod->functions) {
     const FunctionNode* f = As<FunctionNode>(fn);
-    if (!f || f->attrs.count("Primitive") || f->attrs.count("Composite") ||
-        f->attrs.count("Codegen"))
-      continue;
+    if (!f || IsPrimitiveOrPartitioned(f)) continue;
     const std::map<const VarNode*, int> total = CountVarUses(fn);
     Converter c(&total);
     fn = c.VisitExpr(fn);

@@ -177,9 +177,7 @@ class Fuser : public ExprMutator {
 
 void FuseOps(IRModule* mod, const PassContext&) {
   // Primitive functions are fused already; BYOC composites and regions belong to their plugin.
-  Fuser(mod).MutateModule(mod, [](const FunctionNode* f) {
-    return f->attrs.count("Primitive") || f->attrs.count("Composite") || f->attrs.count("Codegen");
-  });
+  Fuser(mod).MutateModule(mod, [](const FunctionNode* f) { return IsPrimitiveOrPartitioned(f); });
 }
 
 }  // namespace relax

@@ -86,9 +86,8 @@ class NoopRemover : public ExprMutator {
 }  // namespace
 
 void RemoveNoopOps(IRModule* mod, const PassContext&) {
-  NoopRemover().MutateModule(mod, [](const FunctionNode* f) {
-    return f->attrs.count("Primitive") || f->attrs.count("Composite") || f->attrs.count("Codegen");
-  });
+  NoopRemover().MutateModule(mod,
+                             [](const FunctionNode* f) { return IsPrimitiveOrPartitioned(f); });
 }
 
 }  // namespace relax

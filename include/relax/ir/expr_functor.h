@@ -96,6 +96,10 @@ class ExprMutator {
   std::map<const VarNode*, Expr> var_remap_;
 };
 
+/// True for functions graph passes leave alone: primitive ones (fuse-ops' groups) and BYOC
+/// composites and regions (their plugin's).
+bool IsPrimitiveOrPartitioned(const FunctionNode* f);
+
 /// Number of uses of each variable in `e` (definitions are not uses); If branches included.
 std::map<const VarNode*, int> CountVarUses(const Expr& e);
 
