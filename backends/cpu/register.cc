@@ -27,6 +27,7 @@ class CpuBackend : public Backend {
   // One AVX-512 register of f32 (two AVX2 ones): the blocked conv's register tile is its
   // output columns x the 16 channels of a block (schedule_rules.cc).
   int64_t ConvChannelBlock(const Target&) const override { return 16; }
+  bool FusesAttention(const Target&) const override { return true; }
   int DeviceType() const override { return kDLCPU; }
   std::string BuildKernels(const IRModule& mod, const Target& t, const CodegenOptions& options,
                            std::vector<BackendSection>* sections) const override {

@@ -28,6 +28,7 @@
 #include "relax/arith/analyzer.h"
 #include "relax/codegen/host_codegen.h"
 #include "relax/ir/tir_functor.h"
+#include "relax/schedule/attention.h"
 #include "relax/schedule/depthwise.h"
 #include "relax/schedule/loop_kernel.h"
 #include "relax/schedule/loop_nest.h"
@@ -594,6 +595,25 @@ std::vector<ScheduleRule> MakeRules() {
                    [](const tir::PrimFunc& f, const Target&) {
                      return schedule::ScheduleLoopKernel(f, kLoopKernelRowChunk);
                    }});
+  rules.push_back(
+      {"cpu.attention",
+       "attention (matmul, score epilogue, softmax, matmul: fuse-attention's group) as one "
+       "kernel with online softmax: per task a block of query rows; per block of keys the "
+       "scores in a register tile, the running max, sum and output rescaled",
+       [](const tir::PrimFunc& f, const std::string& pattern, const Target&) {
+         if (pattern != "multi-stage") return false;
+         auto p = Program(f);
+         return p && schedule::MatchAttention(*p).has_value();
+       },
+       [](const tir::PrimFunc& f, const Target& t) {
+         const TuningParams d = DefaultTile(t);
+         schedule::AttentionTiles tiles;
+         tiles.tile_rows = d.at("tile_rows");
+         tiles.tile_cols = d.at("tile_cols");
+         tiles.lanes = kReduceLanes;
+         return WithBody(f, schedule::OnlineSoftmaxAttention(*schedule::MatchAttention(*Program(f)),
+                                                             tiles));
+       }});
   rules.push_back(
       {"cpu.register-tile",
        "matmul or NCHW conv (sum reduction, one operand broadcast along a row axis): 6x16 "

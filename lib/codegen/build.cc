@@ -26,6 +26,7 @@ std::vector<std::string> DefaultPipeline() {
           "merge-composite",
           "run-codegen",
           "alter-layout",
+          "fuse-attention",
           "fuse-ops",
           "fuse-tir",
           "legalize",
@@ -58,6 +59,7 @@ BuildStats Build(IRModule mod, const Target& target, const std::string& out_path
                                                   "common-subexpr-elimination",
                                                   "dead-code-elimination",
                                                   "alter-layout",
+                                                  "fuse-attention",
                                                   "fuse-ops",
                                                   "fuse-tir",
                                                   "fold-constants",
@@ -72,7 +74,7 @@ BuildStats Build(IRModule mod, const Target& target, const std::string& out_path
                      "convert-to-dataflow, remove-noop-ops, fold-batch-norm, "
                      "recognize-activations, "
                      "common-subexpr-elimination, dead-code-elimination, "
-                     "alter-layout, fuse-ops, fuse-tir, fold-constants, fold-constant-prologue, "
+                     "alter-layout, fuse-attention, fuse-ops, fuse-tir, fold-constants, fold-constant-prologue, "
                      "dedupe-prim-funcs, "
                      "plan-memory)");
   std::vector<std::string> pipeline;

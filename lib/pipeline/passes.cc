@@ -23,6 +23,7 @@
 #include "relax/transform/dedupe_prim_funcs.h"
 #include "relax/transform/fold_constant_prologue.h"
 #include "relax/transform/fold_constants.h"
+#include "relax/transform/fuse_attention.h"
 #include "relax/transform/fuse_ops.h"
 #include "relax/transform/fuse_tir.h"
 #include "relax/transform/pass.h"
@@ -81,6 +82,13 @@ const bool kRegistered = [] {
                 },
                 {"alter-layout.block"},
                 [](const PassContext& ctx) { AlterLayoutBlock(ctx, 0); }});
+  RegisterPass({"fuse-attention",
+                "targets that take attention as one kernel (cpu): matmul, the ops on its scores, "
+                "softmax and the matmul with the values become one primitive function",
+                [](IRModule* mod, const PassContext& ctx) {
+                  const Target t = Target::Parse(ctx.target);
+                  if (GetBackend(t.kind).FusesAttention(t)) FuseAttention(mod, ctx);
+                }});
   RegisterPass({"fuse-ops", "group op chains by pattern kind into primitive functions", FuseOps});
   RegisterPass({"fuse-tir", "turn each primitive function into one PrimFunc (composed TE computes)",
                 FuseTIR});

@@ -126,6 +126,14 @@ class Backend {
     (void)t;
     return 0;
   }
+  /// True if the target's schedule rules take a whole attention (matmul, score epilogue,
+  /// softmax, matmul) as one kernel, so the fuse-attention pass groups it
+  /// (relax/transform/fuse_attention.h). Default false. cpu: true (online softmax, one pass
+  /// over the keys: relax/schedule/attention.h).
+  virtual bool FusesAttention(const Target& t) const {
+    (void)t;
+    return false;
+  }
   /// The DLPack device type (DLDeviceType) the kernels run on (kDLCPU = 1).
   virtual int DeviceType() const = 0;
   /// Codegen hook: compiles every (scheduled, flattened) PrimFunc of `mod` into one loadable
