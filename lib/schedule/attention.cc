@@ -62,14 +62,26 @@ arith::Analyzer SizeFacts(const std::vector<PrimExpr>& extents) {
   return an;
 }
 
-// The substitution of `from`'s first n - 2 axes, its row axis and (`key_from` defined) one more
-// var by the canonical ones; `unit` (defined) maps to 0.
+// The batch axes as the stages index them: 0 for an axis of extent 1 (the compute of a
+// broadcasting op reads such a dim at 0, not at its var), else the axis var.
+std::vector<PrimExpr> BatchAt(const AttentionParts& a) {
+  std::vector<PrimExpr> at;
+  for (size_t k = 0; k < a.batch.size(); ++k) {
+    int64_t e = 0;
+    at.push_back(a.batch_extents[k].AsInt(&e) && e == 1 ? IntImm(0) : PrimExpr(a.batch[k]));
+  }
+  return at;
+}
+
+// The substitution of `from`'s first n - 2 axes (BatchAt), its row axis and (`key_from`
+// defined) one more var by the canonical ones; `unit` (defined) maps to 0.
 std::vector<std::pair<PrimExpr, PrimExpr>> ToCanonical(const Stage& from, const AttentionParts& a,
                                                        const Var& key_from, const Var& key_to,
                                                        const Var& unit) {
   std::vector<std::pair<PrimExpr, PrimExpr>> m;
   const size_t n = from.axes.size();
-  for (size_t k = 0; k + 2 < n; ++k) m.push_back({from.axes[k], a.batch[k]});
+  const std::vector<PrimExpr> batch = BatchAt(a);
+  for (size_t k = 0; k + 2 < n; ++k) m.push_back({from.axes[k], batch[k]});
   m.push_back({from.axes[n - 2], a.row});
   if (key_from.defined()) m.push_back({key_from, key_to});
   if (unit.defined()) m.push_back({unit, IntImm(0)});
@@ -163,7 +175,7 @@ std::optional<AttentionParts> MatchAttention(const StageProgram& p) {
     return std::nullopt;
   a.score = Substitute(m.value, ToCanonical(m, a, m.reduce_axes[0], a.key, m.axes[n - 1]));
   // Z = sum exp(f - M); O = exp(f - M) / Z * V.
-  std::vector<PrimExpr> row_idx(a.batch.begin(), a.batch.end());
+  std::vector<PrimExpr> row_idx = BatchAt(a);
   row_idx.push_back(a.row);
   row_idx.push_back(IntImm(0));
   const PrimExpr p_num = CallIntrin("exp", {a.score - Load(m.buffer, row_idx)}, DataType::Float(32));
@@ -171,8 +183,9 @@ std::optional<AttentionParts> MatchAttention(const StageProgram& p) {
                      p_num))
     return std::nullopt;
   const PrimExpr prob = p_num / Load(z.buffer, row_idx);
-  const auto* mul = o.value.as<tir::BinaryOpNode>();
-  if (!mul || o.value.kind() != PrimKind::kMul) return std::nullopt;
+  const PrimExpr o_value = Substitute(o.value, ToCanonical(o, a, Var(), Var(), Var()));
+  const auto* mul = o_value.as<tir::BinaryOpNode>();
+  if (!mul || o_value.kind() != PrimKind::kMul) return std::nullopt;
   if (ExprDeepEqual(mul->a, prob))
     a.value = mul->b;
   else if (ExprDeepEqual(mul->b, prob))

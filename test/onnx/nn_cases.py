@@ -366,6 +366,73 @@ def matmul_cases():
          [("b", rnd([6, 4]))], opset=11, shapes=[{"a": [1, 4]}, {"a": [3, 4]}])
 
 
+# ---- attention: matmul, score ops, softmax, matmul (fuse-attention, cpu.attention) ----------
+def attention_nodes(score_ops, kt="kt"):
+    """q [.., L, D] x k^T -> the score ops (each reads the previous value "s<i>") -> softmax ->
+    x v; k is given as [.., S, D] and transposed in the graph, as exports do."""
+    nodes = [node("Transpose", ["k"], [kt], perm=[0, 1, 3, 2]),
+             helper.make_node("MatMul", ["q", kt], ["s0"], name="scores")]
+    for i, (op, other, attrs) in enumerate(score_ops):
+        ins = [f"s{i}", other] if op != "Where" else [other, f"s{i}", "big_neg"]
+        nodes.append(helper.make_node(op, ins, [f"s{i + 1}"], name=f"score{i}", **attrs))
+    nodes.append(node("Softmax", [f"s{len(score_ops)}"], ["p"], axis=-1))
+    nodes.append(helper.make_node("MatMul", ["p", "v"], ["y"], name="context"))
+    return nodes
+
+
+def attention_cases():
+    def qkv(b, h, L, S, D, E):
+        return {"q": [b, h, L, D], "k": [b, h, S, D], "v": [b, h, S, E]}
+
+    def masked(rng, shape):  # scores' additive mask: 0 or -10000
+        return np.where(rng.random(shape) < 0.3, -10000.0, 0.0).astype(np.float32)
+
+    # Scale and an attention_mask-style additive mask [b, 1, 1, S]; symbolic batch, query and key
+    # lengths: query rows not a multiple of the 32-row block, keys of the 64-key block (a tail
+    # block after full ones), and fewer keys than one block.
+    inputs = [("q", ["b", 2, "L", 16]), ("k", ["b", 2, "S", 16]), ("v", ["b", 2, "S", 8]),
+              ("mask", ["b", 1, 1, "S"])]
+    shapes = []
+    for b, L, S in ((1, 5, 7), (2, 37, 130), (1, 64, 128), (1, 1, 3)):
+        sh = qkv(b, 2, L, S, 16, 8)
+        sh["mask"] = [b, 1, 1, S]
+        shapes.append(sh)
+    rng = np.random.default_rng(3)
+    case("attention", "Attention_scale_mask_sym",
+         attention_nodes([("Div", "scale", {}), ("Add", "mask", {})]), inputs, ["y"],
+         [("scale", np.array(4.0, np.float32))], shapes=shapes,
+         gen=lambda r, sh: masked(r, sh) if sh[2] == 1 and len(sh) == 4 and sh[1] == 1
+         else r.standard_normal(sh).astype(np.float32))
+    # -inf in the mask: a row whose first key block is masked entirely (the running max is -inf
+    # until a later block), and a row masked entirely (NaN, as the unfused softmax gives).
+    L, S = 3, 150
+    m = np.zeros([1, 1, L, S], np.float32)
+    m[0, 0, 0, :64] = -np.inf
+    m[0, 0, 1, :] = -np.inf
+    m[0, 0, 2, ::3] = -np.inf
+    case("attention", "Attention_neginf_mask",
+         attention_nodes([("Add", "m", {})]), [(n, s) for n, s in qkv(1, 2, L, S, 8, 8).items()],
+         ["y"], [("m", m)])
+    # GPT-2 style: where(causal mask, scores, -max float) after a scale.
+    L, S = 4, 9
+    causal = np.tril(np.ones([L, S], bool), S - L)[None, None]
+    case("attention", "Attention_where_causal",
+         attention_nodes([("Div", "scale", {}), ("Where", "causal", {})]),
+         [(n, s) for n, s in qkv(1, 3, L, S, 8, 8).items()], ["y"],
+         [("scale", np.array(2.0, np.float32)), ("causal", causal),
+          ("big_neg", np.array(-3.4028235e38, np.float32))])
+    # Swin style: a per-head scale tensor and a relative-position bias, static shapes with a
+    # value width that is not a multiple of 16.
+    L = S = 49
+    case("attention", "Attention_head_scale_bias",
+         attention_nodes([("Mul", "hs", {}), ("Add", "bias", {})]),
+         [(n, s) for n, s in qkv(2, 3, L, S, 12, 20).items()], ["y"],
+         [("hs", np.abs(rnd([3, 1, 1], 5)) + 0.5), ("bias", rnd([1, 3, L, S], 6))])
+    # No score ops (the query pre-scaled, as in Whisper and ViT exports), many key blocks.
+    case("attention", "Attention_plain_long",
+         attention_nodes([]), [(n, s) for n, s in qkv(1, 2, 40, 300, 32, 32).items()], ["y"])
+
+
 # ---- errors: clean messages (exit 1), never a crash -----------------------------------------
 ERRORS = []  # (name, model, feeds or None (compile error expected), regex)
 
@@ -427,7 +494,8 @@ def run_error_case(relaxc, work, name, m, runs, expect):
 
 
 FAMILIES = {"reduce": reduce_cases, "pool": pool_cases, "norm": norm_cases, "conv": conv_cases,
-            "resize": resize_cases, "matmul": matmul_cases, "errors": error_cases}
+            "resize": resize_cases, "matmul": matmul_cases, "errors": error_cases,
+            "attention": attention_cases}
 
 
 def ort_run(model_path, feeds, onnx_reference=False):

@@ -47,7 +47,7 @@ endforeach()
 # relaxc vs onnxruntime on small models of the nn op families with constant parameters (attribute
 # and mode combinations, symbolic dims at two sizes) and their error messages; one test per family
 # (test/onnx/nn_cases.py).
-foreach(family conv errors matmul norm pool reduce resize)
+foreach(family attention conv errors matmul norm pool reduce resize)
   add_test(NAME onnx.nn_cases.${family}
            COMMAND bash ${RELAX_VENV_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/onnx/nn_cases.py
                    --relaxc $<TARGET_FILE:relaxc>
