@@ -64,7 +64,11 @@ class PhaseDivisor : public tir::ExprVisitor {
 schedule::LoopNest StageNest(const schedule::Stage& s) {
   schedule::LoopNest n(s);
   size_t rank = s.axes.size();
-  if (rank >= 2) n.Fuse(0);
+  // The first two axes fused into the parallel loop, except both axes of a rank-2 injective
+  // stage: its inner axis stays a loop of its own, which LLVM vectorizes (one parallel loop
+  // over every element runs a scalar body per element: its floordiv/floormod keep LLVM from
+  // vectorizing; a [128, 1536] exp took 1.1 ms instead of 0.09 ms).
+  if (rank >= 3 || (rank == 2 && s.is_reduction())) n.Fuse(0);
   if (rank >= 1) n.Parallel(0);
   // An injective stage that reads its last axis as (w mod c, w div c) (interleaving a
   // transposed conv's phases into the output) splits that axis by c and unrolls the phase:

@@ -39,8 +39,8 @@ const bool kRegistered = [] {
                 rewrite::FoldBatchNorm});
   RegisterPass(
       {"recognize-activations",
-       "activations spelled out as several ops (x * clip(x + 3, 0, 6) / 6, x * sigmoid(x)) "
-       "become one op",
+       "activations spelled out as several ops (x * clip(x + 3, 0, 6) / 6, x * sigmoid(x), "
+       "GELU's erf and tanh forms) become one op",
        rewrite::RecognizeActivations});
   RegisterPass({"convert-to-dataflow",
                 "the straight-line parts of binding blocks (graphs with control flow, If "

@@ -3,6 +3,8 @@
 
 #include <cmath>
 #include <cstring>
+#include <map>
+#include <string>
 
 #include "relax/ir/expr_functor.h"
 #include "relax/partition/pattern.h"
@@ -39,6 +41,19 @@ double FloatAttr(const Attrs& a, const std::string& name) {
 
 bool Near(double a, double b) { return std::fabs(a - b) <= 1e-6 * std::max(1.0, std::fabs(b)); }
 
+// GELU spelled out: x * 0.5 * (1 + inner) with the products and the sum in any order, `inner`
+// erf(x / sqrt(2)) or tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)).
+std::string GeluPattern(const std::string& inner) {
+  const std::string one_plus = "add(" + inner + ", const) | add(const, " + inner + ")";
+  const std::string x_times = "multiply(*, " + one_plus + ") | multiply(" + one_plus + ", *)";
+  const std::string half_x = "multiply(*, const) | multiply(const, *)";
+  return "multiply(" + x_times + ", const) | multiply(const, " + x_times + ") | multiply(" +
+         half_x + ", " + one_plus + ") | multiply(" + one_plus + ", " + half_x + ")";
+}
+const std::string kTanhInner =
+    "add(*, multiply(power(*, const), const) | multiply(const, power(*, const))) | "
+    "add(multiply(power(*, const), const) | multiply(const, power(*, const)), *)";
+
 const std::vector<Pattern>& Patterns() {
   static const std::vector<Pattern> p = {
       partition::ParsePattern("divide(multiply(*, clip(add(*, const))) | "
@@ -48,9 +63,19 @@ const std::vector<Pattern>& Patterns() {
                               "recognize-activations"),
       partition::ParsePattern("multiply(*, sigmoid(*)) | multiply(sigmoid(*), *)",
                               "recognize-activations"),
+      partition::ParsePattern(GeluPattern("erf(divide(*, const) | multiply(*, const) | "
+                                          "multiply(const, *))"),
+                              "recognize-activations"),
+      partition::ParsePattern(
+          GeluPattern("tanh(multiply(" + kTanhInner + ", const) | multiply(const, " + kTanhInner +
+                      "))"),
+          "recognize-activations"),
   };
   return p;
 }
+
+// Patterns 3 and 4 are GELU (erf form; tanh form).
+constexpr size_t kGeluErf = 3, kGeluTanh = 4;
 
 class ActivationRecognizer : public partition::MatchingMutator {
  public:
@@ -67,9 +92,15 @@ class ActivationRecognizer : public partition::MatchingMutator {
         if (!x || !x->sinfo || !b.var->sinfo || x->sinfo->kind != SIKind::kTensor ||
             x->sinfo->dtype != b.var->sinfo->dtype)
           continue;
+        if ((k == kGeluErf || k == kGeluTanh) && !GeluConstants(m, k == kGeluTanh)) continue;
         for (const VarNode* v : m.vars) claimed.insert(v);
-        const char* op = k == 2 ? "relax.nn.silu" : "relax.nn.hard_swish";
-        b.value = WithSInfo(MakeCall(GetOp(op), {x}), b.var->sinfo);
+        if (k == kGeluErf || k == kGeluTanh)
+          b.value = WithSInfo(MakeCall(GetOp("relax.nn.gelu"), {x},
+                                       {{"approximate", int64_t{k == kGeluTanh ? 1 : 0}}}),
+                              b.var->sinfo);
+        else
+          b.value = WithSInfo(MakeCall(GetOp(k == 2 ? "relax.nn.silu" : "relax.nn.hard_swish"), {x}),
+                              b.var->sinfo);
         break;
       }
     }
@@ -77,6 +108,54 @@ class ActivationRecognizer : public partition::MatchingMutator {
   }
 
  private:
+  // The constants of a GELU match, each by its role: the divisor of x inside erf sqrt(2) (or
+  // the factor 1/sqrt(2)), the factor inside tanh sqrt(2/pi), the cube's factor 0.044715 and
+  // exponent 3, the 1 added, the outer factor 0.5.
+  bool GeluConstants(const Match& m, bool tanh_form) const {
+    std::map<const VarNode*, std::string> consumer;  // matched var -> the matched op reading it
+    for (const VarNode* v : m.vars) {
+      const CallNode* c = As<CallNode>(*matcher()->BoundValue(v));
+      for (const auto& a : c->args)
+        if (const VarNode* av = As<VarNode>(a)) consumer[av] = As<OpNode>(c->op)->name;
+    }
+    for (const VarNode* v : m.vars) {
+      const CallNode* c = As<CallNode>(*matcher()->BoundValue(v));
+      const std::string& op = As<OpNode>(c->op)->name;
+      double k = std::nan("");
+      bool reads_power = false;
+      for (const auto& a : c->args) {
+        if (!std::isnan(ScalarOf(a))) k = ScalarOf(a);
+        if (const VarNode* av = As<VarNode>(a); av && matcher()->BoundValue(av)) {
+          const CallNode* ac = As<CallNode>(*matcher()->BoundValue(av));
+          const OpNode* aop = ac ? As<OpNode>(ac->op) : nullptr;
+          reads_power = reads_power || (aop && aop->name == "relax.power");
+        }
+      }
+      const std::string& to = consumer.count(v) ? consumer.at(v) : std::string();
+      double want = std::nan("");
+      if (op == "relax.divide") {
+        want = std::sqrt(2.0);
+      } else if (op == "relax.power") {
+        want = 3.0;
+      } else if (op == "relax.add") {
+        if (!std::isnan(k)) want = 1.0;
+      } else if (op == "relax.multiply" && !std::isnan(k)) {
+        if (to == "relax.erf")
+          want = 1.0 / std::sqrt(2.0);
+        else if (to == "relax.tanh")
+          want = std::sqrt(2.0 / 3.14159265358979323846);
+        else if (reads_power)
+          want = 0.044715;
+        else
+          want = 0.5;
+      }
+      if (!std::isnan(want) && (std::isnan(k) || !Near(k, want))) return false;
+      if (std::isnan(want) && !std::isnan(k)) return false;  // a constant where none belongs
+    }
+    (void)tanh_form;
+    return true;
+  }
+
   // The x of a hard-swish (patterns 0, 1) or SiLU (2: x * sigmoid(x)) match, after checking
   // constants and attributes; null if it is not one.
   Expr ActivationInput(const Match& m, size_t which) const {
@@ -92,7 +171,8 @@ class ActivationRecognizer : public partition::MatchingMutator {
       const CallNode* c = As<CallNode>(*matcher()->BoundValue(v));
       const std::string& op = As<OpNode>(c->op)->name;
       // The multiply reads x itself (sigmoid(x) * 16 is no SiLU: its other leaf is a constant).
-      if (op == "relax.multiply" && c->args[0] != x && c->args[1] != x) return nullptr;
+      if (which < kGeluErf && op == "relax.multiply" && c->args[0] != x && c->args[1] != x)
+        return nullptr;
       if (which == 0) {
         if (op == "relax.add" && !Near(ScalarOf(c->args[1]), 3.0)) return nullptr;
         if (op == "relax.clip" &&

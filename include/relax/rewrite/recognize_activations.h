@@ -16,6 +16,12 @@ namespace relax::rewrite {
 /// where both x are the same value and the constants are scalars (any rank, one element); and
 /// into relax.nn.silu(x) (SiLU / swish, as YOLO-style exports spell it):
 ///   multiply(x, sigmoid(x))                                   (either operand order)
+/// and into relax.nn.gelu(x) {approximate 0 (erf) or 1 (tanh)}:
+///   x * 0.5 * (1 + erf(x / sqrt(2)))                  (or erf(x * (1 / sqrt(2))))
+///   x * 0.5 * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * power(x, 3))))
+/// with the products and sums in any operand order and grouping ((x * (1 + inner)) * 0.5 or
+/// (x * 0.5) * (1 + inner)), each constant checked for its role. A GELU then joins the
+/// producing matmul's epilogue like any elementwise op.
 /// The ops it replaces are left for dead-code-elimination.
 void RecognizeActivations(IRModule* mod, const PassContext& ctx);
 
