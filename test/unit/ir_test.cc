@@ -94,14 +94,15 @@ TEST(LegalizeTest, AddBecomesCallTIR) {
   EXPECT_NE(text.find("relax.call_tir(@add, (%x, %y))"), std::string::npos) << text;
   ASSERT_EQ(mod.prim_funcs.size(), 1u);
   std::string prim = tir::ToString(mod.prim_funcs.begin()->second);
-  // Legalize gives the unscheduled stage; the schedule pass then fuses and parallelizes it.
+  // Legalize gives the unscheduled stage; the schedule pass then parallelizes it (a rank-2
+  // stage over its rows, the inner loop left for vectorization).
   EXPECT_NE(prim.find("for i in serial(0, n)"), std::string::npos) << prim;
   EXPECT_NE(prim.find("out[i, j] = A[i, j] + B[i, j]"), std::string::npos) << prim;
   testing::CheckRoundTrip(mod, "add-legalized");
   runner.Run(&mod, {"schedule"});
   prim = tir::ToString(mod.prim_funcs.begin()->second);
   EXPECT_NE(prim.find("schedule = \"cpu.injective\""), std::string::npos) << prim;
-  EXPECT_NE(prim.find("for fused in parallel(0, n * 4)"), std::string::npos) << prim;
+  EXPECT_NE(prim.find("for i in parallel(0, n)"), std::string::npos) << prim;
   EXPECT_NE(prim.find("out[i, j] = A[i, j] + B[i, j]"), std::string::npos) << prim;
   testing::CheckRoundTrip(mod, "add-scheduled");
 }
