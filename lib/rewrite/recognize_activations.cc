@@ -70,12 +70,15 @@ const std::vector<Pattern>& Patterns() {
           GeluPattern("tanh(multiply(" + kTanhInner + ", const) | multiply(const, " + kTanhInner +
                       "))"),
           "recognize-activations"),
+      partition::ParsePattern(
+          "multiply(*, tanh(nn.softplus(*))) | multiply(tanh(nn.softplus(*)), *)",
+          "recognize-activations"),
   };
   return p;
 }
 
-// Patterns 3 and 4 are GELU (erf form; tanh form).
-constexpr size_t kGeluErf = 3, kGeluTanh = 4;
+// Patterns 3 and 4 are GELU (erf form; tanh form), 5 Mish.
+constexpr size_t kGeluErf = 3, kGeluTanh = 4, kMish = 5;
 
 class ActivationRecognizer : public partition::MatchingMutator {
  public:
@@ -99,7 +102,10 @@ class ActivationRecognizer : public partition::MatchingMutator {
                                        {{"approximate", int64_t{k == kGeluTanh ? 1 : 0}}}),
                               b.var->sinfo);
         else
-          b.value = WithSInfo(MakeCall(GetOp(k == 2 ? "relax.nn.silu" : "relax.nn.hard_swish"), {x}),
+          b.value = WithSInfo(MakeCall(GetOp(k == kMish ? "relax.nn.mish"
+                                             : k == 2   ? "relax.nn.silu"
+                                                        : "relax.nn.hard_swish"),
+                                       {x}),
                               b.var->sinfo);
         break;
       }
@@ -171,7 +177,8 @@ class ActivationRecognizer : public partition::MatchingMutator {
       const CallNode* c = As<CallNode>(*matcher()->BoundValue(v));
       const std::string& op = As<OpNode>(c->op)->name;
       // The multiply reads x itself (sigmoid(x) * 16 is no SiLU: its other leaf is a constant).
-      if (which < kGeluErf && op == "relax.multiply" && c->args[0] != x && c->args[1] != x)
+      if ((which < kGeluErf || which == kMish) && op == "relax.multiply" && c->args[0] != x &&
+          c->args[1] != x)
         return nullptr;
       if (which == 0) {
         if (op == "relax.add" && !Near(ScalarOf(c->args[1]), 3.0)) return nullptr;

@@ -362,6 +362,31 @@ def matmul_cases():
                 case("matmul", f"Gemm_ta{ta}_tb{tb}_c{'x'.join(map(str, cshape)) or 'scalar'}",
                      [node("Gemm", ["a", "b", "c"], transA=ta, transB=tb, alpha=0.5, beta=2.0)],
                      [("a", a)], ["y"], [("b", rnd(b)), ("c", rnd(cshape, 2))])
+    # Activations spelled out after a matmul / conv (recognize-activations makes them one op that
+    # joins the epilogue): GELU's erf form, GELU's tanh form, Mish.
+    def chain(ops):
+        return [helper.make_node(op, ins, [out], name=f"act{i}") for i, (op, ins, out) in enumerate(ops)]
+    case("matmul", "MatMul_gelu_erf_spelled",
+         [node("MatMul", ["a", "b"], ["m"])] + chain([
+             ("Div", ["m", "sq2"], "d"), ("Erf", ["d"], "e"), ("Add", ["e", "one"], "p"),
+             ("Mul", ["m", "p"], "q"), ("Mul", ["q", "half"], "y")]),
+         [("a", ["n", 8])], ["y"],
+         [("b", rnd([8, 40])), ("sq2", np.array(1.4142135, np.float32)),
+          ("one", np.array(1.0, np.float32)), ("half", np.array(0.5, np.float32))],
+         shapes=[{"a": [3, 8]}, {"a": [17, 8]}])
+    case("matmul", "MatMul_gelu_tanh_spelled",
+         [node("MatMul", ["a", "b"], ["m"])] + chain([
+             ("Mul", ["m", "half"], "h"), ("Pow", ["m", "three"], "c"), ("Mul", ["c", "k1"], "c1"),
+             ("Add", ["m", "c1"], "s"), ("Mul", ["s", "k2"], "s1"), ("Tanh", ["s1"], "t"),
+             ("Add", ["t", "one"], "p"), ("Mul", ["h", "p"], "y")]),
+         [("a", [5, 8])], ["y"],
+         [("b", rnd([8, 24])), ("half", np.array(0.5, np.float32)),
+          ("three", np.array(3.0, np.float32)), ("k1", np.array(0.044715, np.float32)),
+          ("k2", np.array(0.7978846, np.float32)), ("one", np.array(1.0, np.float32))])
+    case("matmul", "Conv_mish_spelled",
+         [node("Conv", ["x", "w"], ["c"])] + chain([
+             ("Softplus", ["c"], "s"), ("Tanh", ["s"], "t"), ("Mul", ["c", "t"], "y")]),
+         [("x", [1, 3, 6, 6])], ["y"], [("w", rnd([20, 3, 3, 3]))])
     case("matmul", "Gemm_noc", [node("Gemm", ["a", "b"], transB=1)], [("a", ["n", 4])], ["y"],
          [("b", rnd([6, 4]))], opset=11, shapes=[{"a": [1, 4]}, {"a": [3, 4]}])
 

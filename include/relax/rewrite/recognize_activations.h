@@ -20,8 +20,9 @@ namespace relax::rewrite {
 ///   x * 0.5 * (1 + erf(x / sqrt(2)))                  (or erf(x * (1 / sqrt(2))))
 ///   x * 0.5 * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * power(x, 3))))
 /// with the products and sums in any operand order and grouping ((x * (1 + inner)) * 0.5 or
-/// (x * 0.5) * (1 + inner)), each constant checked for its role. A GELU then joins the
-/// producing matmul's epilogue like any elementwise op.
+/// (x * 0.5) * (1 + inner)), each constant checked for its role; and into relax.nn.mish(x):
+///   multiply(x, tanh(softplus(x)))                            (either operand order)
+/// The one op then joins the producing conv's or matmul's epilogue like any elementwise op.
 /// The ops it replaces are left for dead-code-elimination.
 void RecognizeActivations(IRModule* mod, const PassContext& ctx);
 
