@@ -352,6 +352,19 @@ Value Emitter::Intrinsic(const tir::CallNode* n) {
     Value x = narrow(arg(0));
     return widen(mlir::math::PowFOp::create(b_, loc_, x, narrow(arg(1))));
   }
+  if (name == "sin" || name == "cos" || name == "tan") {
+    // The math library's (CPU: libm, exact argument reduction for every input).
+    want(1);
+    Value x = narrow(arg(0));
+    Value r = name == "sin"   ? Value(mlir::math::SinOp::create(b_, loc_, x))
+              : name == "cos" ? Value(mlir::math::CosOp::create(b_, loc_, x))
+                              : Value(mlir::math::TanOp::create(b_, loc_, x));
+    return widen(r);
+  }
+  if (name == "fmod") {  // C fmod (exact on the CPU: LLVM's frem is libm's fmod)
+    want(2);
+    return widen(mlir::arith::RemFOp::create(b_, loc_, narrow(arg(0)), narrow(arg(1))));
+  }
   if (name == "reinterpret") {  // the same bits as another type of the same storage width
     want(1);
     Value x = arg(0);

@@ -369,6 +369,17 @@ Scalar Machine::EvalIntrinsic(const PrimExpr& e) {
     s.f = RoundTo(std::pow(x, float_arg(1)), t);
     return s;
   }
+  if (name == "sin" || name == "cos" || name == "tan") {  // libm in double, rounded once
+    want(1);
+    double x = float_arg(0);
+    s.f = RoundTo(name == "sin" ? std::sin(x) : name == "cos" ? std::cos(x) : std::tan(x), t);
+    return s;
+  }
+  if (name == "fmod") {  // C fmod: exact, the dividend's sign
+    want(2);
+    s.f = RoundTo(std::fmod(float_arg(0), float_arg(1)), t);
+    return s;
+  }
   if (name == "reinterpret") {
     want(1);
     DataType from = n->args[0].dtype();

@@ -920,13 +920,17 @@ te::Tensor ComputeRuntimeShape(const CallNode& c, const std::vector<te::Tensor>&
     // an invalid dim naming the node.
     PrimExpr no_length;
     if (t.is_float()) {
-      PrimExpr q = (l - a) / d;
+      // The count in float64 whatever the dtype, as onnxruntime and numpy compute it:
+      // Range(0, 0.3, 0.1) in float32 has 4 elements (0.3f / 0.1f is 3.0000000298 in f64, 3 in
+      // f32).
+      const DataType f64 = DataType::Float(64);
+      PrimExpr q = (Cast(f64, l) - Cast(f64, a)) / Cast(f64, d);
       PrimExpr tr = Cast(DataType::Int(64), q);  // toward zero; ceil adds 1 above it
-      n = tr + Select(q > Cast(t, tr), PrimExpr(1), PrimExpr(0));
+      n = tr + Select(q > Cast(f64, tr), PrimExpr(1), PrimExpr(0));
       // A NaN or infinite count has no length either (a NaN limit used to give an empty
       // tensor).
-      no_length = Eq(d, FloatImm(0.0, t)) || Ne(q, q) || q >= FloatImm(9.2e18, t) ||
-                  q <= FloatImm(-9.2e18, t);
+      no_length = Eq(d, FloatImm(0.0, t)) || Ne(q, q) || q >= FloatImm(9.2e18, f64) ||
+                  q <= FloatImm(-9.2e18, f64);
     } else {
       // Exact for every int64 operand: the distance and the step's magnitude as uint64 (l - a
       // overflowed int64 for Range(INT64_MIN, INT64_MAX, 2^62), which has 4 elements); a count

@@ -5,10 +5,11 @@
 // Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh, IsNaN, IsInf, Mod,
 // BitShift, BitwiseAnd, BitwiseOr, BitwiseXor, BitwiseNot, Mean.
 //
-// The CPU codegen lowers only arithmetic, comparison, select, cast and a few intrinsics
-// (exp, log, sqrt, tanh, erf, pow), so the other functions are computed here in float64 from
-// those: trigonometric functions by quadrant reduction and Taylor polynomials (error far below
-// float32 rounding), rounding through a guarded int64 conversion.
+// The codegen lowers arithmetic, comparison, select, cast and a few intrinsics (exp, log, sqrt,
+// tanh, erf, pow, sin, cos, tan, fmod: on the CPU the last four are libm's, exact or within
+// 1 ulp for every input), so the other functions are computed here in float64 from those:
+// inverse trigonometric functions by argument reduction and series, rounding through a
+// guarded int64 conversion.
 #include <cmath>
 #include <limits>
 
@@ -111,34 +112,7 @@ PrimExpr Horner(const PrimExpr& z, const std::vector<double>& c) {
   return acc;
 }
 
-PrimExpr NaNOf(const PrimExpr& x) { return x - x; }  // NaN for +-inf and NaN inputs
 
-// Quadrant reduction: x = k * pi/2 + r with |r| <= pi/4; q = k mod 4 (int64).
-void Reduce(const PrimExpr& x, PrimExpr* r, PrimExpr* q) {
-  PrimExpr k = RoundHalfEven(x * C(2.0 / kPi));
-  // pi/2 in two parts so that k * pi/2 is subtracted with ~2^-100 relative error.
-  *r = (x - k * C(1.5707963267948966)) - k * C(6.123233995736766e-17);
-  *q = FloorMod(Cast(DataType::Int(64), k), IntImm(4, DataType::Int(64)));
-}
-// Taylor polynomials of sin(r)/r and cos(r) in r^2, for |r| <= pi/4 (error < 1e-18).
-PrimExpr SinR(const PrimExpr& r) {
-  return r * Horner(r * r, {1.0, -1.0 / 6, 1.0 / 120, -1.0 / 5040, 1.0 / 362880, -1.0 / 39916800,
-                            1.0 / 6227020800.0, -1.0 / 1307674368000.0, 1.0 / 355687428096000.0});
-}
-PrimExpr CosR(const PrimExpr& r) {
-  return Horner(r * r, {1.0, -0.5, 1.0 / 24, -1.0 / 720, 1.0 / 40320, -1.0 / 3628800,
-                        1.0 / 479001600.0, -1.0 / 87178291200.0, 1.0 / 20922789888000.0});
-}
-// Non-finite or huge |x| (where the int64 quadrant would overflow) gives NaN.
-PrimExpr GuardTrig(const PrimExpr& x, const PrimExpr& y) {
-  return Select(Abs(x) < C(1e18), y, NaNOf(x));
-}
-PrimExpr Quadrant(const PrimExpr& q, const PrimExpr& v0, const PrimExpr& v1, const PrimExpr& v2,
-                  const PrimExpr& v3) {
-  DataType i64 = DataType::Int(64);
-  return Select(Eq(q, IntImm(0, i64)), v0,
-                Select(Eq(q, IntImm(1, i64)), v1, Select(Eq(q, IntImm(2, i64)), v2, v3)));
-}
 }  // namespace
 
 PrimExpr C(double v) { return FloatImm(v, kF64); }
@@ -162,26 +136,6 @@ PrimExpr RoundHalfEven(const PrimExpr& x) {
   return Select(d > C(0.5), f + C(1), Select(d < C(0.5), f, Select(f_even, f, f + C(1))));
 }
 
-PrimExpr Sin(const PrimExpr& x) {
-  PrimExpr r, q;
-  Reduce(x, &r, &q);
-  PrimExpr s = SinR(r), c = CosR(r);
-  return GuardTrig(x, Quadrant(q, s, c, C(0) - s, C(0) - c));
-}
-PrimExpr Cos(const PrimExpr& x) {
-  PrimExpr r, q;
-  Reduce(x, &r, &q);
-  PrimExpr s = SinR(r), c = CosR(r);
-  return GuardTrig(x, Quadrant(q, c, C(0) - s, C(0) - c, s));
-}
-PrimExpr Tan(const PrimExpr& x) {
-  PrimExpr r, q;
-  Reduce(x, &r, &q);
-  PrimExpr s = SinR(r), c = CosR(r);
-  // tan has period pi: odd quadrants give -cos/sin.
-  PrimExpr odd = Eq(FloorMod(q, IntImm(2, DataType::Int(64))), IntImm(1, DataType::Int(64)));
-  return GuardTrig(x, Select(odd, (C(0) - c) / s, s / c));
-}
 PrimExpr Atan(const PrimExpr& x) {
   // atan(|x|) = pi/2 - atan(1/|x|) for |x| > 1, then atan(b) = pi/4 + atan((b-1)/(b+1)) for
   // b > tan(pi/8), leaving |c| <= 0.4143 for the alternating series (21 terms, error < 1e-17).
@@ -260,9 +214,17 @@ void RegisterMathOps() {
   RegisterF64Unary("floor", f64::Floor);
   RegisterF64Unary("ceil", f64::Ceil);
   RegisterF64Unary("round", f64::RoundHalfEven);
-  RegisterF64Unary("sin", f64::Sin);
-  RegisterF64Unary("cos", f64::Cos);
-  RegisterF64Unary("tan", f64::Tan);
+  // sin, cos, tan: the math library's (CPU: libm's sinf / cosf / tanf, with an exact argument
+  // reduction for every float32: within 1 ulp also for sin(1e18); the f64 polynomial they
+  // replaced lost all accuracy past about 1e12). float16 / bfloat16 go through float32.
+  for (const char* name : {"sin", "cos", "tan"})
+    RegisterMapOp(name, 1, SameDType(IsFloatDT, "float"),
+                  [name](const std::vector<PrimExpr>& x, const Attrs&) {
+                    DataType t = x[0].dtype();
+                    if (t.bits == 32 || t.bits == 64) return CallIntrin(name, {x[0]}, t);
+                    DataType f32 = DataType::Float(32);
+                    return Cast(t, CallIntrin(name, {Cast(f32, x[0])}, f32));
+                  });
   RegisterF64Unary("asin", f64::Asin);
   RegisterF64Unary("acos", f64::Acos);
   RegisterF64Unary("atan", f64::Atan);
@@ -315,18 +277,11 @@ void RegisterMathOps() {
                   bool fmod = GetIntAttr(a, "fmod") != 0;
                   if (!t.is_float())
                     return fmod ? CallIntrin("truncmod", {x[0], x[1]}, t) : FloorMod(x[0], x[1]);
+                  // Float fmod: C fmod, exact however far apart the magnitudes are (fmod(1e20,
+                  // 3) = 2; p - trunc(p / q) * q in f64 gave 0).
+                  if (fmod) return CallIntrin("fmod", {x[0], x[1]}, t);
                   PrimExpr p = f64::From(x[0]), q = f64::From(x[1]);
-                  PrimExpr k = fmod ? f64::Trunc(p / q) : f64::Floor(p / q);
-                  PrimExpr r = p - k * q;
-                  if (fmod) {
-                    // C fmod(x, +-inf) = x for finite x (k * q would be 0 * inf = NaN).
-                    DataType d = DataType::Float(64);
-                    PrimExpr inf = FloatImm(std::numeric_limits<double>::infinity(), d);
-                    PrimExpr q_inf =
-                        Eq(q, inf) || Eq(q, FloatImm(-std::numeric_limits<double>::infinity(), d));
-                    r = Select(q_inf && Eq(p - p, FloatImm(0.0, d)), p, r);
-                  }
-                  return f64::To(r, t);
+                  return f64::To(p - f64::Floor(p / q) * q, t);
                 });
   // bitshift {direction: 1 left, 0 right}: shift amounts >= the bit width give 0.
   RegisterMapOp("bitshift", 2, SameDType(IsIntDT, "integer"),

@@ -117,10 +117,11 @@ te::Tensor ComputeMaxPool(const CallNode& c, const std::vector<te::Tensor>& in) 
 }
 
 // ONNX AveragePool: the window's sum over the input divided by the number of taps inside the
-// input (count_include_pad = 0) or by the kernel size (1): pads count, and so do the taps past
-// the end pad that ceil_mode can add, as the ONNX conformance test
-// test_averagepool_3d_dilations_large_count_include_pad_is_1_ceil_mode_is_True, the ONNX
-// reference implementation and onnxruntime define it.
+// input (count_include_pad = 0) or inside the input and its explicit pads (1). Taps past the end
+// pad, which only ceil_mode adds, never count: onnxruntime 1.32 and PyTorch divide so (the ONNX
+// reference implementation counts them too, and so does the PyPI node test
+// test_averagepool_3d_dilations_large_count_include_pad_is_1_ceil_mode_is_True, which
+// onnxruntime 1.32 does not pass either; test/onnx/expected_pypi.txt).
 te::Tensor ComputeAvgPool(const CallNode& c, const std::vector<te::Tensor>& in) {
   te::Tensor X = in[0];
   const auto& xs = X->shape();
@@ -140,7 +141,9 @@ te::Tensor ComputeAvgPool(const CallNode& c, const std::vector<te::Tensor>& in) 
         for (int d = 0; d < p.k; ++d) {
           const Window& w = p.win;
           PrimExpr start = i[2 + d] * PrimExpr(w.strides[d]) - PrimExpr(w.begin(d));
-          PrimExpr n = include_pad ? PrimExpr(p.kernel[d])
+          PrimExpr n = include_pad ? window::TapsInside(start, PrimExpr(-w.begin(d)),
+                                                        xs[2 + d] + PrimExpr(w.end(d)),
+                                                        p.kernel[d], w.dilations[d])
                                    : window::TapsInside(start, PrimExpr(0), xs[2 + d], p.kernel[d],
                                                         w.dilations[d]);
           count = count.defined() ? count * n : n;

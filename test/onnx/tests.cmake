@@ -55,6 +55,14 @@ foreach(family attention conv errors matmul norm pool reduce resize)
   set_tests_properties(onnx.nn_cases.${family} PROPERTIES TIMEOUT 600 LABELS onnx)
 endforeach()
 
+# relaxc vs onnxruntime 1.32 on the numerics edge cases (ceil-mode pooling windows, exclusive /
+# reverse CumSum, integer matmuls with zero points, float Range lengths, trig of large arguments,
+# fmod of far-apart magnitudes); test/onnx/edge_cases.py.
+add_test(NAME onnx.edge_cases
+         COMMAND bash ${RELAX_VENV_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/onnx/edge_cases.py
+                 --relaxc $<TARGET_FILE:relaxc> --work ${CMAKE_CURRENT_BINARY_DIR}/onnx_edge_cases)
+set_tests_properties(onnx.edge_cases PROPERTIES TIMEOUT 600 LABELS onnx)
+
 # relaxc vs onnxruntime on LSTM / GRU / RNN variants the node tests leave out (bidirectional with
 # sequence_lens, layout=1, symbolic batch and sequence at several sizes, activations with
 # alpha/beta, clip, omitted outputs); test/onnx/rnn_cases.py.

@@ -340,8 +340,26 @@ void AddMovementConverters(ConverterTable* t) {
       if (tm && tm->size() != 1)
         RELAX_THROW(ctx.Where(n) << "training_mode must have exactly one element");
       bool on = tm ? (*tm)[0] != 0 : !(c && c->numel() == 1 && c->data->data()[0] == 0);
-      if (on)
-        RELAX_THROW(ctx.Where(n) << "training_mode must be a constant false (inference only)");
+      // Training mode with a constant ratio of 0 drops nothing: the output is the input and
+      // the mask all true, as in inference.
+      const ConstantNode* ratio =
+          ImportContext::HasInput(n, 1) ? As<ConstantNode>(ctx.Get(n.input(1)).expr) : nullptr;
+      bool zero_ratio = false;
+      if (ratio && ratio->numel() == 1 && ratio->dtype.is_float() &&
+          (ratio->dtype.bits == 32 || ratio->dtype.bits == 64)) {
+        double r = 0;
+        if (ratio->dtype.bits == 32) {
+          float f;
+          std::memcpy(&f, ratio->data->data(), 4);
+          r = f;
+        } else {
+          std::memcpy(&r, ratio->data->data(), 8);
+        }
+        zero_ratio = r == 0.0;
+      }
+      if (on && !zero_ratio)
+        RELAX_THROW(ctx.Where(n) << "training_mode must be a constant false (inference only) "
+                                    "or the ratio a constant 0");
     }
     if (AttrInt(n, "is_test", 1) == 0 && ctx.opset() < 7)
       RELAX_THROW(ctx.Where(n) << "is_test=0 (training) is not supported");

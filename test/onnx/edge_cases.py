@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+# relaxc vs onnxruntime (the test venv's pin, 1.32) on the ONNX numerics edge cases where
+# compilers go silently wrong (issue 32): pooling windows that ceil_mode adds, exclusive /
+# reverse CumSum, integer matmuls with zero points, float Range lengths, trigonometric functions
+# of large arguments, fmod of far-apart magnitudes. Each case is written from the operator text;
+# the comment says where onnxruntime departs from the ONNX reference implementation.
+"""Usage: edge_cases.py --relaxc RELAXC --work DIR [FAMILY ...] (default: every family)."""
+import os
+import sys
+
+import numpy as np
+from onnx import TensorProto, helper
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import nn_cases  # noqa: E402
+from nn_cases import case, node  # noqa: E402
+
+F32 = TensorProto.FLOAT
+
+
+def pool_edge_cases():
+    # AveragePool (opset 19) with ceil_mode = 1 and pads: the divisor counts the explicit pads
+    # (count_include_pad = 1) but never the cells ceil_mode adds past them, and a window that
+    # would start in the trailing pad is dropped (onnxruntime 1.32 and PyTorch; the ONNX
+    # reference implementation also counts the ceil-mode cells).
+    for k, s, pads, dil in (([3, 3], [2, 2], [1, 1, 1, 1], [1, 1]), ([2, 2], [2, 2], [1, 1, 1, 1], [1, 1]),
+                            ([3, 2], [2, 3], [1, 0, 2, 1], [1, 1]), ([2, 2], [2, 2], [1, 1, 1, 1], [2, 2])):
+        for cip in (0, 1):
+            name = f"AveragePool_ceil_k{'x'.join(map(str, k))}_s{'x'.join(map(str, s))}" \
+                   f"_p{''.join(map(str, pads))}_d{dil[0]}_cip{cip}"
+            case("pool_edge", name,
+                 [node("AveragePool", ["x"], kernel_shape=k, strides=s, pads=pads, dilations=dil,
+                       ceil_mode=1, count_include_pad=cip)],
+                 [("x", [1, 2, "h", "w"])], ["y"], opset=19,
+                 shapes=[{"x": [1, 2, 6, 6]}, {"x": [1, 2, 5, 7]}, {"x": [1, 2, 8, 9]}])
+    # MaxPool with the same windows: the dropped window and the ceil-mode cells never win.
+    case("pool_edge", "MaxPool_ceil_drop",
+         [node("MaxPool", ["x"], kernel_shape=[2, 2], strides=[2, 2], pads=[1, 1, 1, 1],
+               ceil_mode=1)],
+         [("x", [1, 1, "h", "w"])], ["y"], opset=12,
+         shapes=[{"x": [1, 1, 5, 5]}, {"x": [1, 1, 6, 7]}])
+
+
+def scan_edge_cases():
+    # CumSum with every exclusive / reverse combination, the axis an int32 input given at run
+    # time, also on an axis of length 1.
+    for ex in (0, 1):
+        for rv in (0, 1):
+            case("scan_edge", f"CumSum_e{ex}_r{rv}",
+                 [node("CumSum", ["x", "axis"], exclusive=ex, reverse=rv)],
+                 [("x", ["n", "m"]), ("axis", [])], ["y"],
+                 dtypes={"axis": TensorProto.INT32},
+                 shapes=[{"x": [3, 5], "axis": []}, {"x": [4, 1], "axis": []}],
+                 gen=lambda r, sh: (np.array(1, np.int32) if sh == []
+                                    else r.standard_normal(sh).astype(np.float32)))
+
+
+def intmm_edge_cases():
+    # MatMulInteger: uint8 x int8 with a per-column b_zero_point, int8 x uint8 with a scalar one;
+    # the zero points subtracted in a wider type (no wrap-around).
+    rng = np.random.default_rng(7)
+    a_u8 = rng.integers(0, 256, (3, 4)).astype(np.uint8)
+    b_i8 = rng.integers(-128, 128, (4, 5)).astype(np.int8)
+    by_shape = {(3, 4): a_u8, (4, 5): b_i8, (5, 4): b_i8.T.copy(), (4, 3): a_u8.T.copy()}
+    gen = lambda r, sh: by_shape[tuple(sh)]  # noqa: E731
+    case("intmm_edge", "MatMulInteger_u8_i8_column_zp",
+         [node("MatMulInteger", ["a", "b", "az", "bz"])], [("a", [3, 4]), ("b", [4, 5])], ["y"],
+         [("az", np.array(255, np.uint8)), ("bz", np.array([-128, 127, 0, 5, -7], np.int8))],
+         opset=10, dtypes={"a": TensorProto.UINT8, "b": TensorProto.INT8}, gen=gen,
+         out_types={"y": TensorProto.INT32})
+    case("intmm_edge", "MatMulInteger_i8_u8",
+         [node("MatMulInteger", ["a", "b", "az", "bz"])], [("a", [5, 4]), ("b", [4, 3])], ["y"],
+         [("az", np.array(-128, np.int8)), ("bz", np.array(200, np.uint8))], opset=10,
+         dtypes={"a": TensorProto.INT8, "b": TensorProto.UINT8}, gen=gen,
+         out_types={"y": TensorProto.INT32})
+    # QLinearMatMul: requantisation rounds half to even and saturates.
+    qa = rng.integers(0, 256, (3, 4)).astype(np.uint8)
+    qb = rng.integers(0, 256, (4, 5)).astype(np.uint8)
+    case("intmm_edge", "QLinearMatMul_round_saturate",
+         [node("QLinearMatMul", ["a", "as", "az", "b", "bs", "bz", "ys", "yz"])],
+         [("a", [3, 4]), ("b", [4, 5])], ["y"],
+         [("as", np.array(0.05, np.float32)), ("az", np.array(120, np.uint8)),
+          ("bs", np.array(0.04, np.float32)), ("bz", np.array(130, np.uint8)),
+          ("ys", np.array(0.125, np.float32)), ("yz", np.array(128, np.uint8))], opset=10,
+         dtypes={"a": TensorProto.UINT8, "b": TensorProto.UINT8},
+         gen=lambda r, sh: qa if tuple(sh) == (3, 4) else qb, out_types={"y": TensorProto.UINT8})
+
+
+def math_edge_cases():
+    # Range with float operands: the length in float64 (onnxruntime and numpy give 4 elements
+    # for Range(0, 0.3, 0.1); float32 arithmetic gives 3).
+    case("math_edge", "Range_float_length",
+         [node("Range", ["a", "l", "d"])], [("a", []), ("l", []), ("d", [])], ["y"], opset=11,
+         shapes=[{"a": [], "l": [], "d": []}],
+         gen=lambda r, sh, it=iter([0.0, 0.3, 0.1]): np.array(next(it), np.float32))
+    # Sin, Cos and Tan of large float32 arguments (an exact argument reduction: within 1 ulp).
+    big = np.array([1e18, 1e12, 3e9, -1e15, 1e30, 123456.7, 3.4e38, -2.5e-40, 0.0, 1.5707964],
+                   np.float32)
+    for op in ("Sin", "Cos", "Tan"):
+        case("math_edge", f"{op}_large_arguments", [node(op, ["x"])], [("x", [10])], ["y"],
+             opset=7, gen=lambda r, sh: big)
+    # Mod with fmod = 1: exact whatever the magnitudes (fmod(1e20, 3) = 2), the dividend's sign,
+    # fmod(x, inf) = x, fmod(x, 0) and fmod(inf, y) NaN.
+    a = np.array([1e20, -1e20, 7.5, 1e10, 3e38, -5.5, 4.0, np.inf, 2.0], np.float32)
+    b = np.array([3.0, 3.0, -2.0, 7.0, 1.1e-38, np.inf, 0.0, 2.0, -0.75], np.float32)
+    feeds = iter([a, b])
+    case("math_edge", "Mod_fmod_far_apart", [node("Mod", ["a", "b"], fmod=1)],
+         [("a", [9]), ("b", [9])], ["y"], opset=13, gen=lambda r, sh: next(feeds))
+
+
+FAMILIES = {"pool_edge": pool_edge_cases, "scan_edge": scan_edge_cases,
+            "intmm_edge": intmm_edge_cases, "math_edge": math_edge_cases}
+
+if __name__ == "__main__":
+    nn_cases.FAMILIES.clear()
+    nn_cases.FAMILIES.update(FAMILIES)
+    sys.exit(nn_cases.main())
