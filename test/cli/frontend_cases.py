@@ -303,6 +303,25 @@ def case_input_dim0(r):
     r.run(so, {"x": np.ones((5, 3), np.float32)}, expect_error="dim 0 must be 0, got 5")
 
 
+def case_declared_output_rank(r):
+    """A graph output declared with a rank the graph does not compute (a trained CRNN declares
+    its rank-3 output with rank 2): compiled with a warning, the computed shape used, as
+    onnxruntime runs it; at two sizes of the symbolic dim."""
+    m = model([helper.make_node("Transpose", ["x"], ["t"], name="transpose0", perm=[1, 0, 2]),
+               helper.make_node("Relu", ["t"], ["y"], name="relu0")],
+              [vi("x", TensorProto.FLOAT, ["n", 4, 5])], [vi("y", TensorProto.FLOAT, ["a", "b"])])
+    onnx_path = r.path("declared_rank.onnx")
+    onnx.save(m, onnx_path)
+    so = r.path("declared_rank.so")
+    p = r.check_call([r.relaxc, "compile", onnx_path, "-o", so])
+    if "warning: graph output 'y' is declared with rank 2 but the graph computes" not in p.stderr:
+        raise SystemExit("FAIL: no warning about the declared rank")
+    rng = np.random.default_rng(5)
+    for n in (1, 3):
+        inputs = {"x": rng.standard_normal((n, 4, 5)).astype(np.float32)}
+        same(r.run(so, inputs), ort(m, inputs), f" declared_rank n={n}")
+
+
 def case_dim_param_names(r):
     """dim_params 'batch-size' and 'batch_size' are different dims; a generated name for an
     unnamed dim of 'c' ('c_d0') does not capture the model's own dim_param 'c_d0'."""

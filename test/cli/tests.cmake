@@ -116,20 +116,22 @@ relax_cli_error(usage_unknown_flag 2 "error: The following argument was not expe
 # Runs that must succeed: integer division by zero and INT64_MIN / -1 do not trap (x / 0 := 0;
 # ONNX integer Div truncates: -9 / 2 = -4, as onnxruntime computes),
 # and a 3000-op Relu chain compiles (fusion caps group sizes) and computes relu.
+set(RELAX_EXPECT_OUTPUT bash ${RELAX_VENV_PYTHON} ${RELAX_CLI_TEST_DIR}/expect_output.py)
 add_test(NAME cli.int_div_no_trap
-         COMMAND sh -c "$<TARGET_FILE:relaxc> compile ${W}/div_int.onnx -o ${W}/div_int.so && $<TARGET_FILE:relaxc> run ${W}/div_int.so --input a=${W}/div_a.npy --input b=${W}/div_b.npy")
-set_tests_properties(cli.int_div_no_trap PROPERTIES FIXTURES_REQUIRED cli_bad_inputs LABELS cli
-                     PASS_REGULAR_EXPRESSION "values=\\[0, -9223372036854775808, -4\\]")
+         COMMAND ${RELAX_EXPECT_OUTPUT} --regex "values=\\[0, -9223372036854775808, -4\\]" --
+                 sh -c "$<TARGET_FILE:relaxc> compile ${W}/div_int.onnx -o ${W}/div_int.so && $<TARGET_FILE:relaxc> run ${W}/div_int.so --input a=${W}/div_a.npy --input b=${W}/div_b.npy")
+set_tests_properties(cli.int_div_no_trap PROPERTIES FIXTURES_REQUIRED cli_bad_inputs LABELS cli)
 add_test(NAME cli.long_relu_chain
-         COMMAND sh -c "$<TARGET_FILE:relaxc> compile ${W}/relu_chain.onnx -o ${W}/relu_chain.so && $<TARGET_FILE:relaxc> run ${W}/relu_chain.so --input x=${W}/chain_x.npy")
-set_tests_properties(cli.long_relu_chain PROPERTIES FIXTURES_REQUIRED cli_bad_inputs LABELS cli TIMEOUT 300
-                     PASS_REGULAR_EXPRESSION "values=\\[0, 2, 0, 4, 0, 2, 0, 4\\]")
+         COMMAND ${RELAX_EXPECT_OUTPUT} --regex "values=\\[0, 2, 0, 4, 0, 2, 0, 4\\]" --
+                 sh -c "$<TARGET_FILE:relaxc> compile ${W}/relu_chain.onnx -o ${W}/relu_chain.so && $<TARGET_FILE:relaxc> run ${W}/relu_chain.so --input x=${W}/chain_x.npy")
+set_tests_properties(cli.long_relu_chain PROPERTIES FIXTURES_REQUIRED cli_bad_inputs LABELS cli TIMEOUT 300)
 
-# --bound is enforced at run time: an input outside the compiled bound is rejected.
+# --bound is enforced at run time: an input outside the compiled bound is rejected (exit 1).
 add_test(NAME cli.bound_enforced
-         COMMAND sh -c "$<TARGET_FILE:relaxc> compile ${W}/relu_chain.onnx -o ${W}/relu_b.so --bound n=3..8; $<TARGET_FILE:relaxc> run ${W}/relu_b.so --input x=${W}/chain_x.npy 2>&1; test $? -eq 1")
-set_tests_properties(cli.bound_enforced PROPERTIES FIXTURES_REQUIRED cli_bad_inputs LABELS cli TIMEOUT 300
-                     PASS_REGULAR_EXPRESSION "error: input 'x': dim 'n' is outside the bound n=3..8")
+         COMMAND ${RELAX_EXPECT_OUTPUT} --exit-code 1
+                 --regex "error: input 'x': dim 'n' is outside the bound n=3..8" --
+                 sh -c "$<TARGET_FILE:relaxc> compile ${W}/relu_chain.onnx -o ${W}/relu_b.so --bound n=3..8 && $<TARGET_FILE:relaxc> run ${W}/relu_b.so --input x=${W}/chain_x.npy")
+set_tests_properties(cli.bound_enforced PROPERTIES FIXTURES_REQUIRED cli_bad_inputs LABELS cli TIMEOUT 300)
 
 # Regression tests of issue 6 section 4 (importer, ops, tools). Models that must be refused
 # with an error naming the node (each once crashed or was silently accepted); they come from
@@ -232,8 +234,8 @@ relax_cli_error(relax_run_num_threads_abc 1 "RELAX_NUM_THREADS='abc' is not a th
 # Models compiled and run, outputs checked against onnxruntime, the ONNX reference
 # implementation or numpy, and tool behaviour (frontend_cases.py run CASE).
 foreach(case const_dedupe_shape div_trunc_fold div_trunc_symbolic div_trunc_kernel
-        known_int_dtypes input_dim0 dim_param_names maxpool_ceil avgpool fold_broadcast_empty
-        opset6 output_dir_symlink external_data mod_fold non_utf8_names)
+        known_int_dtypes input_dim0 dim_param_names declared_output_rank maxpool_ceil avgpool
+        fold_broadcast_empty opset6 output_dir_symlink external_data mod_fold non_utf8_names)
   add_test(NAME cli.frontend.${case}
            COMMAND bash ${RELAX_VENV_PYTHON} ${RELAX_CLI_TEST_DIR}/frontend_cases.py run ${case}
                    --relaxc $<TARGET_FILE:relaxc> --work ${RELAX_CLI_WORK}/frontend)
@@ -377,9 +379,9 @@ set_tests_properties(cli.thread_start_failure PROPERTIES FIXTURES_REQUIRED cls_a
 
 # relax-run --profile ends with the VM's own cost per inference (kernels, builtins, interpreter).
 add_test(NAME cli.profile_vm_cost
-         COMMAND $<TARGET_FILE:relax-run> ${RELAX_CLS_ARTIFACT} -i x=${RELAX_CLI_WORK}/good.npy
+         COMMAND ${RELAX_EXPECT_OUTPUT}
+                 --regex "per inference \\(4\\): [0-9.]+ ms wall = kernels [0-9.]+ ms \\([0-9.]+ calls\\) \\+ VM builtins [0-9.]+ ms \\([0-9.]+ calls, [0-9.]+ us each\\) \\+ interpreter [0-9.]+ ms"
+                 -- $<TARGET_FILE:relax-run> ${RELAX_CLS_ARTIFACT} -i x=${RELAX_CLI_WORK}/good.npy
                  --repeat 3 --profile)
 set_tests_properties(cli.profile_vm_cost PROPERTIES
-                     FIXTURES_REQUIRED "cls_artifact;cli_bad_inputs" TIMEOUT 120 LABELS cli
-                     PASS_REGULAR_EXPRESSION
-                     "per inference \\(4\\): [0-9.]+ ms wall = kernels [0-9.]+ ms \\([0-9.]+ calls\\) \\+ VM builtins [0-9.]+ ms \\([0-9.]+ calls, [0-9.]+ us each\\) \\+ interpreter [0-9.]+ ms")
+                     FIXTURES_REQUIRED "cls_artifact;cli_bad_inputs" TIMEOUT 120 LABELS cli)

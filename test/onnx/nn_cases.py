@@ -492,6 +492,11 @@ def error_cases():
     # A 1-D conv runs as a 2-D one; its errors still name the 1-D width (static and run-time).
     error_case("conv1d_input_too_small", [node("Conv", ["x", "w"])], [("x", [1, 2, 3])],
                [("w", rnd([4, 2, 5]))], expect="conv1d output width")
+    # Concat of shape values (1-D) checks its axis as Concat of data does (any axis meant 0).
+    error_case("concat_shape_values_axis", [node("Shape", ["x"], ["s"]),
+                                            node("Concat", ["s", "s"], ["c"], axis=1),
+                                            node("Reshape", ["x", "c"])],
+               [("x", ["n", 3])], expect="Concat 'concat0': axis 1 out of range for rank 1")
     error_case("conv1d_input_too_small_runtime", [node("Conv", ["x", "w"])],
                [("x", ["n", 2, "w"])], [("w", rnd([4, 2, 5]))],
                run_shapes=[{"x": [1, 2, 3]}], expect="conv1d output width")

@@ -234,7 +234,10 @@ int RunCompile(const CompileOptions& o) {
         if (pass == "run-codegen" || pass == "fuse-ops") dot = partition::PartitionGraphDot(m);
       };
     PassRunner runner(popts, pctx);
+    std::vector<std::string> import_warnings;
+    iopts.warnings = &import_warnings;
     IRModule mod = LoadModel(o.model, iopts);
+    for (const auto& w : import_warnings) std::cerr << "warning: " << w << "\n";
     runner.Stage("import", ToString(mod));
     CodegenOptions copts;
     copts.bounds_check = o.bounds_check;

@@ -7,6 +7,7 @@
 #include <map>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "relax/ir/module.h"
 #include "relax/support/error.h"
@@ -36,6 +37,9 @@ struct OnnxImportOptions {
   std::map<std::string, std::pair<int64_t, int64_t>> bounds;
   /// Filled in when not null, also when the import fails.
   OnnxImportStats* stats = nullptr;
+  /// When not null, gets one line per warning (without a "warning: " prefix): what the model
+  /// declares and the import does not follow (a graph output declared with another rank).
+  std::vector<std::string>* warnings = nullptr;
 };
 
 /// Imports the ONNX model at `path`.
@@ -50,7 +54,9 @@ struct OnnxImportOptions {
 /// - Initializers and Constant nodes become Relax constants.
 /// - Shape -> Cast/Slice/Gather/Concat/Unsqueeze -> Reshape chains are evaluated
 ///   symbolically, so Reshape targets stay in terms of the input dims.
-/// - Declared output dims are checked against inferred ones (shape-equality policy).
+/// - Declared output dims are checked against inferred ones (shape-equality policy); a
+///   declared rank that differs from the computed one is ignored with a warning (onnxruntime
+///   runs such models: a trained CRNN declares its rank-3 output with rank 2).
 /// libonnx's checker and shape inference (as a consistency check) run when the
 /// model's IR version <= 8 and opsets <= 17.
 ///

@@ -149,6 +149,10 @@ void AddTensorConverters(ConverterTable* t) {
   (*t)["Concat"] = [](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
     for (int i = 0; i < n.input_size(); ++i)
       if (!ctx.Get(n.input(i)).ints || ctx.Get(n.input(i)).scalar) return ConcatData(ctx, n);
+    // Shape values are 1-D: the axis is checked as for data (it used to be ignored, so any
+    // axis meant 0).
+    if (int64_t axis = AttrInt(n, "axis", 0); axis != 0 && axis != -1)
+      RELAX_THROW(ctx.Where(n) << "axis " << axis << " out of range for rank 1");
     std::vector<PrimExpr> out;
     for (int i = 0; i < n.input_size(); ++i) {
       const auto& v = KnownShape(ctx, n, i);

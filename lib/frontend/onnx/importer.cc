@@ -673,11 +673,15 @@ IRModule ImportOnnxBytes(const std::string& bytes, const std::string& path,
                                    << " but the graph computes " << ToString(s->dtype));
     if (out.type().has_tensor_type() && out.type().tensor_type().has_shape() && s->values) {
       const auto& shp = out.type().tensor_type().shape();
-      if (shp.dim_size() != static_cast<int>(s->values->size()))
-        RELAX_THROW("graph output '" << out.name() << "' is declared with rank " << shp.dim_size()
-                                     << " but has rank " << s->values->size());
+      // A declared rank the graph does not compute: the computed shape wins (onnxruntime runs
+      // such models), with a warning; declared dims are then not compared.
+      const bool rank_differs = shp.dim_size() != static_cast<int>(s->values->size());
+      if (rank_differs && options.warnings)
+        options.warnings->push_back("graph output '" + out.name() + "' is declared with rank " +
+                                    std::to_string(shp.dim_size()) + " but the graph computes " +
+                                    ToString(s) + "; the computed shape is used");
       bb.set_context("graph output '" + out.name() + "': ");
-      for (int i = 0; i < shp.dim_size(); ++i) {
+      for (int i = 0; i < shp.dim_size() && !rank_differs; ++i) {
         const auto& d = shp.dim(i);
         if (is_static(d)) {
           bb.UnifyDim((*s->values)[i], IntImm(d.dim_value()), "declared dim " + std::to_string(i));
