@@ -615,8 +615,8 @@ std::vector<ScheduleRule> MakeRules() {
          tiles.tile_rows = d.at("tile_rows");
          tiles.tile_cols = d.at("tile_cols");
          tiles.lanes = kReduceLanes;
-         return WithBody(f, schedule::OnlineSoftmaxAttention(*schedule::MatchAttention(*Program(f)),
-                                                             tiles));
+         return WithBody(
+             f, schedule::OnlineSoftmaxAttention(*schedule::MatchAttention(*Program(f)), tiles));
        }});
   rules.push_back(
       {"cpu.register-tile",

@@ -68,15 +68,15 @@ BuildStats Build(IRModule mod, const Target& target, const std::string& out_path
                                                   "plan-memory"};
   for (const auto& d : disabled)
     if (!kOptional.count(d))
-      RELAX_THROW("--disable-pass: '"
-                  << d
-                  << "' cannot be disabled (optional passes: "
-                     "convert-to-dataflow, remove-noop-ops, fold-batch-norm, "
-                     "recognize-activations, "
-                     "common-subexpr-elimination, dead-code-elimination, "
-                     "alter-layout, fuse-attention, fuse-ops, fuse-tir, fold-constants, fold-constant-prologue, "
-                     "dedupe-prim-funcs, "
-                     "plan-memory)");
+      RELAX_THROW("--disable-pass: '" << d
+                                      << "' cannot be disabled (optional passes: "
+                                         "convert-to-dataflow, remove-noop-ops, fold-batch-norm, "
+                                         "recognize-activations, "
+                                         "common-subexpr-elimination, dead-code-elimination, "
+                                         "alter-layout, fuse-attention, fuse-ops, fuse-tir, "
+                                         "fold-constants, fold-constant-prologue, "
+                                         "dedupe-prim-funcs, "
+                                         "plan-memory)");
   std::vector<std::string> pipeline;
   for (const auto& p : DefaultPipeline())
     if (std::find(disabled.begin(), disabled.end(), p) == disabled.end()) pipeline.push_back(p);

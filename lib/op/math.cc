@@ -112,7 +112,6 @@ PrimExpr Horner(const PrimExpr& z, const std::vector<double>& c) {
   return acc;
 }
 
-
 }  // namespace
 
 PrimExpr C(double v) { return FloatImm(v, kF64); }

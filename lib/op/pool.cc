@@ -141,11 +141,11 @@ te::Tensor ComputeAvgPool(const CallNode& c, const std::vector<te::Tensor>& in) 
         for (int d = 0; d < p.k; ++d) {
           const Window& w = p.win;
           PrimExpr start = i[2 + d] * PrimExpr(w.strides[d]) - PrimExpr(w.begin(d));
-          PrimExpr n = include_pad ? window::TapsInside(start, PrimExpr(-w.begin(d)),
-                                                        xs[2 + d] + PrimExpr(w.end(d)),
-                                                        p.kernel[d], w.dilations[d])
-                                   : window::TapsInside(start, PrimExpr(0), xs[2 + d], p.kernel[d],
-                                                        w.dilations[d]);
+          PrimExpr n =
+              include_pad
+                  ? window::TapsInside(start, PrimExpr(-w.begin(d)), xs[2 + d] + PrimExpr(w.end(d)),
+                                       p.kernel[d], w.dilations[d])
+                  : window::TapsInside(start, PrimExpr(0), xs[2 + d], p.kernel[d], w.dilations[d]);
           count = count.defined() ? count * n : n;
         }
         return (*sum)(Idx(i)) / Cast(t, count);

@@ -12,6 +12,7 @@
 #include "relax/partition/plugin.h"
 #include "relax/partition/report.h"
 #include "relax/support/error.h"
+#include "relax/transform/outline_group.h"
 
 namespace relax::partition {
 
@@ -113,14 +114,7 @@ class PatternFuser : public MatchingMutator {
       for (const VarNode* v : it->match.vars)
         if (index.at(v) != it->root) drop.insert(index.at(v));
     }
-    std::vector<Binding> out;
-    for (size_t i = 0; i < block.bindings.size(); ++i) {
-      if (drop.count(i)) continue;
-      Binding b = block.bindings[i];
-      if (replace_at.count(i)) b.value = replace_at.at(i);
-      out.push_back(b);
-    }
-    block.bindings = std::move(out);
+    ReplaceGroupBindings(&block, replace_at, drop);
     return block;
   }
 

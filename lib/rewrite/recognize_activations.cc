@@ -66,10 +66,9 @@ const std::vector<Pattern>& Patterns() {
       partition::ParsePattern(GeluPattern("erf(divide(*, const) | multiply(*, const) | "
                                           "multiply(const, *))"),
                               "recognize-activations"),
-      partition::ParsePattern(
-          GeluPattern("tanh(multiply(" + kTanhInner + ", const) | multiply(const, " + kTanhInner +
-                      "))"),
-          "recognize-activations"),
+      partition::ParsePattern(GeluPattern("tanh(multiply(" + kTanhInner +
+                                          ", const) | multiply(const, " + kTanhInner + "))"),
+                              "recognize-activations"),
       partition::ParsePattern(
           "multiply(*, tanh(nn.softplus(*))) | multiply(tanh(nn.softplus(*)), *)",
           "recognize-activations"),

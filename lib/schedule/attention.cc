@@ -178,7 +178,8 @@ std::optional<AttentionParts> MatchAttention(const StageProgram& p) {
   std::vector<PrimExpr> row_idx = BatchAt(a);
   row_idx.push_back(a.row);
   row_idx.push_back(IntImm(0));
-  const PrimExpr p_num = CallIntrin("exp", {a.score - Load(m.buffer, row_idx)}, DataType::Float(32));
+  const PrimExpr p_num =
+      CallIntrin("exp", {a.score - Load(m.buffer, row_idx)}, DataType::Float(32));
   if (!ExprDeepEqual(Substitute(z.value, ToCanonical(z, a, z.reduce_axes[0], a.key, z.axes[n - 1])),
                      p_num))
     return std::nullopt;
@@ -257,8 +258,7 @@ tir::Stmt OnlineSoftmaxAttention(const AttentionParts& a, const AttentionTiles& 
     Var r2 = MakeVar("attn_i"), mn = MakeVar("attn_max_new", f32);
     tir::Stmt upd = tir::Seq(
         {tir::Store(m_use, {r2}, Select(Eq(mn, neg_inf), zero, mn)),
-         tir::Store(corr, {r2},
-                    CallIntrin("exp", {Load(m, {r2}) - Load(m_use, {r2})}, f32)),
+         tir::Store(corr, {r2}, CallIntrin("exp", {Load(m, {r2}) - Load(m_use, {r2})}, f32)),
          tir::Store(m, {r2}, mn)});
     parts.push_back(tir::For(r2, IntImm(0), nrows, tir::ForKind::kSerial,
                              tir::Let(mn, Max(Load(m, {r2}), Load(bmax, {r2})), upd)));
@@ -273,16 +273,17 @@ tir::Stmt OnlineSoftmaxAttention(const AttentionParts& a, const AttentionTiles& 
     en.Vectorize(1);
     parts.push_back(en.Build());
     Var r4 = MakeVar("attn_i"), c4 = MakeVar("attn_j");
-    parts.push_back(RowReduce(
-        Reduction(bsum, {r4}, {nrows}, "sum", zero, c4, w, Load(sb, {r4, c4})), t.lanes));
+    parts.push_back(
+        RowReduce(Reduction(bsum, {r4}, {nrows}, "sum", zero, c4, w, Load(sb, {r4, c4})), t.lanes));
     Var r5 = MakeVar("attn_i");
-    parts.push_back(tir::For(
-        r5, IntImm(0), nrows, tir::ForKind::kSerial,
-        tir::Store(l, {r5}, Load(l, {r5}) * Load(corr, {r5}) + Load(bsum, {r5}))));
+    parts.push_back(
+        tir::For(r5, IntImm(0), nrows, tir::ForKind::kSerial,
+                 tir::Store(l, {r5}, Load(l, {r5}) * Load(corr, {r5}) + Load(bsum, {r5}))));
     // acc = acc * corr + P V for the block (the register tile's epilogue).
     Var r6 = MakeVar("attn_i"), c6 = MakeVar("attn_e"), k6 = MakeVar("attn_j");
-    Stage pvs = Reduction(pv, {r6, c6}, {nrows, a.cols}, "sum", zero, k6, w,
-                          Load(sb, {r6, k6}) * Substitute(a.value, {{a.key, j0 + k6}, {a.col, c6}}));
+    Stage pvs =
+        Reduction(pv, {r6, c6}, {nrows, a.cols}, "sum", zero, k6, w,
+                  Load(sb, {r6, k6}) * Substitute(a.value, {{a.key, j0 + k6}, {a.col, c6}}));
     Stage epi2;
     epi2.buffer = acc;
     epi2.axes = {r6, c6};
@@ -291,8 +292,7 @@ tir::Stmt OnlineSoftmaxAttention(const AttentionParts& a, const AttentionTiles& 
     auto axes2 = FindTileAxes(pvs);
     RELAX_ICHECK(axes2.has_value());
     int64_t cols_c = 0;
-    const int64_t tile_cols2 =
-        a.cols.AsInt(&cols_c) && cols_c < t.tile_cols ? cols_c : t.tile_cols;
+    const int64_t tile_cols2 = a.cols.AsInt(&cols_c) && cols_c < t.tile_cols ? cols_c : t.tile_cols;
     parts.push_back(Serial(RegisterTiledNest(pvs, *axes2, tile_rows, tile_cols2, epi2)));
     return tir::Seq(parts);
   };
@@ -300,11 +300,10 @@ tir::Stmt OnlineSoftmaxAttention(const AttentionParts& a, const AttentionTiles& 
   std::vector<tir::Stmt> body;
   // m = -inf, l = 0, acc = 0.
   Var r0 = MakeVar("attn_i"), c0 = MakeVar("attn_e");
-  body.push_back(tir::For(
-      r0, IntImm(0), nrows, tir::ForKind::kSerial,
-      tir::Seq({tir::Store(m, {r0}, neg_inf), tir::Store(l, {r0}, zero),
-                tir::For(c0, IntImm(0), a.cols, tir::ForKind::kVectorized,
-                         tir::Store(acc, {r0, c0}, zero))})));
+  body.push_back(tir::For(r0, IntImm(0), nrows, tir::ForKind::kSerial,
+                          tir::Seq({tir::Store(m, {r0}, neg_inf), tir::Store(l, {r0}, zero),
+                                    tir::For(c0, IntImm(0), a.cols, tir::ForKind::kVectorized,
+                                             tir::Store(acc, {r0, c0}, zero))})));
   // Full key blocks, then the rest.
   const PrimExpr full = an.Simplify(FloorDiv(a.keys, bk_e));
   const PrimExpr rest = an.Simplify(a.keys - full * bk_e);
@@ -331,7 +330,8 @@ tir::Stmt OnlineSoftmaxAttention(const AttentionParts& a, const AttentionTiles& 
                                    tir::Store(a.out, out_idx, result))));
 
   tir::Stmt task = tir::Seq(body);
-  for (const Buffer& b : {pv, acc, sb, bsum, bmax, corr, m_use, l, m}) task = tir::Allocate(b, task);
+  for (const Buffer& b : {pv, acc, sb, bsum, bmax, corr, m_use, l, m})
+    task = tir::Allocate(b, task);
   // One parallel loop over the batch axes and the query blocks.
   std::vector<Var> par = a.batch;
   par.push_back(q_blk);

@@ -33,38 +33,20 @@ bool SameShape(const StructInfo& a, const StructInfo& b) {
   return true;
 }
 
-class AttentionFuser : public ExprMutator {
+class AttentionFuser : public BlockGrouper {
  public:
-  explicit AttentionFuser(IRModule* mod) : mod_(mod) {}
+  using BlockGrouper::BlockGrouper;
 
-  Expr VisitExpr_(const FunctionNode* op, const Expr& e) override {
-    uses_ = CountVarUses(op->body);
-    return ExprMutator::VisitExpr_(op, e);
-  }
-
-  BindingBlock VisitBindingBlock(const BindingBlock& in) override {
-    BindingBlock block = ExprMutator::VisitBindingBlock(in);  // nested Ifs first
-    if (!block.is_dataflow) return block;
+ protected:
+  std::vector<BindingGroup> GroupsOf(const BindingBlock& block) override {
     std::map<const VarNode*, size_t> index;
     for (size_t i = 0; i < block.bindings.size(); ++i) index[block.bindings[i].var.get()] = i;
-    std::map<size_t, Expr> replace_at;  // last member -> the call of the group
-    std::set<size_t> drop;
+    std::vector<BindingGroup> groups;
     for (size_t i = 0; i < block.bindings.size(); ++i) {
-      std::vector<size_t> members;
-      if (!Match(block, index, i, &members)) continue;
-      replace_at[members.back()] = OutlinePrimitive(mod_, block, members, "fused_attention");
-      for (size_t k = 0; k + 1 < members.size(); ++k) drop.insert(members[k]);
+      BindingGroup g{{}, "fused_attention"};
+      if (Match(block, index, i, &g.members)) groups.push_back(std::move(g));
     }
-    if (replace_at.empty()) return block;
-    std::vector<Binding> out;
-    for (size_t i = 0; i < block.bindings.size(); ++i) {
-      if (drop.count(i)) continue;
-      Binding b = block.bindings[i];
-      if (replace_at.count(i)) b.value = replace_at.at(i);
-      out.push_back(b);
-    }
-    block.bindings = std::move(out);
-    return block;
+    return groups;
   }
 
  private:
@@ -135,9 +117,6 @@ class AttentionFuser : public ExprMutator {
     *members = std::move(chain);
     return true;
   }
-
-  IRModule* mod_;
-  std::map<const VarNode*, int> uses_;
 };
 
 }  // namespace

@@ -42,18 +42,12 @@ const OpInfo* FusableOp(const Expr& value) {
 }
 
 // Groups the bindings of every dataflow block (also those inside If branches).
-class Fuser : public ExprMutator {
+class Fuser : public BlockGrouper {
  public:
-  explicit Fuser(IRModule* mod) : mod_(mod) {}
+  using BlockGrouper::BlockGrouper;
 
-  Expr VisitExpr_(const FunctionNode* op, const Expr& e) override {
-    uses_ = CountVarUses(op->body);
-    return ExprMutator::VisitExpr_(op, e);
-  }
-
-  BindingBlock VisitBindingBlock(const BindingBlock& in) override {
-    BindingBlock block = ExprMutator::VisitBindingBlock(in);  // nested Ifs first
-    if (!block.is_dataflow) return block;
+ protected:
+  std::vector<BindingGroup> GroupsOf(const BindingBlock& block) override {
     std::vector<Group> groups;
     std::map<const VarNode*, size_t> open;  // group's last var -> group index
     // Values computed from constants only (every tensor operand a Constant or such a value).
@@ -98,28 +92,11 @@ class Fuser : public ExprMutator {
         open[b.var.get()] = groups.size() - 1;
       }
     }
-    std::map<size_t, Expr> replace_at;  // last member index -> fused call
-    std::set<size_t> drop;
-    for (const auto& g : groups) {
-      if (g.members.size() < 2) continue;
-      replace_at[g.members.back()] = OutlinePrimitive(mod_, block, g.members);
-      for (size_t k = 0; k + 1 < g.members.size(); ++k) drop.insert(g.members[k]);
-    }
-    if (replace_at.empty()) return block;
-    std::vector<Binding> out;
-    for (size_t i = 0; i < block.bindings.size(); ++i) {
-      if (drop.count(i)) continue;
-      Binding b = block.bindings[i];
-      if (replace_at.count(i)) b.value = replace_at.at(i);
-      out.push_back(b);
-    }
-    block.bindings = std::move(out);
-    return block;
+    std::vector<BindingGroup> out;
+    for (const auto& g : groups)
+      if (g.members.size() >= 2) out.push_back({g.members, "fused"});
+    return out;
   }
-
- private:
-  IRModule* mod_;
-  std::map<const VarNode*, int> uses_;
 };
 
 }  // namespace

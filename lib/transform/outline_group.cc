@@ -61,4 +61,34 @@ Expr OutlinePrimitive(IRModule* mod, const BindingBlock& block, const std::vecto
   return WithSInfo(MakeCall(MakeGlobalVar(fname), call_args), last->sinfo);
 }
 
+void ReplaceGroupBindings(BindingBlock* block, const std::map<size_t, Expr>& replace_at,
+                          const std::set<size_t>& drop) {
+  std::vector<Binding> out;
+  for (size_t i = 0; i < block->bindings.size(); ++i) {
+    if (drop.count(i)) continue;
+    Binding b = block->bindings[i];
+    if (auto it = replace_at.find(i); it != replace_at.end()) b.value = it->second;
+    out.push_back(b);
+  }
+  block->bindings = std::move(out);
+}
+
+Expr BlockGrouper::VisitExpr_(const FunctionNode* op, const Expr& e) {
+  uses_ = CountVarUses(op->body);
+  return ExprMutator::VisitExpr_(op, e);
+}
+
+BindingBlock BlockGrouper::VisitBindingBlock(const BindingBlock& in) {
+  BindingBlock block = ExprMutator::VisitBindingBlock(in);  // nested Ifs first
+  if (!block.is_dataflow) return block;
+  std::map<size_t, Expr> replace_at;  // last member -> the call of the group
+  std::set<size_t> drop;
+  for (const BindingGroup& g : GroupsOf(block)) {
+    replace_at[g.members.back()] = OutlinePrimitive(mod_, block, g.members, g.name);
+    for (size_t k = 0; k + 1 < g.members.size(); ++k) drop.insert(g.members[k]);
+  }
+  if (!replace_at.empty()) ReplaceGroupBindings(&block, replace_at, drop);
+  return block;
+}
+
 }  // namespace relax

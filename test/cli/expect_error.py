@@ -31,13 +31,22 @@ def main():
         failures.append(f"exit code {rc}, expected {args.exit_code}")
     if not proc.stderr.startswith("error: "):
         failures.append("stderr does not start with 'error: '")
-    for rx in args.regex:
-        if not re.search(rx, proc.stderr, re.MULTILINE):
-            failures.append(f"stderr does not match /{rx}/")
+    failures += unmatched(args.regex, proc.stderr, "stderr")
+    return report(failures, f"exit code {rc}, message matched")
+
+
+def unmatched(regexes, text, what):
+    """The failures for the regexes that do not match `text` (named `what`)."""
+    return [f"{what} does not match /{rx}/" for rx in regexes
+            if not re.search(rx, text, re.MULTILINE)]
+
+
+def report(failures, passed):
+    """Prints the failures (or PASS: `passed`); returns the exit code."""
     for f in failures:
         print("FAIL: " + f)
     if not failures:
-        print(f"PASS: exit code {rc}, message matched")
+        print(f"PASS: {passed}")
     return 1 if failures else 0
 
 

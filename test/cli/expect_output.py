@@ -3,9 +3,12 @@
 # (stdout and stderr together) matches every regex. ctest's PASS_REGULAR_EXPRESSION would
 # ignore the exit code.
 import argparse
-import re
+import os
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from expect_error import report, unmatched  # noqa: E402
 
 
 def main():
@@ -25,14 +28,8 @@ def main():
     failures = []
     if proc.returncode != args.exit_code:
         failures.append(f"exit code {proc.returncode}, expected {args.exit_code}")
-    for rx in args.regex:
-        if not re.search(rx, out, re.MULTILINE):
-            failures.append(f"output does not match /{rx}/")
-    for f in failures:
-        print("FAIL: " + f)
-    if not failures:
-        print(f"PASS: exit code {proc.returncode}, output matched")
-    return 1 if failures else 0
+    failures += unmatched(args.regex, out, "output")
+    return report(failures, f"exit code {proc.returncode}, output matched")
 
 
 if __name__ == "__main__":

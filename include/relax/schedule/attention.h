@@ -28,11 +28,11 @@ struct AttentionParts {
   std::vector<PrimExpr> batch_extents;
   Var row, key, col, depth;
   PrimExpr rows, keys, cols, depths;  // extents of row, key, col, depth
-  PrimExpr qk;        // the scores' summand at (batch, row, key, depth)
-  PrimExpr score;     // f: reads `scores` only at [batch, row, key]
-  Buffer scores;      // S
-  PrimExpr value;     // V's element at (batch, key, col)
-  Buffer out;         // O
+  PrimExpr qk;                        // the scores' summand at (batch, row, key, depth)
+  PrimExpr score;                     // f: reads `scores` only at [batch, row, key]
+  Buffer scores;                      // S
+  PrimExpr value;                     // V's element at (batch, key, col)
+  Buffer out;                         // O
 };
 
 /// The parts of `p` when it is exactly the four-stage program above (float32; the softmax's
