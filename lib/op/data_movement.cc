@@ -1001,18 +1001,23 @@ te::Tensor ComputeSplitPart(const CallNode& c, const std::vector<te::Tensor>& in
 // ---- tensor_of_dims(carrier) {dtype, scalar, values, symbolic} --------------------------------
 // A tensor of integer values known at compile time as expressions of symbolic dims (ONNX shape
 // values such as Shape(x)[0] * 3) when the graph needs them as data. `carrier` is a zero-element
-// tensor whose first dims are the symbolic values (a reshape view of an empty constant), so the
-// kernel binds them from its shape; entry k is values[k] when symbolic[k] == 0, else carrier dim
-// values[k]. Output shape (K,), or () when scalar.
+// tensor whose first dims carry the symbolic values (a reshape view of an empty constant), so
+// the kernel binds them from its shape; entry k is, by symbolic[k]: 0 the constant values[k],
+// 1 carrier dim d = values[k], 2 its negation -d, 3 the difference of carrier dims d - d+1 (a
+// value of either sign; dims are never negative). Output shape (K,), or () when scalar.
 StructInfo InferTensorOfDims(const CallNode& c, BlockBuilder&) {
   CheckArity(c, 1);
   const auto& carrier = TensorArg(c, 0);
   const auto& v = GetIntsAttr(c.attrs, "values");
   const auto& sym = GetIntsAttr(c.attrs, "symbolic");
   if (v.size() != sym.size()) RELAX_THROW("op 'relax.tensor_of_dims': values vs symbolic");
-  for (size_t k = 0; k < v.size(); ++k)
-    if (sym[k] && (v[k] < 0 || v[k] + 1 >= carrier.ndim))
-      RELAX_THROW("op 'relax.tensor_of_dims': carrier dim " << v[k] << " out of range");
+  for (size_t k = 0; k < v.size(); ++k) {
+    if (sym[k] < 0 || sym[k] > 3)
+      RELAX_THROW("op 'relax.tensor_of_dims': symbolic kind " << sym[k] << " is not 0..3");
+    const int64_t last = v[k] + (sym[k] == 3 ? 1 : 0);  // the carrier's last dim is its 0
+    if (sym[k] && (v[k] < 0 || last + 1 >= carrier.ndim))
+      RELAX_THROW("op 'relax.tensor_of_dims': carrier dim " << last << " out of range");
+  }
   bool scalar = GetIntAttr(c.attrs, "scalar") != 0;
   if (scalar && v.size() != 1) RELAX_THROW("op 'relax.tensor_of_dims': a scalar holds one value");
   std::vector<PrimExpr> s;
@@ -1025,7 +1030,18 @@ te::Tensor ComputeTensorOfDims(const CallNode& c, const std::vector<te::Tensor>&
   bool scalar = GetIntAttr(c.attrs, "scalar") != 0;
   DataType t = AttrDType(c);
   const auto& cs = in[0]->shape();
-  auto value = [&](size_t k) { return sym[k] ? cs[v[k]] : PrimExpr(v[k]); };
+  auto value = [&](size_t k) {
+    switch (sym[k]) {
+      case 1:
+        return cs[v[k]];
+      case 2:
+        return PrimExpr(0) - cs[v[k]];
+      case 3:
+        return cs[v[k]] - cs[v[k] + 1];
+      default:
+        return PrimExpr(v[k]);
+    }
+  };
   std::vector<PrimExpr> s;
   if (!scalar) s.push_back(PrimExpr(static_cast<int64_t>(v.size())));
   return te::Compute(

@@ -2,8 +2,9 @@
 # relaxc vs onnxruntime (the test venv's pin, 1.32) on the ONNX numerics edge cases where
 # compilers go silently wrong (issue 32): pooling windows that ceil_mode adds, exclusive /
 # reverse CumSum, integer matmuls with zero points, float Range lengths, trigonometric functions
-# of large arguments, fmod of far-apart magnitudes. Each case is written from the operator text;
-# the comment says where onnxruntime departs from the ONNX reference implementation.
+# of large arguments, fmod of far-apart magnitudes; and negative shape values. Each case is
+# written from the operator text; the comment says where onnxruntime departs from the ONNX
+# reference implementation.
 """Usage: edge_cases.py --relaxc RELAXC --work DIR [FAMILY ...] (default: every family)."""
 import os
 import sys
@@ -108,8 +109,38 @@ def math_edge_cases():
          [("a", [9]), ("b", [9])], ["y"], opset=13, gen=lambda r, sh: next(feeds))
 
 
+def shape_value_edge_cases():
+    # Integer values computed from Shape may be negative (only dims may not): Neg(Shape(x)), a
+    # Slice start of -(b // 2), Range(-b, 0, 1); each used to fail at run time ("dim 0 evaluates
+    # to negative size", naming no node). Symbolic b at two sizes.
+    i64 = TensorProto.INT64
+    shapes = [{"x": [6, 4]}, {"x": [3, 4]}]
+    scalar = lambda name, v: (name, np.array(v, np.int64))  # noqa: E731
+    case("shape_value_edge", "Neg_of_Shape",
+         [node("Shape", ["x"], ["s"]), node("Neg", ["s"], ["y"])], [("x", ["b", 4])], ["y"],
+         shapes=shapes, out_types={"y": i64})
+    case("shape_value_edge", "Slice_negative_start_from_Shape",
+         [node("Shape", ["x"], ["s"]), node("Gather", ["s", "zero"], ["b"], axis=0),
+          node("Div", ["b", "two"], ["h"]), node("Neg", ["h"], ["st"]),
+          node("Unsqueeze", ["st", "ax"], ["st1"]), node("Slice", ["x", "st1", "end", "ax"])],
+         [("x", ["b", 4])], ["y"],
+         [scalar("zero", 0), scalar("two", 2), ("ax", np.array([0], np.int64)),
+          ("end", np.array([1000], np.int64))], shapes=shapes)
+    case("shape_value_edge", "Range_from_negative_Shape",
+         [node("Shape", ["x"], ["s"]), node("Gather", ["s", "zero"], ["b"], axis=0),
+          node("Neg", ["b"], ["nb"]), node("Range", ["nb", "z", "one"])],
+         [("x", ["b", 4])], ["y"], [scalar("zero", 0), scalar("z", 0), scalar("one", 1)],
+         shapes=shapes, out_types={"y": i64})
+    # A value of either sign: b - 4 (negative for b = 3, positive for b = 6).
+    case("shape_value_edge", "Shape_minus_constant_either_sign",
+         [node("Shape", ["x"], ["s"]), node("Sub", ["s", "four"], ["y"])], [("x", ["b"])], ["y"],
+         [("four", np.array([4], np.int64))], shapes=[{"x": [6]}, {"x": [3]}],
+         out_types={"y": i64})
+
+
 FAMILIES = {"pool_edge": pool_edge_cases, "scan_edge": scan_edge_cases,
-            "intmm_edge": intmm_edge_cases, "math_edge": math_edge_cases}
+            "intmm_edge": intmm_edge_cases, "math_edge": math_edge_cases,
+            "shape_value_edge": shape_value_edge_cases}
 
 if __name__ == "__main__":
     nn_cases.FAMILIES.clear()

@@ -71,19 +71,33 @@ Expr ImportContext::Tensor(const onnx::NodeProto& node, int i) {
     data.push_back(c);
   }
   if (symbolic) {
-    // Values over symbolic dims: computed at run time from a zero-element view whose dims are
-    // the symbolic values (a negative one is a run-time shape error).
+    // Values over symbolic dims: computed at run time from a zero-element view whose dims
+    // carry the symbolic values. Dims cannot be negative, and shape values can (Neg(Shape(x)),
+    // a Slice start of -(b // 2)): a value the analyzer proves non-negative is carried as is
+    // (kind 1), one it proves non-positive negated (kind 2), any other as the pair
+    // max(e, 0), max(-e, 0) (kind 3: their difference).
     std::vector<PrimExpr> carrier;
     std::vector<int64_t> values, is_sym;
+    arith::Analyzer& an = bb_->analyzer();
     for (const auto& e : *v.ints) {
       int64_t c = 0;
-      bool s = !e.AsInt(&c);
-      if (s) {
+      int64_t kind = 0;
+      if (!e.AsInt(&c)) {
         c = static_cast<int64_t>(carrier.size());
-        carrier.push_back(e);
+        if (an.CanProve(e >= PrimExpr(0))) {
+          kind = 1;
+          carrier.push_back(e);
+        } else if (an.CanProve(e <= PrimExpr(0))) {
+          kind = 2;
+          carrier.push_back(an.Simplify(PrimExpr(0) - e));
+        } else {
+          kind = 3;
+          carrier.push_back(Max(e, PrimExpr(0)));
+          carrier.push_back(Max(PrimExpr(0) - e, PrimExpr(0)));
+        }
       }
       values.push_back(c);
-      is_sym.push_back(s);
+      is_sym.push_back(kind);
     }
     carrier.push_back(0);
     Expr view =
