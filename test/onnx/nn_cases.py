@@ -456,6 +456,21 @@ def attention_cases():
     # No score ops (the query pre-scaled, as in Whisper and ViT exports), many key blocks.
     case("attention", "Attention_plain_long",
          attention_nodes([]), [(n, s) for n, s in qkv(1, 2, 40, 300, 32, 32).items()], ["y"])
+    # Values broadcast over the batch, head and value widths of 1, one query row (a decode step)
+    # at 1 and 200 keys, scores of magnitude 1e6 (every exp but the max underflows).
+    kt = lambda b, h, s, d: ("k", [b, h, s, d])  # noqa: E731
+    case("attention", "Attention_value_batch_broadcast", attention_nodes([]),
+         [("q", [2, 3, 5, 4]), kt(2, 3, 7, 4), ("v", [1, 3, 7, 6])], ["y"])
+    case("attention", "Attention_depth_and_width_1", attention_nodes([]),
+         [("q", [1, 2, 9, 1]), kt(1, 2, 70, 1), ("v", [1, 2, 70, 1])], ["y"])
+    case("attention", "Attention_one_query_row", attention_nodes([("Mul", "scale", {})]),
+         [("q", [1, 4, 1, 16]), ("k", [1, 4, "s", 16]), ("v", [1, 4, "s", 16])], ["y"],
+         [("scale", np.array(0.25, np.float32))],
+         shapes=[{"q": [1, 4, 1, 16], "k": [1, 4, 1, 16], "v": [1, 4, 1, 16]},
+                 {"q": [1, 4, 1, 16], "k": [1, 4, 200, 16], "v": [1, 4, 200, 16]}])
+    case("attention", "Attention_huge_scores", attention_nodes([("Mul", "scale", {})]),
+         [(n, s) for n, s in qkv(1, 1, 33, 65, 8, 8).items()], ["y"],
+         [("scale", np.array(1e6, np.float32))])
 
 
 # ---- errors: clean messages (exit 1), never a crash -----------------------------------------
