@@ -94,7 +94,7 @@ class ActivationRecognizer : public partition::MatchingMutator {
         if (!x || !x->sinfo || !b.var->sinfo || x->sinfo->kind != SIKind::kTensor ||
             x->sinfo->dtype != b.var->sinfo->dtype)
           continue;
-        if ((k == kGeluErf || k == kGeluTanh) && !GeluConstants(m, k == kGeluTanh)) continue;
+        if ((k == kGeluErf || k == kGeluTanh) && !GeluConstants(m)) continue;
         for (const VarNode* v : m.vars) claimed.insert(v);
         if (k == kGeluErf || k == kGeluTanh)
           b.value = WithSInfo(MakeCall(GetOp("relax.nn.gelu"), {x},
@@ -116,7 +116,7 @@ class ActivationRecognizer : public partition::MatchingMutator {
   // The constants of a GELU match, each by its role: the divisor of x inside erf sqrt(2) (or
   // the factor 1/sqrt(2)), the factor inside tanh sqrt(2/pi), the cube's factor 0.044715 and
   // exponent 3, the 1 added, the outer factor 0.5.
-  bool GeluConstants(const Match& m, bool tanh_form) const {
+  bool GeluConstants(const Match& m) const {
     std::map<const VarNode*, std::string> consumer;  // matched var -> the matched op reading it
     for (const VarNode* v : m.vars) {
       const CallNode* c = As<CallNode>(*matcher()->BoundValue(v));
@@ -157,7 +157,6 @@ class ActivationRecognizer : public partition::MatchingMutator {
       if (!std::isnan(want) && (std::isnan(k) || !Near(k, want))) return false;
       if (std::isnan(want) && !std::isnan(k)) return false;  // a constant where none belongs
     }
-    (void)tanh_form;
     return true;
   }
 
