@@ -59,6 +59,11 @@ inline std::string DescribeCall(const CallNode& c) {
   return s + ")";
 }
 
+/// `e` as an int64 expression.
+inline PrimExpr I64(const PrimExpr& e) {
+  return e.dtype() == DataType::Int(64) ? e : Cast(DataType::Int(64), e);
+}
+
 /// NumPy-style broadcast of two symbolic shapes under the shape-equality policy;
 /// `what` (see DescribeCall) prefixes error messages.
 inline std::vector<PrimExpr> BroadcastShapes(const std::vector<PrimExpr>& a,

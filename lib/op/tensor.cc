@@ -19,14 +19,16 @@ StructInfo InferReshape(const CallNode& c, BlockBuilder& bb) {
 }
 }  // namespace
 
-// lib/op/data_movement.cc, lib/op/scatter.cc, lib/op/scan.cc
+// lib/op/data_movement.cc, lib/op/runtime_shape.cc, lib/op/scatter.cc, lib/op/scan.cc
 void RegisterDataMovementOps();
+void RegisterRuntimeShapeOps();
 void RegisterScatterOps();
 void RegisterScanOps();
 void RegisterLayoutOps();  // lib/op/layout.cc
 
 void RegisterTensorOps() {
   RegisterDataMovementOps();
+  RegisterRuntimeShapeOps();
   RegisterScatterOps();
   RegisterScanOps();
   RegisterLayoutOps();
