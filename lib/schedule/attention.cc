@@ -54,14 +54,6 @@ class SerialLoops : public tir::StmtMutator {
 
 tir::Stmt Serial(const tir::Stmt& s) { return SerialLoops().VisitStmt(s); }
 
-arith::Analyzer SizeFacts(const std::vector<PrimExpr>& extents) {
-  arith::Analyzer an;
-  std::vector<Var> vars;
-  for (const auto& e : extents) CollectVars(e, &vars);
-  for (const auto& v : vars) an.Bind(v, 0);
-  return an;
-}
-
 // The batch axes as the stages index them: 0 for an axis of extent 1 (the compute of a
 // broadcasting op reads such a dim at 0, not at its var), else the axis var.
 std::vector<PrimExpr> BatchAt(const AttentionParts& a) {
@@ -154,7 +146,7 @@ std::optional<AttentionParts> MatchAttention(const StageProgram& p) {
     all.insert(all.end(), st->extents.begin(), st->extents.end());
     all.insert(all.end(), st->reduce_extents.begin(), st->reduce_extents.end());
   }
-  arith::Analyzer an = SizeFacts(all);
+  arith::Analyzer an = ExtentAnalyzer(all);
   for (const Stage* st : {&s, &m, &z})
     for (size_t k = 0; k + 1 < n; ++k)
       if (!an.CanProveEqual(st->extents[k], o.extents[k])) return std::nullopt;
@@ -204,7 +196,7 @@ tir::Stmt OnlineSoftmaxAttention(const AttentionParts& a, const AttentionTiles& 
   const PrimExpr zero = FloatImm(0.0, f32);
   std::vector<PrimExpr> sizes = a.batch_extents;
   for (const PrimExpr& e : {a.rows, a.keys, a.cols, a.depths}) sizes.push_back(e);
-  arith::Analyzer an = SizeFacts(sizes);
+  arith::Analyzer an = ExtentAnalyzer(sizes);
 
   // Query blocks: `nrows` rows from i0 = q_blk * br (br: the allocation's rows).
   Var q_blk = MakeVar("q_blk");

@@ -105,10 +105,7 @@ std::optional<TileAxes> DepthwiseTileAxes(const Stage& s) {
 
 int DeinterleaveStridedColumns(std::vector<Stage>* prologue, std::vector<Buffer>* allocs,
                                Stage* anchor, const Var& col) {
-  arith::Analyzer an;
-  std::vector<Var> vars;
-  for (const auto& e : anchor->extents) CollectVars(e, &vars);
-  for (const auto& v : vars) an.Bind(v, 0);
+  arith::Analyzer an = ExtentAnalyzer(anchor->extents);
   int split = 0;
   for (size_t k = 0; k < prologue->size(); ++k) {
     Stage& p = (*prologue)[k];

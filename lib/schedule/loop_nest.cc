@@ -10,19 +10,6 @@
 
 namespace relax::schedule {
 
-namespace {
-
-// Facts for simplifying loop extents: every var of an extent is a size (>= 0).
-arith::Analyzer ExtentAnalyzer(const std::vector<PrimExpr>& exprs) {
-  arith::Analyzer an;
-  std::vector<Var> vars;
-  for (const auto& e : exprs) CollectVars(e, &vars);
-  for (const auto& v : vars) an.Bind(v, 0);
-  return an;
-}
-
-}  // namespace
-
 LoopNest::LoopNest(Stage stage) : stage_(std::move(stage)) {
   auto add = [&](const Var& v, const PrimExpr& extent, tir::IterKind iter) {
     Loop l;

@@ -38,12 +38,9 @@ class LoadAxes : public tir::ExprVisitor {
 };
 
 arith::Analyzer SizeAnalyzer(const Stage& s) {
-  arith::Analyzer an;
-  std::vector<Var> vars;
-  for (const auto& e : s.extents) CollectVars(e, &vars);
-  for (const auto& e : s.reduce_extents) CollectVars(e, &vars);
-  for (const auto& v : vars) an.Bind(v, 0);
-  return an;
+  std::vector<PrimExpr> extents = s.extents;
+  extents.insert(extents.end(), s.reduce_extents.begin(), s.reduce_extents.end());
+  return ExtentAnalyzer(extents);
 }
 
 // `e` with every load structurally equal to `from` replaced by `to`.

@@ -227,6 +227,14 @@ PrimExpr ExtentProductOf(const std::vector<PrimExpr>& extents) {
   return an.Simplify(p);
 }
 
+arith::Analyzer ExtentAnalyzer(const std::vector<PrimExpr>& extents) {
+  arith::Analyzer an;
+  std::vector<Var> vars;
+  for (const auto& e : extents) CollectVars(e, &vars);
+  for (const auto& v : vars) an.Bind(v, 0);
+  return an;
+}
+
 tir::Stmt LetUnflattened(const std::vector<Var>& vars, const std::vector<PrimExpr>& extents,
                          const PrimExpr& lin, tir::Stmt body) {
   PrimExpr stride(1);

@@ -24,13 +24,9 @@ const CallNode* OpCall(const Expr& value, const char* name = nullptr) {
   return c;
 }
 
+// Both are tensors with the same known shape and dtype.
 bool SameShape(const StructInfo& a, const StructInfo& b) {
-  if (!a || !b || a->kind != SIKind::kTensor || b->kind != SIKind::kTensor) return false;
-  if (a->dtype != b->dtype || !a->values || !b->values || a->values->size() != b->values->size())
-    return false;
-  for (size_t i = 0; i < a->values->size(); ++i)
-    if (!ExprDeepEqual((*a->values)[i], (*b->values)[i])) return false;
-  return true;
+  return a && b && a->kind == SIKind::kTensor && a->values && StructInfoEqual(a, b);
 }
 
 class AttentionFuser : public BlockGrouper {

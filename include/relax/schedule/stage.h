@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "relax/arith/analyzer.h"
 #include "relax/ir/tir.h"
 
 namespace relax::schedule {
@@ -75,6 +76,10 @@ class StageVarNamer {
  private:
   std::set<std::string> taken_;
 };
+
+/// An analyzer that knows every var of `extents` is a size (>= 0), for simplifying and proving
+/// facts about loop extents.
+arith::Analyzer ExtentAnalyzer(const std::vector<PrimExpr>& extents);
 
 /// True if variable `v` occurs in `e` (load indices included).
 bool UsesVar(const PrimExpr& e, const Var& v);
