@@ -4,6 +4,7 @@
 #ifndef RELAX_LIB_OP_WINDOW_H_
 #define RELAX_LIB_OP_WINDOW_H_
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -28,7 +29,16 @@ inline int SpatialRank(const CallNode& c) {
 //               min(ceil(...) + 1, floor((in + pad_begin - 1) / s) + 1).
 inline PrimExpr WindowOut(const PrimExpr& in, int64_t pad_begin, int64_t pad_end, int64_t k,
                           int64_t s, int64_t d, bool ceil_mode) {
-  int64_t extra = pad_begin + pad_end - d * (k - 1) - 1 + (ceil_mode ? s - 1 : 0);
+  // In 128 bits: attributes near INT64_MAX (a dilation times a kernel size) overflow int64.
+  const __int128 wide = static_cast<__int128>(pad_begin) + pad_end -
+                        static_cast<__int128>(d) * (static_cast<__int128>(k) - 1) - 1 +
+                        (ceil_mode ? static_cast<__int128>(s) - 1 : 0);
+  if (wide > std::numeric_limits<int64_t>::max() || wide < std::numeric_limits<int64_t>::min() ||
+      pad_begin == std::numeric_limits<int64_t>::min())
+    RELAX_THROW("window of kernel " << k << ", dilation " << d << ", stride " << s
+                                    << " and pads " << pad_begin << ", " << pad_end
+                                    << " is too large");
+  const int64_t extra = static_cast<int64_t>(wide);
   PrimExpr out = FloorDiv(in + PrimExpr(extra), PrimExpr(s)) + PrimExpr(1);
   if (!ceil_mode) return out;
   return Min(out, FloorDiv(in + PrimExpr(pad_begin - 1), PrimExpr(s)) + PrimExpr(1));
