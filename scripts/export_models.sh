@@ -9,8 +9,19 @@ source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 cd "${RELAX_ROOT}"
 log() { echo "[export] $*"; }
 
+# Under CI (CI=true) the export venv is removed once the models are exported (it is only the tool
+# that writes them; ~5.5 GB, most of it torch's CUDA libraries) and pip keeps no wheel cache for
+# it: a CI machine's disk is the tests'. RELAX_KEEP_EXPORT_VENV=1 keeps it; locally it is kept.
+KEEP_VENV="${RELAX_KEEP_EXPORT_VENV:-$([[ "${CI:-}" == "true" ]] && echo 0 || echo 1)}"
+drop_venv() {
+  if [[ "${KEEP_VENV}" != "1" && -d "${RELAX_EXPORT_VENV}" ]]; then
+    log "removing the export venv ${RELAX_EXPORT_VENV} (CI; RELAX_KEEP_EXPORT_VENV=1 keeps it)"
+    rm -rf "${RELAX_EXPORT_VENV}"
+  fi
+}
 if [[ -f "${RELAX_EXPORT_DIR}/.export-done" ]]; then
   log "export cache complete: ${RELAX_EXPORT_DIR}"
+  drop_venv
   exit 0
 fi
 MINILM_DIR=""
@@ -30,7 +41,9 @@ if [[ ! -f "${STAMP}" ]]; then
   rm -rf "${RELAX_EXPORT_VENV}"
   python3 -m venv "${RELAX_EXPORT_VENV}"
   # pip's own wheel cache (~/.cache/pip or PIP_CACHE_DIR), not ours: torch's wheels are large.
-  "${RELAX_EXPORT_VENV}/bin/python" -m pip --disable-pip-version-check install -q \
+  nocache=()
+  [[ "${KEEP_VENV}" == "1" ]] || nocache=(--no-cache-dir)
+  "${RELAX_EXPORT_VENV}/bin/python" -m pip --disable-pip-version-check install -q "${nocache[@]}" \
     -r scripts/requirements-export.txt
   date -u +%FT%TZ > "${STAMP}"
   log "export venv ready in $((SECONDS - t0)) s"
@@ -47,3 +60,4 @@ rm -rf "${RELAX_EXPORT_DIR}"
 mv "${tmp}" "${RELAX_EXPORT_DIR}"
 trap - EXIT
 log "exported in $((SECONDS - t1)) s: ${RELAX_EXPORT_DIR} ($(du -sh "${RELAX_EXPORT_DIR}" | cut -f1))"
+drop_venv

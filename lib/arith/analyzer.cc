@@ -3,6 +3,7 @@
 #include "relax/arith/analyzer.h"
 
 #include <algorithm>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -338,7 +339,35 @@ class Canonicalizer {
       }
       return is_div ? AddP(q, rest) : rest;
     }
+    // A symbolic divisor that divides the dividend exactly: floordiv(Q*R, Q) == R and
+    // floormod(Q*R, Q) == 0 (Q != 0, or the division is undefined anyway). Reshape's -1 over
+    // symbolic dims gives such quotients: (batch*4*9) / (batch*36).
+    if (Poly quot; ExactQuotient(pa, pb, &quot)) return is_div ? quot : Poly{};
     return AtomP(Raw(n->kind, FromPoly(pa, t), FromPoly(pb, t)));
+  }
+
+  // Whether b divides a exactly as polynomials (b one monomial c*M dividing every term of a,
+  // or a a constant multiple of b); the quotient in *q.
+  static bool ExactQuotient(const Poly& a, const Poly& b, Poly* q) {
+    if (b.empty() || a.empty()) return false;
+    if (b.size() == 1) {
+      const auto& [mb, cb] = *b.begin();
+      for (const auto& [m, c] : a) {
+        if (FloorModI(c, cb) != 0 || !std::includes(m.begin(), m.end(), mb.begin(), mb.end()))
+          return false;
+        Mono rest;
+        std::set_difference(m.begin(), m.end(), mb.begin(), mb.end(), std::back_inserter(rest));
+        AddTerm(q, rest, FloorDivI(c, cb));
+      }
+      return true;
+    }
+    const auto& [m0, c0] = *b.begin();
+    auto it = a.find(m0);
+    if (it == a.end() || FloorModI(it->second, c0) != 0) return false;
+    int64_t k = FloorDivI(it->second, c0);
+    if (!AddP(a, b, -k).empty()) return false;
+    *q = ConstP(k);
+    return true;
   }
 
   Poly MinMax(const tir::BinaryOpNode* n, DataType t) {

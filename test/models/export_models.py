@@ -34,6 +34,9 @@ OPSETS = {
     "resnet50": 17, "mobilenet_v3_small": 17, "efficientnet_b1": 17, "regnet_x_400mf": 17,
     "shufflenet_v2_x0_5": 17, "convnext_small": 17, "swin_v2_t": 17, "lraspp_mobilenet_v3_large": 17,
     "yolo_style_detector": 17, "distilbert": 17, "whisper_tiny_encoder": 17, "gru_classifier": 17,
+    # Issue 32's compatibility cases: a torch nn.TransformerEncoder at opset 14 and a CRNN whose
+    # graph output is declared with a rank inference disagrees with.
+    "transformer_encoder": 14, "crnn_misdeclared_output": 17,
 }
 # torchvision classifiers exported by vision(): 224x224, dynamic batch.
 VISION = ("resnet18", "mobilenet_v2", "efficientnet_b0", "squeezenet1_1", "vit_b_16", "resnet50",
@@ -298,6 +301,77 @@ def gru_classifier():
     return GruClassifier().eval(), (torch.randint(0, 1000, (2, 9)),), ["tokens"], ["logits"], dyn, spec
 
 
+def transformer_encoder():
+    """torch.nn.TransformerEncoder (batch_first, 2 layers of d_model 256, 4 heads) with a key
+    padding mask. torch 2.5.1's TorchScript exporter bakes nn.MultiheadAttention's query length
+    (the `q.view(tgt_len, ...)` reshapes get the traced length 9 as a constant; onnxruntime refuses
+    any other length too), so the sizes vary the batch at the traced sequence length; the mask's
+    reshapes keep their symbolic form (a -1 over batch*heads dims)."""
+    import torch
+    torch.manual_seed(SEED)
+
+    class Encoder(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            layer = torch.nn.TransformerEncoderLayer(256, 4, dim_feedforward=512, dropout=0.0,
+                                                     batch_first=True)
+            self.enc = torch.nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+
+        def forward(self, src, pad_mask):
+            return self.enc(src, src_key_padding_mask=pad_mask)
+
+    spec = {"inputs": {"src": {"shape": ["batch", "sequence", 256], "dtype": "float32"},
+                       "pad_mask": {"shape": ["batch", "sequence"], "dtype": "bool", "range": "pad_mask"}},
+            "outputs": ["encoded"], "sizes": [{"batch": 1, "sequence": 9}, {"batch": 3, "sequence": 9}]}
+    mask = torch.zeros(2, 9, dtype=torch.bool)
+    mask[1, 6:] = True
+    dyn = {n: {0: "batch", 1: "sequence"} for n in ("src", "pad_mask", "encoded")}
+    return Encoder(), (torch.randn(2, 9, 256), mask), ["src", "pad_mask"], ["encoded"], dyn, spec
+
+
+def crnn_misdeclared_output():
+    """A small CRNN text recogniser (two conv + pool stages, the columns as a sequence, a linear
+    head, log-softmax) -> [time, batch, 37]; the file then declares the output with rank 2
+    ([time, 37]) as a trained captcha CRNN does. onnxruntime trusts inference and runs it."""
+    import torch
+    torch.manual_seed(SEED)
+
+    class Crnn(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.convs = torch.nn.Sequential(
+                torch.nn.Conv2d(1, 16, 3, padding=1), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
+                torch.nn.Conv2d(16, 32, 3, padding=1), torch.nn.ReLU(), torch.nn.MaxPool2d(2))
+            self.head = torch.nn.Linear(32 * 8, 37)
+
+        def forward(self, image):
+            f = self.convs(image)                       # [batch, 32, 8, width / 4]
+            f = f.flatten(1, 2).permute(2, 0, 1)        # [time, batch, 256]
+            return torch.log_softmax(self.head(f), -1)  # [time, batch, 37]
+
+    spec = {"inputs": {"image": {"shape": ["batch", 1, 32, "width"], "dtype": "float32"}},
+            "outputs": ["log_probs"], "sizes": [{"batch": 1, "width": 96}, {"batch": 2, "width": 160}],
+            "declare_outputs": {"log_probs": ["time", 37]}}
+    dyn = {"image": {0: "batch", 3: "width"}, "log_probs": {0: "time", 1: "batch"}}
+    return Crnn(), (torch.randn(2, 1, 32, 128),), ["image"], ["log_probs"], dyn, spec
+
+
+def declare_outputs(path, shapes):
+    """Rewrites the declared shapes of graph outputs {name: [dim or dim name]} in the file."""
+    import onnx
+    m = onnx.load(path)
+    for o in m.graph.output:
+        if o.name in shapes:
+            dims = o.type.tensor_type.shape.dim
+            del dims[:]
+            for d in shapes[o.name]:
+                if isinstance(d, str):
+                    dims.add().dim_param = d
+                else:
+                    dims.add().dim_value = d
+    onnx.save(m, path)
+
+
 def all_minilm_l6_v2(minilm_dir):
     import torch
     from transformers import BertConfig, BertModel
@@ -375,6 +449,8 @@ def export_one(name, out_dir, minilm_dir):
     torch.onnx.export(model, args, path, input_names=in_names, output_names=out_names,
                       dynamic_axes=dyn, opset_version=OPSETS[name], do_constant_folding=True,
                       dynamo=False)
+    if "declare_outputs" in spec:
+        declare_outputs(path, spec["declare_outputs"])
     check(path, model, spec, in_names, out_names)
     spec.update(file=name + ".onnx", opset=OPSETS[name], export_s=round(time.monotonic() - t0, 1))
     log(f"{name}: opset {OPSETS[name]}, {os.path.getsize(path) / 1e6:.1f} MB, {spec['export_s']} s")

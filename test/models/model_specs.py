@@ -5,8 +5,9 @@
 A spec is a dict:
   file     path of the .onnx
   source   "wheel" (trained, from a PyPI wheel in the core venv) or "export" (the export cache)
-  inputs   {name: {"shape": [int | dim name], "dtype": "float32"|"int64",
-                   "range": [lo, hi) for integer ids, "mask" for an attention mask,
+  inputs   {name: {"shape": [int | dim name], "dtype": "float32"|"int64"|"bool",
+                   "range": [lo, hi) for integer ids, "mask" for an attention mask (int64, 1 on
+                   tokens), "pad_mask" for a key padding mask (bool, True on padding),
                    "value": dim name for an int64 scalar taken from the size (e.g. sr),
                    "scale": float for random float inputs (default 1)}}
   sizes    [{dim name: int}], two per dynamic axis; every size runs the ONE compiled artifact
@@ -105,6 +106,11 @@ def make_inputs(spec, size, seed):
             feeds[name] = np.array(size[s["value"]], np.int64).reshape(shape)
         elif s["dtype"] == "float32":
             feeds[name] = (rng.standard_normal(shape) * s.get("scale", 1.0)).astype(np.float32)
+        elif rg == "pad_mask":  # bool, True on padding: batch row b pads its last b tokens
+            m = np.zeros(shape, bool)
+            for b in range(shape[0]):
+                m[b, max(1, shape[1] - b):] = True
+            feeds[name] = m
         elif rg == "mask":
             m = np.ones(shape, np.int64)
             for b in range(shape[0]):  # batch row b keeps its first (len - b) tokens

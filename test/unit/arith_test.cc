@@ -73,6 +73,12 @@ TEST_F(ArithTest, ProvesTrueIdentities) {
        Eq(FloorDiv(FloorDiv(n + 1, 2) + 1, 2), FloorDiv(FloorDiv(n + 1, 2) + 1, 2))},
       {"n >= 0 && m >= 0", n >= 0 && m >= 0},
       {"n < 0 || n >= 0", n < 0 || n >= 0},
+      // Symbolic divisors that divide exactly (Reshape's -1 over symbolic dims).
+      {"(b*4*9)//(b*36) == 1", Eq(FloorDiv(b * 4 * 9, b * 36), 1)},
+      {"(b*s*256)//(b*256) == s", Eq(FloorDiv(b * s * 256, b * 256), s)},
+      {"(b*s*6)%(s*3) == 0", Eq(FloorMod(b * s * 6, s * 3), 0)},
+      {"(2n+2m)//(n+m) == 2", Eq(FloorDiv(n * 2 + m * 2, n + m), 2)},
+      {"(x*m)//(-m) == -x", Eq(FloorDiv(x * m, m * -1), x * -1)},
   };
   for (const auto& [desc, cond] : cases) EXPECT_TRUE(an.CanProve(cond)) << desc;
   EXPECT_GE(cases.size(), 40u);
@@ -98,6 +104,8 @@ TEST_F(ArithTest, RefusesFalseOrUndecidable) {
        Eq(FloorDiv(FloorDiv(n + 15, 16) + 1, 2) * 2, FloorDiv(n + 15, 16))},
       {"n != m", Ne(n, m)},
       {"x*x > 0", x * x > 0},
+      {"(b*s+1)//(b*s) == 1 (not exact)", Eq(FloorDiv(b * s + 1, b * s), 1)},
+      {"(b*s*6)//(b*4) == s (coefficients do not divide)", Eq(FloorDiv(b * s * 6, b * 4), s)},
   };
   for (const auto& [desc, cond] : cases) EXPECT_FALSE(an.CanProve(cond)) << desc;
   EXPECT_GE(cases.size(), 15u);
