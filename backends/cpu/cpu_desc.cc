@@ -49,6 +49,13 @@ const CpuDesc& DescribeCpu(const std::string& mcpu) {
     d->name = codegen::HostCpuName(mcpu);
     d->vector_bits = codegen::HostVectorBits(mcpu);
     d->vector_registers = d->vector_bits >= 512 ? 32 : 16;
+    static const char* kDualFma512[] = {"skylake-avx512", "cascadelake",     "cooperlake",
+                                        "icelake-server", "sapphirerapids",  "emeraldrapids",
+                                        "graniterapids",  "graniterapids-d", "diamondrapids"};
+    for (const char* n : kDualFma512) d->dual_fma512 |= d->vector_bits >= 512 && d->name == n;
+    // A virtual machine may report another model name (a Sapphire Rapids guest that LLVM
+    // names "rocketlake"): AMX exists only on the server cores with two 512-bit FMA pipes.
+    d->dual_fma512 |= d->vector_bits >= 512 && codegen::HostCpuHasFeature(mcpu, "amx-tile");
     if (mcpu == "native")
       if (int64_t l2 = HostL2Bytes(); l2 > 0) d->l2_bytes = l2;
     slot = std::move(d);
@@ -65,6 +72,7 @@ int64_t VectorsPerRow(const CpuDesc& cpu, int64_t cols) {
 }  // namespace
 
 TuningParams DefaultRegisterTile(const CpuDesc& cpu) {
+  if (cpu.dual_fma512) return {{"tile_cols", 2 * cpu.f32_lanes()}, {"tile_rows", 12}};
   const int64_t cols = cpu.f32_lanes() >= 8 ? 16 : 2 * cpu.f32_lanes();
   const int64_t rows = std::min<int64_t>(CpuDesc::kFmaChains,
                                          cpu.accumulator_registers() / VectorsPerRow(cpu, cols));

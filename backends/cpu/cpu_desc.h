@@ -19,6 +19,10 @@ struct CpuDesc {
   /// Per-core L2 bytes: the host's (sysfs) for "native", else 1 MiB (Zen 4/5; Intel server
   /// cores have 2 MiB), so a cross-compile never depends on the build machine's caches.
   int64_t l2_bytes = int64_t{1} << 20;
+  /// Whether the core has two full-width 512-bit FMA pipes (Intel's AVX-512 server cores,
+  /// Skylake-SP to Granite Rapids). Zen 4 executes 512-bit FMAs as two 256-bit halves on its
+  /// 256-bit pipes: the same peak as AVX2, so a one-vector tile row is enough there.
+  bool dual_fma512 = false;
   int f32_lanes() const { return vector_bits / 32; }
   /// Vector registers a register tile may hold as accumulators: the rest hold the column
   /// operand's vectors (up to two) and the broadcast row scalar, with one spare.
@@ -34,7 +38,9 @@ const CpuDesc& DescribeCpu(const std::string& mcpu);
 
 /// The default register tile of a matmul/conv on `cpu`: 16 columns (one zmm, two ymm; 8 with
 /// SSE) by as many rows as give kFmaChains accumulation chains within the accumulator
-/// registers (AVX-512: 8 x 16; AVX2: 6 x 16).
+/// registers (AVX-512: 8 x 16; AVX2: 6 x 16). With two 512-bit FMA pipes (dual_fma512) the
+/// loads per FMA decide: 12 x 32 (24 accumulators; 14 loads per 24 FMAs, where 8 x 16 needs
+/// 9 per 8).
 TuningParams DefaultRegisterTile(const CpuDesc& cpu);
 
 /// The register tiles worth measuring on `cpu` (`relaxc tune`), the default first: 4 to 12

@@ -88,20 +88,21 @@ void ValidateHostCpu(const std::string& mcpu) {
   }
 }
 
-int HostVectorBits(const std::string& mcpu) {
+bool HostCpuHasFeature(const std::string& mcpu, const std::string& feature) {
   ValidateHostCpu(mcpu);
-  auto has = [&](const char* f) {
-    if (mcpu == "native") {
-      llvm::StringMap<bool> host = llvm::sys::getHostCPUFeatures();
-      auto it = host.find(f);
-      return it != host.end() && it->second;
-    }
-    llvm::Triple triple;
-    const llvm::Target* lt = HostLLVMTarget(&triple);
-    std::unique_ptr<llvm::MCSubtargetInfo> cpu(lt->createMCSubtargetInfo(triple, mcpu, ""));
-    return cpu->checkFeatures(std::string("+") + f);
-  };
-  return has("avx512f") ? 512 : has("avx2") ? 256 : 128;
+  if (mcpu == "native") {
+    llvm::StringMap<bool> host = llvm::sys::getHostCPUFeatures();
+    auto it = host.find(feature);
+    return it != host.end() && it->second;
+  }
+  llvm::Triple triple;
+  const llvm::Target* lt = HostLLVMTarget(&triple);
+  std::unique_ptr<llvm::MCSubtargetInfo> cpu(lt->createMCSubtargetInfo(triple, mcpu, ""));
+  return cpu->checkFeatures("+" + feature);
+}
+
+int HostVectorBits(const std::string& mcpu) {
+  return HostCpuHasFeature(mcpu, "avx512f") ? 512 : HostCpuHasFeature(mcpu, "avx2") ? 256 : 128;
 }
 
 std::string HostCpuName(const std::string& mcpu) {

@@ -163,14 +163,19 @@ class Emitter : public tir::StmtFunctor<void>, public tir::ExprFunctor<mlir::Val
   std::map<const PrimExprNode*, mlir::Value> vars_;
   std::map<const BufferNode*, mlir::Value> bufs_;
   // ---- f32 exp/tanh/erf/sigmoid as arith ops on the CPU (tir_math_to_mlir.cc) ----
-  /// Each takes and returns an f32 value; computed in f64, rounded once (about 0.5 ulp).
+  /// Each takes and returns an f32 value or vector (lane-wise); see tir_math_to_mlir.cc.
   mlir::Value ExpF32(mlir::Value x);
   mlir::Value TanhF32(mlir::Value x);
   mlir::Value ErfF32(mlir::Value x);
   mlir::Value SigmoidF32(mlir::Value x);
+  /// Whether `c` is an f32 exp/tanh/erf the explicit vector code computes lane-wise.
+  bool IsLaneMath(const tir::CallNode* c) const;
   /// e^x of an f64 value (relative error about 1e-14 where the f32 result is finite).
   mlir::Value Exp64(mlir::Value x);
-  mlir::Value F64Const(double v);
+  /// `elem`, or a vector of `elem` of x's shape when x is a vector.
+  mlir::Type LikeType(mlir::Value x, mlir::Type elem);
+  /// The constant `v` of type LikeType(x, elem) (a splat for a vector x).
+  mlir::Value ConstLike(mlir::Value x, mlir::Type elem, double v);
   /// The x of `1 / (1 + exp(0 - x))` (f32), as the sigmoid is legalized; null otherwise.
   PrimExpr SigmoidOperand(const tir::BinaryOpNode* div);
 

@@ -1,9 +1,10 @@
 // TIR -> MLIR bridge, f32 transcendental functions on the CPU: exp, tanh, erf and the sigmoid
 // as arith ops, so that a vectorized loop stays vectorized (a libm call per element would keep
-// LLVM's vectorizer from widening the loop). exp and erf are computed in f32 (about 1 ulp);
-// tanh and the sigmoid in f64, rounded to f32 once (about 0.5 ulp). See docs/design.md ("f32
-// exp, tanh, erf and the sigmoid are arith code on the CPU"); checked by
-// test/unit/math_approx_test.cc.
+// LLVM's vectorizer from widening the loop). Each takes a scalar or a vector (the explicit
+// vector code of tir_vector_to_mlir.cc: a matmul's GELU epilogue) and computes lane-wise. exp and
+// erf are computed in f32 (about 1 ulp); tanh and the sigmoid in f64, rounded to f32 once (about
+// 0.5 ulp). See docs/design.md ("f32 exp, tanh, erf and the sigmoid are arith code on the CPU");
+// checked by test/unit/math_approx_test.cc.
 #include <mlir/Dialect/Arith/IR/Arith.h>
 #include <mlir/Dialect/Math/IR/Math.h>
 
@@ -16,8 +17,28 @@ namespace relax::codegen {
 using mlir::Value;
 using namespace mlir::arith;  // NOLINT: the op names read as the dialect's
 
-Value Emitter::F64Const(double v) {
-  return ConstantFloatOp::create(b_, loc_, b_.getF64Type(), llvm::APFloat(v));
+mlir::Type Emitter::LikeType(Value x, mlir::Type elem) {
+  if (auto vt = mlir::dyn_cast<mlir::VectorType>(x.getType()))
+    return mlir::VectorType::get(vt.getShape(), elem);
+  return elem;
+}
+
+Value Emitter::ConstLike(Value x, mlir::Type elem, double v) {
+  mlir::Type t = LikeType(x, elem);
+  if (mlir::isa<mlir::IntegerType>(elem)) {
+    auto a = b_.getIntegerAttr(elem, static_cast<int64_t>(v));
+    if (t == elem) return ConstantOp::create(b_, loc_, elem, a);
+    return ConstantOp::create(b_, loc_, t,
+                              mlir::SplatElementsAttr::get(mlir::cast<mlir::ShapedType>(t), a));
+  }
+  llvm::APFloat f(v);
+  bool lost = false;
+  f.convert(mlir::cast<mlir::FloatType>(elem).getFloatSemantics(),
+            llvm::APFloat::rmNearestTiesToEven, &lost);
+  auto a = b_.getFloatAttr(elem, f);
+  if (t == elem) return ConstantOp::create(b_, loc_, elem, a);
+  return ConstantOp::create(b_, loc_, t,
+                            mlir::SplatElementsAttr::get(mlir::cast<mlir::ShapedType>(t), a));
 }
 
 // e^x for f64 x, accurate to about 1e-14 relative; x is clamped to [-708, 709], where 2^k is
@@ -25,8 +46,9 @@ Value Emitter::F64Const(double v) {
 // x = k ln2 + r with k = round(x / ln2), |r| <= ln2 / 2; e^r by its Taylor polynomial of degree
 // 11 (the first neglected term is below 1e-14), times 2^k built from its exponent bits.
 Value Emitter::Exp64(Value x) {
-  auto f64 = b_.getF64Type();
-  auto i64 = b_.getI64Type();
+  auto f64 = LikeType(x, b_.getF64Type());
+  auto i64 = LikeType(x, b_.getI64Type());
+  auto F64Const = [&](double v) { return ConstLike(x, b_.getF64Type(), v); };
   Value hi = F64Const(709.0), lo = F64Const(-708.0);
   x = SelectOp::create(b_, loc_, CmpFOp::create(b_, loc_, CmpFPredicate::OGT, x, hi), hi, x);
   x = SelectOp::create(b_, loc_, CmpFOp::create(b_, loc_, CmpFPredicate::OLT, x, lo), lo, x);
@@ -45,9 +67,9 @@ Value Emitter::Exp64(Value x) {
     p = AddFOp::create(b_, loc_, MulFOp::create(b_, loc_, p, r), F64Const(inv_fact));
   }
   Value ki = FPToSIOp::create(b_, loc_, i64, k);
-  Value bits = ShLIOp::create(
-      b_, loc_, AddIOp::create(b_, loc_, ki, ConstantIntOp::create(b_, loc_, i64, 1023)),
-      ConstantIntOp::create(b_, loc_, i64, 52));
+  Value bits =
+      ShLIOp::create(b_, loc_, AddIOp::create(b_, loc_, ki, ConstLike(x, b_.getI64Type(), 1023)),
+                     ConstLike(x, b_.getI64Type(), 52));
   Value scale = BitcastOp::create(b_, loc_, f64, bits);
   return MulFOp::create(b_, loc_, p, scale);
 }
@@ -60,10 +82,10 @@ Value Emitter::Exp64(Value x) {
 // normal f32, so results that overflow become inf and subnormal results are rounded once.
 // x is clamped to [-104, 89] (e^x is 0 or inf in f32 beyond); NaN stays NaN.
 Value Emitter::ExpF32(Value x) {
-  auto f32 = b_.getF32Type();
-  auto i32 = b_.getI32Type();
-  auto c = [&](float v) { return ConstantFloatOp::create(b_, loc_, f32, llvm::APFloat(v)); };
-  auto ci = [&](int32_t v) { return ConstantIntOp::create(b_, loc_, i32, v); };
+  auto f32 = LikeType(x, b_.getF32Type());
+  auto i32 = LikeType(x, b_.getI32Type());
+  auto c = [&](float v) { return ConstLike(x, b_.getF32Type(), v); };
+  auto ci = [&](int32_t v) { return ConstLike(x, b_.getI32Type(), v); };
   Value hi = c(89.0f), lo = c(-104.0f);
   Value is_num = CmpFOp::create(b_, loc_, CmpFPredicate::ORD, x, x);
   Value xc = SelectOp::create(b_, loc_, CmpFOp::create(b_, loc_, CmpFPredicate::OGT, x, hi), hi, x);
@@ -92,17 +114,18 @@ Value Emitter::ExpF32(Value x) {
 // 1 / (1 + e^-x), the sigmoid as lib/op/elementwise.cc spells it; in f32 steps its error
 // reaches 2.5 ulp even with a correctly rounded exp, in f64 it is rounded once.
 Value Emitter::SigmoidF32(Value x) {
-  Value y = ExtFOp::create(b_, loc_, b_.getF64Type(), x);
+  Value y = ExtFOp::create(b_, loc_, LikeType(x, b_.getF64Type()), x);
   Value e = Exp64(NegFOp::create(b_, loc_, y));
-  Value one = F64Const(1.0);
+  Value one = ConstLike(x, b_.getF64Type(), 1.0);
   Value s = DivFOp::create(b_, loc_, one, AddFOp::create(b_, loc_, one, e));
-  return TruncFOp::create(b_, loc_, b_.getF32Type(), s);
+  return TruncFOp::create(b_, loc_, LikeType(x, b_.getF32Type()), s);
 }
 
 // tanh |x| = 1 - 2 / (e^{2|x|} + 1), and for |x| < 0.01 (where that form cancels) its Taylor
 // polynomial |x| - |x|^3/3 + 2|x|^5/15; the sign of x put back.
 Value Emitter::TanhF32(Value x) {
-  Value y = ExtFOp::create(b_, loc_, b_.getF64Type(), x);
+  auto F64Const = [&](double v) { return ConstLike(x, b_.getF64Type(), v); };
+  Value y = ExtFOp::create(b_, loc_, LikeType(x, b_.getF64Type()), x);
   Value a = mlir::math::AbsFOp::create(b_, loc_, y);
   Value one = F64Const(1.0), two = F64Const(2.0);
   Value e = Exp64(MulFOp::create(b_, loc_, two, a));
@@ -116,7 +139,7 @@ Value Emitter::TanhF32(Value x) {
   Value small = CmpFOp::create(b_, loc_, CmpFPredicate::OLT, a, F64Const(0.01));
   Value r = SelectOp::create(b_, loc_, small, poly, big);
   r = mlir::math::CopySignOp::create(b_, loc_, r, y);
-  return TruncFOp::create(b_, loc_, b_.getF32Type(), r);
+  return TruncFOp::create(b_, loc_, LikeType(x, b_.getF32Type()), r);
 }
 
 // erf in f32 arithmetic (within 4 ulp; about 1.5 measured, test/unit/math_approx_test.cc):
@@ -128,10 +151,7 @@ Value Emitter::TanhF32(Value x) {
 //    |x| clamped to 4, where erfc(4) = 1.5e-8 already rounds erf to 1.
 // The sign is put back; NaN stays NaN.
 Value Emitter::ErfF32(Value x) {
-  auto f32 = b_.getF32Type();
-  auto c = [&](double v) {
-    return ConstantFloatOp::create(b_, loc_, f32, llvm::APFloat(static_cast<float>(v)));
-  };
+  auto c = [&](double v) { return ConstLike(x, b_.getF32Type(), static_cast<float>(v)); };
   static constexpr double kErfcScaled[] = {
       2.155524786e-01,  -1.211887793e-01, 6.469230841e-02,  -3.299029492e-02, 1.614752321e-02,
       -7.610802862e-03, 3.473083623e-03,  -1.553808509e-03, 6.598819851e-04,  -2.412418671e-04,

@@ -92,7 +92,16 @@ bool Emitter::LaneExprSupported(const PrimExpr& e) const {
     return !IsBool(c->value.dtype()) && LaneExprSupported(c->value);
   if (const auto* ld = e.as<tir::BufferLoadNode>())
     return ld->indices.size() == 1 && LaneStep(ld->indices[0]) >= 0;
-  return false;  // calls (math functions), not, ...
+  // f32 exp, tanh and erf: arith code that computes lane-wise (tir_math_to_mlir.cc), so an
+  // activation epilogue (GELU, SiLU, tanh) stays vector code.
+  if (const auto* c = e.as<tir::CallNode>()) return IsLaneMath(c) && LaneExprSupported(c->args[0]);
+  return false;  // other calls, not, ...
+}
+
+bool Emitter::IsLaneMath(const tir::CallNode* c) const {
+  return device_ == GpuFlavor::kNone && c->dtype == DataType::Float(32) && c->args.size() == 1 &&
+         c->args[0].dtype() == DataType::Float(32) &&
+         (c->op == "exp" || c->op == "tanh" || c->op == "erf");
 }
 
 bool Emitter::LaneStmtSupported(const tir::Stmt& s) {
@@ -124,7 +133,14 @@ Value Emitter::LaneExpr(const PrimExpr& e) {
     if (e.get() == lane_loop_) return lane_iota_;
     return lane_values_.at(e.get());
   }
+  if (const auto* c = e.as<tir::CallNode>()) {
+    Value x = Broadcast(LaneExpr(c->args[0]));
+    return c->op == "exp" ? ExpF32(x) : c->op == "tanh" ? TanhF32(x) : ErfF32(x);
+  }
   if (const auto* b = e.as<tir::BinaryOpNode>()) {
+    // The sigmoid as the scalar path computes it (in f64, rounded once), not as exp + divide.
+    if (device_ == GpuFlavor::kNone)
+      if (PrimExpr x = SigmoidOperand(b); x.defined()) return SigmoidF32(Broadcast(LaneExpr(x)));
     if (Value fma = LaneMultiplyAdd(b)) return fma;
     Value x = Broadcast(LaneExpr(b->a)), y = Broadcast(LaneExpr(b->b));
     return EmitBinary(b->kind, b->a.dtype(), x, y);

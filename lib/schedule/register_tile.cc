@@ -111,6 +111,10 @@ tir::Stmt ParallelNest(const std::vector<std::pair<Var, PrimExpr>>& par, tir::St
   Var fused = MakeVar("fused");
   PrimExpr total(1), inner(1);
   for (const auto& p : par) total = an->Simplify(total * p.second);
+  // The fused var's range, so an axis of extent 1 (a batch of one) becomes 0 rather than
+  // floordiv(fused, <the rest>): the vector code generator then sees that an epilogue's
+  // store and load (out[i, j, k] and out[0, j, k]) are the same element.
+  if (int64_t t = 0; total.AsInt(&t) && t > 0) an->Bind(fused, 0, t - 1);
   std::vector<std::pair<Var, PrimExpr>> lets;
   for (size_t k = par.size(); k-- > 0;) {
     PrimExpr v = FloorDiv(fused, inner);

@@ -141,6 +141,22 @@ def pool_cases():
         case("pool", f"AveragePool{k}d_same_upper_s1",
              [node("AveragePool", ["x"], kernel_shape=[3] * k, auto_pad="SAME_UPPER")], sym_in,
              ["y"], opset=19, shapes=shapes)
+        # auto_pad SAME_* with stride > 1 over symbolic dims: the pads depend on each input
+        # extent mod the stride (issue 32), so sizes of every residue run one artifact.
+        same_shapes = shapes + [{"x": [1, 2] + [s + 1 for s in sp]}, {"x": [1, 2] + [s + 2 for s in sp]}]
+        for pad in ("SAME_UPPER", "SAME_LOWER"):
+            tag = pad.lower()
+            case("pool", f"MaxPool{k}d_{tag}_s2", [node("MaxPool", ["x"], kernel_shape=[3] * k,
+                                                        strides=[2] * k, auto_pad=pad)],
+                 sym_in, ["y"], opset=12, shapes=same_shapes)
+            for cip in (0, 1):
+                case("pool", f"AveragePool{k}d_{tag}_s3_cip{cip}",
+                     [node("AveragePool", ["x"], kernel_shape=[2] * k, strides=[3] * k,
+                           auto_pad=pad, count_include_pad=cip)],
+                     sym_in, ["y"], opset=19, shapes=same_shapes)
+            case("pool", f"LpPool{k}d_{tag}_s2", [node("LpPool", ["x"], kernel_shape=[3] * k,
+                                                       strides=[2] * k, auto_pad=pad)],
+                 sym_in, ["y"], opset=18, shapes=same_shapes)
         for order in (0, 1):
             case("pool", f"MaxPool{k}d_indices_order{order}",
                  [node("MaxPool", ["x"], ["y", "i"], kernel_shape=[2] * k, strides=[2] * k,
@@ -171,6 +187,16 @@ def norm_cases():
                                       epsilon=1e-3)],
          [("x", ["n", 6, "h", "w"])], ["y"], [("s", rnd([6])), ("b", rnd([6], 2))], opset=21,
          shapes=[{"x": [2, 6, 3, 4]}, {"x": [1, 6, 5, 2]}])
+    # A symbolic channel count (issue 32): per-group scale (opset 18) and per-channel scale and
+    # bias given as inputs of the same symbolic length (opset 21).
+    case("norm", "GroupNorm18_sym_channels",
+         [node("GroupNormalization", ["x", "s", "b"], num_groups=2)],
+         [("x", ["n", "c", "h", "w"])], ["y"], [("s", rnd([2])), ("b", rnd([2], 2))], opset=18,
+         shapes=[{"x": [2, 4, 3, 3]}, {"x": [1, 6, 2, 5]}])
+    case("norm", "GroupNorm21_sym_channels",
+         [node("GroupNormalization", ["x", "s", "b"], num_groups=3, epsilon=1e-3)],
+         [("x", ["n", "c", "h", "w"]), ("s", ["c"]), ("b", ["c"])], ["y"], opset=21,
+         shapes=[{"x": [2, 6, 3, 4], "s": [6], "b": [6]}, {"x": [1, 9, 5, 2], "s": [9], "b": [9]}])
     for size in (3, 5):  # onnxruntime refuses even sizes
         case("norm", f"LRN_size{size}", [node("LRN", ["x"], size=size, alpha=1e-2, beta=0.6,
                                               bias=2.0)],
@@ -222,6 +248,15 @@ def conv_cases():
         case("conv", f"Conv{k}d_same_lower",
              [node("Conv", ["x", "w"], auto_pad="SAME_LOWER", kernel_shape=[2] * k)], sym_in,
              ["y"], [("w", rnd([3, 4] + [2] * k))], shapes=shapes)
+        # Stride > 1 over symbolic dims: run-time pads (issue 32); every residue mod the stride.
+        same_shapes = shapes + [{"x": [1, 4] + [s + 1 for s in sp]}, {"x": [1, 4] + [s + 3 for s in sp]}]
+        for pad, kern, stride, dil in (("SAME_UPPER", 3, 2, 1), ("SAME_LOWER", 4, 2, 1),
+                                       ("SAME_UPPER", 2, 3, 1), ("SAME_LOWER", 1, 2, 1)):
+            case("conv", f"Conv{k}d_{pad.lower()}_k{kern}_s{stride}_d{dil}",
+                 [node("Conv", ["x", "w", "b"], auto_pad=pad, strides=[stride] * k,
+                       dilations=[dil] * k)],
+                 sym_in, ["y"], [("w", rnd([5, 4] + [kern] * k)), ("b", rnd([5], 2))],
+                 shapes=same_shapes)
         # ConvTranspose
         for groups, stride, pads, opad, dil in ((1, 2, 1, 1, 1), (2, 2, 0, 0, 1), (1, 1, 1, 0, 2),
                                                 (2, 3, 2, 1, 2)):

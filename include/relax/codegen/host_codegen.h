@@ -27,6 +27,8 @@ void ValidateHostCpu(const std::string& mcpu);
 /// 512 with AVX-512F (32 zmm registers), 256 with AVX2 (16 ymm), else 128 (SSE). Used by the
 /// CPU schedule rules to size register tiles. Errors as ValidateHostCpu.
 int HostVectorBits(const std::string& mcpu);
+/// Whether `mcpu` ("native": this host) has the LLVM subtarget feature `feature` ("amx-tile").
+bool HostCpuHasFeature(const std::string& mcpu, const std::string& feature);
 
 /// The LLVM CPU name of `mcpu`: the host's ("znver5", "sapphirerapids") for "native", else
 /// `mcpu` itself. Errors as ValidateHostCpu.

@@ -89,11 +89,30 @@ std::vector<Value> ConvertConv(ImportContext& ctx, const onnx::NodeProto& n) {
   Expr x = ctx.Tensor(n, 0), w = ctx.Tensor(n, 1);
   int k = SpatialRankOf(ctx, n, x);
   std::vector<int64_t> kernel = KernelOf(ctx, n, w, k);
-  Attrs a = WindowAttrs(ctx, n, x, kernel);
+  // auto_pad SAME_* with stride > 1 over a symbolic dim: zero-padded first, pads computed at
+  // run time; the result then gets the extents ceil(in / stride) by a match_cast.
+  const bool runtime_pad = NeedsRuntimeSamePad(n, x, kernel);
+  std::vector<PrimExpr> same_out;
+  if (runtime_pad) {
+    std::vector<uint8_t> zero(x->sinfo->dtype.bytes(), 0);
+    x = SamePadRuntime(ctx, n, x, kernel, MakeConstant(x->sinfo->dtype, {}, zero), true, &same_out);
+  }
+  Attrs a = WindowAttrs(ctx, n, x, kernel, true, runtime_pad);
   a["groups"] = AttrInt(n, "group", 1);
-  if (k == 1) return Conv1dAs2d(ctx, n, x, w, a);
-  Value y = ctx.Emit(MakeCall(GetOp(std::string("relax.nn.conv") + Suffix(k)), {x, w}, a), n);
-  return AddBias(ctx, n, y, (*w->sinfo->values)[0], k + 2);
+  std::vector<Value> y;
+  if (k == 1) {
+    y = Conv1dAs2d(ctx, n, x, w, a);
+  } else {
+    Value c = ctx.Emit(MakeCall(GetOp(std::string("relax.nn.conv") + Suffix(k)), {x, w}, a), n);
+    y = AddBias(ctx, n, c, (*w->sinfo->values)[0], k + 2);
+  }
+  if (!runtime_pad) return y;
+  std::vector<PrimExpr> dims = *y[0].expr->sinfo->values;
+  for (int i = 0; i < k; ++i) dims[i + 2] = same_out[i];
+  Value v;
+  v.expr = ctx.bb().EmitMatchCast(y[0].expr, TensorSInfo(dims, y[0].expr->sinfo->dtype),
+                                  CleanName(n.output(0)));
+  return {v};
 }
 
 // ConvTranspose: output_shape (when given) or auto_pad SAME_* (output = in * stride) fix the

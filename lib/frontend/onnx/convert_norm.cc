@@ -163,19 +163,28 @@ std::vector<Value> ConvertGroupNorm(ImportContext& ctx, const onnx::NodeProto& n
   int64_t g = AttrInt(n, "num_groups", 0);
   if (g < 1) RELAX_THROW(ctx.Where(n) << "num_groups must be >= 1");
   const auto& xs = *x->sinfo->values;
+  // A symbolic channel count: C / G at run time (the reshape into groups checks that G divides
+  // C, as its element counts then differ).
   int64_t c = 0;
-  if (!xs[1].AsInt(&c)) RELAX_THROW(ctx.Where(n) << "needs a static channel count");
-  if (c % g != 0) RELAX_THROW(ctx.Where(n) << "channels " << c << " not divisible by " << g);
-  PrimExpr rest = PrimExpr(c / g);
+  const bool static_c = xs[1].AsInt(&c);
+  if (static_c && c % g != 0)
+    RELAX_THROW(ctx.Where(n) << "channels " << c << " not divisible by " << g);
+  PrimExpr rest = static_c ? PrimExpr(c / g) : FloorDiv(xs[1], PrimExpr(g));
   for (int i = 2; i < r; ++i) rest = rest * xs[i];
   rest = ctx.bb().analyzer().Simplify(rest);
   Expr grouped = b.Reshape(x, {xs[0], PrimExpr(g), rest});
   Expr y = b.Normalize(grouped, {2}, AttrFloat(n, "epsilon", 1e-5f));
-  int64_t slen = 0;
-  (*scale->sinfo->values)[0].AsInt(&slen);
   if (scale->sinfo->ndim != 1 || bias->sinfo->ndim != 1)
     RELAX_THROW(ctx.Where(n) << "scale and bias must be 1-D");
-  if (slen == g && g != c) {  // opset 18: one scale and bias per group
+  // Per group (opset 18: scale and bias of length G) or per channel (opset 21, and exporters
+  // that write C values at 18). A length known to be G is per group unless C is G too (then the
+  // two agree); an unknown one is per group before opset 21 unless it is C's own dim.
+  const PrimExpr slen_e = (*scale->sinfo->values)[0];
+  int64_t slen = 0;
+  const bool per_group = slen_e.AsInt(&slen)
+                             ? slen == g && !(static_c && c == g)
+                             : ctx.opset() < 21 && !ctx.bb().analyzer().CanProve(Eq(slen_e, xs[1]));
+  if (per_group) {  // one scale and bias per group
     y = b.Bin("multiply", y, b.Reshape(scale, {PrimExpr(g), PrimExpr(1)}));
     y = b.Bin("add", y, b.Reshape(bias, {PrimExpr(g), PrimExpr(1)}));
     return {ctx.Emit(MakeCall(GetOp("relax.reshape"), {y, MakeShapeExpr(xs)}), n)};

@@ -79,6 +79,9 @@ class ImportContext {
   /// Input `i` of `node` as a tensor expression (materializing known ints as a constant of
   /// their dtype).
   Expr Tensor(const onnx::NodeProto& node, int i);
+  /// `v` as a tensor expression: its expr, or its known ints (constants, or values over symbolic
+  /// dims computed at run time) materialized in their dtype.
+  Expr ValueTensor(const Value& v);
   /// Whether input `i` exists and is non-empty.
   static bool HasInput(const onnx::NodeProto& node, int i) {
     return i < node.input_size() && !node.input(i).empty();
@@ -174,6 +177,9 @@ void CheckIndices(ImportContext& ctx, const onnx::NodeProto& n, const Expr& idx,
 /// Input `i` as a 1-D integer tensor of static length (a 0-D tensor is reshaped to (1,));
 /// Error naming the node otherwise.
 Expr Vector(ImportContext& ctx, const onnx::NodeProto& n, int i);
+/// The importer's own structural and attribute checks of `model` (model_check.cc), at every
+/// opset; Error naming `path` and the offending graph, node and attribute.
+void CheckModel(const onnx::ModelProto& model, const std::string& path);
 /// The converter-table key of a node: its op type in the default domain (`""` or `ai.onnx`),
 /// else "<domain>.<op type>" (e.g. "ai.onnx.ml.Binarizer").
 std::string ConverterKey(const onnx::NodeProto& n);

@@ -60,6 +60,10 @@ Expr ImportContext::Tensor(const onnx::NodeProto& node, int i) {
   if (v.none) RELAX_THROW(Where(node) << "input '" << node.input(i) << "' is an empty optional");
   if (v.seq)
     RELAX_THROW(Where(node) << "input '" << node.input(i) << "' is a sequence, not a tensor");
+  return ValueTensor(v);
+}
+
+Expr ImportContext::ValueTensor(const Value& v) {
   if (v.expr) return v.expr;
   // Known integer values only: a constant when all are constants.
   std::vector<int64_t> data;
@@ -460,6 +464,7 @@ IRModule ImportOnnxBytes(const std::string& bytes, const std::string& path,
     RELAX_THROW("'" << path << "': default-domain opset " << opset
                     << " is not supported (this importer implements opsets 1 to " << kNewestOpset
                     << ")");
+  CheckModel(model, path);
   if (model.ir_version() <= 8 && max_opset <= 17) {
     try {
       onnx::checker::check_model(model);
