@@ -550,6 +550,23 @@ def error_cases():
     error_case("conv1d_input_too_small_runtime", [node("Conv", ["x", "w"])],
                [("x", ["n", 2, "w"])], [("w", rnd([4, 2, 5]))],
                run_shapes=[{"x": [1, 2, 3]}], expect="conv1d output width")
+    # The importer's own model checks (issue 32), at opsets past libonnx 1.12's checker (17):
+    # attribute names, types and required attributes from the operator version's schema,
+    # single static assignment, duplicate graph inputs; an op used before its opset (at IR
+    # version 8 and opset 3 libonnx's checker names it).
+    error_case("check_unknown_attribute_opset18", [node("Relu", ["x"], alpha=1.0)], [("x", [2, 3])],
+               opset=18, expect=r"Relu 'relu0' \(opset 18\): unknown attribute 'alpha'")
+    error_case("check_attribute_type_opset19", [node("LeakyRelu", ["x"], alpha=1)], [("x", [2, 3])],
+               opset=19, expect="attribute 'alpha' must be FLOAT, got INT")
+    error_case("check_required_attribute_opset21", [node("Cast", ["x"])], [("x", [2, 3])],
+               opset=21, expect="required attribute 'to' is missing")
+    error_case("check_ssa_opset20", [node("Relu", ["x"], ["y"]), node("Neg", ["x"], ["y"])],
+               [("x", [2, 3])], opset=20, expect="output 0 'y' is already defined")
+    error_case("check_duplicate_input_opset18", [node("Relu", ["x"])], [("x", [2, 3]), ("x", [2, 3])],
+               opset=18, expect="graph input 'x' is declared more than once")
+    error_case("expand_before_its_opset", [node("Expand", ["x", "s"])], [("x", [2, 1])],
+               [("s", np.array([2, 3], np.int64))], opset=3,
+               expect=r"No Op registered for Expand with domain_version of 3")
 
 
 def run_error_case(relaxc, work, name, m, runs, expect):
