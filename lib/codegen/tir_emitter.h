@@ -168,6 +168,8 @@ class Emitter : public tir::StmtFunctor<void>, public tir::ExprFunctor<mlir::Val
   mlir::Value TanhF32(mlir::Value x);
   mlir::Value ErfF32(mlir::Value x);
   mlir::Value SigmoidF32(mlir::Value x);
+  /// C's pow at the points GLSL.std.450 leaves undefined, applied to SPIR-V's result `r`.
+  mlir::Value SpirvPowSpecials(mlir::Value x, mlir::Value y, mlir::Value r);
   /// Whether `c` is an f32 exp/tanh/erf the explicit vector code computes lane-wise.
   bool IsLaneMath(const tir::CallNode* c) const;
   /// e^x of an f64 value (relative error about 1e-14 where the f32 result is finite).

@@ -5,6 +5,7 @@
 #include <mlir/Dialect/MemRef/IR/MemRef.h>
 
 #include <cstring>
+#include <limits>
 
 #include "relax/support/error.h"
 #include "tir_emitter.h"
@@ -288,6 +289,32 @@ Value Emitter::SafeIntDivRem(const std::string& op, Value a, Value b, bool uns) 
   return SelectOp::create(b_, loc_, bz, zero, r);
 }
 
+// C's (and onnxruntime's) pow at the points GLSL.std.450 leaves undefined, applied to Pow's
+// result r on SPIR-V (lavapipe gave pow(NaN, 2) = 0, pow(1, NaN) = NaN, pow(-2.5, 0.5) = 0):
+// y == 0 gives 1 (even for a NaN x), x == 1 gives 1 (even for a NaN y), |x| == 1 with an
+// infinite y gives 1, a NaN operand otherwise NaN, a finite negative x with a finite non-integer
+// y NaN.
+Value Emitter::SpirvPowSpecials(Value x, Value y, Value r) {
+  mlir::Type t = x.getType();
+  Value one = ConstLike(x, t, 1.0), zero = ConstLike(x, t, 0.0);
+  Value nan = ConstLike(x, t, std::numeric_limits<double>::quiet_NaN());
+  Value inf = ConstLike(x, t, std::numeric_limits<double>::infinity());
+  auto cmp = [&](CmpFPredicate p, Value a, Value b) { return CmpFOp::create(b_, loc_, p, a, b); };
+  auto all = [&](Value a, Value b) { return Value(mlir::arith::AndIOp::create(b_, loc_, a, b)); };
+  Value ax = mlir::math::AbsFOp::create(b_, loc_, x), ay = mlir::math::AbsFOp::create(b_, loc_, y);
+  Value non_int = cmp(CmpFPredicate::ONE, y, mlir::math::FloorOp::create(b_, loc_, y));
+  Value bad_neg = all(all(cmp(CmpFPredicate::OLT, x, zero), cmp(CmpFPredicate::OLT, ax, inf)),
+                      all(non_int, cmp(CmpFPredicate::OLT, ay, inf)));
+  r = SelectOp::create(b_, loc_, bad_neg, nan, r);
+  Value any_nan = mlir::arith::OrIOp::create(b_, loc_, cmp(CmpFPredicate::UNO, x, x),
+                                             cmp(CmpFPredicate::UNO, y, y));
+  r = SelectOp::create(b_, loc_, any_nan, nan, r);
+  r = SelectOp::create(
+      b_, loc_, all(cmp(CmpFPredicate::OEQ, ax, one), cmp(CmpFPredicate::OEQ, ay, inf)), one, r);
+  r = SelectOp::create(b_, loc_, cmp(CmpFPredicate::OEQ, x, one), one, r);
+  return SelectOp::create(b_, loc_, cmp(CmpFPredicate::OEQ, y, zero), one, r);
+}
+
 Value Emitter::Intrinsic(const tir::CallNode* n) {
   const std::string& name = n->op;
   auto arg = [&](int i) { return VisitExpr(n->args[i]); };
@@ -349,8 +376,10 @@ Value Emitter::Intrinsic(const tir::CallNode* n) {
   }
   if (name == "pow") {
     want(2);
-    Value x = narrow(arg(0));
-    return widen(mlir::math::PowFOp::create(b_, loc_, x, narrow(arg(1))));
+    Value x = narrow(arg(0)), y = narrow(arg(1));
+    Value r = mlir::math::PowFOp::create(b_, loc_, x, y);
+    if (device_ == GpuFlavor::kSpirv) r = SpirvPowSpecials(x, y, r);
+    return widen(r);
   }
   if (name == "sin" || name == "cos" || name == "tan") {
     // The math library's (CPU: libm, exact argument reduction for every input).
@@ -363,7 +392,20 @@ Value Emitter::Intrinsic(const tir::CallNode* n) {
   }
   if (name == "fmod") {  // C fmod (exact on the CPU: LLVM's frem is libm's fmod)
     want(2);
-    return widen(mlir::arith::RemFOp::create(b_, loc_, narrow(arg(0)), narrow(arg(1))));
+    Value x = narrow(arg(0)), y = narrow(arg(1));
+    Value r = mlir::arith::RemFOp::create(b_, loc_, x, y);
+    if (device_ == GpuFlavor::kSpirv) {
+      // SPIR-V's OpFRem is x - y * trunc(x / y): NaN for an infinite y, where C's fmod(x, inf)
+      // is x (a finite x).
+      Value inf = ConstLike(x, x.getType(), std::numeric_limits<double>::infinity());
+      Value ay = mlir::math::AbsFOp::create(b_, loc_, y),
+            ax = mlir::math::AbsFOp::create(b_, loc_, x);
+      Value keep = mlir::arith::AndIOp::create(
+          b_, loc_, CmpFOp::create(b_, loc_, CmpFPredicate::OEQ, ay, inf),
+          CmpFOp::create(b_, loc_, CmpFPredicate::OLT, ax, inf));
+      r = SelectOp::create(b_, loc_, keep, x, r);
+    }
+    return widen(r);
   }
   if (name == "reinterpret") {  // the same bits as another type of the same storage width
     want(1);

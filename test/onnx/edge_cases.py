@@ -109,6 +109,36 @@ def math_edge_cases():
          [("a", [9]), ("b", [9])], ["y"], opset=13, gen=lambda r, sh: next(feeds))
 
 
+# NaN, infinities and signed zeros through every float elementwise op: results must match
+# onnxruntime (NaN where it gives NaN, infinities of its sign) on every target, vulkan included
+# (GLSL.std.450 leaves pow and fmod undefined there; lavapipe gave pow(NaN, 2) = 0,
+# pow(-2.5, 0.5) = 0, fmod(1, inf) = NaN). Binary ops run every pair of the values. Large
+# arguments (sin(1e30), fmod(1e30, 1e-30)) are math_edge's, on the CPU: on a GPU they are not
+# exact yet.
+SPECIAL = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 0.5, -2.5, 3.0, 7.25, -0.125],
+                   np.float32)
+UNARY_SPECIAL = ("Abs", "Neg", "Sqrt", "Exp", "Log", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan",
+                 "Sinh", "Cosh", "Tanh", "Asinh", "Acosh", "Atanh", "Erf", "Sigmoid", "Relu",
+                 "Elu", "Selu", "Softplus", "Softsign", "HardSigmoid", "HardSwish", "Floor",
+                 "Ceil", "Round", "Sign", "Reciprocal", "LeakyRelu", "Mish", "ThresholdedRelu",
+                 "Celu")
+BINARY_SPECIAL = (("Add", {}), ("Sub", {}), ("Mul", {}), ("Div", {}), ("Pow", {}), ("Max", {}),
+                  ("Min", {}), ("Mod", {"fmod": 1}), ("PRelu", {}))
+
+
+def special_value_cases():
+    n = SPECIAL.size
+    for op in UNARY_SPECIAL:
+        case("special_values", op, [node(op, ["x"])], [("x", [n])], ["y"], opset=18,
+             gen=lambda r, sh: SPECIAL.copy())
+    a = np.repeat(SPECIAL, n)  # every pair (a[i], b[i])
+    b = np.tile(SPECIAL, n)
+    for op, attrs in BINARY_SPECIAL:
+        feeds = iter([a, b])
+        case("special_values", op, [node(op, ["a", "b"], **attrs)], [("a", [n * n]), ("b", [n * n])],
+             ["y"], opset=18, gen=lambda r, sh, it=feeds: next(it))
+
+
 def shape_value_edge_cases():
     # Integer values computed from Shape may be negative (only dims may not): Neg(Shape(x)), a
     # Slice start of -(b // 2), Range(-b, 0, 1); each used to fail at run time ("dim 0 evaluates
@@ -140,7 +170,7 @@ def shape_value_edge_cases():
 
 FAMILIES = {"pool_edge": pool_edge_cases, "scan_edge": scan_edge_cases,
             "intmm_edge": intmm_edge_cases, "math_edge": math_edge_cases,
-            "shape_value_edge": shape_value_edge_cases}
+            "shape_value_edge": shape_value_edge_cases, "special_values": special_value_cases}
 
 if __name__ == "__main__":
     nn_cases.FAMILIES.clear()

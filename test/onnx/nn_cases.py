@@ -279,6 +279,12 @@ def conv_cases():
             case("conv", f"ConvTranspose{k}d_{ap}",
                  [node("ConvTranspose", ["x", "w"], strides=[2] * k, auto_pad=ap)],
                  static, ["y"], [("w", rnd([4, 3] + [3] * k))])
+            # Symbolic spatial dims (issue 32): SAME's total pad does not depend on the input
+            # extent (s*(in-1) + (k-1)*d + 1 - in*s), output_padding included.
+            case("conv", f"ConvTranspose{k}d_{ap}_sym",
+                 [node("ConvTranspose", ["x", "w"], strides=[2] * k, auto_pad=ap,
+                       output_padding=[1] * k)],
+                 sym_in, ["y"], [("w", rnd([4, 3] + [4] * k))], shapes=shapes)
 
     # 30 output channels, widths past one 16-column tile and below it, a ReLU epilogue: the
     # shapes a register-tiled conv would cross (convs stay with cpu.anchor-epilogue for now;
@@ -531,9 +537,9 @@ def error_cases():
                expect="bicubic")
     error_case("conv_4d_window", [node("Conv", ["x", "w"])], [("x", [1, 1, 2, 2, 2, 2])],
                [("w", rnd([1, 1, 1, 1, 1, 1]))], expect="only 1-D, 2-D and 3-D Conv")
-    error_case("convtranspose_same_symbolic",
-               [node("ConvTranspose", ["x", "w"], strides=[2, 2], auto_pad="SAME_UPPER")],
-               x4, [("w", rnd([2, 1, 3, 3]))], expect="need static spatial input dims")
+    error_case("convtranspose_output_shape_symbolic",
+               [node("ConvTranspose", ["x", "w"], strides=[2, 2], output_shape=[9, 9])],
+               x4, [("w", rnd([2, 1, 3, 3]))], expect="output_shape needs static spatial input dims")
     error_case("maxpool3d_input_too_small", [node("MaxPool", ["x"], kernel_shape=[3, 3, 3])],
                [("x", ["n", 1, "d", 4, 4])], opset=12, run_shapes=[{"x": [1, 1, 2, 4, 4]}],
                expect="max_pool3d output depth")
@@ -607,13 +613,17 @@ def ort_run(model_path, feeds, onnx_reference=False):
     return [o.name for o in s.get_outputs()], s.run(None, feeds)
 
 
+TARGET = None  # relaxc compile --target (main's --target), None: the default (cpu)
+
+
 def run_case(relaxc, work, name, m, runs):
     d = os.path.join(work, name)
     os.makedirs(d, exist_ok=True)
     path = os.path.join(d, "model.onnx")
     onnx.save(m, path)
     so = os.path.join(d, "model.so")
-    p = subprocess.run([relaxc, "compile", path, "-o", so], capture_output=True, text=True)
+    target = ["--target", TARGET] if TARGET else []
+    p = subprocess.run([relaxc, "compile", path, "-o", so] + target, capture_output=True, text=True)
     if p.returncode != 0:
         return False, f"compile exit {p.returncode}: {(p.stderr or p.stdout).strip()[:300]}"
     msgs = []
@@ -644,8 +654,11 @@ def main():
     ap.add_argument("--relaxc", required=True)
     ap.add_argument("--work", required=True)
     ap.add_argument("--filter", default=None, help="only cases whose name contains this")
+    ap.add_argument("--target", default=None, help="relaxc compile --target (default: cpu)")
     ap.add_argument("families", nargs="*", default=sorted(FAMILIES))
     args = ap.parse_args()
+    global TARGET
+    TARGET = args.target
     for f in args.families:
         FAMILIES[f]()
     passed = failed = 0

@@ -62,6 +62,13 @@ add_test(NAME onnx.edge_cases
          COMMAND bash ${RELAX_VENV_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/onnx/edge_cases.py
                  --relaxc $<TARGET_FILE:relaxc> --work ${CMAKE_CURRENT_BINARY_DIR}/onnx_edge_cases)
 set_tests_properties(onnx.edge_cases PROPERTIES TIMEOUT 600 LABELS onnx)
+# NaN, infinities and signed zeros through every float elementwise op on the vulkan target
+# (lavapipe): the same results as onnxruntime and the cpu target (edge_cases.py special_values).
+add_test(NAME onnx.special_values_vulkan
+         COMMAND bash ${RELAX_VENV_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/onnx/edge_cases.py
+                 --relaxc $<TARGET_FILE:relaxc> --target vulkan
+                 --work ${CMAKE_CURRENT_BINARY_DIR}/onnx_special_values_vulkan special_values)
+set_tests_properties(onnx.special_values_vulkan PROPERTIES TIMEOUT 600 LABELS "onnx;gpu")
 
 # relaxc vs onnxruntime on LSTM / GRU / RNN variants the node tests leave out (bidirectional with
 # sequence_lens, layout=1, symbolic batch and sequence at several sizes, activations with

@@ -14,17 +14,30 @@ int Rank(const Expr& e) { return e->sinfo->ndim; }
 
 const char* Suffix(int k) { return k == 1 ? "1d" : k == 2 ? "2d" : "3d"; }
 
-// The static spatial extents of weight `w` (dims 2..), checked against kernel_shape.
-std::vector<int64_t> KernelOf(ImportContext& ctx, const onnx::NodeProto& n, const Expr& w, int k) {
-  if (Rank(w) != k + 2 || !w->sinfo->values)
+// The static spatial extents of weight `*w` (dims 2..), checked against kernel_shape. A weight
+// whose spatial dims are symbolic (a graph input) takes them from kernel_shape: `*w` becomes
+// its match_cast to those extents, checked at run time.
+std::vector<int64_t> KernelOf(ImportContext& ctx, const onnx::NodeProto& n, Expr* w, int k) {
+  if (Rank(*w) != k + 2 || !(*w)->sinfo->values)
     RELAX_THROW(ctx.Where(n) << "weight must have rank " << k + 2 << ", got "
-                             << ToString(w->sinfo));
-  const auto& ws = *w->sinfo->values;
+                             << ToString((*w)->sinfo));
+  std::vector<PrimExpr> ws = *(*w)->sinfo->values;
   std::vector<int64_t> kernel(k);
-  for (int i = 0; i < k; ++i)
-    if (!ws[i + 2].AsInt(&kernel[i]))
-      RELAX_THROW(ctx.Where(n) << "the weight's spatial dims must be static");
-  if (const auto* ks = FindAttr(n, "kernel_shape")) {
+  const auto* ks = FindAttr(n, "kernel_shape");
+  bool cast = false;
+  for (int i = 0; i < k; ++i) {
+    if (ws[i + 2].AsInt(&kernel[i])) continue;
+    if (!ks || ks->ints_size() != k || ks->ints(i) < 1)
+      RELAX_THROW(ctx.Where(n) << "the weight's spatial dims must be static (or given by "
+                               << "kernel_shape)");
+    kernel[i] = ks->ints(i);
+    ws[i + 2] = PrimExpr(kernel[i]);
+    cast = true;
+  }
+  if (cast)
+    *w = ctx.bb().EmitMatchCast(*w, TensorSInfo(ws, (*w)->sinfo->dtype),
+                                CleanName(n.output(0)) + "_weight");
+  if (ks) {
     for (int i = 0; i < ks->ints_size() && i < k; ++i)
       if (kernel[i] != ks->ints(i))
         RELAX_THROW(ctx.Where(n) << "kernel_shape[" << i << "] = " << ks->ints(i)
@@ -88,7 +101,7 @@ std::vector<Value> Conv1dAs2d(ImportContext& ctx, const onnx::NodeProto& n, cons
 std::vector<Value> ConvertConv(ImportContext& ctx, const onnx::NodeProto& n) {
   Expr x = ctx.Tensor(n, 0), w = ctx.Tensor(n, 1);
   int k = SpatialRankOf(ctx, n, x);
-  std::vector<int64_t> kernel = KernelOf(ctx, n, w, k);
+  std::vector<int64_t> kernel = KernelOf(ctx, n, &w, k);
   // auto_pad SAME_* with stride > 1 over a symbolic dim: zero-padded first, pads computed at
   // run time; the result then gets the extents ceil(in / stride) by a match_cast.
   const bool runtime_pad = NeedsRuntimeSamePad(n, x, kernel);
@@ -121,7 +134,7 @@ std::vector<Value> ConvertConv(ImportContext& ctx, const onnx::NodeProto& n) {
 std::vector<Value> ConvertConvTranspose(ImportContext& ctx, const onnx::NodeProto& n) {
   Expr x = ctx.Tensor(n, 0), w = ctx.Tensor(n, 1);
   int k = SpatialRankOf(ctx, n, x);
-  std::vector<int64_t> kernel = KernelOf(ctx, n, w, k);
+  std::vector<int64_t> kernel = KernelOf(ctx, n, &w, k);
   std::vector<int64_t> ones(k, 1), zeros(k, 0);
   std::vector<int64_t> strides = AttrInts(n, "strides", ones);
   std::vector<int64_t> dil = AttrInts(n, "dilations", ones);
@@ -144,9 +157,11 @@ std::vector<Value> ConvertConvTranspose(ImportContext& ctx, const onnx::NodeProt
         RELAX_THROW(ctx.Where(n) << "output_shape needs " << k << " entries");
     }
     for (int i = 0; i < k; ++i) {
-      int64_t in;
-      if (!xs[i + 2].AsInt(&in))
-        RELAX_THROW(ctx.Where(n) << "output_shape/auto_pad need static spatial input dims");
+      // auto_pad SAME_* (output in * stride): the total pad s*(in-1) + out_pad + (k-1)*d + 1 -
+      // in*s does not depend on `in`, so symbolic input dims need nothing at run time.
+      int64_t in = 1;
+      if (!out_shape.empty() && !xs[i + 2].AsInt(&in))
+        RELAX_THROW(ctx.Where(n) << "output_shape needs static spatial input dims");
       int64_t target = out_shape.empty() ? in * strides[i] : out_shape[i];
       int64_t total = strides[i] * (in - 1) + out_pad[i] + (kernel[i] - 1) * dil[i] + 1 - target;
       if (total < 0) {  // output_shape larger than the full output: the rest is output padding
