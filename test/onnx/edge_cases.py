@@ -139,6 +139,14 @@ def special_value_cases():
              ["y"], opset=18, gen=lambda r, sh, it=feeds: next(it))
 
 
+def einsum_edge_cases():
+    # Ellipsis batch dims that broadcast (static 1s against 2 and 5): [2, 1, 3, 4] x [1, 5, 4, 2].
+    # Symbolic batch dims follow relaxc's broadcasting policy (equal unless statically 1).
+    case("einsum_edge", "Einsum_ellipsis_broadcast",
+         [node("Einsum", ["a", "b"], equation="...ij,...jk->...ik")],
+         [("a", [2, 1, 3, 4]), ("b", [1, 5, 4, 2])], ["y"], opset=12)
+
+
 def shape_value_edge_cases():
     # Integer values computed from Shape may be negative (only dims may not): Neg(Shape(x)), a
     # Slice start of -(b // 2), Range(-b, 0, 1); each used to fail at run time ("dim 0 evaluates
@@ -170,7 +178,8 @@ def shape_value_edge_cases():
 
 FAMILIES = {"pool_edge": pool_edge_cases, "scan_edge": scan_edge_cases,
             "intmm_edge": intmm_edge_cases, "math_edge": math_edge_cases,
-            "shape_value_edge": shape_value_edge_cases, "special_values": special_value_cases}
+            "shape_value_edge": shape_value_edge_cases, "special_values": special_value_cases,
+            "einsum_edge": einsum_edge_cases}
 
 if __name__ == "__main__":
     nn_cases.FAMILIES.clear()
