@@ -357,9 +357,33 @@ void AddMovementConverters(ConverterTable* t) {
         }
         zero_ratio = r == 0.0;
       }
-      if (on && !zero_ratio)
+      const bool runtime = !tm && !c;  // training_mode known only at run time
+      const bool ratio_known = !ImportContext::HasInput(n, 1) || ratio;
+      if (on && !zero_ratio && !runtime && ratio_known)
         RELAX_THROW(ctx.Where(n) << "training_mode must be a constant false (inference only) "
                                     "or the ratio a constant 0");
+      if (on && !zero_ratio) {
+        // Decided at run time: training mode must come with a ratio of 0 (dropping at random is
+        // not supported), checked before the output is used: not training_mode or ratio == 0.
+        auto& bb = ctx.bb();
+        Expr t = ctx.Tensor(n, 2);
+        Expr ok_t = bb.Emit(MakeCall(Op("relax.logical_not"), {t}), "not_training");
+        if (ImportContext::HasInput(n, 1)) {
+          Expr r = ctx.Tensor(n, 1);
+          std::vector<uint8_t> zero(r->sinfo->dtype.bytes(), 0);
+          Expr rz =
+              bb.Emit(MakeCall(Op("relax.equal"), {r, MakeConstant(r->sinfo->dtype, {}, zero)}),
+                      "ratio_is_zero");
+          ok_t = bb.Emit(MakeCall(Op("relax.logical_or"), {ok_t, rz}), "dropout_ok");
+        }
+        Expr ok = bb.Emit(MakeCall(Op("relax.astype"), {ok_t}, {{"dtype", std::string("int64")}}),
+                          "dropout_ok_i64");
+        ok = bb.Emit(MakeCall(Op("relax.reshape"), {ok, MakeShapeExpr({PrimExpr(1)})}),
+                     "dropout_ok_1");
+        CheckIndices(ctx, n, ok, {PrimExpr(1)},
+                     "'not training_mode or ratio == 0' (random dropping is not supported)",
+                     "nonzero");
+      }
     }
     if (AttrInt(n, "is_test", 1) == 0 && ctx.opset() < 7)
       RELAX_THROW(ctx.Where(n) << "is_test=0 (training) is not supported");
