@@ -4,6 +4,7 @@
 #define RELAX_LIB_FRONTEND_ONNX_WINDOW_ATTRS_H_
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "import_context.h"
@@ -23,6 +24,19 @@ inline int SpatialRankOf(ImportContext& ctx, const onnx::NodeProto& n, const Exp
     RELAX_THROW(ctx.Where(n) << "only 1-D, 2-D and 3-D " << n.op_type()
                              << " (3-D to 5-D input) is supported, got rank " << r);
   return r - 2;
+}
+
+/// The strides and dilations of a k-D window node (default 1s; dilations all 1 unless
+/// `use_dilations`); Error unless each has k entries.
+inline std::pair<std::vector<int64_t>, std::vector<int64_t>> StridesDilations(
+    ImportContext& ctx, const onnx::NodeProto& n, int k, bool use_dilations) {
+  std::vector<int64_t> ones(k, 1);
+  std::vector<int64_t> strides = AttrInts(n, "strides", ones);
+  std::vector<int64_t> dil = use_dilations ? AttrInts(n, "dilations", ones) : ones;
+  if (static_cast<int>(strides.size()) != k || static_cast<int>(dil.size()) != k)
+    RELAX_THROW(ctx.Where(n) << "strides and dilations need " << k << " entries for a " << k
+                             << "-D window");
+  return {strides, dil};
 }
 
 /// Whether `n` pads with auto_pad SAME_UPPER/SAME_LOWER along a symbolic spatial dim of `x` with
@@ -50,12 +64,7 @@ inline Expr SamePadRuntime(ImportContext& ctx, const onnx::NodeProto& n, const E
                            const std::vector<int64_t>& kernel, const Expr& fill,
                            bool use_dilations = true, std::vector<PrimExpr>* out_dims = nullptr) {
   int k = static_cast<int>(kernel.size());
-  std::vector<int64_t> ones(k, 1);
-  std::vector<int64_t> strides = AttrInts(n, "strides", ones);
-  std::vector<int64_t> dil = use_dilations ? AttrInts(n, "dilations", ones) : ones;
-  if (static_cast<int>(strides.size()) != k || static_cast<int>(dil.size()) != k)
-    RELAX_THROW(ctx.Where(n) << "strides and dilations need " << k << " entries for a " << k
-                             << "-D window");
+  auto [strides, dil] = StridesDilations(ctx, n, k, use_dilations);
   bool upper = AttrString(n, "auto_pad", "NOTSET") == "SAME_UPPER";
   const auto& xs = *x->sinfo->values;
   auto& an = ctx.bb().analyzer();
@@ -94,12 +103,7 @@ inline Attrs WindowAttrs(ImportContext& ctx, const onnx::NodeProto& n, const Exp
                          const std::vector<int64_t>& kernel, bool use_dilations = true,
                          bool valid = false) {
   int k = static_cast<int>(kernel.size());
-  std::vector<int64_t> ones(k, 1);
-  std::vector<int64_t> strides = AttrInts(n, "strides", ones);
-  std::vector<int64_t> dil = use_dilations ? AttrInts(n, "dilations", ones) : ones;
-  if (static_cast<int>(strides.size()) != k || static_cast<int>(dil.size()) != k)
-    RELAX_THROW(ctx.Where(n) << "strides and dilations need " << k << " entries for a " << k
-                             << "-D window");
+  auto [strides, dil] = StridesDilations(ctx, n, k, use_dilations);
   for (int i = 0; i < k; ++i)
     if (strides[i] <= 0 || dil[i] <= 0)
       RELAX_THROW(ctx.Where(n) << "strides and dilations must be positive, got strides=["
