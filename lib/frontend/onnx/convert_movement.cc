@@ -602,8 +602,28 @@ void AddMovementConverters(ConverterTable* t) {
     Expr dims =
         ctx.bb().Emit(MakeCall(Op("relax.runtime_shape"), {x, s}, {{"fn", std::string("expand")}}),
                       "expand_dims");
+    // Target entries known at import (a Concat of a run-time dim and constants) fix the output
+    // dims they decide: an entry other than 1 is the output dim (the input's must be 1 or equal,
+    // checked by the run-time shape), an entry 1 over an input axis is that axis's dim.
+    std::vector<PrimExpr> known;
+    if (sv.partial) {
+      const std::vector<PrimExpr>& t = *sv.partial;
+      const auto& xs = Dims(x);
+      const size_t r = std::max(t.size(), xs.size());
+      known.assign(r, PrimExpr());
+      for (size_t k = 0; k < r; ++k) {
+        const size_t tk = k + t.size() - r, xk = k + xs.size() - r;  // wrap below 0: absent
+        const bool has_t = k + t.size() >= r, has_x = k + xs.size() >= r;
+        int64_t c = -1;
+        if (has_t && t[tk].defined() && t[tk].AsInt(&c) && c != 1 && c >= 0)
+          known[k] = t[tk];
+        else if (has_x && (!has_t || (t[tk].defined() && t[tk].AsInt(&c) && c == 1)))
+          known[k] = xs[xk];
+      }
+    }
     return {ctx.Emit(
-        MakeCall(Op("relax.broadcast_to"), {x, MakeShapeExpr(RuntimeDims(ctx, n, dims))}), n)};
+        MakeCall(Op("relax.broadcast_to"), {x, MakeShapeExpr(RuntimeDims(ctx, n, dims, known))}),
+        n)};
   };
   (*t)["Pad"] = [](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
     Expr x = ctx.Tensor(n, 0);

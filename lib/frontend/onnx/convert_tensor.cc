@@ -67,6 +67,39 @@ bool RuntimeAxes(ImportContext& ctx, const onnx::NodeProto& n) {
 
 }  // namespace
 
+namespace {
+
+// The entries of a Concat of 1-D integer tensors of static lengths, known where an input's
+// values are (shape values, or an input's own partial entries) and undefined elsewhere; nullopt
+// when no entry is known or an input is not such a tensor.
+std::optional<std::vector<PrimExpr>> PartialEntries(ImportContext& ctx, const onnx::NodeProto& n) {
+  std::vector<PrimExpr> out;
+  bool any = false;
+  for (int i = 0; i < n.input_size(); ++i) {
+    const Value& v = ctx.Get(n.input(i));
+    if (v.ints && !v.scalar) {
+      out.insert(out.end(), v.ints->begin(), v.ints->end());
+      any = true;
+      continue;
+    }
+    if (v.ints || !v.expr || !v.expr->sinfo->values || v.expr->sinfo->values->size() != 1 ||
+        !(v.expr->sinfo->dtype.is_int() || v.expr->sinfo->dtype.is_uint()))
+      return std::nullopt;
+    int64_t len = 0;
+    if (!(*v.expr->sinfo->values)[0].AsInt(&len) || len > kMaxRank) return std::nullopt;
+    if (v.partial && static_cast<int64_t>(v.partial->size()) == len) {
+      out.insert(out.end(), v.partial->begin(), v.partial->end());
+      any = true;
+    } else {
+      out.insert(out.end(), static_cast<size_t>(len), PrimExpr());
+    }
+  }
+  if (!any) return std::nullopt;
+  return out;
+}
+
+}  // namespace
+
 void AddTensorConverters(ConverterTable* t) {
   (*t)["Constant"] = [](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
     Expr c;
@@ -148,7 +181,11 @@ void AddTensorConverters(ConverterTable* t) {
   };
   (*t)["Concat"] = [](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
     for (int i = 0; i < n.input_size(); ++i)
-      if (!ctx.Get(n.input(i)).ints || ctx.Get(n.input(i)).scalar) return ConcatData(ctx, n);
+      if (!ctx.Get(n.input(i)).ints || ctx.Get(n.input(i)).scalar) {
+        std::vector<Value> out = ConcatData(ctx, n);
+        out[0].partial = PartialEntries(ctx, n);
+        return out;
+      }
     // Shape values are 1-D: the axis is checked as for data (it used to be ignored, so any
     // axis meant 0).
     if (int64_t axis = AttrInt(n, "axis", 0); axis != 0 && axis != -1)

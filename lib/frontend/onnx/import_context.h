@@ -37,6 +37,9 @@ struct Value {
   DataType dtype = DataType::Int(64);         // element type of `ints` (int/uint)
   bool none = false;                          // an empty ONNX optional (no expr, no ints)
   std::optional<SeqElem> seq = std::nullopt;  // set: `expr` is an ONNX sequence (a VM tuple)
+  /// A 1-D integer `expr` (no `ints`) whose entries are partly known: defined entries are the
+  /// values (a Concat of a run-time dim and constants: [batch, 2, 3]), undefined ones unknown.
+  std::optional<std::vector<PrimExpr>> partial = std::nullopt;
 };
 
 /// The known integer values of `v` when `v.ints` is set and every entry is a compile-time
