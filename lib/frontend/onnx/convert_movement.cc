@@ -1,6 +1,6 @@
 // ONNX shape and data-movement converters on data tensors: Transpose, Split, GatherElements,
 // GatherND, DepthToSpace, SpaceToDepth, Tile, Expand, Pad, Trilu, EyeLike, OneHot, Range,
-// ConstantOfShape, Size, Dropout, ScatterElements (and Scatter), ScatterND, and the
+// ConstantOfShape, Size, ScatterElements (and Scatter), ScatterND, and the
 // data-tensor paths of Slice, Gather, Concat and Reshape (convert_tensor.cc handles their
 // compile-time shape values).
 //
@@ -332,69 +332,6 @@ std::vector<Value> PadRuntimeAxes(ImportContext& ctx, const onnx::NodeProto& n, 
 }  // namespace
 
 void AddMovementConverters(ConverterTable* t) {
-  (*t)["Dropout"] = [](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
-    if (ImportContext::HasInput(n, 2)) {
-      auto tm = StaticInts(ctx, n, 2);
-      const Value& v = ctx.Get(n.input(2));
-      const ConstantNode* c = As<ConstantNode>(v.expr);
-      if (tm && tm->size() != 1)
-        RELAX_THROW(ctx.Where(n) << "training_mode must have exactly one element");
-      bool on = tm ? (*tm)[0] != 0 : !(c && c->numel() == 1 && c->data->data()[0] == 0);
-      // Training mode with a constant ratio of 0 drops nothing: the output is the input and
-      // the mask all true, as in inference.
-      const ConstantNode* ratio =
-          ImportContext::HasInput(n, 1) ? As<ConstantNode>(ctx.Get(n.input(1)).expr) : nullptr;
-      bool zero_ratio = false;
-      if (ratio && ratio->numel() == 1 && ratio->dtype.is_float() &&
-          (ratio->dtype.bits == 32 || ratio->dtype.bits == 64)) {
-        double r = 0;
-        if (ratio->dtype.bits == 32) {
-          float f;
-          std::memcpy(&f, ratio->data->data(), 4);
-          r = f;
-        } else {
-          std::memcpy(&r, ratio->data->data(), 8);
-        }
-        zero_ratio = r == 0.0;
-      }
-      const bool runtime = !tm && !c;  // training_mode known only at run time
-      const bool ratio_known = !ImportContext::HasInput(n, 1) || ratio;
-      if (on && !zero_ratio && !runtime && ratio_known)
-        RELAX_THROW(ctx.Where(n) << "training_mode must be a constant false (inference only) "
-                                    "or the ratio a constant 0");
-      if (on && !zero_ratio) {
-        // Decided at run time: training mode must come with a ratio of 0 (dropping at random is
-        // not supported), checked before the output is used: not training_mode or ratio == 0.
-        auto& bb = ctx.bb();
-        Expr t = ctx.Tensor(n, 2);
-        Expr ok_t = bb.Emit(MakeCall(Op("relax.logical_not"), {t}), "not_training");
-        if (ImportContext::HasInput(n, 1)) {
-          Expr r = ctx.Tensor(n, 1);
-          std::vector<uint8_t> zero(r->sinfo->dtype.bytes(), 0);
-          Expr rz =
-              bb.Emit(MakeCall(Op("relax.equal"), {r, MakeConstant(r->sinfo->dtype, {}, zero)}),
-                      "ratio_is_zero");
-          ok_t = bb.Emit(MakeCall(Op("relax.logical_or"), {ok_t, rz}), "dropout_ok");
-        }
-        Expr ok = bb.Emit(MakeCall(Op("relax.astype"), {ok_t}, {{"dtype", std::string("int64")}}),
-                          "dropout_ok_i64");
-        ok = bb.Emit(MakeCall(Op("relax.reshape"), {ok, MakeShapeExpr({PrimExpr(1)})}),
-                     "dropout_ok_1");
-        CheckIndices(ctx, n, ok, {PrimExpr(1)},
-                     "'not training_mode or ratio == 0' (random dropping is not supported)",
-                     "nonzero");
-      }
-    }
-    if (AttrInt(n, "is_test", 1) == 0 && ctx.opset() < 7)
-      RELAX_THROW(ctx.Where(n) << "is_test=0 (training) is not supported");
-    std::vector<Value> out{ctx.Get(n.input(0))};
-    if (n.output_size() > 1 && !n.output(1).empty()) {
-      Expr x = ctx.Tensor(n, 0);
-      Expr one = MakeConstant(DataType::Bool(), {}, {1});
-      out.push_back(ctx.Emit(MakeCall(Op("relax.full"), {one, MakeShapeExpr(Dims(x))}), n, 1));
-    }
-    return out;
-  };
   (*t)["Size"] = [](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
     Expr x = ctx.Tensor(n, 0);
     if (!x->sinfo->values) RELAX_THROW(ctx.Where(n) << "input has unknown rank");
