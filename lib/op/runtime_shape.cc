@@ -62,6 +62,16 @@ StructInfo InferRuntimeShape(const CallNode& c, BlockBuilder&) {
   int64_t r = RuntimeShapeRank(c);
   return TensorSInfo({PrimExpr(r)}, DataType::Int(64));
 }
+
+// The resized axes of a Resize's run-time shape: one per entry (`what`) of its r values.
+const std::vector<int64_t>& ResizeAxes(const CallNode& c, int64_t r, const char* fn,
+                                       const char* what) {
+  const auto& axes = GetIntsAttr(c.attrs, "axes");
+  if (static_cast<int64_t>(axes.size()) != r)
+    RELAX_THROW("op 'relax.runtime_shape' (" << fn << "): one axis per " << what);
+  return axes;
+}
+
 te::Tensor ComputeRuntimeShape(const CallNode& c, const std::vector<te::Tensor>& in) {
   const std::string& fn = GetStrAttr(c.attrs, "fn");
   int64_t r = RuntimeShapeRank(c);
@@ -148,9 +158,7 @@ te::Tensor ComputeRuntimeShape(const CallNode& c, const std::vector<te::Tensor>&
     }
   } else if (fn == "resize_scales") {
     const auto& xs = in[0]->shape();
-    const auto& axes = GetIntsAttr(c.attrs, "axes");
-    if (static_cast<int64_t>(axes.size()) != r)
-      RELAX_THROW("op 'relax.runtime_shape' (resize_scales): one axis per scale");
+    const auto& axes = ResizeAxes(c, r, "resize_scales", "scale");
     DataType f64 = DataType::Float(64);
     for (int64_t j = 0; j < r; ++j) {
       PrimExpr sc = Cast(f64, (*in[1])({PrimExpr(j)}));
@@ -163,9 +171,7 @@ te::Tensor ComputeRuntimeShape(const CallNode& c, const std::vector<te::Tensor>&
     }
   } else if (fn == "resize_policy") {
     const auto& xs = in[0]->shape();
-    const auto& axes = GetIntsAttr(c.attrs, "axes");
-    if (static_cast<int64_t>(axes.size()) != r)
-      RELAX_THROW("op 'relax.runtime_shape' (resize_policy): one axis per size");
+    const auto& axes = ResizeAxes(c, r, "resize_policy", "size");
     DataType f32 = DataType::Float(32);
     bool larger = GetStrAttr(c.attrs, "policy") == "not_smaller";
     std::vector<PrimExpr> ins;

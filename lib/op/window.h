@@ -35,9 +35,8 @@ inline PrimExpr WindowOut(const PrimExpr& in, int64_t pad_begin, int64_t pad_end
                         (ceil_mode ? static_cast<__int128>(s) - 1 : 0);
   if (wide > std::numeric_limits<int64_t>::max() || wide < std::numeric_limits<int64_t>::min() ||
       pad_begin == std::numeric_limits<int64_t>::min())
-    RELAX_THROW("window of kernel " << k << ", dilation " << d << ", stride " << s
-                                    << " and pads " << pad_begin << ", " << pad_end
-                                    << " is too large");
+    RELAX_THROW("window of kernel " << k << ", dilation " << d << ", stride " << s << " and pads "
+                                    << pad_begin << ", " << pad_end << " is too large");
   const int64_t extra = static_cast<int64_t>(wide);
   PrimExpr out = FloorDiv(in + PrimExpr(extra), PrimExpr(s)) + PrimExpr(1);
   if (!ceil_mode) return out;
