@@ -463,8 +463,12 @@ tir::PrimFunc RegisterTiled(const tir::PrimFunc& f, Tile tile) {
     const PrimExpr& h = anchor.extents[axes.row_axis];
     if (h.AsInt(&w)) return WithBody(f, RegisterTiledBody(f, axes, tile));
     tir::Stmt body = RegisterTiledBody(f, axes, {1, kTileCols});
-    for (int64_t r : {2, 3, 4, 6})
-      body = tir::IfThenElse(h >= PrimExpr(r), RegisterTiledBody(f, axes, {r, kTileCols}), body);
+    for (int64_t r : {2, 3, 4, 6}) {
+      schedule::TileAxes at_least = axes;
+      at_least.min_row_extent = r;
+      body =
+          tir::IfThenElse(h >= PrimExpr(r), RegisterTiledBody(f, at_least, {r, kTileCols}), body);
+    }
     return WithBody(f, body);
   }
   // A channel-blocked conv: any width, its row tail clamped (its weights are their own panel).
@@ -545,7 +549,8 @@ tir::Stmt RegisterTiledBody(const tir::PrimFunc& f, const schedule::TileAxes& ax
   PrimExpr col_ext = anchor.extents[axes.col_axis];
   if (fused) col_ext = arith::Analyzer().Simplify(anchor.extents[axes.col_axis - 1] * col_ext);
   int64_t cols = TileSize(col_ext, tile.cols);
-  if (schedule::DepthwiseTileAxes(anchor)) {
+  const bool depthwise = schedule::DepthwiseTileAxes(anchor).has_value();
+  if (depthwise) {
     cols = TileSize(col_ext, kTileCols);
     // A symbolic height: `tile_rows` as chosen at run time (RegisterTiled).
     int64_t h = 0;
@@ -575,8 +580,20 @@ tir::Stmt RegisterTiledBody(const tir::PrimFunc& f, const schedule::TileAxes& ax
   for (const auto& s : p.stages) parts.push_back(StageStmt(s));
   // Tile order 1 of a blocked conv: the output channel blocks innermost (TileAxes::inner_axis).
   schedule::TileAxes order = axes;
+  // A channel-blocked conv whose blocks are narrower than the tile's columns spans several
+  // output channel blocks (the most, up to tile.cols / block, that divide the block count).
+  int64_t blocks = 0;
+  if (blocked && !one_row && !depthwise && anchor.extents[1].AsInt(&blocks) && cols > 0 &&
+      tile.cols > cols) {
+    int64_t nb = std::min<int64_t>(tile.cols / cols, blocks);
+    while (nb > 1 && blocks % nb != 0) --nb;
+    if (nb > 1) {
+      order.block_axis = 1;
+      order.col_blocks = nb;
+    }
+  }
   bool rows_inner = tile.rows_inner && !fused;
-  if (blocked && rows_inner && !schedule::DepthwiseTileAxes(anchor)) {
+  if (blocked && rows_inner && !depthwise) {
     order.inner_axis = 1;
     rows_inner = false;
   }

@@ -115,7 +115,10 @@ class Emitter : public tir::StmtFunctor<void>, public tir::ExprFunctor<mlir::Val
   bool TryEmitVectorLoop(const tir::ForNode* op);
   bool Varying(const PrimExpr& e) const;         // uses the loop var or a varying let
   PrimExpr LaneExpand(const PrimExpr& e) const;  // varying lets substituted
-  int LaneStep(const PrimExpr& index) const;     // 0 uniform, 1 contiguous, -1 other
+  /// True if indices a and b (of one buffer) are the same element in every lane: equal once
+  /// varying lets are substituted, or once the enclosing constant lets are too.
+  bool SameElement(const PrimExpr& a, const PrimExpr& b) const;
+  int LaneStep(const PrimExpr& index) const;  // 0 uniform, 1 contiguous, -1 other
   bool LaneExprSupported(const PrimExpr& e) const;
   bool LaneStmtSupported(const tir::Stmt& s);  // records the varying lets
   mlir::Value Broadcast(mlir::Value v);        // a scalar splat to the lane count
@@ -203,6 +206,9 @@ class Emitter : public tir::StmtFunctor<void>, public tir::ExprFunctor<mlir::Val
   int64_t lane_count_ = 0;
   mlir::Value lane_iota_;  // min + [0, 1, ..., lanes - 1]
   std::map<const PrimExprNode*, std::pair<Var, PrimExpr>> lane_lets_;  // var -> (var, def)
+  /// Vars of the enclosing lets bound to integer constants (a batch of one: `let i = 0`), so
+  /// the lane alias check sees out[i, ..] and out[0, ..] as one element.
+  std::map<const PrimExprNode*, std::pair<Var, int64_t>> const_lets_;
   std::map<const PrimExprNode*, mlir::Value> lane_values_;
   mlir::Value status_;  // i32 slot of the function being emitted (see NewStatusSlot)
   int num_outlined_ = 0;

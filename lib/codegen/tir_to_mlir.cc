@@ -549,7 +549,10 @@ void Emitter::VisitStmt_(const tir::BufferStoreNode* op, const tir::Stmt&) {
 
 void Emitter::VisitStmt_(const tir::LetStmtNode* op, const tir::Stmt&) {
   vars_[op->var.get()] = VisitExpr(op->value);
+  int64_t c = 0;
+  if (op->value.AsInt(&c)) const_lets_[op->var.get()] = {op->var, c};
   VisitStmt(op->body);
+  const_lets_.erase(op->var.get());
 }
 
 void Emitter::VisitStmt_(const tir::IfThenElseNode* op, const tir::Stmt&) {

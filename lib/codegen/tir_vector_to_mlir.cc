@@ -243,6 +243,16 @@ Value Emitter::LaneMultiplyAdd(const tir::BinaryOpNode* add) {
   return mlir::vector::FMAOp::create(b_, loc_, x, y, Broadcast(LaneExpr(acc)));
 }
 
+bool Emitter::SameElement(const PrimExpr& a, const PrimExpr& b) const {
+  PrimExpr x = LaneExpand(a), y = LaneExpand(b);
+  if (ExprDeepEqual(x, y)) return true;
+  if (const_lets_.empty()) return false;
+  std::vector<std::pair<PrimExpr, PrimExpr>> m;
+  for (const auto& [v, c] : const_lets_) m.push_back({c.first, IntImm(c.second)});
+  arith::Analyzer an;
+  return an.CanProve(Eq(Substitute(x, m) - Substitute(y, m), PrimExpr(0)));
+}
+
 Value Emitter::LaneBase(const PrimExpr& index) {
   return Index(Substitute(LaneExpand(index), {{lane_loop_var_, lane_min_}}));
 }
@@ -279,7 +289,7 @@ bool Emitter::TryEmitVectorLoop(const tir::ForNode* op) {
     acc.VisitStmt(op->body);
     for (const auto& [buf, sidx] : acc.stores)
       for (const auto& [lbuf, lidx] : acc.loads)
-        if (lbuf == buf && !ExprDeepEqual(LaneExpand(lidx), LaneExpand(sidx))) ok = false;
+        if (lbuf == buf && !SameElement(lidx, sidx)) ok = false;
   }
   if (!ok) {
     lane_loop_ = nullptr;

@@ -208,6 +208,15 @@ tir::Stmt RegisterTiledNest(const Stage& s, const TileAxes& axes, int64_t rows, 
       (rows_when_few > 0 && !pack_cols))
     RELAX_THROW("schedule: register tile " << rows << "x" << cols << " does not apply to stage '"
                                            << s.buffer->name << "'");
+  // Column blocks: the tile spans `nb` values of the block axis too.
+  const int64_t nb = axes.block_axis >= 0 ? axes.col_blocks : 1;
+  int64_t block_ext = 0;
+  if (nb > 1 && (static_cast<size_t>(axes.block_axis) >= first_col ||
+                 static_cast<size_t>(axes.block_axis) == axes.row_axis || pack_cols || plane ||
+                 !s.extents[axes.block_axis].AsInt(&block_ext) || block_ext % nb != 0))
+    RELAX_THROW("schedule: register tile " << rows << "x" << nb << "x" << cols
+                                           << " does not apply to stage '" << s.buffer->name
+                                           << "'");
   arith::Analyzer an = SizeAnalyzer(s);
   const Var& row = s.axes[axes.row_axis];
   // The column: the last axis, or (fused_cols 2) one var over the last two axes' elements,
@@ -228,6 +237,7 @@ tir::Stmt RegisterTiledNest(const Stage& s, const TileAxes& axes, int64_t rows, 
   };
   PrimExpr cols_e(cols);
   std::vector<PrimExpr> out_idx(s.axes.begin(), s.axes.end());
+  const Var block_o = MakeVar(VarName(s.axes[axes.block_axis >= 0 ? axes.block_axis : 0]) + "_o");
 
   // Epilogue value in the stage's axes.
   std::optional<std::pair<Buffer, PrimExpr>> epi;
@@ -268,39 +278,67 @@ tir::Stmt RegisterTiledNest(const Stage& s, const TileAxes& axes, int64_t rows, 
   };
 
   // The tiled nest for `tile_rows`-row tiles.
-  auto tiled_nest = [&](int64_t tile_rows) {
+  // A row extent that the tile's rows do not divide: with `overlap` (the extent is at least
+  // one tile), the last row tile starts `rows` before the end and stores only the rows the tile
+  // before it did not, so every row a tile reads is start + i (one pointer and constant
+  // offsets); otherwise each row index is clamped to the last row (a pointer per row).
+  auto tiled_nest_in = [&](int64_t tile_rows, bool overlap) {
     PrimExpr rows_e(tile_rows);
     bool rows_divide = an.CanProve(Eq(FloorMod(row_ext, rows_e), PrimExpr(0)));
+    overlap = overlap && !rows_divide;
     Var row_o = MakeVar(VarName(row) + "_o");
+    // The tile's first row.
+    PrimExpr start = row_o * rows_e;
+    if (overlap) start = Min(start, row_ext - rows_e);
     // One tile at column tile `c_tile` (offset c_tile * cols), `width` columns (<= cols) wide.
     auto tile = [&](const PrimExpr& c_tile, const PrimExpr& width, const std::string& suffix) {
       PrimExpr c0 = c_tile * cols_e;
-      Buffer acc = MakeBuffer(s.buffer->name + suffix, s.buffer->dtype, {rows_e, cols_e}, "local");
+      std::vector<PrimExpr> acc_shape{rows_e, cols_e};
+      if (nb > 1) acc_shape.insert(acc_shape.begin() + 1, PrimExpr(nb));
+      Buffer acc = MakeBuffer(s.buffer->name + suffix, s.buffer->dtype, acc_shape, "local");
       auto ri = [&] { return MakeVar(VarName(row) + "_i"); };
       auto ci = [&] { return MakeVar(VarName(col) + "_i"); };
+      auto bi = [&] { return MakeVar(VarName(block_o) + "_b"); };
+      // The accumulator's element (row i, column block b, column j).
+      auto at = [&](const Var& i, const Var& b, const Var& j) {
+        return nb > 1 ? std::vector<PrimExpr>{i, b, j} : std::vector<PrimExpr>{i, j};
+      };
+      // `body` once per column block b (unrolled), the block axis bound.
+      auto per_block = [&](const Var& b, tir::Stmt body) {
+        if (nb == 1) return body;
+        const Var& blk = s.axes[axes.block_axis];
+        return tir::For(b, IntImm(0), PrimExpr(nb), tir::ForKind::kUnrolled,
+                        tir::Let(blk, block_o * PrimExpr(nb) + b, body));
+      };
       // acc = init
-      Var i0 = ri(), j0 = ci();
-      tir::Stmt init = tir::For(i0, IntImm(0), rows_e, tir::ForKind::kUnrolled,
-                                tir::For(j0, IntImm(0), width, tir::ForKind::kVectorized,
-                                         tir::Store(acc, {i0, j0}, s.init)));
+      Var i0 = ri(), b0 = bi(), j0 = ci();
+      tir::Stmt init = tir::For(j0, IntImm(0), width, tir::ForKind::kVectorized,
+                                tir::Store(acc, at(i0, b0, j0), s.init));
+      if (nb > 1) init = tir::For(b0, IntImm(0), PrimExpr(nb), tir::ForKind::kUnrolled, init);
+      init = tir::For(i0, IntImm(0), rows_e, tir::ForKind::kUnrolled, init);
       // acc += value, inside the reduction loops; loads at clamped rows.
-      Var i1 = ri(), j1 = ci();
-      PrimExpr row1 = row_o * rows_e + i1;
-      if (!rows_divide) row1 = Min(row1, row_ext - PrimExpr(1));
-      tir::Stmt upd = tir::Store(acc, {i1, j1}, Load(acc, {i1, j1}) + source(c_tile, j1));
+      Var i1 = ri(), b1 = bi(), j1 = ci();
+      PrimExpr row1 = start + i1;
+      if (!rows_divide && !overlap) row1 = Min(row1, row_ext - PrimExpr(1));
+      tir::Stmt upd =
+          tir::Store(acc, at(i1, b1, j1), Load(acc, at(i1, b1, j1)) + source(c_tile, j1));
       // (Fused columns read only the panel here: h and w need no binding.)
       upd = tir::For(j1, IntImm(0), width, tir::ForKind::kVectorized, tir::Let(col, c0 + j1, upd));
+      upd = per_block(b1, upd);
       upd = tir::For(i1, IntImm(0), rows_e, tir::ForKind::kUnrolled, tir::Let(row, row1, upd));
       upd = ReductionLoops(s, upd);
       // out = acc (then the epilogue), rows past the extent skipped.
-      Var i2 = ri(), j2 = ci();
-      std::vector<tir::Stmt> store{tir::Store(s.buffer, out_idx, Load(acc, {i2, j2}))};
+      Var i2 = ri(), b2 = bi(), j2 = ci();
+      std::vector<tir::Stmt> store{tir::Store(s.buffer, out_idx, Load(acc, at(i2, b2, j2)))};
       if (epi) store.push_back(tir::Store(epi->first, out_idx, epi->second));
       tir::Stmt wb = tir::For(j2, IntImm(0), width, tir::ForKind::kVectorized,
                               bind_col(c0 + j2, tir::Seq(store)));
-      if (!rows_divide) wb = tir::IfThenElse(row < row_ext, wb);
-      wb = tir::For(i2, IntImm(0), rows_e, tir::ForKind::kUnrolled,
-                    tir::Let(row, row_o * rows_e + i2, wb));
+      wb = per_block(b2, wb);
+      if (overlap)
+        wb = tir::IfThenElse(row >= row_o * rows_e, wb);
+      else if (!rows_divide)
+        wb = tir::IfThenElse(row < row_ext, wb);
+      wb = tir::For(i2, IntImm(0), rows_e, tir::ForKind::kUnrolled, tir::Let(row, start + i2, wb));
       return tir::Allocate(acc, tir::Seq({init, upd, wb}));
     };
 
@@ -328,15 +366,21 @@ tir::Stmt RegisterTiledNest(const Stage& s, const TileAxes& axes, int64_t rows, 
     std::vector<std::pair<Var, PrimExpr>> par;  // (var, extent), outer to inner
     const std::pair<Var, PrimExpr> row_tiles = {
         row_o, an.Simplify(FloorDiv(row_ext + PrimExpr(tile_rows - 1), rows_e))};
+    // Spatial axis `a`'s parallel loop (the block axis: its tiles).
+    auto par_axis = [&](size_t a) -> std::pair<Var, PrimExpr> {
+      if (nb > 1 && static_cast<int>(a) == axes.block_axis)
+        return {block_o, PrimExpr(block_ext / nb)};
+      return {s.axes[a], s.extents[a]};
+    };
     for (size_t a = 0; a < first_col; ++a) {
       if (a == axes.row_axis) {
         if (!rows_inner) par.push_back(row_tiles);
       } else if (static_cast<int>(a) != axes.inner_axis) {
-        par.push_back({s.axes[a], s.extents[a]});
+        par.push_back(par_axis(a));
       }
     }
     if (rows_inner) par.push_back(row_tiles);
-    if (axes.inner_axis >= 0) par.push_back({s.axes[axes.inner_axis], s.extents[axes.inner_axis]});
+    if (axes.inner_axis >= 0) par.push_back(par_axis(axes.inner_axis));
     par.push_back({col_o, col_tiles});
     if (plane && plane->outer < par.size()) {
       for (size_t k = par.size(); k-- > plane->outer;)
@@ -345,6 +389,13 @@ tir::Stmt RegisterTiledNest(const Stage& s, const TileAxes& axes, int64_t rows, 
       par.resize(plane->outer);
     }
     return ParallelNest(par, body, &an);
+  };
+  auto tiled_nest = [&](int64_t tile_rows) {
+    int64_t ext = 0;
+    if (row_ext.AsInt(&ext)) return tiled_nest_in(tile_rows, ext >= tile_rows);
+    if (axes.min_row_extent >= tile_rows) return tiled_nest_in(tile_rows, true);
+    return tir::IfThenElse(row_ext >= PrimExpr(tile_rows), tiled_nest_in(tile_rows, true),
+                           tiled_nest_in(tile_rows, false));
   };
   tir::Stmt nest = tiled_nest(rows);
   if (rows_when_few > 0)

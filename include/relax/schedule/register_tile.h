@@ -31,6 +31,16 @@ struct TileAxes {
   /// its weights fit in cache: the input window a row tile reads is then reused by every block
   /// while it is in L1, where block-outermost order streams the whole input once per block).
   int inner_axis = -1;
+  /// >= 0 with `col_blocks` > 1: each tile also spans `col_blocks` consecutive values of this
+  /// spatial axis (before the row axis, static extent divisible by `col_blocks`; a
+  /// channel-blocked conv's output channel block, axis 1 of NCHW16c): the accumulator is
+  /// [rows, col_blocks, cols], so one broadcast of the row operand feeds `col_blocks` vectors
+  /// (fewer loads per FMA: with two 512-bit FMA pipes, 12 x 16 tiles are load-bound).
+  int block_axis = -1;
+  int64_t col_blocks = 1;
+  /// The row extent is known to be at least this (a tile height chosen at run time): row tiles
+  /// of at most this many rows need no run-time test of the extent (RegisterTiledNest).
+  int64_t min_row_extent = 0;
 };
 
 /// The tile axes of `s`, or nullopt when `s` is not a "sum" reduction of rank >= 2 with such
@@ -42,9 +52,12 @@ std::optional<TileAxes> FindTileAxes(const Stage& s);
 /// into one parallel loop; the column tiles; then per tile a local accumulator
 /// `<buffer>_acc[rows, cols]` (scope "local"), zeroed, updated inside the reduction loops
 /// (rows unrolled, columns vectorized) and stored to `s.buffer`. Column extents that `cols`
-/// does not divide get a tail tile of the remaining width; a row extent that `rows` does not
-/// divide is handled by clamping the row index of every load (the extra rows read valid data
-/// and are never stored), so the inner loops carry no guard. When `epilogue` is given (an
+/// does not divide get a tail tile of the remaining width. A row extent that `rows` does not
+/// divide, but that holds at least one tile (statically, by `axes.min_row_extent`, or tested at
+/// run time), ends in a tile that starts `rows` before the end and stores only the rows the
+/// previous tile did not (its rows are one pointer plus constant offsets); a shorter extent
+/// clamps the row index of every load (the extra rows read valid data and are never stored).
+/// Either way the inner loops carry no guard. When `epilogue` is given (an
 /// injective stage of the same shape that reads `s.buffer` only at its own element, already
 /// rewritten to read and write the output buffer), it runs on each tile element right after
 /// that element's store.
