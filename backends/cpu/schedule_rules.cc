@@ -353,9 +353,11 @@ std::optional<schedule::TileAxes> TileAxesOf(const schedule::StageProgram& p,
 }
 
 // rows_inner: the row tiles iterate inside the image rows (RegisterTiledNest).
+// l2_bytes: the CPU's L2 (0: unknown), for the matmul's tile order (TileAxes::cols_outer).
 struct Tile {
   int64_t rows = 0, cols = 0;
   bool rows_inner = false;
+  int64_t l2_bytes = 0;
 };
 
 tir::Stmt RegisterTiledBody(const tir::PrimFunc& f, const schedule::TileAxes& axes, Tile tile,
@@ -563,9 +565,26 @@ tir::Stmt RegisterTiledBody(const tir::PrimFunc& f, const schedule::TileAxes& ax
   // Row tiles read a strided window from a phase-split pad (contiguous vectors).
   if (!fused)
     schedule::DeinterleaveStridedColumns(&p.stages, &p.allocs, &anchor, anchor.axes[axes.col_axis]);
+  // A matmul over an image's pixels whose image rows are short (fewer than 4 tiles: each
+  // image row would sweep all the weights) or would waste rows at their ends (ConvNeXt's
+  // [n, 14, 14, 384] Linear: 12-row tiles compute 24 rows for 14) tiles the pixels of the whole
+  // image instead (TileAxes::fused_rows), in tiles wasting at most 1/16 of the rows.
+  int64_t row_ext = 0, pixels = 0;
+  auto wastes = [](int64_t ext, int64_t r) { return ((ext + r - 1) / r * r - ext) * 16 > ext; };
+  const bool fuse_rows =
+      !fused && !blocked && !depthwise && !one_row && !IsConvLike(anchor, axes) &&
+      anchor.extents[axes.row_axis].AsInt(&row_ext) &&
+      (row_ext < 4 * rows || wastes(row_ext, rows)) && schedule::CanFuseRows(anchor, axes);
+  if (fuse_rows) {
+    anchor.extents[axes.row_axis - 1].AsInt(&pixels);
+    pixels *= row_ext;
+    rows = pixels <= tile_rows         ? pixels
+           : wastes(pixels, tile_rows) ? LeastWasteRows(pixels, tile_rows)
+                                       : tile_rows;
+  }
   // Packing the column operand pays off when each panel is reused by several row tiles.
-  int64_t row_ext = 0;
-  bool reused = !anchor.extents[axes.row_axis].AsInt(&row_ext) || row_ext >= 4 * tile_rows;
+  bool reused =
+      fuse_rows || !anchor.extents[axes.row_axis].AsInt(&row_ext) || row_ext >= 4 * tile_rows;
   // A channel-blocked conv's weight is its own panel (OIHW16i16o: 16 output channels
   // contiguous per reduction step).
   bool pack = fused || rows_when_few > 0 ||
@@ -580,6 +599,26 @@ tir::Stmt RegisterTiledBody(const tir::PrimFunc& f, const schedule::TileAxes& ax
   for (const auto& s : p.stages) parts.push_back(StageStmt(s));
   // Tile order 1 of a blocked conv: the output channel blocks innermost (TileAxes::inner_axis).
   schedule::TileAxes order = axes;
+  if (fuse_rows) order.fused_rows = 2;
+  // A matmul whose packed weights exceed half the L2 while its activation fits in 3/4 of it:
+  // the column panels outside, each read from memory once (DistilBERT's 768 x 3072 weights at
+  // 128 tokens streamed 11 times otherwise; ConvNeXt's [n, 14, 14, 1536] x [1536, 384] 17
+  // times). The activation's size is tested at run time when symbolic.
+  if (pack && tile.l2_bytes > 0 && !fused && !blocked && !depthwise && !one_row &&
+      !IsConvLike(anchor, axes)) {
+    PrimExpr k(1);
+    for (const auto& e : anchor.reduce_extents) k = k * e;
+    arith::Analyzer an;
+    const int64_t bytes = anchor.buffer->dtype.bytes();
+    int64_t b_elems = 0, a_bytes = 0;
+    if (an.Simplify(k * col_ext).AsInt(&b_elems) && b_elems * bytes > tile.l2_bytes / 2) {
+      PrimExpr m = anchor.extents[axes.row_axis];
+      if (fuse_rows) m = anchor.extents[axes.row_axis - 1] * m;
+      PrimExpr a = an.Simplify(m * k * PrimExpr(bytes));
+      order.cols_outer = a.AsInt(&a_bytes) ? PrimExpr(a_bytes <= tile.l2_bytes * 3 / 4 ? 1 : 0)
+                                           : PrimExpr(a <= PrimExpr(tile.l2_bytes * 3 / 4));
+    }
+  }
   // A channel-blocked conv whose blocks are narrower than the tile's columns spans several
   // output channel blocks (the most, up to tile.cols / block, that divide the block count).
   int64_t blocks = 0;
@@ -649,7 +688,8 @@ std::vector<ScheduleRule> MakeRules() {
          const TuningParams d = DefaultTile(t);
          const int64_t order = TuningParam(f, "tile_order", DefaultTileOrder(f, t).value_or(0));
          return RegisterTiled(f, {TuningParam(f, "tile_rows", d.at("tile_rows")),
-                                  TuningParam(f, "tile_cols", d.at("tile_cols")), order == 1});
+                                  TuningParam(f, "tile_cols", d.at("tile_cols")), order == 1,
+                                  DescribeCpu(t.Attr("mcpu", "native")).l2_bytes});
        },
        // Matmuls and dense convs may take another register tile (a tuning database's choice),
        // convs also the other tile order; depthwise tiles are sized from their plane

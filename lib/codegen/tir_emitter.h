@@ -171,6 +171,8 @@ class Emitter : public tir::StmtFunctor<void>, public tir::ExprFunctor<mlir::Val
   mlir::Value TanhF32(mlir::Value x);
   mlir::Value ErfF32(mlir::Value x);
   mlir::Value SigmoidF32(mlir::Value x);
+  /// a * b + c, fused where the target has FMA.
+  mlir::Value MulAdd(mlir::Value a, mlir::Value b, mlir::Value c);
   /// C's pow at the points GLSL.std.450 leaves undefined, applied to SPIR-V's result `r`.
   mlir::Value SpirvPowSpecials(mlir::Value x, mlir::Value y, mlir::Value r);
   /// Whether `c` is an f32 exp/tanh/erf the explicit vector code computes lane-wise.

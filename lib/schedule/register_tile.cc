@@ -180,6 +180,18 @@ Buffer ColumnOperandBuffer(const Stage& s, const TileAxes& axes) {
   return op ? op->load.as<tir::BufferLoadNode>()->buffer : Buffer();
 }
 
+bool CanFuseRows(const Stage& s, const TileAxes& axes) {
+  if (axes.row_axis == 0 || axes.fused_cols != 1 || axes.row_axis + 1 != axes.col_axis ||
+      !s.extents[axes.row_axis].AsInt() || !s.extents[axes.row_axis - 1].AsInt())
+    return false;
+  // The column operand (packed per column tile) must not read either row axis.
+  auto op = FindColumnOperand(s, axes);
+  if (!op) return false;
+  for (size_t a : op->spatial_axes)
+    if (a + 1 == axes.row_axis || a == axes.row_axis) return false;
+  return true;
+}
+
 bool CanFuseColumns(const Stage& s, const TileAxes& axes) {
   if (axes.col_axis + 1 != s.axes.size() || axes.col_axis < 2 || axes.row_axis + 1 >= axes.col_axis)
     return false;
@@ -217,15 +229,35 @@ tir::Stmt RegisterTiledNest(const Stage& s, const TileAxes& axes, int64_t rows, 
     RELAX_THROW("schedule: register tile " << rows << "x" << nb << "x" << cols
                                            << " does not apply to stage '" << s.buffer->name
                                            << "'");
+  // Fused rows: the row runs over the elements of the row axis and the axis before it (a
+  // matmul of an image's pixels [n, h, w, c]), r = h * W + w, h and w bound from it by lets.
+  const bool fused_rows = axes.fused_rows == 2;
+  if (fused_rows && (axes.row_axis == 0 || nb > 1 || axes.inner_axis >= 0 || plane))
+    RELAX_THROW("schedule: fused register tile rows do not apply to stage '" << s.buffer->name
+                                                                             << "'");
   arith::Analyzer an = SizeAnalyzer(s);
-  const Var& row = s.axes[axes.row_axis];
+  const Var row =
+      fused_rows
+          ? MakeVar(VarName(s.axes[axes.row_axis - 1]) + "_" + VarName(s.axes[axes.row_axis]))
+          : s.axes[axes.row_axis];
+  // `body` with the row var (fused: and the two axes it spans) bound to `r`.
+  auto bind_row = [&](const PrimExpr& r, tir::Stmt body) {
+    if (fused_rows) {
+      const PrimExpr& w_ext = s.extents[axes.row_axis];
+      body = tir::Let(s.axes[axes.row_axis - 1], FloorDiv(row, w_ext),
+                      tir::Let(s.axes[axes.row_axis], FloorMod(row, w_ext), body));
+    }
+    return tir::Let(row, r, body);
+  };
   // The column: the last axis, or (fused_cols 2) one var over the last two axes' elements,
   // c = h * W + w, with h and w bound from it by lets.
   const bool fused = axes.fused_cols == 2;
   const Var col = fused ? MakeVar(VarName(s.axes[first_col]) + "_" + VarName(s.axes.back()))
                         : s.axes[axes.col_axis];
   const PrimExpr last_ext = s.extents[axes.col_axis];
-  PrimExpr row_ext = s.extents[axes.row_axis];
+  PrimExpr row_ext = fused_rows
+                         ? an.Simplify(s.extents[axes.row_axis - 1] * s.extents[axes.row_axis])
+                         : s.extents[axes.row_axis];
   PrimExpr col_ext = fused ? an.Simplify(s.extents[first_col] * last_ext) : last_ext;
   // `body` with the column var (and, fused, the stage's last two axes) bound for column `c`.
   auto bind_col = [&](const PrimExpr& c, tir::Stmt body) {
@@ -282,7 +314,7 @@ tir::Stmt RegisterTiledNest(const Stage& s, const TileAxes& axes, int64_t rows, 
   // one tile), the last row tile starts `rows` before the end and stores only the rows the tile
   // before it did not, so every row a tile reads is start + i (one pointer and constant
   // offsets); otherwise each row index is clamped to the last row (a pointer per row).
-  auto tiled_nest_in = [&](int64_t tile_rows, bool overlap) {
+  auto tiled_nest_in = [&](int64_t tile_rows, bool overlap, bool cols_outer) {
     PrimExpr rows_e(tile_rows);
     bool rows_divide = an.CanProve(Eq(FloorMod(row_ext, rows_e), PrimExpr(0)));
     overlap = overlap && !rows_divide;
@@ -325,7 +357,7 @@ tir::Stmt RegisterTiledNest(const Stage& s, const TileAxes& axes, int64_t rows, 
       // (Fused columns read only the panel here: h and w need no binding.)
       upd = tir::For(j1, IntImm(0), width, tir::ForKind::kVectorized, tir::Let(col, c0 + j1, upd));
       upd = per_block(b1, upd);
-      upd = tir::For(i1, IntImm(0), rows_e, tir::ForKind::kUnrolled, tir::Let(row, row1, upd));
+      upd = tir::For(i1, IntImm(0), rows_e, tir::ForKind::kUnrolled, bind_row(row1, upd));
       upd = ReductionLoops(s, upd);
       // out = acc (then the epilogue), rows past the extent skipped.
       Var i2 = ri(), b2 = bi(), j2 = ci();
@@ -338,7 +370,7 @@ tir::Stmt RegisterTiledNest(const Stage& s, const TileAxes& axes, int64_t rows, 
         wb = tir::IfThenElse(row >= row_o * rows_e, wb);
       else if (!rows_divide)
         wb = tir::IfThenElse(row < row_ext, wb);
-      wb = tir::For(i2, IntImm(0), rows_e, tir::ForKind::kUnrolled, tir::Let(row, start + i2, wb));
+      wb = tir::For(i2, IntImm(0), rows_e, tir::ForKind::kUnrolled, bind_row(start + i2, wb));
       return tir::Allocate(acc, tir::Seq({init, upd, wb}));
     };
 
@@ -373,15 +405,17 @@ tir::Stmt RegisterTiledNest(const Stage& s, const TileAxes& axes, int64_t rows, 
       return {s.axes[a], s.extents[a]};
     };
     for (size_t a = 0; a < first_col; ++a) {
+      if (fused_rows && a + 1 == axes.row_axis) continue;
       if (a == axes.row_axis) {
-        if (!rows_inner) par.push_back(row_tiles);
+        if (!rows_inner && !cols_outer) par.push_back(row_tiles);
       } else if (static_cast<int>(a) != axes.inner_axis) {
         par.push_back(par_axis(a));
       }
     }
-    if (rows_inner) par.push_back(row_tiles);
+    if (rows_inner && !cols_outer) par.push_back(row_tiles);
     if (axes.inner_axis >= 0) par.push_back(par_axis(axes.inner_axis));
     par.push_back({col_o, col_tiles});
+    if (cols_outer) par.push_back(row_tiles);
     if (plane && plane->outer < par.size()) {
       for (size_t k = par.size(); k-- > plane->outer;)
         body = tir::For(par[k].first, IntImm(0), par[k].second, tir::ForKind::kSerial, body);
@@ -390,12 +424,21 @@ tir::Stmt RegisterTiledNest(const Stage& s, const TileAxes& axes, int64_t rows, 
     }
     return ParallelNest(par, body, &an);
   };
+  // Full tiles in the order axes.cols_outer asks for; fewer rows than a tile: row tiles outside.
+  auto ordered_nest = [&](int64_t tile_rows) {
+    int64_t c = 0;
+    if (!axes.cols_outer.defined() || axes.cols_outer.AsInt(&c))
+      return tiled_nest_in(tile_rows, true, c != 0);
+    return tir::IfThenElse(axes.cols_outer, tiled_nest_in(tile_rows, true, true),
+                           tiled_nest_in(tile_rows, true, false));
+  };
   auto tiled_nest = [&](int64_t tile_rows) {
     int64_t ext = 0;
-    if (row_ext.AsInt(&ext)) return tiled_nest_in(tile_rows, ext >= tile_rows);
-    if (axes.min_row_extent >= tile_rows) return tiled_nest_in(tile_rows, true);
-    return tir::IfThenElse(row_ext >= PrimExpr(tile_rows), tiled_nest_in(tile_rows, true),
-                           tiled_nest_in(tile_rows, false));
+    if (row_ext.AsInt(&ext))
+      return ext >= tile_rows ? ordered_nest(tile_rows) : tiled_nest_in(tile_rows, false, false);
+    if (axes.min_row_extent >= tile_rows) return ordered_nest(tile_rows);
+    return tir::IfThenElse(row_ext >= PrimExpr(tile_rows), ordered_nest(tile_rows),
+                           tiled_nest_in(tile_rows, false, false));
   };
   tir::Stmt nest = tiled_nest(rows);
   if (rows_when_few > 0)

@@ -38,6 +38,16 @@ struct TileAxes {
   /// (fewer loads per FMA: with two 512-bit FMA pipes, 12 x 16 tiles are load-bound).
   int block_axis = -1;
   int64_t col_blocks = 1;
+  /// 1: the row is `row_axis`. 2: the row runs over the elements of the axis before it and
+  /// `row_axis` as one index r = h * W + w (a matmul of an image's pixels [n, h, w, c] by a
+  /// weight: tiles span image rows; see CanFuseRows).
+  size_t fused_rows = 1;
+  /// Where this holds (a constant, or a test at run time; undefined: never), the column tiles
+  /// iterate outside the row tiles (after the other spatial axes): each packed column panel stays
+  /// in cache while every row tile reads it, and the row operand is read once per column tile (a
+  /// matmul whose weights exceed the L2 but whose activation fits). An extent of fewer rows than
+  /// a tile keeps the row tiles outside.
+  PrimExpr cols_outer;
   /// The row extent is known to be at least this (a tile height chosen at run time): row tiles
   /// of at most this many rows need no run-time test of the extent (RegisterTiledNest).
   int64_t min_row_extent = 0;
@@ -101,6 +111,11 @@ Buffer ColumnOperandBuffer(const Stage& s, const TileAxes& axes);
 /// axis, as its whole last index and in no other index, and it does not read the row axis
 /// (matmul's B[.., k, j]; not a conv's input window).
 bool CanPackColumns(const Stage& s, const TileAxes& axes);
+
+/// True if the row axis and the axis before it can be one fused row (TileAxes::fused_rows = 2):
+/// both are static, the row axis right before the column axis, and the packed column operand
+/// reads neither (a Linear layer over [n, h, w, c] pixels: ConvNeXt's and Swin's MLPs).
+bool CanFuseRows(const Stage& s, const TileAxes& axes);
 
 /// True if the last two axes of `s` can be one fused column (TileAxes::fused_cols = 2): the
 /// row axis comes before them and exactly one load reads them (the column operand, packed),
