@@ -217,6 +217,27 @@ int64_t LeastWasteRows(int64_t h, int64_t most) {
   return best;
 }
 
+// The column blocks a blocked conv's tile spans: the most, up to `most`, dividing `blocks`.
+int64_t ColumnBlocks(int64_t blocks, int64_t most) {
+  int64_t nb = std::min(most, blocks);
+  while (nb > 1 && blocks % nb != 0) --nb;
+  return std::max<int64_t>(nb, 1);
+}
+
+// Rows per tile over `pixels` fused rows (TileAxes::fused_rows) with `vectors` accumulator
+// vectors per row: the count in [4, most] minimizing the tiles times each tile's cost per
+// reduction step, max(rows * vectors, 8) FMAs (fewer than 8 chains wait on the FMA latency)
+// plus 2 for the tile's own work; ties: more rows. 49 pixels with one vector per row: 10 rows
+// (5 tiles), not 7 (7 tiles of 7 chains) or 12 (5 tiles computing 60 rows).
+int64_t FusedTileRows(int64_t pixels, int64_t most, int64_t vectors) {
+  int64_t best = most, best_cost = -1;
+  for (int64_t r = most; r >= std::min<int64_t>(4, most); --r) {
+    const int64_t cost = (pixels + r - 1) / r * (std::max<int64_t>(r * vectors, 8) + 2);
+    if (best_cost < 0 || cost < best_cost) best = r, best_cost = cost;
+  }
+  return best;
+}
+
 // A conv over channel-blocked operands (conv2d_nchwc, NCHW16c): rank 5, tiles of output
 // columns (rows of the tile) x the channels of one block (its columns).
 bool BlockedConv(const schedule::Stage& anchor, const schedule::TileAxes& axes) {
@@ -565,22 +586,31 @@ tir::Stmt RegisterTiledBody(const tir::PrimFunc& f, const schedule::TileAxes& ax
   // Row tiles read a strided window from a phase-split pad (contiguous vectors).
   if (!fused)
     schedule::DeinterleaveStridedColumns(&p.stages, &p.allocs, &anchor, anchor.axes[axes.col_axis]);
-  // A matmul over an image's pixels whose image rows are short (fewer than 4 tiles: each
-  // image row would sweep all the weights) or would waste rows at their ends (ConvNeXt's
-  // [n, 14, 14, 384] Linear: 12-row tiles compute 24 rows for 14) tiles the pixels of the whole
-  // image instead (TileAxes::fused_rows), in tiles wasting at most 1/16 of the rows.
+  // A matmul over an image's pixels, or a channel-blocked conv, whose image rows are short
+  // (fewer than 4 tiles: each image row would sweep all the weights, and short tiles keep too
+  // few FMA chains busy) or would waste rows at their ends (ConvNeXt's [n, 14, 14, 384] Linear:
+  // 12-row tiles compute 24 rows for 14) tiles the pixels of the whole image instead
+  // (TileAxes::fused_rows), rows per tile by FusedTileRows. Blocked convs only where the tile
+  // is wider than a block (two 512-bit FMA pipes: 8 chains needed; Zen 4 needs 4): RegNet's
+  // 7 x 7 1 x 1 convs' 7-row tiles (7 accumulators) became 10-row ones.
   int64_t row_ext = 0, pixels = 0;
   auto wastes = [](int64_t ext, int64_t r) { return ((ext + r - 1) / r * r - ext) * 16 > ext; };
-  const bool fuse_rows =
-      !fused && !blocked && !depthwise && !one_row && !IsConvLike(anchor, axes) &&
-      anchor.extents[axes.row_axis].AsInt(&row_ext) &&
-      (row_ext < 4 * rows || wastes(row_ext, rows)) && schedule::CanFuseRows(anchor, axes);
+  const bool fuse_rows = !fused && !depthwise && !one_row &&
+                         (blocked ? tile.cols > cols : !IsConvLike(anchor, axes)) &&
+                         anchor.extents[axes.row_axis].AsInt(&row_ext) &&
+                         (row_ext < 4 * rows || wastes(row_ext, rows)) &&
+                         schedule::CanFuseRows(anchor, axes);
   if (fuse_rows) {
     anchor.extents[axes.row_axis - 1].AsInt(&pixels);
     pixels *= row_ext;
-    rows = pixels <= tile_rows         ? pixels
-           : wastes(pixels, tile_rows) ? LeastWasteRows(pixels, tile_rows)
-                                       : tile_rows;
+    // Vectors per tile row: a blocked conv's column blocks (below), a matmul's columns.
+    int64_t blocks = 0;
+    const int64_t vectors = !blocked ? std::max<int64_t>(1, cols / kTileCols)
+                            : tile.cols > cols && anchor.extents[1].AsInt(&blocks) &&
+                                    !schedule::RowOperandReads(anchor, axes, 1)
+                                ? ColumnBlocks(blocks, tile.cols / cols)
+                                : 1;
+    rows = pixels <= tile_rows ? pixels : FusedTileRows(pixels, tile_rows, vectors);
   }
   // Packing the column operand pays off when each panel is reused by several row tiles.
   bool reused =
@@ -623,9 +653,8 @@ tir::Stmt RegisterTiledBody(const tir::PrimFunc& f, const schedule::TileAxes& ax
   // output channel blocks (the most, up to tile.cols / block, that divide the block count).
   int64_t blocks = 0;
   if (blocked && !one_row && !depthwise && anchor.extents[1].AsInt(&blocks) && cols > 0 &&
-      tile.cols > cols) {
-    int64_t nb = std::min<int64_t>(tile.cols / cols, blocks);
-    while (nb > 1 && blocks % nb != 0) --nb;
+      tile.cols > cols && !schedule::RowOperandReads(anchor, axes, 1)) {
+    const int64_t nb = ColumnBlocks(blocks, tile.cols / cols);
     if (nb > 1) {
       order.block_axis = 1;
       order.col_blocks = nb;

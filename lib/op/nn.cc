@@ -104,11 +104,18 @@ te::Tensor ComputeConv(const CallNode& c, const std::vector<te::Tensor>& in) {
 // Data [N, C/ci, H, W, ci] (NCHW<ci>c), weight [O/co, C/ci, KH, KW, ci, co] (OIHW<ci>i<co>o),
 // output [N, O/co, OH, OW, co] (NCHW<co>c); strides, padding, dilation as conv2d. The ci input
 // channels of a block and the co output channels of a block are innermost, so the weight is
-// read co channels at a time (one vector) and the input one scalar per channel. groups is 1,
+// read co channels at a time (one vector) and the input one scalar per channel. groups is 1;
 // or the channel count for a depthwise conv (one filter per channel): weight [C/c, 1, KH, KW,
-// 1, c] with ci = co = c, each output channel reading its own input channel.
-bool DepthwiseNCHWc(const CallNode& c) {
-  return c.attrs.count("groups") && GetIntAttr(c.attrs, "groups") != 1;
+// 1, c] with ci = co = c, each output channel reading its own input channel; or a count whose
+// groups are whole blocks (ci = co, C / groups and O / groups multiples of it): weight
+// [O/co, C/groups/ci, KH, KW, ci, co], output block j reading the input blocks of its group.
+int64_t NCHWcGroups(const CallNode& c) {
+  return c.attrs.count("groups") ? GetIntAttr(c.attrs, "groups") : 1;
+}
+// A depthwise conv2d_nchwc: groups > 1 and one input channel per filter (weight dim 4 is 1).
+bool DepthwiseNCHWc(const CallNode& c, const std::vector<PrimExpr>& ws) {
+  int64_t ci = 0;
+  return NCHWcGroups(c) != 1 && ws[4].AsInt(&ci) && ci == 1;
 }
 
 StructInfo InferConv2dNCHWc(const CallNode& c, BlockBuilder& bb) {
@@ -125,14 +132,25 @@ StructInfo InferConv2dNCHWc(const CallNode& c, BlockBuilder& bb) {
   for (int d = 0; d < 2; ++d)
     if (!ws[2 + d].AsInt(&kernel[d]) || kernel[d] < 1)
       RELAX_THROW(bb.context() << "conv2d_nchwc: kernel size must be static and positive");
-  if (DepthwiseNCHWc(c)) {
-    int64_t groups = GetIntAttr(c.attrs, "groups"), cb = 0, ci = 0;
+  const int64_t groups = NCHWcGroups(c);
+  if (DepthwiseNCHWc(c, ws)) {
+    int64_t cb = 0, ci = 0;
     if (!xs[1].AsInt(&cb) || !xs[4].AsInt(&ci) || groups != cb * ci || !ws[1].AsInt(&cb) ||
-        cb != 1 || !ws[4].AsInt(&ci) || ci != 1)
-      RELAX_THROW(bb.context() << "conv2d_nchwc: groups must be 1 or the channel count, with "
-                                  "a [C/c, 1, KH, KW, 1, c] weight");
+        cb != 1)
+      RELAX_THROW(bb.context() << "conv2d_nchwc: a depthwise conv (groups the channel count) "
+                                  "takes a [C/c, 1, KH, KW, 1, c] weight");
     bb.UnifyDim(xs[1], ws[0], "conv2d_nchwc depthwise channel blocks vs weight");
     bb.UnifyDim(xs[4], ws[5], "conv2d_nchwc depthwise channel block vs weight");
+  } else if (groups != 1) {
+    int64_t cb = 0, ci = 0, wcb = 0, wci = 0, ob = 0, co = 0;
+    const bool known = xs[1].AsInt(&cb) && xs[4].AsInt(&ci) && ws[1].AsInt(&wcb) &&
+                       ws[4].AsInt(&wci) && ws[0].AsInt(&ob) && ws[5].AsInt(&co);
+    if (!known || groups < 1 || ci != wci || ci != co || (cb * ci) % groups != 0 ||
+        (cb * ci) / groups != wcb * wci || (ob * co) % groups != 0 ||
+        ((ob * co) / groups) % co != 0)
+      RELAX_THROW(bb.context() << "conv2d_nchwc: " << groups
+                               << " groups must be whole channel blocks of the input, the "
+                                  "weight [O/c, C/groups/c, KH, KW, c, c] and the output");
   } else {
     bb.UnifyDim(xs[1], ws[1], "conv2d_nchwc input channel blocks vs weight");
     bb.UnifyDim(xs[4], ws[4], "conv2d_nchwc input channel block vs weight");
@@ -151,9 +169,14 @@ StructInfo InferConv2dNCHWc(const CallNode& c, BlockBuilder& bb) {
 te::Tensor ComputeConv2dNCHWc(const CallNode& c, const std::vector<te::Tensor>& in) {
   te::Tensor X = in[0], W = in[1];
   Window win = window::GetWindow(c.attrs, 2);
-  const bool dw = DepthwiseNCHWc(c);
   const auto& xs = X->shape();
   const auto& ws = W->shape();
+  const bool dw = DepthwiseNCHWc(c, ws);
+  // Grouped (not depthwise): output block j reads the input blocks of group j / (blocks per
+  // group), starting at block group * ws[1].
+  const int64_t groups = NCHWcGroups(c);
+  int64_t ob = 0, per_group = 1;
+  if (!dw && groups != 1 && ws[0].AsInt(&ob)) per_group = ob / groups;
   std::vector<int64_t> kernel(2);
   for (int d = 0; d < 2; ++d) ws[2 + d].AsInt(&kernel[d]);
   std::vector<PrimExpr> shape = {xs[0], ws[0]};
@@ -179,7 +202,10 @@ te::Tensor ComputeConv2dNCHWc(const CallNode& c, const std::vector<te::Tensor>& 
       shape,
       [&](const std::vector<Var>& i) {
         const PrimExpr zero(int64_t{0});
-        std::vector<PrimExpr> xi = {i[0], dw ? PrimExpr(i[1]) : PrimExpr(red[0].var)};
+        PrimExpr in_block = red[0].var;
+        if (!dw && groups != 1)
+          in_block = FloorDiv(i[1], PrimExpr(per_group)) * ws[1] + PrimExpr(red[0].var);
+        std::vector<PrimExpr> xi = {i[0], dw ? PrimExpr(i[1]) : in_block};
         std::vector<PrimExpr> wi = {i[1], dw ? zero : PrimExpr(red[0].var)};
         for (int d = 0; d < 2; ++d) {
           PrimExpr x =

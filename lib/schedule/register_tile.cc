@@ -180,6 +180,14 @@ Buffer ColumnOperandBuffer(const Stage& s, const TileAxes& axes) {
   return op ? op->load.as<tir::BufferLoadNode>()->buffer : Buffer();
 }
 
+bool RowOperandReads(const Stage& s, const TileAxes& axes, size_t axis) {
+  LoadAxes la(s.axes);
+  la.VisitExpr(s.value);
+  for (const auto& u : la.uses)
+    if (!u[axes.col_axis] && u[axis]) return true;
+  return false;
+}
+
 bool CanFuseRows(const Stage& s, const TileAxes& axes) {
   if (axes.row_axis == 0 || axes.fused_cols != 1 || axes.row_axis + 1 != axes.col_axis ||
       !s.extents[axes.row_axis].AsInt() || !s.extents[axes.row_axis - 1].AsInt())
@@ -232,7 +240,10 @@ tir::Stmt RegisterTiledNest(const Stage& s, const TileAxes& axes, int64_t rows, 
   // Fused rows: the row runs over the elements of the row axis and the axis before it (a
   // matmul of an image's pixels [n, h, w, c]), r = h * W + w, h and w bound from it by lets.
   const bool fused_rows = axes.fused_rows == 2;
-  if (fused_rows && (axes.row_axis == 0 || nb > 1 || axes.inner_axis >= 0 || plane))
+  if (fused_rows && (axes.row_axis == 0 || plane ||
+                     (axes.inner_axis >= 0 && static_cast<size_t>(axes.inner_axis) + 1 >=
+                                                  axes.row_axis) ||
+                     (nb > 1 && static_cast<size_t>(axes.block_axis) + 1 >= axes.row_axis)))
     RELAX_THROW("schedule: fused register tile rows do not apply to stage '" << s.buffer->name
                                                                              << "'");
   arith::Analyzer an = SizeAnalyzer(s);

@@ -186,6 +186,12 @@ class LayoutAlterer : public ExprMutator {
     } else if (groups == channels && ws[0] == channels && ws[1] == 1) {
       ci = co;
       wlayout = "OIHW1i" + std::to_string(co) + "o";
+    } else if (groups > 1 && channels % groups == 0 && ws[0] % groups == 0 &&
+               (channels / groups) % co == 0 && (ws[0] / groups) % co == 0) {
+      // A grouped conv whose groups are whole blocks (RegNet's 16-channel groups): each output
+      // block reads the input blocks of its own group, as a dense blocked conv over them.
+      ci = co;
+      wlayout = "OIHW" + std::to_string(ci) + "i" + std::to_string(co) + "o";
     }
     if (ci == 0) return false;
     Expr xb = BlockedInput(c->args[0], ci, out);

@@ -245,6 +245,17 @@ def conv_cases():
                  [node("Conv", ["x", "w", "b"], group=groups, dilations=[dil] * k,
                        strides=[stride] * k, pads=[pads] * (2 * k))],
                  sym_in, ["y"], [("w", w), ("b", rnd([w.shape[0]], 2))], shapes=shapes)
+        if k == 2:
+            # Groups of whole channel blocks (RegNet's 16-channel groups): alter-layout makes them
+            # grouped channel-blocked convs, each output block reading its own group's blocks.
+            for cin, groups, cout, stride in ((48, 3, 96, 2), (64, 2, 64, 1), (32, 2, 32, 1)):
+                case("conv", f"Conv2d_blockgroups_c{cin}_g{groups}_o{cout}_s{stride}",
+                     [node("Conv", ["x", "w", "b"], ["y0"], group=groups, strides=[stride] * 2,
+                           pads=[1] * 4),
+                      node("Relu", ["y0"], ["y"])],
+                     [("x", ["n", cin, "h", "w"])], ["y"],
+                     [("w", rnd([cout, cin // groups, 3, 3])), ("b", rnd([cout], 2))],
+                     shapes=[{"x": [1, cin, 9, 11]}, {"x": [2, cin, 14, 14]}])
         case("conv", f"Conv{k}d_same_lower",
              [node("Conv", ["x", "w"], auto_pad="SAME_LOWER", kernel_shape=[2] * k)], sym_in,
              ["y"], [("w", rnd([3, 4] + [2] * k))], shapes=shapes)

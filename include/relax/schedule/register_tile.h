@@ -112,6 +112,10 @@ Buffer ColumnOperandBuffer(const Stage& s, const TileAxes& axes);
 /// (matmul's B[.., k, j]; not a conv's input window).
 bool CanPackColumns(const Stage& s, const TileAxes& axes);
 
+/// True if an operand that does not read the column axis (the row operand: a conv's input
+/// window) reads spatial axis `axis` (a grouped conv's input block depends on the output block).
+bool RowOperandReads(const Stage& s, const TileAxes& axes, size_t axis);
+
 /// True if the row axis and the axis before it can be one fused row (TileAxes::fused_rows = 2):
 /// both are static, the row axis right before the column axis, and the packed column operand
 /// reads neither (a Linear layer over [n, h, w, c] pixels: ConvNeXt's and Swin's MLPs).
