@@ -135,8 +135,7 @@ StructInfo InferConv2dNCHWc(const CallNode& c, BlockBuilder& bb) {
   const int64_t groups = NCHWcGroups(c);
   if (DepthwiseNCHWc(c, ws)) {
     int64_t cb = 0, ci = 0;
-    if (!xs[1].AsInt(&cb) || !xs[4].AsInt(&ci) || groups != cb * ci || !ws[1].AsInt(&cb) ||
-        cb != 1)
+    if (!xs[1].AsInt(&cb) || !xs[4].AsInt(&ci) || groups != cb * ci || !ws[1].AsInt(&cb) || cb != 1)
       RELAX_THROW(bb.context() << "conv2d_nchwc: a depthwise conv (groups the channel count) "
                                   "takes a [C/c, 1, KH, KW, 1, c] weight");
     bb.UnifyDim(xs[1], ws[0], "conv2d_nchwc depthwise channel blocks vs weight");

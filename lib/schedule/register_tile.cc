@@ -240,10 +240,10 @@ tir::Stmt RegisterTiledNest(const Stage& s, const TileAxes& axes, int64_t rows, 
   // Fused rows: the row runs over the elements of the row axis and the axis before it (a
   // matmul of an image's pixels [n, h, w, c]), r = h * W + w, h and w bound from it by lets.
   const bool fused_rows = axes.fused_rows == 2;
-  if (fused_rows && (axes.row_axis == 0 || plane ||
-                     (axes.inner_axis >= 0 && static_cast<size_t>(axes.inner_axis) + 1 >=
-                                                  axes.row_axis) ||
-                     (nb > 1 && static_cast<size_t>(axes.block_axis) + 1 >= axes.row_axis)))
+  if (fused_rows &&
+      (axes.row_axis == 0 || plane ||
+       (axes.inner_axis >= 0 && static_cast<size_t>(axes.inner_axis) + 1 >= axes.row_axis) ||
+       (nb > 1 && static_cast<size_t>(axes.block_axis) + 1 >= axes.row_axis)))
     RELAX_THROW("schedule: fused register tile rows do not apply to stage '" << s.buffer->name
                                                                              << "'");
   arith::Analyzer an = SizeAnalyzer(s);
