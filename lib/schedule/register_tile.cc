@@ -233,7 +233,7 @@ tir::Stmt RegisterTiledNest(const Stage& s, const TileAxes& axes, int64_t rows, 
   int64_t block_ext = 0;
   if (nb > 1 && (static_cast<size_t>(axes.block_axis) >= first_col ||
                  static_cast<size_t>(axes.block_axis) == axes.row_axis || pack_cols || plane ||
-                 !s.extents[axes.block_axis].AsInt(&block_ext) || block_ext % nb != 0))
+                 !s.extents[axes.block_axis].AsInt(&block_ext) || block_ext < nb))
     RELAX_THROW("schedule: register tile " << rows << "x" << nb << "x" << cols
                                            << " does not apply to stage '" << s.buffer->name
                                            << "'");
@@ -334,10 +334,12 @@ tir::Stmt RegisterTiledNest(const Stage& s, const TileAxes& axes, int64_t rows, 
     PrimExpr start = row_o * rows_e;
     if (overlap) start = Min(start, row_ext - rows_e);
     // One tile at column tile `c_tile` (offset c_tile * cols), `width` columns (<= cols) wide.
+    // `tnb`: the column blocks of this tile (nb, or the blocks left for the last block tile).
+    int64_t tnb = nb;
     auto tile = [&](const PrimExpr& c_tile, const PrimExpr& width, const std::string& suffix) {
       PrimExpr c0 = c_tile * cols_e;
       std::vector<PrimExpr> acc_shape{rows_e, cols_e};
-      if (nb > 1) acc_shape.insert(acc_shape.begin() + 1, PrimExpr(nb));
+      if (nb > 1) acc_shape.insert(acc_shape.begin() + 1, PrimExpr(tnb));
       Buffer acc = MakeBuffer(s.buffer->name + suffix, s.buffer->dtype, acc_shape, "local");
       auto ri = [&] { return MakeVar(VarName(row) + "_i"); };
       auto ci = [&] { return MakeVar(VarName(col) + "_i"); };
@@ -350,14 +352,14 @@ tir::Stmt RegisterTiledNest(const Stage& s, const TileAxes& axes, int64_t rows, 
       auto per_block = [&](const Var& b, tir::Stmt body) {
         if (nb == 1) return body;
         const Var& blk = s.axes[axes.block_axis];
-        return tir::For(b, IntImm(0), PrimExpr(nb), tir::ForKind::kUnrolled,
+        return tir::For(b, IntImm(0), PrimExpr(tnb), tir::ForKind::kUnrolled,
                         tir::Let(blk, block_o * PrimExpr(nb) + b, body));
       };
       // acc = init
       Var i0 = ri(), b0 = bi(), j0 = ci();
       tir::Stmt init = tir::For(j0, IntImm(0), width, tir::ForKind::kVectorized,
                                 tir::Store(acc, at(i0, b0, j0), s.init));
-      if (nb > 1) init = tir::For(b0, IntImm(0), PrimExpr(nb), tir::ForKind::kUnrolled, init);
+      if (nb > 1) init = tir::For(b0, IntImm(0), PrimExpr(tnb), tir::ForKind::kUnrolled, init);
       init = tir::For(i0, IntImm(0), rows_e, tir::ForKind::kUnrolled, init);
       // acc += value, inside the reduction loops; loads at clamped rows.
       Var i1 = ri(), b1 = bi(), j1 = ci();
@@ -394,14 +396,20 @@ tir::Stmt RegisterTiledNest(const Stage& s, const TileAxes& axes, int64_t rows, 
     int64_t full_c = -1, tail_c = -1;
     full.AsInt(&full_c);
     tail.AsInt(&tail_c);
-    tir::Stmt body;
-    if (tail_c == 0)
-      body = tile(col_o, cols_e, "_acc");
-    else if (full_c == 0)
-      body = tile(col_o, tail, "_acc_tail");
-    else
-      body = tir::IfThenElse(col_o < full, tile(col_o, cols_e, "_acc"),
+    auto col_tile = [&] {
+      if (tail_c == 0) return tile(col_o, cols_e, "_acc");
+      if (full_c == 0) return tile(col_o, tail, "_acc_tail");
+      return tir::IfThenElse(col_o < full, tile(col_o, cols_e, "_acc"),
                              tile(col_o, tail, "_acc_tail"));
+    };
+    tir::Stmt body = col_tile();
+    // Column blocks that nb does not divide: the last block tile spans the rest.
+    if (nb > 1 && block_ext % nb != 0) {
+      tnb = block_ext % nb;
+      tir::Stmt rest = col_tile();
+      tnb = nb;
+      body = tir::IfThenElse(block_o < PrimExpr(block_ext / nb), body, rest);
+    }
 
     // One parallel loop over the other spatial axes and the row tiles in axis order, then the
     // column tiles.
@@ -412,7 +420,7 @@ tir::Stmt RegisterTiledNest(const Stage& s, const TileAxes& axes, int64_t rows, 
     // Spatial axis `a`'s parallel loop (the block axis: its tiles).
     auto par_axis = [&](size_t a) -> std::pair<Var, PrimExpr> {
       if (nb > 1 && static_cast<int>(a) == axes.block_axis)
-        return {block_o, PrimExpr(block_ext / nb)};
+        return {block_o, PrimExpr((block_ext + nb - 1) / nb)};
       return {s.axes[a], s.extents[a]};
     };
     for (size_t a = 0; a < first_col; ++a) {

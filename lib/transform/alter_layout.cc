@@ -158,6 +158,9 @@ class LayoutAlterer : public ExprMutator {
       return false;
     int64_t channels = 0, groups = c->attrs.count("groups") ? GetIntAttr(c->attrs, "groups") : 1;
     int64_t co = BlockFor(ws[0]);
+    // Many output channels that a full block does not divide (SqueezeNet's 1000-class 1 x 1
+    // conv head): full blocks, the last one padded, rather than half-width vectors (2.3x).
+    if (groups == 1 && co != 0 && co < block_ && ws[0] >= 32 * block_) co = 0;
     // A 1 x 1 image (an SE block's excitation) of fewer channels than the block: one block of
     // all of them, so the squeeze-excite chain needs no transform (cost: a short vector).
     const auto& od = *var->sinfo->values;

@@ -32,7 +32,7 @@ struct TileAxes {
   /// while it is in L1, where block-outermost order streams the whole input once per block).
   int inner_axis = -1;
   /// >= 0 with `col_blocks` > 1: each tile also spans `col_blocks` consecutive values of this
-  /// spatial axis (before the row axis, static extent divisible by `col_blocks`; a
+  /// spatial axis (before the row axis, static extent; the last tile spans the rest; a
   /// channel-blocked conv's output channel block, axis 1 of NCHW16c): the accumulator is
   /// [rows, col_blocks, cols], so one broadcast of the row operand feeds `col_blocks` vectors
   /// (fewer loads per FMA: with two 512-bit FMA pipes, 12 x 16 tiles are load-bound).
