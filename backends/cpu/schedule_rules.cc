@@ -594,12 +594,19 @@ tir::Stmt RegisterTiledBody(const tir::PrimFunc& f, const schedule::TileAxes& ax
   // 7 x 7 1 x 1 convs' 7-row tiles (7 accumulators) became 10-row ones.
   int64_t row_ext = 0, pixels = 0;
   auto wastes = [](int64_t ext, int64_t r) { return ((ext + r - 1) / r * r - ext) * 16 > ext; };
-  const bool fuse_rows = !fused && !depthwise && !one_row &&
-                         (blocked ? tile.cols > cols : !IsConvLike(anchor, axes)) &&
-                         anchor.extents[axes.row_axis].AsInt(&row_ext) &&
-                         (row_ext < 4 * rows || wastes(row_ext, rows)) &&
-                         schedule::CanFuseRows(anchor, axes);
-  if (fuse_rows) {
+  // A symbolic image (Swin's padded windows, YOLO's height and width) fuses its rows too, past
+  // the batch axis: a division by its width per tile row against rows wasted at each row's end.
+  int64_t h_ext = 0;
+  const bool static_image = axes.row_axis >= 1 && anchor.extents[axes.row_axis].AsInt(&row_ext) &&
+                            anchor.extents[axes.row_axis - 1].AsInt(&h_ext);
+  const bool fuse_rows =
+      !fused && !depthwise && !one_row &&
+      (blocked ? tile.cols > cols : !IsConvLike(anchor, axes)) &&
+      schedule::CanFuseRows(anchor, axes) &&
+      (static_image ? row_ext < 4 * rows || wastes(row_ext, rows) : axes.row_axis >= 2);
+  if (fuse_rows && !static_image) {
+    rows = tile_rows;
+  } else if (fuse_rows) {
     anchor.extents[axes.row_axis - 1].AsInt(&pixels);
     pixels *= row_ext;
     // Vectors per tile row: a blocked conv's column blocks (below), a matmul's columns.

@@ -189,8 +189,7 @@ bool RowOperandReads(const Stage& s, const TileAxes& axes, size_t axis) {
 }
 
 bool CanFuseRows(const Stage& s, const TileAxes& axes) {
-  if (axes.row_axis == 0 || axes.fused_cols != 1 || axes.row_axis + 1 != axes.col_axis ||
-      !s.extents[axes.row_axis].AsInt() || !s.extents[axes.row_axis - 1].AsInt())
+  if (axes.row_axis == 0 || axes.fused_cols != 1 || axes.row_axis + 1 != axes.col_axis)
     return false;
   // The column operand (packed per column tile) must not read either row axis.
   auto op = FindColumnOperand(s, axes);

@@ -117,8 +117,7 @@ bool CanPackColumns(const Stage& s, const TileAxes& axes);
 bool RowOperandReads(const Stage& s, const TileAxes& axes, size_t axis);
 
 /// True if the row axis and the axis before it can be one fused row (TileAxes::fused_rows = 2):
-/// both are static, the row axis right before the column axis, and the packed column operand
-/// reads neither (a Linear layer over [n, h, w, c] pixels: ConvNeXt's and Swin's MLPs).
+/// the row axis is right before the column axis, and the packed column operand reads neither (a Linear layer over [n, h, w, c] pixels: ConvNeXt's and Swin's MLPs).
 bool CanFuseRows(const Stage& s, const TileAxes& axes);
 
 /// True if the last two axes of `s` can be one fused column (TileAxes::fused_cols = 2): the
