@@ -636,25 +636,22 @@ tir::Stmt RegisterTiledBody(const tir::PrimFunc& f, const schedule::TileAxes& ax
   // Tile order 1 of a blocked conv: the output channel blocks innermost (TileAxes::inner_axis).
   schedule::TileAxes order = axes;
   if (fuse_rows) order.fused_rows = 2;
-  // A matmul whose packed weights exceed half the L2 while its activation fits in 3/4 of it:
-  // the column panels outside, each read from memory once (DistilBERT's 768 x 3072 weights at
-  // 128 tokens streamed 11 times otherwise; ConvNeXt's [n, 14, 14, 1536] x [1536, 384] 17
-  // times). The activation's size is tested at run time when symbolic.
+  // A matmul whose packed weights exceed half the L2: the column panels outside, each read
+  // from memory once and kept in cache while every row tile reads it. Row tiles outside would
+  // stream all of B once per row tile (M K N / rows elements); panels outside stream A once per
+  // panel (M K N / cols), less since a tile has more columns than rows, and nothing when A
+  // stays in the L2 (DistilBERT's 768 x 3072 weights at 128 tokens were streamed 11 times,
+  // ConvNeXt's [n, 14, 14, 1536] x [1536, 384] 17 times, ViT's fc2 17 times).
   if (pack && tile.l2_bytes > 0 && !fused && !blocked && !depthwise && !one_row &&
       !IsConvLike(anchor, axes)) {
     PrimExpr k(1);
     for (const auto& e : anchor.reduce_extents) k = k * e;
-    arith::Analyzer an;
-    const int64_t bytes = anchor.buffer->dtype.bytes();
-    int64_t b_elems = 0, a_bytes = 0;
-    if (an.Simplify(k * col_ext).AsInt(&b_elems) && b_elems * bytes > tile.l2_bytes / 2) {
-      PrimExpr m = anchor.extents[axes.row_axis];
-      if (fuse_rows) m = anchor.extents[axes.row_axis - 1] * m;
-      PrimExpr a = an.Simplify(m * k * PrimExpr(bytes));
-      order.cols_outer = a.AsInt(&a_bytes) ? PrimExpr(a_bytes <= tile.l2_bytes * 3 / 4 ? 1 : 0)
-                                           : PrimExpr(a <= PrimExpr(tile.l2_bytes * 3 / 4));
-    }
+    int64_t b_elems = 0;
+    if (arith::Analyzer().Simplify(k * col_ext).AsInt(&b_elems) &&
+        b_elems * anchor.buffer->dtype.bytes() > tile.l2_bytes / 2)
+      order.cols_outer = PrimExpr(1);
   }
+
   // A channel-blocked conv whose blocks are narrower than the tile's columns spans several
   // output channel blocks (the most, up to tile.cols / block, that divide the block count).
   int64_t blocks = 0;

@@ -174,6 +174,13 @@ def shape_value_edge_cases():
          [node("Shape", ["x"], ["s"]), node("Sub", ["s", "four"], ["y"])], [("x", ["b"])], ["y"],
          [("four", np.array([4], np.int64))], shapes=[{"x": [6]}, {"x": [3]}],
          out_types={"y": i64})
+    # A graph output declaring only its element type (make_tensor_value_info(name, FLOAT, None),
+    # the usual way to expose an intermediate for debugging): the ONNX checker wants a shape,
+    # onnxruntime runs it, so relaxc does (its shape is inferred).
+    case("shape_value_edge", "Output_without_shape",
+         [node("Relu", ["x"], ["r"]), node("Add", ["r", "x"])], [("x", ["b", 4])], ["y"],
+         shapes=[{"x": [2, 4]}, {"x": [5, 4]}])
+    nn_cases.CASES["shape_value_edge"][-1][1].graph.output[0].type.tensor_type.ClearField("shape")
 
 
 FAMILIES = {"pool_edge": pool_edge_cases, "scan_edge": scan_edge_cases,

@@ -45,8 +45,8 @@ struct TileAxes {
   /// Where this holds (a constant, or a test at run time; undefined: never), the column tiles
   /// iterate outside the row tiles (after the other spatial axes): each packed column panel stays
   /// in cache while every row tile reads it, and the row operand is read once per column tile (a
-  /// matmul whose weights exceed the L2 but whose activation fits). An extent of fewer rows than
-  /// a tile keeps the row tiles outside.
+  /// matmul whose weights exceed half the L2). An extent of fewer rows than a tile keeps the row
+  /// tiles outside.
   PrimExpr cols_outer;
   /// The row extent is known to be at least this (a tile height chosen at run time): row tiles
   /// of at most this many rows need no run-time test of the extent (RegisterTiledNest).
@@ -117,7 +117,8 @@ bool CanPackColumns(const Stage& s, const TileAxes& axes);
 bool RowOperandReads(const Stage& s, const TileAxes& axes, size_t axis);
 
 /// True if the row axis and the axis before it can be one fused row (TileAxes::fused_rows = 2):
-/// the row axis is right before the column axis, and the packed column operand reads neither (a Linear layer over [n, h, w, c] pixels: ConvNeXt's and Swin's MLPs).
+/// the row axis is right before the column axis, and the packed column operand reads neither (a
+/// Linear layer over [n, h, w, c] pixels: ConvNeXt's and Swin's MLPs).
 bool CanFuseRows(const Stage& s, const TileAxes& axes);
 
 /// True if the last two axes of `s` can be one fused column (TileAxes::fused_cols = 2): the

@@ -466,11 +466,23 @@ IRModule ImportOnnxBytes(const std::string& bytes, const std::string& path,
                     << ")");
   CheckModel(model, path);
   if (model.ir_version() <= 8 && max_opset <= 17) {
+    // The checker wants a shape on every graph output's tensor type; onnxruntime runs a model
+    // whose output declares only its element type (a debugging output added by
+    // make_tensor_value_info(name, FLOAT, None)). Such a type gets an empty shape for the
+    // checker's sake only, taken away again after it (the output's shape is then inferred).
+    std::vector<onnx::TypeProto_Tensor*> no_shape;
+    for (auto& vi : *model.mutable_graph()->mutable_output())
+      if (vi.type().has_tensor_type() && !vi.type().tensor_type().has_shape()) {
+        no_shape.push_back(vi.mutable_type()->mutable_tensor_type());
+        no_shape.back()->mutable_shape();
+      }
     try {
       onnx::checker::check_model(model);
     } catch (const std::exception& e) {
+      for (auto* t : no_shape) t->clear_shape();
       RELAX_THROW("'" << path << "' failed the ONNX checker: " << e.what());
     }
+    for (auto* t : no_shape) t->clear_shape();
   }
   const onnx::GraphProto& g = model.graph();
   stats.nodes = g.node_size();
