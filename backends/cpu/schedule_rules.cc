@@ -223,6 +223,13 @@ int64_t ColumnBlocks(int64_t blocks, int64_t most) {
   return std::max<int64_t>(std::min(most, blocks), 1);
 }
 
+// True if the axis before the row axis is statically 1 (a 1-D conv as a 1-row image): fusing it
+// with the row axis gains nothing.
+bool OneRowImage(const schedule::Stage& anchor, const schedule::TileAxes& axes) {
+  int64_t h = 0;
+  return axes.row_axis >= 1 && anchor.extents[axes.row_axis - 1].AsInt(&h) && h == 1;
+}
+
 // Rows per tile over `pixels` fused rows (TileAxes::fused_rows) with `vectors` accumulator
 // vectors per row: the count in [4, most] minimizing the tiles times each tile's cost per
 // reduction step, max(rows * vectors, 8) FMAs (fewer than 8 chains wait on the FMA latency)
@@ -599,11 +606,11 @@ tir::Stmt RegisterTiledBody(const tir::PrimFunc& f, const schedule::TileAxes& ax
   int64_t h_ext = 0;
   const bool static_image = axes.row_axis >= 1 && anchor.extents[axes.row_axis].AsInt(&row_ext) &&
                             anchor.extents[axes.row_axis - 1].AsInt(&h_ext);
-  const bool fuse_rows =
-      !fused && !depthwise && !one_row &&
-      (blocked ? tile.cols > cols : !IsConvLike(anchor, axes)) &&
-      schedule::CanFuseRows(anchor, axes) &&
-      (static_image ? row_ext < 4 * rows || wastes(row_ext, rows) : axes.row_axis >= 2);
+  const bool fuse_rows = !fused && !depthwise && !one_row &&
+                         (blocked ? tile.cols > cols : !IsConvLike(anchor, axes)) &&
+                         schedule::CanFuseRows(anchor, axes) &&
+                         (static_image ? row_ext < 4 * rows || wastes(row_ext, rows)
+                                       : axes.row_axis >= 2 && !OneRowImage(anchor, axes));
   if (fuse_rows && !static_image) {
     rows = tile_rows;
   } else if (fuse_rows) {

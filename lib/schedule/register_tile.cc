@@ -253,7 +253,12 @@ tir::Stmt RegisterTiledNest(const Stage& s, const TileAxes& axes, int64_t rows, 
   // `body` with the row var (fused: and the two axes it spans) bound to `r`.
   auto bind_row = [&](const PrimExpr& r, tir::Stmt body) {
     if (fused_rows) {
-      const PrimExpr& w_ext = s.extents[axes.row_axis];
+      // A symbolic width divides as max(w, 1): a divisor LLVM knows is not 0 may be hoisted
+      // out of the reduction loops (a division that may trap stays in the innermost loop: 24
+      // divisions per reduction step made Silero's 1-row convs 2x slower).
+      const PrimExpr w_ext = s.extents[axes.row_axis].AsInt()
+                                 ? s.extents[axes.row_axis]
+                                 : Max(s.extents[axes.row_axis], PrimExpr(1));
       body = tir::Let(s.axes[axes.row_axis - 1], FloorDiv(row, w_ext),
                       tir::Let(s.axes[axes.row_axis], FloorMod(row, w_ext), body));
     }
