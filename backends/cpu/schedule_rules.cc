@@ -599,7 +599,16 @@ tir::Stmt RegisterTiledBody(const tir::PrimFunc& f, const schedule::TileAxes& ax
   // (TileAxes::fused_rows), rows per tile by FusedTileRows. Blocked convs only where the tile
   // is wider than a block (two 512-bit FMA pipes: 8 chains needed; Zen 4 needs 4): RegNet's
   // 7 x 7 1 x 1 convs' 7-row tiles (7 accumulators) became 10-row ones.
-  int64_t row_ext = 0, pixels = 0;
+  // A channel-blocked conv whose blocks are narrower than the tile's columns spans several
+  // output channel blocks (TileAxes::col_blocks; not a grouped conv, whose input depends on
+  // the block).
+  int64_t blocks = 0;
+  const int64_t col_blocks = blocked && !one_row && !depthwise && cols > 0 && tile.cols > cols &&
+                                     anchor.extents[1].AsInt(&blocks) &&
+                                     !schedule::RowOperandReads(anchor, axes, 1)
+                                 ? ColumnBlocks(blocks, tile.cols / cols)
+                                 : 1;
+  int64_t row_ext = 0;
   auto wastes = [](int64_t ext, int64_t r) { return ((ext + r - 1) / r * r - ext) * 16 > ext; };
   // A symbolic image (Swin's padded windows, YOLO's height and width) fuses its rows too, past
   // the batch axis: a division by its width per tile row against rows wasted at each row's end.
@@ -614,15 +623,9 @@ tir::Stmt RegisterTiledBody(const tir::PrimFunc& f, const schedule::TileAxes& ax
   if (fuse_rows && !static_image) {
     rows = tile_rows;
   } else if (fuse_rows) {
-    anchor.extents[axes.row_axis - 1].AsInt(&pixels);
-    pixels *= row_ext;
-    // Vectors per tile row: a blocked conv's column blocks (below), a matmul's columns.
-    int64_t blocks = 0;
-    const int64_t vectors = !blocked ? std::max<int64_t>(1, cols / kTileCols)
-                            : tile.cols > cols && anchor.extents[1].AsInt(&blocks) &&
-                                    !schedule::RowOperandReads(anchor, axes, 1)
-                                ? ColumnBlocks(blocks, tile.cols / cols)
-                                : 1;
+    const int64_t pixels = h_ext * row_ext;
+    // Vectors per tile row: a blocked conv's column blocks, a matmul's columns.
+    const int64_t vectors = blocked ? col_blocks : std::max<int64_t>(1, cols / kTileCols);
     rows = pixels <= tile_rows ? pixels : FusedTileRows(pixels, tile_rows, vectors);
   }
   // Packing the column operand pays off when each panel is reused by several row tiles.
@@ -656,19 +659,12 @@ tir::Stmt RegisterTiledBody(const tir::PrimFunc& f, const schedule::TileAxes& ax
     int64_t b_elems = 0;
     if (arith::Analyzer().Simplify(k * col_ext).AsInt(&b_elems) &&
         b_elems * anchor.buffer->dtype.bytes() > tile.l2_bytes / 2)
-      order.cols_outer = PrimExpr(1);
+      order.cols_outer = true;
   }
 
-  // A channel-blocked conv whose blocks are narrower than the tile's columns spans several
-  // output channel blocks (the most, up to tile.cols / block, that divide the block count).
-  int64_t blocks = 0;
-  if (blocked && !one_row && !depthwise && anchor.extents[1].AsInt(&blocks) && cols > 0 &&
-      tile.cols > cols && !schedule::RowOperandReads(anchor, axes, 1)) {
-    const int64_t nb = ColumnBlocks(blocks, tile.cols / cols);
-    if (nb > 1) {
-      order.block_axis = 1;
-      order.col_blocks = nb;
-    }
+  if (col_blocks > 1) {
+    order.block_axis = 1;
+    order.col_blocks = col_blocks;
   }
   bool rows_inner = tile.rows_inner && !fused;
   if (blocked && rows_inner && !depthwise) {

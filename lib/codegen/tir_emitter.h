@@ -171,6 +171,9 @@ class Emitter : public tir::StmtFunctor<void>, public tir::ExprFunctor<mlir::Val
   mlir::Value TanhF32(mlir::Value x);
   mlir::Value ErfF32(mlir::Value x);
   mlir::Value SigmoidF32(mlir::Value x);
+  /// Whether the CPU target has FMA instructions (every x86 CPU with AVX2 does; without them LLVM
+  /// expands a vector FMA into one libm fma call per lane).
+  bool HasFma() const { return vector_bits_ >= 256; }
   /// a * b + c, fused where the target has FMA.
   mlir::Value MulAdd(mlir::Value a, mlir::Value b, mlir::Value c);
   /// C's pow at the points GLSL.std.450 leaves undefined, applied to SPIR-V's result `r`.

@@ -45,8 +45,7 @@ Value Emitter::ConstLike(Value x, mlir::Type elem, double v) {
 // LLVM would call libm's fma per lane), else a multiply and an add. Halves the instructions of
 // the polynomials below (a GELU epilogue's erf was 1008 multiplies and 888 adds per tile).
 Value Emitter::MulAdd(Value a, Value b, Value c) {
-  if (device_ == GpuFlavor::kNone && vector_bits_ >= 256)
-    return mlir::math::FmaOp::create(b_, loc_, a, b, c);
+  if (device_ == GpuFlavor::kNone && HasFma()) return mlir::math::FmaOp::create(b_, loc_, a, b, c);
   return AddFOp::create(b_, loc_, MulFOp::create(b_, loc_, a, b), c);
 }
 

@@ -229,9 +229,8 @@ Value Emitter::LaneMask(int64_t width) {
 // adds issue twice the instructions, which halves the tile's peak where both share the FMA
 // ports (Intel cores); LLVM does not contract them by itself without fast-math flags.
 Value Emitter::LaneMultiplyAdd(const tir::BinaryOpNode* add) {
-  // Only where the target has FMA (every x86 CPU with AVX2 does): without it LLVM expands a
-  // vector FMA into one libm fmaf call per lane.
-  if (vector_bits_ < 256 || add->kind != PrimKind::kAdd || !add->a.dtype().is_float()) return {};
+  // Only where the target has FMA (HasFma).
+  if (!HasFma() || add->kind != PrimKind::kAdd || !add->a.dtype().is_float()) return {};
   const auto* mul = add->b.as<tir::BinaryOpNode>();
   PrimExpr acc = add->a;
   if (!mul || mul->kind != PrimKind::kMul) {

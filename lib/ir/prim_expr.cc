@@ -194,6 +194,13 @@ PrimExpr Select(PrimExpr c, PrimExpr t, PrimExpr f) {
   DataType dt = t.dtype();
   return PrimExpr(std::make_shared<SelectNode>(dt, std::move(c), std::move(t), std::move(f)));
 }
+PrimExpr FlushSubnormal(const PrimExpr& x) {
+  const DataType t = x.dtype();
+  const double tiny = t.bits == 16 && t.code == DataType::Float(16).code ? 6.103515625e-05
+                      : t.bits == 64                                     ? 2.2250738585072014e-308
+                                                                         : 1.1754943508222875e-38;
+  return Select(x < FloatImm(tiny, t), FloatImm(0.0, t), x);
+}
 PrimExpr Cast(DataType t, PrimExpr v) {
   if (v.dtype() == t) return v;
   int64_t x;

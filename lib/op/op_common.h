@@ -60,13 +60,6 @@ inline std::string DescribeCall(const CallNode& c) {
 }
 
 /// `e` as an int64 expression.
-// The smallest positive normal number of float type `t` (f16: 2^-14; f32 and bf16: 2^-126;
-// f64: 2^-1022).
-inline double SmallestNormal(DataType t) {
-  if (t.bits == 16 && t.code == DataType::Float(16).code) return 6.103515625e-05;
-  return t.bits == 64 ? 2.2250738585072014e-308 : 1.1754943508222875e-38;
-}
-
 inline PrimExpr I64(const PrimExpr& e) {
   return e.dtype() == DataType::Int(64) ? e : Cast(DataType::Int(64), e);
 }

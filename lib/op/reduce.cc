@@ -55,13 +55,12 @@ te::Tensor ComputeSoftmax(const CallNode& c, const std::vector<te::Tensor>& in) 
   // f32): a masked score's exp(-100) would otherwise be a subnormal that every later multiply
   // by it takes a microcode assist for, 20x slower on Intel cores (Swin's shifted windows:
   // the subnormals reached the attention output and the projection after it).
-  const PrimExpr tiny = FloatImm(SmallestNormal(t), t);
   auto out = te::Compute(
       X->shape(),
       [&](const std::vector<Var>& i) {
         std::vector<PrimExpr> ri = with_axis(Idx(i), 0);
         PrimExpr p = CallIntrin("exp", {(*X)(Idx(i)) - (*mx)(ri)}, t) / (*sum)(ri);
-        return t.is_float() ? Select(p < tiny, FloatImm(0.0, t), p) : p;
+        return t.is_float() ? FlushSubnormal(p) : p;
       },
       "softmax");
   return out;

@@ -17,12 +17,6 @@ namespace relax::schedule {
 
 namespace {
 
-// An f32 x with the values below the smallest normal number (2^-126) replaced by 0.
-PrimExpr FlushTiny(const PrimExpr& x) {
-  const DataType f32 = DataType::Float(32);
-  return Select(x < FloatImm(1.1754943508222875e-38, f32), FloatImm(0.0, f32), x);
-}
-
 bool IsFloat(const PrimExpr& e, double v) {
   const auto* f = e.as<tir::FloatImmNode>();
   return f && (std::isinf(v) ? std::isinf(f->value) && (f->value < 0) == (v < 0) : f->value == v);
@@ -184,7 +178,7 @@ std::optional<AttentionParts> MatchAttention(const StageProgram& p) {
   // The probability as the softmax op computes it: its quotient, below the smallest normal
   // number 0 (lib/op/reduce.cc); the plain quotient is accepted too.
   const PrimExpr quot = p_num / Load(z.buffer, row_idx);
-  const PrimExpr prob = FlushTiny(quot);
+  const PrimExpr prob = FlushSubnormal(quot);
   const PrimExpr o_value = Substitute(o.value, ToCanonical(o, a, Var(), Var(), Var()));
   const auto* mul = o_value.as<tir::BinaryOpNode>();
   if (!mul || o_value.kind() != PrimKind::kMul) return std::nullopt;
@@ -260,12 +254,12 @@ tir::Stmt OnlineSoftmaxAttention(const AttentionParts& a, const AttentionTiles& 
     parts.push_back(RowReduce(
         Reduction(bmax, {r1}, {nrows}, "max", neg_inf, c1, w, Load(sb, {r1, c1})), t.lanes));
     Var r2 = MakeVar("attn_i"), mn = MakeVar("attn_max_new", f32);
-    // Exps below the smallest normal number are 0 (FlushTiny): a subnormal weight would make
+    // Exps below the smallest normal number are 0 (FlushSubnormal): a subnormal weight would make
     // every later multiply by it take a microcode assist (as the softmax op, lib/op/reduce.cc).
     tir::Stmt upd = tir::Seq(
         {tir::Store(m_use, {r2}, Select(Eq(mn, neg_inf), zero, mn)),
          tir::Store(corr, {r2},
-                    FlushTiny(CallIntrin("exp", {Load(m, {r2}) - Load(m_use, {r2})}, f32))),
+                    FlushSubnormal(CallIntrin("exp", {Load(m, {r2}) - Load(m_use, {r2})}, f32))),
          tir::Store(m, {r2}, mn)});
     parts.push_back(tir::For(r2, IntImm(0), nrows, tir::ForKind::kSerial,
                              tir::Let(mn, Max(Load(m, {r2}), Load(bmax, {r2})), upd)));
@@ -275,7 +269,7 @@ tir::Stmt OnlineSoftmaxAttention(const AttentionParts& a, const AttentionTiles& 
     e.buffer = sb;
     e.axes = {r3, c3};
     e.extents = {nrows, w};
-    e.value = FlushTiny(CallIntrin("exp", {Load(sb, {r3, c3}) - Load(m_use, {r3})}, f32));
+    e.value = FlushSubnormal(CallIntrin("exp", {Load(sb, {r3, c3}) - Load(m_use, {r3})}, f32));
     LoopNest en(e);
     en.Vectorize(1);
     parts.push_back(en.Build());

@@ -95,6 +95,14 @@ std::optional<ColumnOperand> FindColumnOperand(const Stage& s, const TileAxes& t
   return found;
 }
 
+// `body` with `outer` and `inner` bound from one index `fused` over both: fused / inner_ext and
+// fused % inner_ext (fused rows or columns of a register tile).
+tir::Stmt BindSplit(const Var& fused, const Var& outer, const Var& inner, const PrimExpr& inner_ext,
+                    tir::Stmt body) {
+  return tir::Let(outer, FloorDiv(fused, inner_ext),
+                  tir::Let(inner, FloorMod(fused, inner_ext), std::move(body)));
+}
+
 // Wraps `body` in the stage's reduction loops (outermost first), serial.
 tir::Stmt ReductionLoops(const Stage& s, tir::Stmt body) {
   for (size_t k = s.reduce_axes.size(); k-- > 0;)
@@ -250,17 +258,15 @@ tir::Stmt RegisterTiledNest(const Stage& s, const TileAxes& axes, int64_t rows, 
       fused_rows
           ? MakeVar(VarName(s.axes[axes.row_axis - 1]) + "_" + VarName(s.axes[axes.row_axis]))
           : s.axes[axes.row_axis];
-  // `body` with the row var (fused: and the two axes it spans) bound to `r`.
+  // `body` with the row var (fused: and the two axes it spans) bound to `r`. A symbolic width
+  // divides as max(w, 1): a divisor LLVM knows is not 0 may be hoisted out of the reduction loops
+  // (a division that may trap stays in the innermost loop: 24 divisions per reduction step made
+  // Silero's 1-row convs 2x slower).
   auto bind_row = [&](const PrimExpr& r, tir::Stmt body) {
     if (fused_rows) {
-      // A symbolic width divides as max(w, 1): a divisor LLVM knows is not 0 may be hoisted
-      // out of the reduction loops (a division that may trap stays in the innermost loop: 24
-      // divisions per reduction step made Silero's 1-row convs 2x slower).
-      const PrimExpr w_ext = s.extents[axes.row_axis].AsInt()
-                                 ? s.extents[axes.row_axis]
-                                 : Max(s.extents[axes.row_axis], PrimExpr(1));
-      body = tir::Let(s.axes[axes.row_axis - 1], FloorDiv(row, w_ext),
-                      tir::Let(s.axes[axes.row_axis], FloorMod(row, w_ext), body));
+      const PrimExpr& w = s.extents[axes.row_axis];
+      body = BindSplit(row, s.axes[axes.row_axis - 1], s.axes[axes.row_axis],
+                       w.AsInt() ? w : Max(w, PrimExpr(1)), body);
     }
     return tir::Let(row, r, body);
   };
@@ -277,8 +283,7 @@ tir::Stmt RegisterTiledNest(const Stage& s, const TileAxes& axes, int64_t rows, 
   // `body` with the column var (and, fused, the stage's last two axes) bound for column `c`.
   auto bind_col = [&](const PrimExpr& c, tir::Stmt body) {
     if (fused) {
-      body = tir::Let(s.axes[first_col], FloorDiv(col, last_ext),
-                      tir::Let(s.axes.back(), FloorMod(col, last_ext), body));
+      body = BindSplit(col, s.axes[first_col], s.axes.back(), last_ext, body);
     }
     return tir::Let(col, c, body);
   };
@@ -447,21 +452,15 @@ tir::Stmt RegisterTiledNest(const Stage& s, const TileAxes& axes, int64_t rows, 
     }
     return ParallelNest(par, body, &an);
   };
-  // Full tiles in the order axes.cols_outer asks for; fewer rows than a tile: row tiles outside.
-  auto ordered_nest = [&](int64_t tile_rows) {
-    int64_t c = 0;
-    if (!axes.cols_outer.defined() || axes.cols_outer.AsInt(&c))
-      return tiled_nest_in(tile_rows, true, c != 0);
-    return tir::IfThenElse(axes.cols_outer, tiled_nest_in(tile_rows, true, true),
-                           tiled_nest_in(tile_rows, true, false));
-  };
+  // Full tiles (overlapping at the end) in the order axes.cols_outer asks for; fewer rows than
+  // a tile: clamped rows, row tiles outside.
   auto tiled_nest = [&](int64_t tile_rows) {
     int64_t ext = 0;
-    if (row_ext.AsInt(&ext))
-      return ext >= tile_rows ? ordered_nest(tile_rows) : tiled_nest_in(tile_rows, false, false);
-    if (axes.min_row_extent >= tile_rows) return ordered_nest(tile_rows);
-    return tir::IfThenElse(row_ext >= PrimExpr(tile_rows), ordered_nest(tile_rows),
-                           tiled_nest_in(tile_rows, false, false));
+    tir::Stmt full = tiled_nest_in(tile_rows, true, axes.cols_outer);
+    if ((row_ext.AsInt(&ext) && ext >= tile_rows) || axes.min_row_extent >= tile_rows) return full;
+    tir::Stmt few = tiled_nest_in(tile_rows, false, false);
+    if (row_ext.AsInt(&ext)) return few;
+    return tir::IfThenElse(row_ext >= PrimExpr(tile_rows), full, few);
   };
   tir::Stmt nest = tiled_nest(rows);
   if (rows_when_few > 0)
@@ -488,9 +487,7 @@ tir::Stmt RegisterTiledNest(const Stage& s, const TileAxes& axes, int64_t rows, 
       pack =
           tir::For(s.reduce_axes[k], IntImm(0), s.reduce_extents[k], tir::ForKind::kSerial, pack);
     Var c_at = MakeVar(VarName(col_var) + "_at");
-    pack = tir::Let(
-        c_at, col_at,
-        tir::Let(h, FloorDiv(c_at, last_ext), tir::Let(w, FloorMod(c_at, last_ext), pack)));
+    pack = tir::Let(c_at, col_at, BindSplit(c_at, h, w, last_ext, pack));
     pack = tir::For(ci, IntImm(0), cols_e, tir::ForKind::kSerial, pack);
   } else {
     pack = tir::For(ci, IntImm(0), cols_e, tir::ForKind::kVectorized,

@@ -207,6 +207,10 @@ PrimExpr Min(PrimExpr a, PrimExpr b);
 PrimExpr Max(PrimExpr a, PrimExpr b);
 PrimExpr Select(PrimExpr c, PrimExpr t, PrimExpr f);
 PrimExpr Cast(DataType t, PrimExpr v);
+/// Float `x` with the values below the smallest positive normal number of its type (f16: 2^-14;
+/// f32, bf16: 2^-126; f64: 2^-1022) replaced by 0 (NaN and negative values kept): a softmax's
+/// probabilities, so that no subnormal reaches later multiplies (docs/design.md, "Attention").
+PrimExpr FlushSubnormal(const PrimExpr& x);
 /// Intrinsic call; result dtype is `t`.
 PrimExpr CallIntrin(const std::string& name, std::vector<PrimExpr> args, DataType t);
 PrimExpr Load(Buffer b, std::vector<PrimExpr> indices);

@@ -42,12 +42,11 @@ struct TileAxes {
   /// `row_axis` as one index r = h * W + w (a matmul of an image's pixels [n, h, w, c] by a
   /// weight: tiles span image rows; see CanFuseRows).
   size_t fused_rows = 1;
-  /// Where this holds (a constant, or a test at run time; undefined: never), the column tiles
-  /// iterate outside the row tiles (after the other spatial axes): each packed column panel stays
-  /// in cache while every row tile reads it, and the row operand is read once per column tile (a
-  /// matmul whose weights exceed half the L2). An extent of fewer rows than a tile keeps the row
-  /// tiles outside.
-  PrimExpr cols_outer;
+  /// The column tiles iterate outside the row tiles (after the other spatial axes): each packed
+  /// column panel stays in cache while every row tile reads it, and the row operand is read once
+  /// per column tile (a matmul whose weights exceed half the L2). An extent of fewer rows than a
+  /// tile keeps the row tiles outside.
+  bool cols_outer = false;
   /// The row extent is known to be at least this (a tile height chosen at run time): row tiles
   /// of at most this many rows need no run-time test of the extent (RegisterTiledNest).
   int64_t min_row_extent = 0;
