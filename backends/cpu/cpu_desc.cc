@@ -39,24 +39,26 @@ int64_t HostL2Bytes() {
 
 }  // namespace
 
-const CpuDesc& DescribeCpu(const std::string& mcpu) {
+const CpuDesc& DescribeCpu(const codegen::HostTarget& host) {
   static std::mutex mu;
   static std::map<std::string, std::unique_ptr<CpuDesc>> cache;
   std::lock_guard<std::mutex> lock(mu);
-  auto& slot = cache[mcpu];
+  auto& slot = cache[host.Key()];
   if (!slot) {
     auto d = std::make_unique<CpuDesc>();
-    d->name = codegen::HostCpuName(mcpu);
-    d->vector_bits = codegen::HostVectorBits(mcpu);
-    d->vector_registers = d->vector_bits >= 512 ? 32 : 16;
+    d->name = codegen::HostCpuName(host);
+    d->vector_bits = codegen::HostVectorIsa(host).bits;
+    // AVX-512 and NEON have 32 vector registers; AVX2 and SSE 16.
+    d->vector_registers = d->vector_bits >= 512 || host.IsAArch64() ? 32 : 16;
     static const char* kDualFma512[] = {"skylake-avx512", "cascadelake",     "cooperlake",
                                         "icelake-server", "sapphirerapids",  "emeraldrapids",
                                         "graniterapids",  "graniterapids-d", "diamondrapids"};
     for (const char* n : kDualFma512) d->dual_fma512 |= d->vector_bits >= 512 && d->name == n;
     // A virtual machine may report another model name (a Sapphire Rapids guest that LLVM
     // names "rocketlake"): AMX exists only on the server cores with two 512-bit FMA pipes.
-    d->dual_fma512 |= d->vector_bits >= 512 && codegen::HostCpuHasFeature(mcpu, "amx-tile");
-    if (mcpu == "native")
+    d->dual_fma512 |= d->vector_bits >= 512 && !host.IsAArch64() &&
+                       codegen::HostCpuHasFeature(host, "amx-tile");
+    if (host.mcpu == "native")
       if (int64_t l2 = HostL2Bytes(); l2 > 0) d->l2_bytes = l2;
     slot = std::move(d);
   }

@@ -8,14 +8,15 @@
 #include <string>
 #include <vector>
 
+#include "relax/codegen/host_codegen.h"
 #include "relax/target/backend.h"
 
 namespace relax::backends::cpu {
 
 struct CpuDesc {
   std::string name;           // LLVM CPU name ("znver5", "sapphirerapids", "x86-64-v3")
-  int vector_bits = 128;      // 512 (AVX-512F), 256 (AVX2), 128 (SSE)
-  int vector_registers = 16;  // 32 with AVX-512, else 16
+  int vector_bits = 128;      // 512 (AVX-512F), 256 (AVX2), 128 (SSE, NEON)
+  int vector_registers = 16;  // 32 with AVX-512 and NEON, else 16
   /// Per-core L2 bytes: the host's (sysfs) for "native", else 1 MiB (Zen 4/5; Intel server
   /// cores have 2 MiB), so a cross-compile never depends on the build machine's caches.
   int64_t l2_bytes = int64_t{1} << 20;
@@ -32,9 +33,8 @@ struct CpuDesc {
   static constexpr int kFmaChains = 8;
 };
 
-/// The description of `mcpu` ("native": this host), cached per name. Errors as
-/// codegen::ValidateHostCpu.
-const CpuDesc& DescribeCpu(const std::string& mcpu);
+/// The description of `host`'s CPU ("native": this machine's), cached per triple and CPU.
+const CpuDesc& DescribeCpu(const codegen::HostTarget& host);
 
 /// The default register tile of a matmul/conv on `cpu`: 16 columns (one zmm, two ymm; 8 with
 /// SSE) by as many rows as give kFmaChains accumulation chains within the accumulator

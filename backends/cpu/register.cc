@@ -1,7 +1,7 @@
-// The CPU backend as one relax::Backend: kind "cpu", attribute -mcpu, schedule rules, the conv
-// channel block (NCHW16c), codegen
-// to an x86-64 shared object, kernels on the host (kDLCPU), and a "target" artifact section
-// listing the CPU features the code uses (the loader refuses a host that lacks one).
+// The CPU backend as one relax::Backend: kind "cpu", attributes -mcpu and -mtriple, schedule
+// rules, the conv channel block (NCHW16c), codegen to an x86-64 or AArch64 shared object,
+// kernels on the host (kDLCPU), and a "target" artifact section naming the triple and the CPU
+// features the code uses (the loader refuses another architecture or a CPU that lacks one).
 #include <dlpack/dlpack.h>
 
 #include "cpu_backend.h"
@@ -15,14 +15,18 @@ class CpuBackend : public Backend {
  public:
   std::string Kind() const override { return "cpu"; }
   std::vector<TargetAttrInfo> Attributes() const override {
-    return {{"mcpu", "LLVM CPU name (x86-64, x86-64-v3, skylake, ...) or 'native' (default)"}};
+    return {{"mcpu",
+             "LLVM CPU name (x86-64, x86-64-v3, skylake, cortex-a76, ...) or 'native' (default on "
+             "this machine's triple; 'generic' on another)"},
+            {"mtriple", "LLVM triple of the code: x86_64-linux-gnu or aarch64-linux-gnu (default: "
+                        "this machine's)"}};
   }
   void ValidateTarget(const Target& t) const override {
-    codegen::ValidateHostCpu(t.Attr("mcpu", "native"));
+    codegen::HostTarget::FromTarget(t);
   }
   const std::vector<ScheduleRule>& ScheduleRules() const override { return CpuScheduleRules(); }
   std::string MachineKey(const Target& t) const override {
-    return DescribeCpu(t.Attr("mcpu", "native")).name;
+    return DescribeCpu(codegen::HostTarget::FromTarget(t)).name;
   }
   // One AVX-512 register of f32 (two AVX2 ones): the blocked conv's register tile is its
   // output columns x the 16 channels of a block (schedule_rules.cc).
@@ -31,9 +35,10 @@ class CpuBackend : public Backend {
   int DeviceType() const override { return kDLCPU; }
   std::string BuildKernels(const IRModule& mod, const Target& t, const CodegenOptions& options,
                            std::vector<BackendSection>* sections) const override {
-    std::string features;
-    std::string so = codegen::BuildHostLibrary(mod, t.Attr("mcpu", "native"), options, &features);
-    if (sections) sections->push_back({"target", "cpu_features=" + features + "\n", 8});
+    std::string target_section;
+    std::string so =
+        codegen::BuildHostLibrary(mod, codegen::HostTarget::FromTarget(t), options, &target_section);
+    if (sections) sections->push_back({"target", std::move(target_section), 8});
     return so;
   }
 };

@@ -196,7 +196,7 @@ tir::Stmt AnchorEpilogue(const tir::PrimFunc& f) {
 constexpr int64_t kTileCols = 16;
 
 TuningParams DefaultTile(const Target& t) {
-  return DefaultRegisterTile(DescribeCpu(t.Attr("mcpu", "native")));
+  return DefaultRegisterTile(DescribeCpu(codegen::HostTarget::FromTarget(t)));
 }
 
 int64_t TileSize(const PrimExpr& extent, int64_t want) {
@@ -427,7 +427,7 @@ bool SmallWeights(const schedule::Stage& anchor, const schedule::TileAxes& axes,
                                                : anchor.extents[axes.row_axis];
   for (const auto& e : anchor.reduce_extents) weights = weights * e;
   int64_t elems = 0;
-  const int64_t l2 = DescribeCpu(t.Attr("mcpu", "native")).l2_bytes;
+  const int64_t l2 = DescribeCpu(codegen::HostTarget::FromTarget(t)).l2_bytes;
   return arith::Analyzer().Simplify(weights).AsInt(&elems) &&
          elems * anchor.buffer->dtype.bytes() <= l2 / 2;
 }
@@ -724,7 +724,7 @@ std::vector<ScheduleRule> MakeRules() {
          const int64_t order = TuningParam(f, "tile_order", DefaultTileOrder(f, t).value_or(0));
          return RegisterTiled(f, {TuningParam(f, "tile_rows", d.at("tile_rows")),
                                   TuningParam(f, "tile_cols", d.at("tile_cols")), order == 1,
-                                  DescribeCpu(t.Attr("mcpu", "native")).l2_bytes});
+                                  DescribeCpu(codegen::HostTarget::FromTarget(t)).l2_bytes});
        },
        // Matmuls and dense convs may take another register tile (a tuning database's choice),
        // convs also the other tile order; depthwise tiles are sized from their plane
@@ -733,7 +733,7 @@ std::vector<ScheduleRule> MakeRules() {
          auto p = Program(f);
          if (schedule::DepthwiseTileAxes(TileAnchor(*p))) return std::vector<TuningParams>{};
          std::vector<TuningParams> space =
-             RegisterTileCandidates(DescribeCpu(t.Attr("mcpu", "native")));
+             RegisterTileCandidates(DescribeCpu(codegen::HostTarget::FromTarget(t)));
          std::optional<int64_t> order = DefaultTileOrder(f, t);
          if (!order) return space;
          for (auto& c : space) c["tile_order"] = *order;

@@ -22,11 +22,12 @@ class CudaBackend : public Backend {
   std::string Kind() const override { return "cuda"; }
   std::vector<TargetAttrInfo> Attributes() const override {
     return {{"arch", "GPU architecture: sm_80, sm_86, sm_89, sm_90 (default), ..."},
-            {"mcpu", "LLVM CPU name of the host part (default 'native')"}};
+            {"mcpu", "LLVM CPU name of the host part (default 'native')"},
+            {"mtriple", "LLVM triple of the host part (default: this machine's)"}};
   }
   void ValidateTarget(const Target& t) const override {
     CheckCudaArch(t.Attr("arch", "sm_90"));
-    codegen::ValidateHostCpu(t.Attr("mcpu", "native"));
+    codegen::HostTarget::FromTarget(t);
   }
   const std::vector<ScheduleRule>& ScheduleRules() const override {
     static const std::vector<ScheduleRule> rules =

@@ -20,10 +20,11 @@ class VulkanBackend : public Backend {
  public:
   std::string Kind() const override { return "vulkan"; }
   std::vector<TargetAttrInfo> Attributes() const override {
-    return {{"mcpu", "LLVM CPU name of the host part (default 'native')"}};
+    return {{"mcpu", "LLVM CPU name of the host part (default 'native')"},
+            {"mtriple", "LLVM triple of the host part (default: this machine's)"}};
   }
   void ValidateTarget(const Target& t) const override {
-    codegen::ValidateHostCpu(t.Attr("mcpu", "native"));
+    codegen::HostTarget::FromTarget(t);
   }
   const std::vector<ScheduleRule>& ScheduleRules() const override {
     static const std::vector<ScheduleRule> rules =

@@ -238,10 +238,11 @@ std::string BuildGpuKernels(const IRModule& mod, const Target& target,
                             const std::function<CompiledKernel(const tir::PrimFunc&)>& compile) {
   DeviceBuild dev = BuildDeviceKernels(mod, target, options, compile);
   // The host parts last: a kernel's one-thread fallback changes its launches.
-  std::string features;
-  std::string so = BuildHostLibrary(dev.mod, target.Attr("mcpu", "native"), options, &features);
+  std::string target_section;
+  std::string so =
+      BuildHostLibrary(dev.mod, HostTarget::FromTarget(target), options, &target_section);
   if (sections) {
-    sections->push_back({"target", "cpu_features=" + features + "\n", 8});
+    sections->push_back({"target", std::move(target_section), 8});
     if (!dev.table.kernels.empty()) {  // everything folded or on the host: a plain artifact
       sections->push_back({"launch", dev.table.ToJSON(), 8});
       sections->push_back({"device", std::move(dev.device), 16});

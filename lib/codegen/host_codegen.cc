@@ -1,6 +1,7 @@
 // The host library of every target: MLIR (from the TIR bridge) -> LLVM dialect -> LLVM IR -> O3
-// -> x86-64 object -> shared object linked with ld.lld. The CPU backend's kernels are all host
-// code; a GPU backend's host parts (launches, lower/split_host_device.h) are too.
+// -> objects for the target's triple (x86-64 or AArch64) -> shared object linked with ld.lld.
+// The CPU backend's kernels are all host code; a GPU backend's host parts (launches,
+// lower/split_host_device.h) are too.
 #include "relax/codegen/host_codegen.h"
 
 #include <llvm/IR/LLVMContext.h>
@@ -35,8 +36,11 @@
 #include <algorithm>
 #include <atomic>
 #include <exception>
+#include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
+#include <mutex>
 #include <sstream>
 #include <thread>
 #include <vector>
@@ -52,79 +56,151 @@ namespace relax::codegen {
 
 namespace {
 
-const llvm::Target* HostLLVMTarget(llvm::Triple* triple) {
+void InitializeHostTargets() {
   static std::once_flag once;
   std::call_once(once, [] {
-    llvm::InitializeNativeTarget();
-    llvm::InitializeNativeTargetAsmPrinter();
+    LLVMInitializeX86TargetInfo();
+    LLVMInitializeX86Target();
+    LLVMInitializeX86TargetMC();
+    LLVMInitializeX86AsmPrinter();
+    LLVMInitializeAArch64TargetInfo();
+    LLVMInitializeAArch64Target();
+    LLVMInitializeAArch64TargetMC();
+    LLVMInitializeAArch64AsmPrinter();
   });
-  *triple = llvm::Triple(llvm::sys::getDefaultTargetTriple());
+}
+
+const llvm::Target* LookupTarget(const HostTarget& host) {
+  InitializeHostTargets();
   std::string err;
-  const llvm::Target* t = llvm::TargetRegistry::lookupTarget(*triple, err);
-  if (!t) RELAX_THROW("LLVM has no target for " << triple->str() << ": " << err);
+  const llvm::Target* t = llvm::TargetRegistry::lookupTarget(llvm::Triple(host.triple), err);
+  if (!t) RELAX_THROW("LLVM has no target for " << host.triple << ": " << err);
   return t;
+}
+
+std::unique_ptr<llvm::MCSubtargetInfo> SubtargetInfo(const HostTarget& host,
+                                                     const std::string& cpu) {
+  std::unique_ptr<llvm::MCSubtargetInfo> sti(
+      LookupTarget(host)->createMCSubtargetInfo(llvm::Triple(host.triple), cpu, ""));
+  if (!sti) RELAX_THROW("LLVM cannot describe cpu '" << cpu << "' of " << host.triple);
+  return sti;
+}
+
+// The Debian multiarch name of `triple`'s architecture ("aarch64-linux-gnu").
+std::string Multiarch(const llvm::Triple& triple) {
+  return triple.getArchName().str() + "-linux-gnu";
 }
 
 }  // namespace
 
-void ValidateHostCpu(const std::string& mcpu) {
-  if (mcpu.empty()) RELAX_THROW("-mcpu= needs a CPU name (or 'native')");
-  if (mcpu != "native") {
-    llvm::Triple triple;
-    const llvm::Target* lt = HostLLVMTarget(&triple);
-    std::unique_ptr<llvm::MCSubtargetInfo> sti(lt->createMCSubtargetInfo(triple, "", ""));
-    if (!sti || !sti->isCPUStringValid(mcpu))
-      RELAX_THROW("-mcpu=" << mcpu << " is not a CPU LLVM knows for " << triple.str()
-                           << " (e.g. x86-64, x86-64-v3, skylake, znver3, native)");
+std::string NativeTriple() { return llvm::Triple::normalize(llvm::sys::getDefaultTargetTriple()); }
+
+bool HostTarget::IsAArch64() const { return llvm::Triple(triple).isAArch64(); }
+
+HostTarget HostTarget::FromTarget(const Target& t) {
+  // The schedule rules ask for every kernel: validate each (-mtriple, -mcpu) pair once.
+  static std::mutex mu;
+  static std::map<std::pair<std::string, std::string>, HostTarget> cache;
+  const auto key = std::make_pair(t.Attr("mtriple", "\x01"), t.Attr("mcpu", "\x01"));
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (auto it = cache.find(key); it != cache.end()) return it->second;
+  }
+  HostTarget h = Resolve(t);
+  std::lock_guard<std::mutex> lock(mu);
+  return cache.emplace(key, h).first->second;
+}
+
+HostTarget HostTarget::Resolve(const Target& t) {
+  HostTarget h;
+  const std::string native = NativeTriple();
+  const std::string given = t.Attr("mtriple", native);
+  if (given.empty()) RELAX_THROW("-mtriple= needs an LLVM triple (e.g. aarch64-linux-gnu)");
+  llvm::Triple triple(llvm::Triple::normalize(given));
+  const bool arch_ok = triple.getArch() == llvm::Triple::x86_64 ||
+                       triple.getArch() == llvm::Triple::aarch64;
+  if (!arch_ok || !triple.isOSLinux() ||
+      (triple.getEnvironment() != llvm::Triple::GNU &&
+       triple.getEnvironment() != llvm::Triple::UnknownEnvironment))
+    RELAX_THROW("-mtriple=" << given << " (" << triple.str()
+                            << ") is not a host relaxc builds for: artifacts are ELF shared "
+                               "objects for x86_64-linux-gnu or aarch64-linux-gnu");
+  triple.setVendor(llvm::Triple::UnknownVendor);  // x86_64-pc-linux-gnu is the same machine
+  triple.setEnvironment(llvm::Triple::GNU);
+  h.triple = triple.str();
+  h.native_triple = llvm::Triple(native).getArch() == triple.getArch();
+  h.mcpu = t.Attr("mcpu", h.native_triple ? "native" : "generic");
+  if (h.mcpu.empty()) RELAX_THROW("-mcpu= needs a CPU name (or 'native')");
+  const char* examples = h.IsAArch64() ? "generic, cortex-a76, neoverse-n1, neoverse-v2"
+                                       : "x86-64, x86-64-v3, skylake, znver3";
+  if (h.mcpu == "native") {
+    if (!h.native_triple)
+      RELAX_THROW("-mcpu=native describes this machine (" << native << "), not " << h.triple
+                                                          << "; name a CPU (" << examples << ")");
+    return h;
+  }
+  std::unique_ptr<llvm::MCSubtargetInfo> sti = SubtargetInfo(h, "");
+  if (!sti->isCPUStringValid(h.mcpu))
+    RELAX_THROW("-mcpu=" << h.mcpu << " is not a CPU LLVM knows for " << h.triple << " (e.g. "
+                         << examples << (h.native_triple ? ", native" : "") << ")");
+  if (!h.IsAArch64()) {
     // The kernels are 64-bit code: a 32-bit-only CPU (i386, i686, pentium4...) would make
     // LLVM abort during codegen.
-    std::unique_ptr<llvm::MCSubtargetInfo> cpu(lt->createMCSubtargetInfo(triple, mcpu, ""));
+    std::unique_ptr<llvm::MCSubtargetInfo> cpu = SubtargetInfo(h, h.mcpu);
     bool has64 = false;
     for (const auto& kv : cpu->getAllProcessorFeatures())
       if (std::string(kv.Key) == "64bit") has64 = cpu->getFeatureBits().test(kv.Value);
     if (!has64)
-      RELAX_THROW("-mcpu=" << mcpu << " cannot run 64-bit code; relaxc generates x86-64 kernels "
-                           << "(e.g. x86-64, x86-64-v3, skylake, znver3, native)");
+      RELAX_THROW("-mcpu=" << h.mcpu << " cannot run 64-bit code; relaxc generates x86-64 kernels "
+                           << "(e.g. " << examples << ", native)");
   }
+  return h;
 }
 
-bool HostCpuHasFeature(const std::string& mcpu, const std::string& feature) {
-  ValidateHostCpu(mcpu);
-  if (mcpu == "native") {
-    llvm::StringMap<bool> host = llvm::sys::getHostCPUFeatures();
-    auto it = host.find(feature);
-    return it != host.end() && it->second;
+bool HostCpuHasFeature(const HostTarget& host, const std::string& feature) {
+  if (host.mcpu == "native") {
+    llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+    auto it = features.find(feature);
+    return it != features.end() && it->second;
   }
-  llvm::Triple triple;
-  const llvm::Target* lt = HostLLVMTarget(&triple);
-  std::unique_ptr<llvm::MCSubtargetInfo> cpu(lt->createMCSubtargetInfo(triple, mcpu, ""));
-  return cpu->checkFeatures("+" + feature);
+  return SubtargetInfo(host, host.mcpu)->checkFeatures("+" + feature);
 }
 
-int HostVectorBits(const std::string& mcpu) {
-  return HostCpuHasFeature(mcpu, "avx512f") ? 512 : HostCpuHasFeature(mcpu, "avx2") ? 256 : 128;
+VectorIsa HostVectorIsa(const HostTarget& host) {
+  VectorIsa isa;
+  if (host.IsAArch64()) {
+    // NEON: 32 128-bit registers and FMA on every AArch64 core; SVE is not used (its length is
+    // not known at compile time).
+    isa.bits = 128;
+    isa.fma = true;
+    return isa;
+  }
+  isa.bits = HostCpuHasFeature(host, "avx512f") ? 512 : HostCpuHasFeature(host, "avx2") ? 256 : 128;
+  isa.fma = isa.bits >= 256;
+  isa.masked_access = isa.bits >= 256;
+  return isa;
 }
 
-std::string HostCpuName(const std::string& mcpu) {
-  ValidateHostCpu(mcpu);
-  return mcpu == "native" ? std::string(llvm::sys::getHostCPUName()) : mcpu;
+std::string HostCpuName(const HostTarget& host) {
+  return host.mcpu == "native" ? std::string(llvm::sys::getHostCPUName()) : host.mcpu;
 }
 
 namespace {
 
-std::unique_ptr<llvm::TargetMachine> MakeTargetMachine(const std::string& mcpu) {
-  llvm::Triple triple;
-  const llvm::Target* t = HostLLVMTarget(&triple);
-  std::string cpu = mcpu == "native" ? std::string(llvm::sys::getHostCPUName()) : mcpu;
+std::unique_ptr<llvm::TargetMachine> MakeTargetMachine(const HostTarget& host) {
+  const llvm::Target* t = LookupTarget(host);
+  std::string cpu = HostCpuName(host);
   std::string features;
-  if (mcpu == "native") {
-    llvm::StringMap<bool> host = llvm::sys::getHostCPUFeatures();
-    for (const auto& f : host) features += (f.second ? "+" : "-") + f.first().str() + ",";
+  if (host.mcpu == "native") {
+    llvm::StringMap<bool> native = llvm::sys::getHostCPUFeatures();
+    for (const auto& f : native) features += (f.second ? "+" : "-") + f.first().str() + ",";
   }
   llvm::TargetOptions opts;
-  auto* tm = t->createTargetMachine(triple, cpu, features, opts, llvm::Reloc::PIC_, std::nullopt,
+  auto* tm = t->createTargetMachine(llvm::Triple(host.triple), cpu, features, opts,
+                                    llvm::Reloc::PIC_, std::nullopt,
                                     llvm::CodeGenOptLevel::Aggressive);
-  if (!tm) RELAX_THROW("cannot create an LLVM target machine for cpu '" << cpu << "'");
+  if (!tm)
+    RELAX_THROW("cannot create an LLVM target machine for cpu '" << cpu << "' of " << host.triple);
   return std::unique_ptr<llvm::TargetMachine>(tm);
 }
 
@@ -167,7 +243,7 @@ struct Shard {
 };
 
 // TIR -> MLIR -> LLVM dialect -> LLVM IR of one shard.
-void TranslateShard(Shard* sh, bool dump_mlir, bool bounds_check, int vector_bits) {
+void TranslateShard(Shard* sh, bool dump_mlir, bool bounds_check, const VectorIsa& isa) {
   mlir::MLIRContext ctx;
   ctx.disableMultithreading();
   codegen::LoadBridgeDialects(&ctx);
@@ -176,7 +252,7 @@ void TranslateShard(Shard* sh, bool dump_mlir, bool bounds_check, int vector_bit
   mlir::OpBuilder b(&ctx);
   mlir::OwningOpRef<mlir::ModuleOp> module = mlir::ModuleOp::create(b.getUnknownLoc());
   for (const tir::PrimFunc& f : sh->funcs)
-    codegen::EmitPrimFunc(*module, f, bounds_check, vector_bits);
+    codegen::EmitPrimFunc(*module, f, bounds_check, isa);
   if (mlir::failed(mlir::verify(*module)))
     RELAX_THROW("internal error: the TIR -> MLIR bridge produced invalid MLIR");
   if (dump_mlir) {
@@ -213,8 +289,8 @@ void TranslateShard(Shard* sh, bool dump_mlir, bool bounds_check, int vector_bit
 }
 
 // LLVM O3 and the object file of one shard (its own TargetMachine: they are not shareable).
-void CompileShard(Shard* sh, const std::string& mcpu, int opt_level, bool dump_llvm) {
-  auto tm = MakeTargetMachine(mcpu);
+void CompileShard(Shard* sh, const HostTarget& host, int opt_level, bool dump_llvm) {
+  auto tm = MakeTargetMachine(host);
   llvm::Module& m = *sh->llmod;
   m.setDataLayout(tm->createDataLayout());
   m.setTargetTriple(tm->getTargetTriple());
@@ -259,8 +335,8 @@ void ForEachShard(std::vector<Shard>& shards, const std::function<void(Shard*)>&
 
 }  // namespace
 
-std::string BuildHostLibrary(const IRModule& mod, const std::string& mcpu,
-                             const CodegenOptions& options, std::string* cpu_features) {
+std::string BuildHostLibrary(const IRModule& mod, const HostTarget& host,
+                             const CodegenOptions& options, std::string* target_section) {
   // Kernels are compiled in parallel: the PrimFuncs are dealt round-robin (in module order)
   // into shards of about kFuncsPerShard, at most kMaxShards, each compiled to its own object.
   // The split depends only on the module, never on the machine's core count, so two compiles
@@ -288,10 +364,10 @@ std::string BuildHostLibrary(const IRModule& mod, const std::string& mcpu,
     for (size_t i = 0; i < sh.funcs.size() && i < 3; ++i) s += (i ? ", " : "") + sh.funcs[i]->name;
     return s + (sh.funcs.size() > 3 ? ", ...)" : ")");
   };
-  const int vector_bits = HostVectorBits(mcpu);
+  const VectorIsa isa = HostVectorIsa(host);
   ForEachShard(shards, [&](Shard* sh) {
     FatalErrorStage stage(shard_stage("codegen-mlir", *sh));
-    TranslateShard(sh, options.dump_mlir != nullptr, options.bounds_check, vector_bits);
+    TranslateShard(sh, options.dump_mlir != nullptr, options.bounds_check, isa);
   });
   // Shard 0 defines the runtime table and __relax_init, checking for every slot any shard uses.
   uint32_t needed = 0;
@@ -299,19 +375,20 @@ std::string BuildHostLibrary(const IRModule& mod, const std::string& mcpu,
     needed = std::max(needed, codegen::RuntimeTableSlotsUsed(*sh.llmod));
   for (size_t i = 0; i < shards.size(); ++i)
     codegen::BindRuntimeTable(*shards[i].llmod, i == 0, needed);
-  if (cpu_features) {
-    // Every feature the subtarget enables (implied ones included).
-    auto tm = MakeTargetMachine(mcpu);
+  if (target_section) {
+    // Every feature the subtarget enables (implied ones included). cpu_features stays the
+    // first line: loaders before the triple line read only that one.
+    auto tm = MakeTargetMachine(host);
     const llvm::MCSubtargetInfo* sti = tm->getMCSubtargetInfo();
     std::string out;
     for (const auto& kv : sti->getAllProcessorFeatures())
       if (sti->getFeatureBits().test(kv.Value))
         out += (out.empty() ? "" : ",") + std::string(kv.Key);
-    *cpu_features = out;
+    *target_section = "cpu_features=" + out + "\ntriple=" + host.triple + "\n";
   }
   ForEachShard(shards, [&](Shard* sh) {
     FatalErrorStage stage(shard_stage("codegen-llvm", *sh));
-    CompileShard(sh, mcpu, options.opt_level, options.dump_llvm != nullptr);
+    CompileShard(sh, host, options.opt_level, options.dump_llvm != nullptr);
   });
   for (const Shard& sh : shards) {
     if (options.dump_mlir) *options.dump_mlir << sh.mlir_dump;
@@ -336,7 +413,20 @@ std::string BuildHostLibrary(const IRModule& mod, const std::string& mcpu,
     if (!e.object.empty())
       argv.push_back(scratch.Write("byoc_" + std::to_string(k) + ".o", e.object));
   }
-  for (const char* a : {"-L/usr/lib/x86_64-linux-gnu", "-lm"}) argv.push_back(a);
+  // libm of the triple's C library: this machine's for its own triple, else Debian's cross
+  // layout (/usr/aarch64-linux-gnu/lib from libc6-dev-arm64-cross); nothing else is linked.
+  const llvm::Triple triple(host.triple);
+  const std::string libdir = host.native_triple ? "/usr/lib/" + Multiarch(triple)
+                                                : "/usr/" + Multiarch(triple) + "/lib";
+  std::error_code ec;
+  if (!std::filesystem::exists(libdir + "/libm.so", ec))
+    RELAX_THROW("linking the kernels for " << host.triple << " needs its C library (" << libdir
+                                           << "/libm.so is missing): install "
+                                           << (triple.isAArch64() ? "libc6-dev-arm64-cross"
+                                                                  : "libc6-dev-amd64-cross")
+                                           << " (Debian)");
+  argv.push_back("-L" + libdir);
+  argv.push_back("-lm");
   ProcessResult r = RunProcess(argv);
   std::string so = r.ok() ? ReadRegularFile(so_path, "linked kernel library") : std::string();
   if (!r.ok() || so.empty()) {

@@ -24,7 +24,7 @@ namespace relax::codegen {
 class Emitter : public tir::StmtFunctor<void>, public tir::ExprFunctor<mlir::Value> {
  public:
   Emitter(mlir::ModuleOp module, const tir::PrimFunc& f, bool bounds_check = false,
-          int vector_bits = 0);
+          const VectorIsa& isa = {});
   void Run();
   /// Device kernel mode (gpu_kernel_to_mlir.cc): emits `f` (a device kernel of the host/device
   /// split) as `gpu.module @<f> { gpu.func @<f>(...) kernel }` for `flavor`.
@@ -171,9 +171,9 @@ class Emitter : public tir::StmtFunctor<void>, public tir::ExprFunctor<mlir::Val
   mlir::Value TanhF32(mlir::Value x);
   mlir::Value ErfF32(mlir::Value x);
   mlir::Value SigmoidF32(mlir::Value x);
-  /// Whether the CPU target has FMA instructions (every x86 CPU with AVX2 does; without them LLVM
-  /// expands a vector FMA into one libm fma call per lane).
-  bool HasFma() const { return vector_bits_ >= 256; }
+  /// Whether the CPU target has FMA instructions (every x86 CPU with AVX2 and every AArch64 core
+  /// does; without them LLVM expands a vector FMA into one libm fma call per lane).
+  bool HasFma() const { return isa_.fma; }
   /// a * b + c, fused where the target has FMA.
   mlir::Value MulAdd(mlir::Value a, mlir::Value b, mlir::Value c);
   /// C's pow at the points GLSL.std.450 leaves undefined, applied to SPIR-V's result `r`.
@@ -221,7 +221,7 @@ class Emitter : public tir::StmtFunctor<void>, public tir::ExprFunctor<mlir::Val
   bool parallel_ = true;
   GpuFlavor device_ = GpuFlavor::kNone;       // kNone: host code
   bool bounds_check_ = false;                 // relaxc compile --bounds-check
-  int vector_bits_ = 0;                       // the target's vector width (0: unknown)
+  VectorIsa isa_;                             // the target's vector unit
   std::set<const BufferNode*> stack_locals_;  // "local" buffers emitted as allocas
   // By function and element type (its opaque pointer).
   std::map<std::pair<mlir::Operation*, const void*>, mlir::Value> scratch_;

@@ -52,13 +52,14 @@ constexpr int64_t kMaxLocalBytes = 4096;
 
 }  // namespace
 
-Emitter::Emitter(mlir::ModuleOp module, const tir::PrimFunc& f, bool bounds_check, int vector_bits)
+Emitter::Emitter(mlir::ModuleOp module, const tir::PrimFunc& f, bool bounds_check,
+                 const VectorIsa& isa)
     : module_(module),
       f_(f),
       b_(module.getContext()),
       loc_(b_.getUnknownLoc()),
       bounds_check_(bounds_check),
-      vector_bits_(vector_bits) {}
+      isa_(isa) {}
 
 void Emitter::Run() {
   // Symbolic dims bound from the buffers' N-D shapes, then scalar params.
@@ -656,10 +657,10 @@ Value Emitter::Buf(const Buffer& b) {
 }
 
 void EmitPrimFunc(mlir::ModuleOp module, const tir::PrimFunc& f, bool bounds_check,
-                  int vector_bits) {
+                  const VectorIsa& isa) {
   if (f->attrs.count("device_kernel"))
     RELAX_THROW("internal error: device kernel '" << f->name << "' reached the host codegen");
-  Emitter(module, f, bounds_check, vector_bits).Run();
+  Emitter(module, f, bounds_check, isa).Run();
 }
 
 }  // namespace relax::codegen

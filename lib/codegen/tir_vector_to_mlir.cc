@@ -160,11 +160,11 @@ Value Emitter::LaneExpr(const PrimExpr& e) {
 // A lane count whose vector splits into pieces below 128 bits (14 f32 lanes: 8 + 4 + 2, each
 // a separate load or store, 3-4 instructions per access) widens to the next power of two of
 // its remainder over whole registers, at least 128 bits (14 -> 16, 7 -> 8, 28 -> 32 on
-// AVX-512): one masked access instead. Only with AVX2 or wider, where masked accesses are
-// single instructions that do not fault on masked-off lanes.
+// AVX-512): one masked access instead. Only where masked accesses are single instructions that
+// do not fault on masked-off lanes (VectorIsa::masked_access: AVX2 or wider).
 int64_t Emitter::MaskedLaneWidth(int64_t n, int elem_bits) const {
-  if (vector_bits_ < 256 || elem_bits < 8 || elem_bits > 64) return n;
-  const int64_t unit = vector_bits_ / elem_bits, min_piece = 128 / elem_bits;
+  if (!isa_.masked_access || elem_bits < 8 || elem_bits > 64) return n;
+  const int64_t unit = isa_.bits / elem_bits, min_piece = 128 / elem_bits;
   const int64_t rem = n % unit;
   if (rem == 0) return n;
   int64_t piece = min_piece;

@@ -1,8 +1,7 @@
 // WriteArtifact (the standard sections) and the verifying loader (memfd copy, layout check, params
-// mapping, dlopen).
+// mapping, the host code through its KernelLoader).
 #include "relax/runtime/artifact.h"
 
-#include <dlfcn.h>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -134,21 +133,14 @@ std::shared_ptr<LoadedArtifact> LoadedArtifact::Load(const std::string& path, in
   const SectionEntry* elf_sec = find("elf");
   if (elf_sec && elf_sec->offset != 0)
     RELAX_THROW(where << " is corrupt: the 'elf' section must start at offset 0");
+  std::string triple;
   if (const SectionEntry* target = find("target")) {
-    // "cpu_features=a,b,c\n": refuse code this CPU cannot run (it would die of SIGILL).
+    // The triple and CPU features the code needs: refuse code for another machine (dlopen
+    // would fail obscurely) or a CPU that lacks a feature (it would die of SIGILL).
     std::string text(reinterpret_cast<const char*>(base + target->offset), target->size);
-    const std::string key = "cpu_features=";
-    if (text.rfind(key, 0) == 0) {
-      std::string list = text.substr(key.size(), text.find('\n') - key.size());
-      std::vector<std::string> missing = MissingCpuFeatures(list);
-      if (!missing.empty()) {
-        std::string names;
-        for (const auto& m : missing) names += (names.empty() ? "" : ", ") + m;
-        RELAX_THROW(where << " was compiled for a CPU with " << names
-                          << ", which this CPU lacks; recompile with --target cpu (this host) or "
-                             "a -mcpu this CPU supports");
-      }
-    }
+    CheckArtifactTarget(text, where);
+    if (size_t at = text.find("triple="); at != std::string::npos)
+      triple = text.substr(at + 7, text.find('\n', at) - at - 7);
   }
   const SectionEntry* params_sec = find("params");
   const uint64_t params_offset = params_sec ? params_sec->offset : 0;
@@ -199,17 +191,17 @@ std::shared_ptr<LoadedArtifact> LoadedArtifact::Load(const std::string& path, in
   }
 
   if (elf_size > 0) {
-    dlerror();
-    // The verified copy, by its descriptor; the descriptor stays open while the library is
-    // loaded, so no other live artifact can have the same /proc path.
-    std::string dl_path = "/proc/self/fd/" + std::to_string(copy->fd);
-    art->dl_handle_ = ::dlopen(dl_path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!art->dl_handle_) {
-      const char* msg = dlerror();
-      RELAX_THROW("cannot load the kernels of " << where << ": " << (msg ? msg : "dlopen failed"));
-    }
+    KernelImage image;
+    image.data = base + elf_sec->offset;
+    image.size = elf_size;
+    image.fd = copy->fd;
+    image.where = where;
+    image.triple = triple;
+    for (const KernelLoader* loader : KernelLoaders())
+      if (loader->Section() == "elf") art->kernels_ = loader->Load(image);
+    if (!art->kernels_) RELAX_THROW("cannot load " << where << ": no loader for ELF code here");
     // The kernels reach the runtime through this table, not through host-program symbols.
-    auto init = reinterpret_cast<RelaxInitFunc>(::dlsym(art->dl_handle_, "__relax_init"));
+    auto init = reinterpret_cast<RelaxInitFunc>(art->kernels_->Symbol("__relax_init", nullptr));
     if (!init)
       RELAX_THROW(where << ": the kernel library has no __relax_init (not built by this relaxc; "
                            "recompile the model)");
@@ -228,7 +220,7 @@ std::shared_ptr<LoadedArtifact> LoadedArtifact::Load(const std::string& path, in
     const SectionEntry* device_sec = find("device");
     if (!device_sec)
       RELAX_THROW(where << " is corrupt: it has a 'launch' section but no 'device' section");
-    if (!art->dl_handle_)
+    if (!art->kernels_)
       RELAX_THROW(where << " is corrupt: it has device kernels but no kernel library ('elf')");
     LaunchTable table;
     try {
@@ -249,7 +241,7 @@ std::shared_ptr<LoadedArtifact> LoadedArtifact::Load(const std::string& path, in
     }
     using SetDeviceModuleFunc = int32_t (*)(void*);
     auto set = reinterpret_cast<SetDeviceModuleFunc>(
-        ::dlsym(art->dl_handle_, "__relax_set_device_module"));
+        art->kernels_->Symbol("__relax_set_device_module", nullptr));
     if (!set)
       RELAX_THROW(where << ": the kernel library has no __relax_set_device_module (it has device "
                            "kernels; recompile the model with this relaxc)");
@@ -274,7 +266,7 @@ LoadedArtifact::~LoadedArtifact() {
   // The device kernels go first: the kernel library may still point at them until it is closed.
   device_module_.reset();
   plugins_.reset();
-  if (dl_handle_) ::dlclose(dl_handle_);
+  kernels_.reset();
 }
 
 bool LoadedArtifact::IsPluginFunction(const std::string& name) const {
@@ -284,16 +276,14 @@ bool LoadedArtifact::IsPluginFunction(const std::string& name) const {
 RelaxPackedFunc LoadedArtifact::GetKernel(const std::string& name) const {
   if (plugins_)
     if (RelaxPackedFunc f = plugins_->Find(name)) return f;
-  if (!dl_handle_)
+  if (!kernels_)
     RELAX_THROW("artifact '" << path_ << "' has no kernel library; cannot find kernel '" << name
                              << "'");
-  dlerror();
-  void* sym = ::dlsym(dl_handle_, name.c_str());
-  if (!sym) {
-    const char* msg = dlerror();
+  std::string error;
+  void* sym = kernels_->Symbol(name, &error);
+  if (!sym)
     RELAX_THROW("kernel symbol '" << name << "' not found in artifact '" << path_ << "'"
-                                  << (msg ? std::string(": ") + msg : std::string()));
-  }
+                                  << (error.empty() ? std::string() : ": " + error));
   return reinterpret_cast<RelaxPackedFunc>(sym);
 }
 

@@ -88,8 +88,8 @@ int main(int argc, char** argv) {
   app.add_option("--emit", emit,
                  "What to print after the passes: ir (text IR), mlir (the TIR -> MLIR bridge's "
                  "output for every PrimFunc, after flatten-buffer), llvm (optimized LLVM IR), vm "
-                 "(the VM bytecode listing)")
-      ->check(CLI::IsMember({"ir", "mlir", "llvm", "vm"}));
+                 "(the VM bytecode listing), so (the linked kernel library, for llvm-objdump)")
+      ->check(CLI::IsMember({"ir", "mlir", "llvm", "vm", "so"}));
   if (int rc; !relax::tools::ParseArgs(app, argc, argv, &rc)) return rc;
 
   std::string text;
@@ -163,11 +163,14 @@ int main(int argc, char** argv) {
         std::ostringstream dump;
         relax::CodegenOptions copts;
         (emit == "mlir" ? copts.dump_mlir : copts.dump_llvm) = &dump;
-        // The host code of the --target (its -mcpu decides the vector width).
+        // The host code of the --target (its -mtriple and -mcpu decide the vector unit).
         relax::Target host = relax::Target::Parse(target);
-        if (host.kind != "cpu") host = relax::Target::Parse("cpu");
-        relax::BuildSharedObject(mod, host, copts);
-        std::cout << dump.str();
+        host.kind = "cpu";
+        std::string so = relax::BuildSharedObject(mod, host, copts);
+        if (emit == "so")
+          std::cout << so;
+        else
+          std::cout << dump.str();
       }
     } catch (const relax::Error& e) {
       // Parse errors carry "file:line:col: error: ..."; others get the plain prefix.

@@ -19,17 +19,28 @@ namespace relax::codegen {
 /// Loads the dialects the bridge emits into `ctx`.
 void LoadBridgeDialects(mlir::MLIRContext* ctx);
 
+/// What the host CPU's vector unit offers the host codegen (host_codegen.h: HostVectorIsa).
+struct VectorIsa {
+  /// Vector register width in bits (512 AVX-512, 256 AVX2, 128 SSE or NEON; 0: unknown).
+  int bits = 0;
+  /// Whether `acc + x * y` in a vectorized loop (and every polynomial step of the f32 math) is
+  /// one fused multiply-add: x86 with FMA3, every AArch64 core.
+  bool fma = false;
+  /// Whether masked vector loads/stores are single instructions that do not fault on
+  /// masked-off lanes (AVX2 and wider; NEON has none, LLVM would scalarize them).
+  bool masked_access = false;
+};
+
 /// Emits `<name>_impl(memref<?xT>..., i64 dims...)` (the loop nest) and the
 /// exported `<name>(!llvm.ptr args, i32 num_args, !llvm.ptr ret) -> i32` that
 /// unpacks DLTensor* arguments, binds symbolic dims and calls the impl.
 /// Throws relax::Error naming the PrimFunc on unsupported TIR. `bounds_check`: every load and
 /// store checks its index against the buffer's extent (relaxc compile --bounds-check).
-/// `vector_bits`: the target's vector register width (HostVectorBits; 0: unknown); from 256
-/// on (AVX2, which implies FMA), `acc + x * y` in a vectorized loop is one vector FMA, and a
-/// vectorized loop whose lane count would split into sub-128-bit pieces reads and writes
-/// memory with masked loads and stores of the next legal width instead.
+/// `isa`: the target's vector unit; with `isa.masked_access`, a vectorized loop whose lane
+/// count would split into sub-128-bit pieces reads and writes memory with masked loads and
+/// stores of the next legal width instead.
 void EmitPrimFunc(mlir::ModuleOp module, const tir::PrimFunc& f, bool bounds_check = false,
-                  int vector_bits = 0);
+                  const VectorIsa& isa = {});
 
 /// Which GPU lowering a device kernel's MLIR is for (argument conventions: see EmitGpuKernel).
 enum class GpuFlavor { kNone, kSpirv, kNvvm };

@@ -11,6 +11,7 @@
 #include "relax/runtime/artifact_format.h"
 #include "relax/runtime/c_api.h"
 #include "relax/runtime/device_module.h"
+#include "relax/runtime/kernel_loader.h"
 #include "relax/runtime/ndarray.h"
 #include "relax/runtime/plugin_libraries.h"
 #include "relax/vm/executable.h"
@@ -35,7 +36,7 @@ struct ArtifactParts {
 /// (naming the path and errno text) on any I/O failure.
 void WriteArtifact(const std::string& path, const ArtifactParts& parts);
 
-/// A verified, loaded artifact: parsed executable, mmapped params, dlopen()ed kernels.
+/// A verified, loaded artifact: parsed executable, mmapped params, loaded kernels.
 class LoadedArtifact {
  public:
   /// Loads and verifies `path`. The file is first copied into a sealed in-memory file
@@ -43,9 +44,11 @@ class LoadedArtifact {
   /// load has its own dynamic-linker identity (reloading a recompiled artifact from the same
   /// path in one process runs the new kernels). Checks, in order: readable, the layout
   /// (ParseSections: trailer, reserved fields, checksum, section table), an "executable"
-  /// section, "elf" (if any) at offset 0, the executable JSON (Executable::FromJSON), tensor
-  /// constants within the "params" section; then the
-  /// params are mapped read-only and the copy is dlopen()ed (RTLD_NOW | RTLD_LOCAL). Throws
+  /// section, "elf" (if any) at offset 0, the "target" section (CheckArtifactTarget: this
+  /// machine's architecture, the CPU features), the executable JSON (Executable::FromJSON),
+  /// tensor constants within the "params" section; then the params are mapped read-only and the
+  /// "elf" section is loaded by its KernelLoader (kernel_loader.h: ELF header checks, then the
+  /// copy dlopen()ed RTLD_NOW | RTLD_LOCAL). Throws
   /// relax::Error with a message naming the path and the problem ("truncated", "checksum mismatch",
   /// "format version N", dlerror() text, ...). An artifact with device kernels (a "launch"
   /// section, which needs a "device" section) then has its launch table parsed
@@ -59,7 +62,7 @@ class LoadedArtifact {
   LoadedArtifact& operator=(const LoadedArtifact&) = delete;
 
   /// The kernel `name`: a BYOC plugin runtime library's region function, else a symbol of the
-  /// shared object (dlsym). Throws relax::Error naming the symbol when it is missing or the
+  /// kernel library (KernelLibrary::Symbol). Throws relax::Error naming the symbol when it is missing or the
   /// artifact has no ELF part.
   RelaxPackedFunc GetKernel(const std::string& name) const;
   /// The parsed executable.
@@ -93,8 +96,8 @@ class LoadedArtifact {
   const uint8_t* params_data_ = nullptr;
   uint64_t params_size_ = 0;
   std::vector<NDArray> constant_tensors_;
-  void* dl_handle_ = nullptr;
-  std::unique_ptr<DeviceModule> device_module_;  // destroyed before dl_handle_ is closed
+  std::unique_ptr<KernelLibrary> kernels_;       // the host code ("elf" section)
+  std::unique_ptr<DeviceModule> device_module_;  // destroyed before kernels_ is unloaded
   std::unique_ptr<PluginLibraries> plugins_;     // BYOC runtime libraries ("byoc" section)
 };
 
