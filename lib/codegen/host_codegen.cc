@@ -93,7 +93,11 @@ std::string Multiarch(const llvm::Triple& triple) {
 
 }  // namespace
 
-std::string NativeTriple() { return llvm::Triple::normalize(llvm::sys::getDefaultTargetTriple()); }
+std::string NativeTriple() {
+  llvm::Triple t(llvm::Triple::normalize(llvm::sys::getDefaultTargetTriple()));
+  t.setVendor(llvm::Triple::UnknownVendor);  // x86_64-pc-linux-gnu is x86_64-unknown-linux-gnu
+  return t.str();
+}
 
 bool HostTarget::IsAArch64() const { return llvm::Triple(triple).isAArch64(); }
 
@@ -117,6 +121,9 @@ HostTarget HostTarget::Resolve(const Target& t) {
   const std::string given = t.Attr("mtriple", native);
   if (given.empty()) RELAX_THROW("-mtriple= needs an LLVM triple (e.g. aarch64-linux-gnu)");
   llvm::Triple triple(llvm::Triple::normalize(given));
+  // A bare architecture ("aarch64") means its Linux.
+  if (given.find('-') == std::string::npos && triple.getOS() == llvm::Triple::UnknownOS)
+    triple.setOS(llvm::Triple::Linux);
   const bool arch_ok = triple.getArch() == llvm::Triple::x86_64 ||
                        triple.getArch() == llvm::Triple::aarch64;
   if (!arch_ok || !triple.isOSLinux() ||
@@ -125,7 +132,7 @@ HostTarget HostTarget::Resolve(const Target& t) {
     RELAX_THROW("-mtriple=" << given << " (" << triple.str()
                             << ") is not a host relaxc builds for: artifacts are ELF shared "
                                "objects for x86_64-linux-gnu or aarch64-linux-gnu");
-  triple.setVendor(llvm::Triple::UnknownVendor);  // x86_64-pc-linux-gnu is the same machine
+  triple.setVendor(llvm::Triple::UnknownVendor);
   triple.setEnvironment(llvm::Triple::GNU);
   h.triple = triple.str();
   h.native_triple = llvm::Triple(native).getArch() == triple.getArch();

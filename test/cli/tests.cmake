@@ -103,6 +103,21 @@ relax_cli_error(compile_overwrite_model 1 "is the input model; refusing to overw
                 ${RELAXC} compile ${W}/div_int.onnx -o ${W}/div_int.onnx)
 relax_cli_error(compile_bad_target 1 "-mcpu=nonsense is not a CPU LLVM knows"
                 ${RELAXC} compile ${W}/div_int.onnx -o ${W}/out_t.so --target "cpu -mcpu=nonsense")
+# Host triples: x86_64 and aarch64 Linux only; -mcpu=native only on this machine's triple; a CPU
+# of the triple's architecture.
+relax_cli_error(compile_target_bad_triple 1
+                "-mtriple=riscv64-linux-gnu .*is not a host relaxc builds for;x86_64-linux-gnu or aarch64-linux-gnu"
+                ${RELAXC} compile ${W}/div_int.onnx -o ${W}/out_t.so --target "cpu -mtriple=riscv64-linux-gnu")
+relax_cli_error(compile_target_windows_triple 1 "x86_64-pc-windows-msvc.*is not a host relaxc builds for"
+                ${RELAXC} compile ${W}/div_int.onnx -o ${W}/out_t.so --target "cpu -mtriple=x86_64-pc-windows-msvc")
+relax_cli_error(compile_target_native_foreign 1
+                "-mcpu=native describes this machine .*, not aarch64-unknown-linux-gnu;cortex-a76"
+                ${RELAXC} compile ${W}/div_int.onnx -o ${W}/out_t.so
+                --target "cpu -mtriple=aarch64-linux-gnu -mcpu=native")
+relax_cli_error(compile_target_cpu_of_other_arch 1
+                "-mcpu=skylake is not a CPU LLVM knows for aarch64-unknown-linux-gnu"
+                ${RELAXC} compile ${W}/div_int.onnx -o ${W}/out_t.so
+                --target "cpu -mtriple=aarch64-linux-gnu -mcpu=skylake")
 relax_cli_error(compile_unknown_stage 1 "--print-ir-after: unknown stage 'nosuch'"
                 ${RELAXC} compile ${W}/div_int.onnx -o ${W}/out_s.so --print-ir-after=nosuch)
 relax_cli_error(compile_bad_bound 1 "--bound: 'n=5..1' is not a range"
