@@ -75,6 +75,11 @@ int64_t VectorsPerRow(const CpuDesc& cpu, int64_t cols) {
 
 TuningParams DefaultRegisterTile(const CpuDesc& cpu) {
   if (cpu.dual_fma512) return {{"tile_cols", 2 * cpu.f32_lanes()}, {"tile_rows", 12}};
+  // NEON (32 128-bit registers): 6 rows by four vectors, 24 accumulators plus four column
+  // vectors and the row scalar; 10 loads per 24 FMAs where 8 x 8 needs 10 per 16. Chosen from
+  // the register budget, not measured: no AArch64 hardware here (qemu times nothing real).
+  if (cpu.vector_registers >= 32 && cpu.f32_lanes() == 4)
+    return {{"tile_cols", 4 * cpu.f32_lanes()}, {"tile_rows", 6}};
   const int64_t cols = cpu.f32_lanes() >= 8 ? 16 : 2 * cpu.f32_lanes();
   const int64_t rows = std::min<int64_t>(CpuDesc::kFmaChains,
                                          cpu.accumulator_registers() / VectorsPerRow(cpu, cols));

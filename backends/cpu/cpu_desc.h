@@ -38,7 +38,8 @@ const CpuDesc& DescribeCpu(const codegen::HostTarget& host);
 
 /// The default register tile of a matmul/conv on `cpu`: 16 columns (one zmm, two ymm; 8 with
 /// SSE) by as many rows as give kFmaChains accumulation chains within the accumulator
-/// registers (AVX-512: 8 x 16; AVX2: 6 x 16). With two 512-bit FMA pipes (dual_fma512) the
+/// registers (AVX-512: 8 x 16; AVX2: 6 x 16; NEON: 6 x 16, four vectors). With two 512-bit FMA
+/// pipes (dual_fma512) the
 /// loads per FMA decide: 12 x 32 (24 accumulators; 14 loads per 24 FMAs, where 8 x 16 needs
 /// 9 per 8).
 TuningParams DefaultRegisterTile(const CpuDesc& cpu);

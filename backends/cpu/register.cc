@@ -26,7 +26,11 @@ class CpuBackend : public Backend {
   }
   const std::vector<ScheduleRule>& ScheduleRules() const override { return CpuScheduleRules(); }
   std::string MachineKey(const Target& t) const override {
-    return DescribeCpu(codegen::HostTarget::FromTarget(t)).name;
+    // x86 CPU names alone (the keys of existing databases); another architecture's prefixed,
+    // so "generic" of one is not "generic" of the other.
+    const codegen::HostTarget host = codegen::HostTarget::FromTarget(t);
+    const std::string& name = DescribeCpu(host).name;
+    return host.IsAArch64() ? "aarch64/" + name : name;
   }
   // One AVX-512 register of f32 (two AVX2 ones): the blocked conv's register tile is its
   // output columns x the 16 channels of a block (schedule_rules.cc).

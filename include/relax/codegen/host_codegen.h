@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "relax/codegen/tir_to_mlir.h"
+#include "relax/codegen/vector_isa.h"
 #include "relax/ir/module.h"
 #include "relax/target/backend.h"
 #include "relax/target/target.h"

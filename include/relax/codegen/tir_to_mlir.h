@@ -12,24 +12,13 @@
 #include <ostream>
 #include <string>
 
+#include "relax/codegen/vector_isa.h"
 #include "relax/ir/module.h"
 
 namespace relax::codegen {
 
 /// Loads the dialects the bridge emits into `ctx`.
 void LoadBridgeDialects(mlir::MLIRContext* ctx);
-
-/// What the host CPU's vector unit offers the host codegen (host_codegen.h: HostVectorIsa).
-struct VectorIsa {
-  /// Vector register width in bits (512 AVX-512, 256 AVX2, 128 SSE or NEON; 0: unknown).
-  int bits = 0;
-  /// Whether `acc + x * y` in a vectorized loop (and every polynomial step of the f32 math) is
-  /// one fused multiply-add: x86 with FMA3, every AArch64 core.
-  bool fma = false;
-  /// Whether masked vector loads/stores are single instructions that do not fault on
-  /// masked-off lanes (AVX2 and wider; NEON has none, LLVM would scalarize them).
-  bool masked_access = false;
-};
 
 /// Emits `<name>_impl(memref<?xT>..., i64 dims...)` (the loop nest) and the
 /// exported `<name>(!llvm.ptr args, i32 num_args, !llvm.ptr ret) -> i32` that
