@@ -56,8 +56,8 @@ const CpuDesc& DescribeCpu(const codegen::HostTarget& host) {
     for (const char* n : kDualFma512) d->dual_fma512 |= d->vector_bits >= 512 && d->name == n;
     // A virtual machine may report another model name (a Sapphire Rapids guest that LLVM
     // names "rocketlake"): AMX exists only on the server cores with two 512-bit FMA pipes.
-    d->dual_fma512 |= d->vector_bits >= 512 && !host.IsAArch64() &&
-                       codegen::HostCpuHasFeature(host, "amx-tile");
+    d->dual_fma512 |=
+        d->vector_bits >= 512 && !host.IsAArch64() && codegen::HostCpuHasFeature(host, "amx-tile");
     if (host.mcpu == "native")
       if (int64_t l2 = HostL2Bytes(); l2 > 0) d->l2_bytes = l2;
     slot = std::move(d);

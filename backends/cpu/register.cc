@@ -18,12 +18,11 @@ class CpuBackend : public Backend {
     return {{"mcpu",
              "LLVM CPU name (x86-64, x86-64-v3, skylake, cortex-a76, ...) or 'native' (default on "
              "this machine's triple; 'generic' on another)"},
-            {"mtriple", "LLVM triple of the code: x86_64-linux-gnu or aarch64-linux-gnu (default: "
-                        "this machine's)"}};
+            {"mtriple",
+             "LLVM triple of the code: x86_64-linux-gnu or aarch64-linux-gnu (default: "
+             "this machine's)"}};
   }
-  void ValidateTarget(const Target& t) const override {
-    codegen::HostTarget::FromTarget(t);
-  }
+  void ValidateTarget(const Target& t) const override { codegen::HostTarget::FromTarget(t); }
   const std::vector<ScheduleRule>& ScheduleRules() const override { return CpuScheduleRules(); }
   std::string MachineKey(const Target& t) const override {
     // x86 CPU names alone (the keys of existing databases); another architecture's prefixed,
@@ -40,8 +39,8 @@ class CpuBackend : public Backend {
   std::string BuildKernels(const IRModule& mod, const Target& t, const CodegenOptions& options,
                            std::vector<BackendSection>* sections) const override {
     std::string target_section;
-    std::string so =
-        codegen::BuildHostLibrary(mod, codegen::HostTarget::FromTarget(t), options, &target_section);
+    std::string so = codegen::BuildHostLibrary(mod, codegen::HostTarget::FromTarget(t), options,
+                                               &target_section);
     if (sections) sections->push_back({"target", std::move(target_section), 8});
     return so;
   }

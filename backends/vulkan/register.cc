@@ -23,9 +23,7 @@ class VulkanBackend : public Backend {
     return {{"mcpu", "LLVM CPU name of the host part (default 'native')"},
             {"mtriple", "LLVM triple of the host part (default: this machine's)"}};
   }
-  void ValidateTarget(const Target& t) const override {
-    codegen::HostTarget::FromTarget(t);
-  }
+  void ValidateTarget(const Target& t) const override { codegen::HostTarget::FromTarget(t); }
   const std::vector<ScheduleRule>& ScheduleRules() const override {
     static const std::vector<ScheduleRule> rules =
         schedule::GpuScheduleRules("vulkan", kWorkgroupSize);

@@ -124,8 +124,8 @@ HostTarget HostTarget::Resolve(const Target& t) {
   // A bare architecture ("aarch64") means its Linux.
   if (given.find('-') == std::string::npos && triple.getOS() == llvm::Triple::UnknownOS)
     triple.setOS(llvm::Triple::Linux);
-  const bool arch_ok = triple.getArch() == llvm::Triple::x86_64 ||
-                       triple.getArch() == llvm::Triple::aarch64;
+  const bool arch_ok =
+      triple.getArch() == llvm::Triple::x86_64 || triple.getArch() == llvm::Triple::aarch64;
   if (!arch_ok || !triple.isOSLinux() ||
       (triple.getEnvironment() != llvm::Triple::GNU &&
        triple.getEnvironment() != llvm::Triple::UnknownEnvironment))
@@ -203,9 +203,9 @@ std::unique_ptr<llvm::TargetMachine> MakeTargetMachine(const HostTarget& host) {
     for (const auto& f : native) features += (f.second ? "+" : "-") + f.first().str() + ",";
   }
   llvm::TargetOptions opts;
-  auto* tm = t->createTargetMachine(llvm::Triple(host.triple), cpu, features, opts,
-                                    llvm::Reloc::PIC_, std::nullopt,
-                                    llvm::CodeGenOptLevel::Aggressive);
+  auto* tm =
+      t->createTargetMachine(llvm::Triple(host.triple), cpu, features, opts, llvm::Reloc::PIC_,
+                             std::nullopt, llvm::CodeGenOptLevel::Aggressive);
   if (!tm)
     RELAX_THROW("cannot create an LLVM target machine for cpu '" << cpu << "' of " << host.triple);
   return std::unique_ptr<llvm::TargetMachine>(tm);
@@ -258,8 +258,7 @@ void TranslateShard(Shard* sh, bool dump_mlir, bool bounds_check, const VectorIs
   mlir::registerLLVMDialectTranslation(ctx);
   mlir::OpBuilder b(&ctx);
   mlir::OwningOpRef<mlir::ModuleOp> module = mlir::ModuleOp::create(b.getUnknownLoc());
-  for (const tir::PrimFunc& f : sh->funcs)
-    codegen::EmitPrimFunc(*module, f, bounds_check, isa);
+  for (const tir::PrimFunc& f : sh->funcs) codegen::EmitPrimFunc(*module, f, bounds_check, isa);
   if (mlir::failed(mlir::verify(*module)))
     RELAX_THROW("internal error: the TIR -> MLIR bridge produced invalid MLIR");
   if (dump_mlir) {
@@ -423,15 +422,14 @@ std::string BuildHostLibrary(const IRModule& mod, const HostTarget& host,
   // libm of the triple's C library: this machine's for its own triple, else Debian's cross
   // layout (/usr/aarch64-linux-gnu/lib from libc6-dev-arm64-cross); nothing else is linked.
   const llvm::Triple triple(host.triple);
-  const std::string libdir = host.native_triple ? "/usr/lib/" + Multiarch(triple)
-                                                : "/usr/" + Multiarch(triple) + "/lib";
+  const std::string libdir =
+      host.native_triple ? "/usr/lib/" + Multiarch(triple) : "/usr/" + Multiarch(triple) + "/lib";
   std::error_code ec;
   if (!std::filesystem::exists(libdir + "/libm.so", ec))
-    RELAX_THROW("linking the kernels for " << host.triple << " needs its C library (" << libdir
-                                           << "/libm.so is missing): install "
-                                           << (triple.isAArch64() ? "libc6-dev-arm64-cross"
-                                                                  : "libc6-dev-amd64-cross")
-                                           << " (Debian)");
+    RELAX_THROW(
+        "linking the kernels for "
+        << host.triple << " needs its C library (" << libdir << "/libm.so is missing): install "
+        << (triple.isAArch64() ? "libc6-dev-arm64-cross" : "libc6-dev-amd64-cross") << " (Debian)");
   argv.push_back("-L" + libdir);
   argv.push_back("-lm");
   ProcessResult r = RunProcess(argv);

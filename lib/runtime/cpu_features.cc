@@ -80,6 +80,12 @@ std::string TripleOfElfMachine(uint16_t machine) {
 
 bool IsRuntimeArch(const std::string& triple) { return ArchOf(triple) == ArchOf(RuntimeTriple()); }
 
+std::string ForeignCodeMessage(const std::string& where, const std::string& triple) {
+  return where + " holds code for " + triple + ", but this runtime runs on " + RuntimeTriple() +
+         ": run it with a relax-run built for " + triple +
+         ", or recompile it with --target 'cpu -mtriple=" + RuntimeTriple() + "'";
+}
+
 std::vector<std::string> MissingCpuFeatures(const std::string& required) {
   std::vector<std::string> missing;
   std::stringstream ss(required);
@@ -96,11 +102,7 @@ void CheckArtifactTarget(const std::string& text, const std::string& where) {
     if (line.rfind("cpu_features=", 0) == 0) features = line.substr(13);
     if (line.rfind("triple=", 0) == 0) triple = line.substr(7);
   }
-  if (!triple.empty() && !IsRuntimeArch(triple))
-    RELAX_THROW(where << " holds code for " << triple << ", but this runtime runs on "
-                      << RuntimeTriple() << ": run it with a relax-run built for " << triple
-                      << ", or recompile it with --target 'cpu -mtriple=" << RuntimeTriple()
-                      << "'");
+  if (!triple.empty() && !IsRuntimeArch(triple)) RELAX_THROW(ForeignCodeMessage(where, triple));
   std::vector<std::string> missing = MissingCpuFeatures(features);
   if (!missing.empty()) {
     std::string names;

@@ -54,12 +54,12 @@ class ElfLoader : public KernelLoader {
       RELAX_THROW(where << " is corrupt: its kernel library is not a 64-bit little-endian shared "
                            "object");
     if (eh.e_machine != kRuntimeMachine) {
-      const std::string triple =
-          image.triple.empty() ? TripleOfElfMachine(eh.e_machine) : image.triple;
-      RELAX_THROW(where << " holds code for " << triple << ", but this runtime runs on "
-                        << RuntimeTriple() << ": run it with a relax-run built for " << triple
-                        << ", or recompile it with --target 'cpu -mtriple=" << RuntimeTriple()
-                        << "'");
+      // The target section's triple names the machine, unless it is missing or contradicts
+      // the code (claims this machine's architecture): then the ELF header's machine.
+      const std::string triple = image.triple.empty() || IsRuntimeArch(image.triple)
+                                     ? TripleOfElfMachine(eh.e_machine)
+                                     : image.triple;
+      RELAX_THROW(ForeignCodeMessage(where, triple));
     }
     if (image.fd < 0) RELAX_THROW("internal error: the ELF loader needs the artifact's file");
     dlerror();

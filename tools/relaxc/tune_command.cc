@@ -25,12 +25,12 @@
 #include "commands.h"
 #include "model_input.h"
 #include "relax/codegen/build.h"
+#include "relax/codegen/host_codegen.h"
 #include "relax/runtime/npy.h"
 #include "relax/schedule/tuning.h"
 #include "relax/support/error.h"
 #include "relax/support/output_file.h"
 #include "relax/support/utf8.h"
-#include "relax/codegen/host_codegen.h"
 #include "relax/target/backend.h"
 #include "relax/vm/runner.h"
 
@@ -160,7 +160,8 @@ int RunTune(const TuneOptions& o) {
     const Backend& backend = GetBackend(target.kind);
     if (backend.DeviceType() != 1 /* kDLCPU */)
       throw Error("relaxc tune measures cpu targets only (got '" + target.kind + "')");
-    if (const codegen::HostTarget host = codegen::HostTarget::FromTarget(target); !host.native_triple)
+    if (const codegen::HostTarget host = codegen::HostTarget::FromTarget(target);
+        !host.native_triple)
       throw Error("relaxc tune times kernels on this machine (" + codegen::NativeTriple() +
                   "), which cannot run code for " + host.triple +
                   ": tune on such a machine and give its database to relaxc compile --tuning-db");

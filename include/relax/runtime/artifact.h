@@ -62,8 +62,8 @@ class LoadedArtifact {
   LoadedArtifact& operator=(const LoadedArtifact&) = delete;
 
   /// The kernel `name`: a BYOC plugin runtime library's region function, else a symbol of the
-  /// kernel library (KernelLibrary::Symbol). Throws relax::Error naming the symbol when it is missing or the
-  /// artifact has no ELF part.
+  /// kernel library (KernelLibrary::Symbol). Throws relax::Error naming the symbol when it is
+  /// missing or the artifact has no ELF part.
   RelaxPackedFunc GetKernel(const std::string& name) const;
   /// The parsed executable.
   const Executable& exec() const { return exec_; }

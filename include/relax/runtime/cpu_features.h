@@ -21,6 +21,9 @@ std::string TripleOfElfMachine(uint16_t machine);
 /// Whether `triple` (an LLVM triple) names the architecture this runtime runs on.
 bool IsRuntimeArch(const std::string& triple);
 
+/// The error for code of another machine: `where` holds code for `triple`, what to do instead.
+std::string ForeignCodeMessage(const std::string& where, const std::string& triple);
+
 /// The features of `required` (LLVM names, comma-separated, e.g. "avx,avx2,avx512f") that this
 /// CPU does not have. Only features the runtime can test are checked (x86-64: the SSE/AVX/
 /// AVX-512/FMA/BMI family via __builtin_cpu_supports; AArch64: NEON, fp16, dot product, SVE,
