@@ -211,6 +211,12 @@ CudaKernel BuildCudaKernel(const tir::PrimFunc& f, const std::string& arch,
     pb.crossRegisterProxies(lam, fam, cgam, mam);
     pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(*llmod, mam);
   }
+  if (options.dump_llvm) {  // the optimized NVVM IR (relax-opt --emit=llvm)
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    llmod->print(os, nullptr);
+    *options.dump_llvm << text;
+  }
   CudaKernel k;
   k.name = f->name;
   {

@@ -76,7 +76,9 @@ int main(int argc, char** argv) {
       ->allow_extra_args(false);  // one KEY=VALUE per occurrence
   app.add_option("input", input, "Input .rx file ('-' = stdin)");
   app.add_option("--target", target,
-                 "Target whose schedule rules the schedule pass applies (cpu, vulkan, ...)")
+                 "Target whose schedule rules the schedule pass applies and whose codegen "
+                 "--emit=mlir|llvm|so "
+                 "runs (cpu, vulkan, 'cuda -arch=sm_90', 'cpu -mtriple=aarch64-linux-gnu')")
       ->capture_default_str();
   app.add_flag("--print-ir-after-all", print_after_all, "Print the IR after every pass (stderr)");
   app.add_option("--print-ir-after", print_after,
@@ -87,7 +89,9 @@ int main(int argc, char** argv) {
                "Treat '// -----' lines as separators; process each chunk on its own");
   app.add_option("--emit", emit,
                  "What to print after the passes: ir (text IR), mlir (the TIR -> MLIR bridge's "
-                 "output for every PrimFunc, after flatten-buffer), llvm (optimized LLVM IR), vm "
+                 "output for every PrimFunc, after flatten-buffer; GPU targets: the device kernels "
+                 "of split-host-device too), llvm (optimized LLVM IR; cuda: the kernels' NVVM IR "
+                 "too), vm "
                  "(the VM bytecode listing), so (the linked kernel library, for llvm-objdump)")
       ->check(CLI::IsMember({"ir", "mlir", "llvm", "vm", "so"}));
   if (int rc; !relax::tools::ParseArgs(app, argc, argv, &rc)) return rc;
@@ -163,10 +167,9 @@ int main(int argc, char** argv) {
         std::ostringstream dump;
         relax::CodegenOptions copts;
         (emit == "mlir" ? copts.dump_mlir : copts.dump_llvm) = &dump;
-        // The host code of the --target (its -mtriple and -mcpu decide the vector unit).
-        relax::Target host = relax::Target::Parse(target);
-        host.kind = "cpu";
-        std::string so = relax::BuildSharedObject(mod, host, copts);
+        // The --target's codegen: host code for its -mtriple and -mcpu, and on GPU targets the
+        // device kernels of split-host-device (their MLIR before lowering, for --emit=mlir).
+        std::string so = relax::BuildSharedObject(mod, relax::Target::Parse(target), copts);
         if (emit == "so")
           std::cout << so;
         else
