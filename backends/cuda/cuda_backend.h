@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "relax/codegen/device_abi.h"
 #include "relax/target/backend.h"
 
 namespace relax::backends::cuda {
@@ -29,6 +30,12 @@ struct CudaKernel {
 /// translation failure, missing libdevice, ptxas rejecting the PTX (with its report).
 CudaKernel BuildCudaKernel(const tir::PrimFunc& f, const std::string& arch,
                            const CodegenOptions& options);
+
+/// Threads per block of the GPU schedule rules.
+inline constexpr int kThreadsPerBlock = 256;
+
+/// CUDA's device-kernel ABI and target facts (cuda_kernel_abi.cc).
+const codegen::DeviceKernelAbi& CudaAbi();
 
 /// The oldest architecture the kernels are built for: sm_75 (Turing), the oldest the CUDA 13
 /// toolkit's ptxas, which verifies every kernel, accepts.

@@ -155,7 +155,7 @@ CudaKernel BuildCudaKernel(const tir::PrimFunc& f, const std::string& arch,
   mlir::registerNVVMDialectTranslation(ctx);
   mlir::OpBuilder b(&ctx);
   mlir::OwningOpRef<mlir::ModuleOp> module =
-      codegen::EmitVerifiedGpuKernel(&ctx, f, codegen::GpuFlavor::kNvvm, options.dump_mlir);
+      codegen::EmitVerifiedGpuKernel(&ctx, f, CudaAbi(), options.dump_mlir);
   std::string diag = codegen::CollectDiagnostics(&ctx, [&] {
     mlir::PassManager pm(&ctx);
     auto& gm = pm.nest<mlir::gpu::GPUModuleOp>();

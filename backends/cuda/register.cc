@@ -14,9 +14,6 @@ namespace relax::backends::cuda {
 
 namespace {
 
-constexpr int64_t kThreadsPerBlock = 256;
-constexpr int64_t kWarpSize = 32;  // NVIDIA warps: 32 lanes
-
 class CudaBackend : public Backend {
  public:
   std::string Kind() const override { return "cuda"; }
@@ -31,7 +28,8 @@ class CudaBackend : public Backend {
   }
   const std::vector<ScheduleRule>& ScheduleRules() const override {
     static const std::vector<ScheduleRule> rules =
-        schedule::GpuScheduleRules("cuda", kThreadsPerBlock, kWarpSize);
+        schedule::GpuScheduleRules("cuda", CudaAbi().Info().threads_per_block,
+                                   CudaAbi().Info().subgroup_width);
     return rules;
   }
   int DeviceType() const override { return kDLCUDA; }

@@ -12,10 +12,6 @@ namespace relax::backends::vulkan {
 
 namespace {
 
-// Threads per workgroup: 64 is a multiple of every vendor's subgroup size (32 or 64; lavapipe
-// runs a workgroup as SIMD lanes of the host).
-constexpr int64_t kWorkgroupSize = 64;
-
 class VulkanBackend : public Backend {
  public:
   std::string Kind() const override { return "vulkan"; }
@@ -26,7 +22,7 @@ class VulkanBackend : public Backend {
   void ValidateTarget(const Target& t) const override { codegen::HostTarget::FromTarget(t); }
   const std::vector<ScheduleRule>& ScheduleRules() const override {
     static const std::vector<ScheduleRule> rules =
-        schedule::GpuScheduleRules("vulkan", kWorkgroupSize);
+        schedule::GpuScheduleRules("vulkan", VulkanAbi().Info().threads_per_block);
     return rules;
   }
   int DeviceType() const override { return kDLVulkan; }

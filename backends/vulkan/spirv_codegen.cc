@@ -91,7 +91,7 @@ SpirvKernel BuildSpirvKernel(const tir::PrimFunc& f, const CodegenOptions& optio
   mlir::MLIRContext ctx;
   ctx.loadDialect<mlir::spirv::SPIRVDialect>();
   mlir::OwningOpRef<mlir::ModuleOp> module =
-      codegen::EmitVerifiedGpuKernel(&ctx, f, codegen::GpuFlavor::kSpirv, options.dump_mlir);
+      codegen::EmitVerifiedGpuKernel(&ctx, f, VulkanAbi(), options.dump_mlir);
   mlir::spirv::TargetEnvAttr env = VulkanTargetEnv(&ctx);
   llvm::SmallVector<mlir::Operation*> gpu_modules;
   module->walk([&](mlir::gpu::GPUModuleOp m) {

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "relax/codegen/device_abi.h"
 #include "relax/target/backend.h"
 
 namespace relax::backends::vulkan {
@@ -25,6 +26,13 @@ struct SpirvKernel {
 /// Appends the MLIR to `options.dump_mlir` when set. Errors (relax::Error naming the kernel): an
 /// MLIR conversion failure, serialization failure, spirv-val missing or rejecting the module.
 SpirvKernel BuildSpirvKernel(const tir::PrimFunc& f, const CodegenOptions& options);
+
+/// Threads per workgroup: 64 is a multiple of every vendor's subgroup size (32 or 64; lavapipe
+/// runs a workgroup as SIMD lanes of the host).
+inline constexpr int kWorkgroupSize = 64;
+
+/// Vulkan's device-kernel ABI and target facts (vulkan_kernel_abi.cc).
+const codegen::DeviceKernelAbi& VulkanAbi();
 
 /// Registers the Vulkan backend (kind "vulkan").
 void RegisterVulkanBackend();

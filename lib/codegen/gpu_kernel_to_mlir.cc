@@ -1,10 +1,7 @@
 // Device side of the TIR -> MLIR bridge: a device kernel of the host/device split
 // (lower/split_host_device.h) as `gpu.module @<k> { gpu.func @<k>(...) kernel }`, with the
-// argument conventions of the GPU lowering it is for (runtime/device_api.h, LaunchKernel):
-//  - SPIR-V (Vulkan): one memref<?xT, StorageBuffer> per buffer (descriptor set 0, binding i),
-//    then, when the kernel has scalars, a memref<?xi64> of them (binding num_buffers); the
-//    workgroup size is the kernel's block, fixed in the shader (spirv.entry_point_abi);
-//  - NVVM (CUDA): one pointer per buffer, then each scalar as i64.
+// argument convention, memory spaces and math fixes of the GPU backend it is for (its
+// DeviceKernelAbi, device_abi.h; e.g. backends/vulkan/vulkan_kernel_abi.cc).
 // Statements and expressions are the host bridge's (tir_to_mlir.cc, tir_expr_to_mlir.cc);
 // loops bound to GPU indices become guarded gpu.thread_id / gpu.block_id.
 #include <mlir/Dialect/Arith/IR/Arith.h>
@@ -12,16 +9,12 @@
 #include <mlir/Dialect/LLVMIR/LLVMDialect.h>
 #include <mlir/Dialect/MemRef/IR/MemRef.h>
 #include <mlir/Dialect/SCF/IR/SCF.h>
-#include <mlir/Dialect/SPIRV/IR/SPIRVAttributes.h>
-#include <mlir/Dialect/SPIRV/IR/SPIRVEnums.h>
-#include <mlir/Dialect/SPIRV/IR/TargetAndABI.h>
 #include <mlir/IR/Diagnostics.h>
 #include <mlir/IR/Verifier.h>
 
 #include <sstream>
 
 #include "relax/codegen/tir_to_mlir.h"
-#include "relax/runtime/launch_table.h"
 #include "relax/support/error.h"
 #include "tir_emitter.h"
 
@@ -46,34 +39,24 @@ std::vector<int32_t> ParseBlock(const tir::PrimFunc& f) {
 
 }  // namespace
 
-bool Emitter::flavor_is_spirv() const { return device_ == GpuFlavor::kSpirv; }
-
-void Emitter::RunDeviceKernel(GpuFlavor flavor) {
-  device_ = flavor;
+void Emitter::RunDeviceKernel(const DeviceKernelAbi& abi) {
+  device_ = &abi;
   parallel_ = false;
   mlir::MLIRContext* ctx = b_.getContext();
   auto i64 = b_.getI64Type();
   std::vector<int32_t> block = ParseBlock(f_);
   const size_t nbuf = f_->buffers.size(), nscalar = f_->scalar_params.size();
-
-  llvm::SmallVector<mlir::Type> types;
+  const DeviceTargetInfo& info = abi.Info();
   for (const auto& buf : f_->buffers)
-    types.push_back(flavor == GpuFlavor::kSpirv ? mlir::Type(MemRefOf(buf))
-                                                : mlir::LLVM::LLVMPointerType::get(ctx));
-  if (flavor == GpuFlavor::kSpirv) {
-    // The scalars: one push-constant block of int64s when they fit, else one more storage
-    // buffer (runtime::KernelSpec::push_constants; the backend strips the block's binding).
-    const bool push = nscalar <= runtime::kMaxPushConstantScalars;
-    if (nscalar)
-      types.push_back(mlir::MemRefType::get(
-          {push ? static_cast<int64_t>(nscalar) : mlir::ShapedType::kDynamic}, i64,
-          mlir::MemRefLayoutAttrInterface{},
-          mlir::spirv::StorageClassAttr::get(ctx, push
-                                                      ? mlir::spirv::StorageClass::PushConstant
-                                                      : mlir::spirv::StorageClass::StorageBuffer)));
-  } else {
-    for (size_t i = 0; i < nscalar; ++i) types.push_back(i64);
-  }
+    if ((!info.int64 && buf->dtype.bits == 64 && !buf->dtype.is_float()) ||
+        (!info.float64 && buf->dtype == DataType::Float(64)))
+      RELAX_THROW("device kernel '" << f_->name << "': buffer '" << buf->name << "' is "
+                                    << ToString(buf->dtype) << ", which " << info.kind
+                                    << " kernels cannot hold");
+
+  std::vector<mlir::MemRefType> memrefs;
+  for (const auto& buf : f_->buffers) memrefs.push_back(MemRefOf(buf));
+  std::vector<mlir::Type> types = abi.ArgTypes(ctx, memrefs, nscalar);
 
   b_.setInsertionPointToEnd(module_.getBody());
   auto gm = mlir::gpu::GPUModuleOp::create(b_, loc_, f_->name + "_module");
@@ -81,43 +64,14 @@ void Emitter::RunDeviceKernel(GpuFlavor flavor) {
   auto fn = mlir::gpu::GPUFuncOp::create(b_, loc_, f_->name, b_.getFunctionType(types, {}));
   fn->setAttr(mlir::gpu::GPUDialect::getKernelFuncAttrName(), b_.getUnitAttr());
   fn.setKnownBlockSizeAttr(b_.getDenseI32ArrayAttr(block));
-  if (flavor == GpuFlavor::kSpirv) {
-    fn->setAttr(mlir::spirv::getEntryPointABIAttrName(),
-                mlir::spirv::getEntryPointABIAttr(ctx, block));
-    for (unsigned i = 0; i < types.size(); ++i)
-      fn.setArgAttr(i, mlir::spirv::getInterfaceVarABIAttrName(),
-                    mlir::spirv::getInterfaceVarABIAttr(0, i, std::nullopt, ctx));
-  }
-  if (flavor == GpuFlavor::kNvvm) {
-    // Every buffer reaches a kernel in its own device allocation (staged per launch, or a
-    // resident constant; cuMemAlloc aligns to 256 bytes), so pointers are 16-byte aligned and
-    // do not alias: NVPTX may then merge neighbouring accesses into vector loads/stores.
-    for (unsigned i = 0; i < nbuf; ++i) {
-      fn.setArgAttr(i, "llvm.align", b_.getI64IntegerAttr(16));
-      fn.setArgAttr(i, "llvm.noalias", b_.getUnitAttr());
-    }
-  }
+  abi.Annotate(b_, fn, nbuf, block);
   mlir::Block* entry = &fn.getBody().front();
   b_.setInsertionPointToStart(entry);
-  for (size_t i = 0; i < nbuf; ++i) {
-    Value arg = entry->getArgument(static_cast<unsigned>(i));
-    if (flavor == GpuFlavor::kNvvm) {
-      // The size is never read (no bounds checks); the largest i64 keeps the view valid.
-      Value size =
-          mlir::LLVM::ConstantOp::create(b_, loc_, i64, b_.getI64IntegerAttr(INT64_MAX / 16));
-      arg = MemRefFromPointer(arg, size, f_->buffers[i]);
-    }
-    bufs_[f_->buffers[i].get()] = arg;
-  }
+  for (size_t i = 0; i < nbuf; ++i)
+    bufs_[f_->buffers[i].get()] =
+        abi.BufferArg(b_, loc_, entry->getArgument(static_cast<unsigned>(i)), memrefs[i]);
   for (size_t k = 0; k < nscalar; ++k) {
-    Value v;
-    if (flavor == GpuFlavor::kSpirv) {
-      Value at = mlir::arith::ConstantIndexOp::create(b_, loc_, static_cast<int64_t>(k));
-      v = mlir::memref::LoadOp::create(b_, loc_, entry->getArgument(static_cast<unsigned>(nbuf)),
-                                       mlir::ValueRange{at});
-    } else {
-      v = entry->getArgument(static_cast<unsigned>(nbuf + k));
-    }
+    Value v = abi.ScalarArg(b_, loc_, entry, nbuf, k);
     mlir::Type t = ScalarType(f_->scalar_params[k].dtype());
     if (t != i64) v = mlir::arith::TruncIOp::create(b_, loc_, t, v);
     vars_[f_->scalar_params[k].get()] = v;
@@ -178,18 +132,13 @@ void Emitter::EmitDeviceAlloc(const tir::AllocateNode* op) {
     RELAX_THROW("PrimFunc '" << f_->name << "': buffer '" << buf->name << "' of scope '"
                              << buf->scope
                              << "' cannot be allocated inside a device kernel (shared or local)");
-  if (flavor_is_spirv())
-    space = mlir::spirv::StorageClassAttr::get(
-        ctx, shared ? mlir::spirv::StorageClass::Workgroup : mlir::spirv::StorageClass::Function);
-  else if (shared)
-    space = mlir::gpu::AddressSpaceAttr::get(ctx, mlir::gpu::AddressSpace::Workgroup);
+  space = device_->AllocSpace(ctx, shared);
   auto type =
       mlir::MemRefType::get({n}, StorageType(buf->dtype), mlir::MemRefLayoutAttrInterface{}, space);
-  // SPIR-V: MLIR's memref lowering turns a Workgroup-class memref.alloc into a module-level
-  // Workgroup variable (its gpu.func lowering does not take workgroup attributions); NVVM: a
-  // workgroup attribution of the kernel.
+  // A workgroup attribution of the kernel, or (where the target's gpu.func lowering takes
+  // none: SPIR-V) a memref.alloc that the memref lowering makes a module-level variable.
   Value m;
-  if (shared && !flavor_is_spirv()) {
+  if (shared && device_->SharedAsAttribution()) {
     auto fn = b_.getInsertionBlock()->getParentOp()->getParentOfType<mlir::gpu::GPUFuncOp>();
     RELAX_ICHECK(fn);
     m = fn.addWorkgroupAttribution(type, loc_);
@@ -203,12 +152,13 @@ void Emitter::EmitDeviceAlloc(const tir::AllocateNode* op) {
 }
 
 mlir::OwningOpRef<mlir::ModuleOp> EmitVerifiedGpuKernel(mlir::MLIRContext* ctx,
-                                                        const tir::PrimFunc& f, GpuFlavor flavor,
+                                                        const tir::PrimFunc& f,
+                                                        const DeviceKernelAbi& abi,
                                                         std::ostream* dump) {
   LoadBridgeDialects(ctx);
   mlir::OpBuilder b(ctx);
   mlir::OwningOpRef<mlir::ModuleOp> module = mlir::ModuleOp::create(b.getUnknownLoc());
-  EmitGpuKernel(*module, f, flavor);
+  EmitGpuKernel(*module, f, abi);
   if (mlir::failed(mlir::verify(*module)))
     RELAX_THROW("internal error: the TIR -> MLIR bridge produced invalid MLIR for kernel '"
                 << f->name << "'");
@@ -232,10 +182,10 @@ std::string CollectDiagnostics(mlir::MLIRContext* ctx, const std::function<bool(
   return diag.empty() ? std::string("(no diagnostic)") : diag;
 }
 
-void EmitGpuKernel(mlir::ModuleOp module, const tir::PrimFunc& f, GpuFlavor flavor) {
+void EmitGpuKernel(mlir::ModuleOp module, const tir::PrimFunc& f, const DeviceKernelAbi& abi) {
   if (!f->attrs.count("device_kernel"))
     RELAX_THROW("internal error: PrimFunc '" << f->name << "' is not a device kernel");
-  Emitter(module, f).RunDeviceKernel(flavor);
+  Emitter(module, f).RunDeviceKernel(abi);
 }
 
 }  // namespace relax::codegen

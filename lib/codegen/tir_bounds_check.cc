@@ -34,7 +34,7 @@ Value Emitter::ScratchSlot(mlir::MemRefType type) {
 std::pair<Value, Value> Emitter::Access(const Buffer& buf, const PrimExpr& index) {
   Value mem = Buf(buf);
   Value idx = Index(index);
-  if (!bounds_check_ || device_ != GpuFlavor::kNone) return {mem, idx};
+  if (!bounds_check_ || device_) return {mem, idx};
   auto type = mlir::cast<mlir::MemRefType>(mem.getType());
   auto dynamic = mlir::MemRefType::get({mlir::ShapedType::kDynamic}, type.getElementType());
   if (type != dynamic) mem = mlir::memref::CastOp::create(b_, loc_, dynamic, mem);

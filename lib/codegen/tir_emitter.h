@@ -28,7 +28,7 @@ class Emitter : public tir::StmtFunctor<void>, public tir::ExprFunctor<mlir::Val
   void Run();
   /// Device kernel mode (gpu_kernel_to_mlir.cc): emits `f` (a device kernel of the host/device
   /// split) as `gpu.module @<f> { gpu.func @<f>(...) kernel }` for `flavor`.
-  void RunDeviceKernel(GpuFlavor flavor);
+  void RunDeviceKernel(const DeviceKernelAbi& abi);
 
  protected:
   // ---- statements (tir_to_mlir.cc) ----
@@ -149,7 +149,6 @@ class Emitter : public tir::StmtFunctor<void>, public tir::ExprFunctor<mlir::Val
   /// alloca in the entry block of the function being emitted (a register tile LLVM promotes
   /// to registers); false (nothing emitted) for any other buffer.
   bool EmitLocalAlloc(const tir::AllocateNode* op);
-  bool flavor_is_spirv() const;
   /// Host: `T.launch_kernel(index, gx, gy, gz, T.address_of(b[0])..., vars...)` -> a call of
   /// RelaxLaunchKernel(device module, index, packed i64 array, count) (runtime/c_api.h).
   void EmitLaunch(const tir::CallNode* call);
@@ -176,8 +175,6 @@ class Emitter : public tir::StmtFunctor<void>, public tir::ExprFunctor<mlir::Val
   bool HasFma() const { return isa_.fma; }
   /// a * b + c, fused where the target has FMA.
   mlir::Value MulAdd(mlir::Value a, mlir::Value b, mlir::Value c);
-  /// C's pow at the points GLSL.std.450 leaves undefined, applied to SPIR-V's result `r`.
-  mlir::Value SpirvPowSpecials(mlir::Value x, mlir::Value y, mlir::Value r);
   /// Whether `c` is an f32 exp/tanh/erf the explicit vector code computes lane-wise.
   bool IsLaneMath(const tir::CallNode* c) const;
   /// e^x of an f64 value (relative error about 1e-14 where the f32 result is finite).
@@ -219,7 +216,7 @@ class Emitter : public tir::StmtFunctor<void>, public tir::ExprFunctor<mlir::Val
   int num_outlined_ = 0;
   int num_strings_ = 0;
   bool parallel_ = true;
-  GpuFlavor device_ = GpuFlavor::kNone;       // kNone: host code
+  const DeviceKernelAbi* device_ = nullptr;  // null: host code
   bool bounds_check_ = false;                 // relaxc compile --bounds-check
   VectorIsa isa_;                             // the target's vector unit
   std::set<const BufferNode*> stack_locals_;  // "local" buffers emitted as allocas

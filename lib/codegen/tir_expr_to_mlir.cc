@@ -122,7 +122,7 @@ PrimExpr Emitter::SigmoidOperand(const tir::BinaryOpNode* div) {
 }
 
 Value Emitter::VisitExpr_(const tir::BinaryOpNode* op, const PrimExpr&) {
-  if (device_ == GpuFlavor::kNone) {
+  if (!device_) {
     PrimExpr x = SigmoidOperand(op);
     if (x.defined()) return SigmoidF32(VisitExpr(x));
   }
@@ -289,32 +289,6 @@ Value Emitter::SafeIntDivRem(const std::string& op, Value a, Value b, bool uns) 
   return SelectOp::create(b_, loc_, bz, zero, r);
 }
 
-// C's (and onnxruntime's) pow at the points GLSL.std.450 leaves undefined, applied to Pow's
-// result r on SPIR-V (lavapipe gave pow(NaN, 2) = 0, pow(1, NaN) = NaN, pow(-2.5, 0.5) = 0):
-// y == 0 gives 1 (even for a NaN x), x == 1 gives 1 (even for a NaN y), |x| == 1 with an
-// infinite y gives 1, a NaN operand otherwise NaN, a finite negative x with a finite non-integer
-// y NaN.
-Value Emitter::SpirvPowSpecials(Value x, Value y, Value r) {
-  mlir::Type t = x.getType();
-  Value one = ConstLike(x, t, 1.0), zero = ConstLike(x, t, 0.0);
-  Value nan = ConstLike(x, t, std::numeric_limits<double>::quiet_NaN());
-  Value inf = ConstLike(x, t, std::numeric_limits<double>::infinity());
-  auto cmp = [&](CmpFPredicate p, Value a, Value b) { return CmpFOp::create(b_, loc_, p, a, b); };
-  auto all = [&](Value a, Value b) { return Value(mlir::arith::AndIOp::create(b_, loc_, a, b)); };
-  Value ax = mlir::math::AbsFOp::create(b_, loc_, x), ay = mlir::math::AbsFOp::create(b_, loc_, y);
-  Value non_int = cmp(CmpFPredicate::ONE, y, mlir::math::FloorOp::create(b_, loc_, y));
-  Value bad_neg = all(all(cmp(CmpFPredicate::OLT, x, zero), cmp(CmpFPredicate::OLT, ax, inf)),
-                      all(non_int, cmp(CmpFPredicate::OLT, ay, inf)));
-  r = SelectOp::create(b_, loc_, bad_neg, nan, r);
-  Value any_nan = mlir::arith::OrIOp::create(b_, loc_, cmp(CmpFPredicate::UNO, x, x),
-                                             cmp(CmpFPredicate::UNO, y, y));
-  r = SelectOp::create(b_, loc_, any_nan, nan, r);
-  r = SelectOp::create(
-      b_, loc_, all(cmp(CmpFPredicate::OEQ, ax, one), cmp(CmpFPredicate::OEQ, ay, inf)), one, r);
-  r = SelectOp::create(b_, loc_, cmp(CmpFPredicate::OEQ, x, one), one, r);
-  return SelectOp::create(b_, loc_, cmp(CmpFPredicate::OEQ, y, zero), one, r);
-}
-
 Value Emitter::Intrinsic(const tir::CallNode* n) {
   const std::string& name = n->op;
   auto arg = [&](int i) { return VisitExpr(n->args[i]); };
@@ -323,10 +297,10 @@ Value Emitter::Intrinsic(const tir::CallNode* n) {
       RELAX_THROW("PrimFunc '" << f_->name << "': T." << name << " takes " << k
                                << " arguments, got " << n->args.size());
   };
-  // GLSL.std.450 (Vulkan SPIR-V) has exp, log, pow and tanh for 16/32-bit floats only: f64 is
-  // computed in f32 there (relative error about 1e-7 instead of 1e-16).
-  const bool f64_in_f32 =
-      device_ == GpuFlavor::kSpirv && n->dtype.is_float() && n->dtype.bits == 64 && name != "sqrt";
+  // A target without f64 math (GLSL.std.450 has exp, log, pow and tanh for 16/32-bit floats
+  // only) computes f64 in f32 (relative error about 1e-7 instead of 1e-16).
+  const bool f64_in_f32 = device_ && !device_->Info().float64_math && n->dtype.is_float() &&
+                          n->dtype.bits == 64 && name != "sqrt";
   auto narrow = [&](Value v) {
     return f64_in_f32 ? Value(mlir::arith::TruncFOp::create(b_, loc_, b_.getF32Type(), v)) : v;
   };
@@ -337,7 +311,7 @@ Value Emitter::Intrinsic(const tir::CallNode* n) {
     want(1);
     // On the CPU, f32 exp/tanh/erf as arith ops (vectorizable; tir_math_to_mlir.cc), but in
     // loops LLVM keeps scalar.
-    if (device_ == GpuFlavor::kNone && scalar_reduction_depth_ == 0 &&
+    if (!device_ && scalar_reduction_depth_ == 0 &&
         n->dtype == DataType::Float(32) && name != "sqrt" && name != "log") {
       Value x = arg(0);
       return name == "exp" ? ExpF32(x) : name == "tanh" ? TanhF32(x) : ErfF32(x);
@@ -358,19 +332,20 @@ Value Emitter::Intrinsic(const tir::CallNode* n) {
   }
   if (name == "barrier") {  // GPU: every thread of the block reaches it before any goes on
     want(0);
-    if (device_ == GpuFlavor::kNone)
+    if (!device_)
       RELAX_THROW("PrimFunc '" << f_->name << "': T.barrier() outside a device kernel");
     mlir::gpu::BarrierOp::create(b_, loc_);
     return ConstantIntOp::create(b_, loc_, b_.getI32Type(), 0);
   }
-  if (name == "warp_shuffle_down") {  // CUDA: lane l gets `value` of lane l + offset in its warp
+  if (name == "warp_shuffle_down") {  // lane l gets `value` of lane l + offset in its subgroup
     want(2);
     int64_t offset;
-    if (device_ != GpuFlavor::kNvvm || !n->args[1].AsInt(&offset))
+    if (!device_ || !device_->Info().subgroup_shuffle || !n->args[1].AsInt(&offset))
       RELAX_THROW("PrimFunc '" << f_->name
-                               << "': T.warp_shuffle_down needs a cuda device kernel and a "
-                                  "constant offset");
-    return mlir::gpu::ShuffleOp::create(b_, loc_, arg(0), static_cast<int32_t>(offset), 32,
+                               << "': T.warp_shuffle_down needs a device kernel of a target "
+                                  "with subgroup shuffles (cuda) and a constant offset");
+    return mlir::gpu::ShuffleOp::create(b_, loc_, arg(0), static_cast<int32_t>(offset),
+                                        device_->Info().subgroup_width,
                                         mlir::gpu::ShuffleMode::DOWN)
         .getShuffleResult();
   }
@@ -378,7 +353,7 @@ Value Emitter::Intrinsic(const tir::CallNode* n) {
     want(2);
     Value x = narrow(arg(0)), y = narrow(arg(1));
     Value r = mlir::math::PowFOp::create(b_, loc_, x, y);
-    if (device_ == GpuFlavor::kSpirv) r = SpirvPowSpecials(x, y, r);
+    if (device_) r = device_->FixMath(b_, loc_, "pow", {x, y}, r);
     return widen(r);
   }
   if (name == "sin" || name == "cos" || name == "tan") {
@@ -394,17 +369,7 @@ Value Emitter::Intrinsic(const tir::CallNode* n) {
     want(2);
     Value x = narrow(arg(0)), y = narrow(arg(1));
     Value r = mlir::arith::RemFOp::create(b_, loc_, x, y);
-    if (device_ == GpuFlavor::kSpirv) {
-      // SPIR-V's OpFRem is x - y * trunc(x / y): NaN for an infinite y, where C's fmod(x, inf)
-      // is x (a finite x).
-      Value inf = ConstLike(x, x.getType(), std::numeric_limits<double>::infinity());
-      Value ay = mlir::math::AbsFOp::create(b_, loc_, y),
-            ax = mlir::math::AbsFOp::create(b_, loc_, x);
-      Value keep = mlir::arith::AndIOp::create(
-          b_, loc_, CmpFOp::create(b_, loc_, CmpFPredicate::OEQ, ay, inf),
-          CmpFOp::create(b_, loc_, CmpFPredicate::OLT, ax, inf));
-      r = SelectOp::create(b_, loc_, keep, x, r);
-    }
+    if (device_) r = device_->FixMath(b_, loc_, "fmod", {x, y}, r);
     return widen(r);
   }
   if (name == "reinterpret") {  // the same bits as another type of the same storage width

@@ -17,35 +17,49 @@ namespace relax::codegen {
 using mlir::Value;
 using namespace mlir::arith;  // NOLINT: the op names read as the dialect's
 
-mlir::Type Emitter::LikeType(Value x, mlir::Type elem) {
+namespace {
+
+mlir::Type ShapedLike(Value x, mlir::Type elem) {
   if (auto vt = mlir::dyn_cast<mlir::VectorType>(x.getType()))
     return mlir::VectorType::get(vt.getShape(), elem);
   return elem;
 }
 
-Value Emitter::ConstLike(Value x, mlir::Type elem, double v) {
-  mlir::Type t = LikeType(x, elem);
+// The constant `v` of element type `elem`, shaped like x.
+Value ConstantLike(mlir::OpBuilder& b, mlir::Location loc, Value x, mlir::Type elem, double v) {
+  mlir::Type t = ShapedLike(x, elem);
+  mlir::TypedAttr a;
   if (mlir::isa<mlir::IntegerType>(elem)) {
-    auto a = b_.getIntegerAttr(elem, static_cast<int64_t>(v));
-    if (t == elem) return ConstantOp::create(b_, loc_, elem, a);
-    return ConstantOp::create(b_, loc_, t,
-                              mlir::SplatElementsAttr::get(mlir::cast<mlir::ShapedType>(t), a));
+    a = b.getIntegerAttr(elem, static_cast<int64_t>(v));
+  } else {
+    llvm::APFloat f(v);
+    bool lost = false;
+    f.convert(mlir::cast<mlir::FloatType>(elem).getFloatSemantics(),
+              llvm::APFloat::rmNearestTiesToEven, &lost);
+    a = b.getFloatAttr(elem, f);
   }
-  llvm::APFloat f(v);
-  bool lost = false;
-  f.convert(mlir::cast<mlir::FloatType>(elem).getFloatSemantics(),
-            llvm::APFloat::rmNearestTiesToEven, &lost);
-  auto a = b_.getFloatAttr(elem, f);
-  if (t == elem) return ConstantOp::create(b_, loc_, elem, a);
-  return ConstantOp::create(b_, loc_, t,
+  if (t == elem) return ConstantOp::create(b, loc, elem, a);
+  return ConstantOp::create(b, loc, t,
                             mlir::SplatElementsAttr::get(mlir::cast<mlir::ShapedType>(t), a));
+}
+
+}  // namespace
+
+Value FloatLike(mlir::OpBuilder& b, mlir::Location loc, Value x, double v) {
+  return ConstantLike(b, loc, x, mlir::getElementTypeOrSelf(x.getType()), v);
+}
+
+mlir::Type Emitter::LikeType(Value x, mlir::Type elem) { return ShapedLike(x, elem); }
+
+Value Emitter::ConstLike(Value x, mlir::Type elem, double v) {
+  return ConstantLike(b_, loc_, x, elem, v);
 }
 
 // a * b + c: one fused multiply-add where the target has FMA (x86 from AVX2 on; without it
 // LLVM would call libm's fma per lane), else a multiply and an add. Halves the instructions of
 // the polynomials below (a GELU epilogue's erf was 1008 multiplies and 888 adds per tile).
 Value Emitter::MulAdd(Value a, Value b, Value c) {
-  if (device_ == GpuFlavor::kNone && HasFma()) return mlir::math::FmaOp::create(b_, loc_, a, b, c);
+  if (!device_ && HasFma()) return mlir::math::FmaOp::create(b_, loc_, a, b, c);
   return AddFOp::create(b_, loc_, MulFOp::create(b_, loc_, a, b), c);
 }
 

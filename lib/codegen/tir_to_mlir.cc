@@ -12,8 +12,6 @@
 #include <mlir/Dialect/Math/IR/Math.h>
 #include <mlir/Dialect/MemRef/IR/MemRef.h>
 #include <mlir/Dialect/SCF/IR/SCF.h>
-#include <mlir/Dialect/SPIRV/IR/SPIRVAttributes.h>
-#include <mlir/Dialect/SPIRV/IR/SPIRVEnums.h>
 #include <mlir/Dialect/Vector/IR/VectorOps.h>
 #include <mlir/IR/Builders.h>
 
@@ -97,12 +95,10 @@ mlir::Type Emitter::ScalarType(DataType t) {
 }
 mlir::Type Emitter::StorageType(DataType t) { return t.is_bool() ? b_.getI8Type() : ScalarType(t); }
 mlir::MemRefType Emitter::MemRefOf(const Buffer& buf) {
-  if (device_ == GpuFlavor::kSpirv)  // Vulkan storage buffers
-    return mlir::MemRefType::get({mlir::ShapedType::kDynamic}, StorageType(buf->dtype),
-                                 mlir::MemRefLayoutAttrInterface{},
-                                 mlir::spirv::StorageClassAttr::get(
-                                     b_.getContext(), mlir::spirv::StorageClass::StorageBuffer));
-  return mlir::MemRefType::get({mlir::ShapedType::kDynamic}, StorageType(buf->dtype));
+  // In a device kernel, the memory space its target reads buffer arguments through.
+  return mlir::MemRefType::get({mlir::ShapedType::kDynamic}, StorageType(buf->dtype),
+                               mlir::MemRefLayoutAttrInterface{},
+                               device_ ? device_->BufferSpace(b_.getContext()) : mlir::Attribute());
 }
 
 Value Emitter::NewStatusSlot(mlir::Block* entry) {
@@ -319,22 +315,26 @@ std::vector<int64_t> Emitter::ArgSignature() const {
   return sig;
 }
 
-// A memref<?xT> view of raw pointer `data` (offset 0, stride 1, `size` elements).
 Value Emitter::MemRefFromPointer(Value data, Value size, const Buffer& buf) {
-  auto ptr = mlir::LLVM::LLVMPointerType::get(b_.getContext());
-  auto i64 = b_.getI64Type();
+  return codegen::MemRefFromPointer(b_, loc_, data, size, MemRefOf(buf));
+}
+
+Value MemRefFromPointer(mlir::OpBuilder& b, mlir::Location loc, Value data, Value size,
+                        mlir::MemRefType type) {
+  auto ptr = mlir::LLVM::LLVMPointerType::get(b.getContext());
+  auto i64 = b.getI64Type();
   auto desc_t = mlir::LLVM::LLVMStructType::getLiteral(
-      b_.getContext(), {ptr, ptr, i64, mlir::LLVM::LLVMArrayType::get(i64, 1),
-                        mlir::LLVM::LLVMArrayType::get(i64, 1)});
-  Value d = mlir::LLVM::PoisonOp::create(b_, loc_, desc_t);
-  Value zero = mlir::LLVM::ConstantOp::create(b_, loc_, i64, b_.getI64IntegerAttr(0));
-  Value one = mlir::LLVM::ConstantOp::create(b_, loc_, i64, b_.getI64IntegerAttr(1));
-  d = mlir::LLVM::InsertValueOp::create(b_, loc_, d, data, llvm::ArrayRef<int64_t>{0});
-  d = mlir::LLVM::InsertValueOp::create(b_, loc_, d, data, llvm::ArrayRef<int64_t>{1});
-  d = mlir::LLVM::InsertValueOp::create(b_, loc_, d, zero, llvm::ArrayRef<int64_t>{2});
-  d = mlir::LLVM::InsertValueOp::create(b_, loc_, d, size, llvm::ArrayRef<int64_t>{3, 0});
-  d = mlir::LLVM::InsertValueOp::create(b_, loc_, d, one, llvm::ArrayRef<int64_t>{4, 0});
-  auto cast = mlir::UnrealizedConversionCastOp::create(b_, loc_, mlir::TypeRange{MemRefOf(buf)},
+      b.getContext(), {ptr, ptr, i64, mlir::LLVM::LLVMArrayType::get(i64, 1),
+                       mlir::LLVM::LLVMArrayType::get(i64, 1)});
+  Value d = mlir::LLVM::PoisonOp::create(b, loc, desc_t);
+  Value zero = mlir::LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(0));
+  Value one = mlir::LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(1));
+  d = mlir::LLVM::InsertValueOp::create(b, loc, d, data, llvm::ArrayRef<int64_t>{0});
+  d = mlir::LLVM::InsertValueOp::create(b, loc, d, data, llvm::ArrayRef<int64_t>{1});
+  d = mlir::LLVM::InsertValueOp::create(b, loc, d, zero, llvm::ArrayRef<int64_t>{2});
+  d = mlir::LLVM::InsertValueOp::create(b, loc, d, size, llvm::ArrayRef<int64_t>{3, 0});
+  d = mlir::LLVM::InsertValueOp::create(b, loc, d, one, llvm::ArrayRef<int64_t>{4, 0});
+  auto cast = mlir::UnrealizedConversionCastOp::create(b, loc, mlir::TypeRange{type},
                                                        mlir::ValueRange{d});
   return cast.getResult(0);
 }
@@ -482,7 +482,7 @@ void Emitter::VisitStmt_(const tir::SeqStmtNode* op, const tir::Stmt&) {
 // ApplyLoopHints turns into LLVM loop metadata (llvm.loop.vectorize.enable /
 // llvm.loop.unroll.enable): LLVM's vectorizer / unroller do the transformation.
 void Emitter::EmitSerialFor(const tir::ForNode* op, const char* hint) {
-  if (device_ != GpuFlavor::kNone) hint = nullptr;  // the markers are LLVM-host only
+  if (device_) hint = nullptr;  // the markers are LLVM-host only
   Value lo = Index(op->min);
   Value hi = mlir::arith::AddIOp::create(b_, loc_, lo, Index(op->extent));
   Value step = mlir::arith::ConstantIndexOp::create(b_, loc_, 1);
@@ -512,7 +512,7 @@ void Emitter::VisitStmt_(const tir::ForNode* op, const tir::Stmt&) {
   int64_t mn, ext;
   switch (op->for_kind) {
     case tir::ForKind::kParallel:
-      if (parallel_ && device_ == GpuFlavor::kNone) return EmitParallelFor(op);
+      if (parallel_ && !device_) return EmitParallelFor(op);
       return EmitSerialFor(op, nullptr);
     case tir::ForKind::kSerial:
       return EmitSerialFor(op, nullptr);
@@ -531,7 +531,7 @@ void Emitter::VisitStmt_(const tir::ForNode* op, const tir::Stmt&) {
       }
       return EmitSerialFor(op, "unroll");
     case tir::ForKind::kThreadBinding:
-      if (device_ != GpuFlavor::kNone) return EmitThreadBound(op);
+      if (device_) return EmitThreadBound(op);
       RELAX_THROW("PrimFunc '" << f_->name << "': loop '" << VarName(op->loop_var)
                                << "' is bound to thread '" << op->thread_tag
                                << "'; the CPU target has no GPU threads (thread-bound loops need "
@@ -609,7 +609,7 @@ bool Emitter::EmitLocalAlloc(const tir::AllocateNode* op) {
 // body on a null pointer.
 void Emitter::VisitStmt_(const tir::AllocateNode* op, const tir::Stmt& s) {
   RELAX_ICHECK(op->buffer->shape.size() == 1);
-  if (device_ != GpuFlavor::kNone) return EmitDeviceAlloc(op);
+  if (device_) return EmitDeviceAlloc(op);
   if (EmitLocalAlloc(op)) return;
   auto ptr = mlir::LLVM::LLVMPointerType::get(b_.getContext());
   auto i64 = b_.getI64Type();

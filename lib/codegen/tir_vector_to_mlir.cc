@@ -99,7 +99,7 @@ bool Emitter::LaneExprSupported(const PrimExpr& e) const {
 }
 
 bool Emitter::IsLaneMath(const tir::CallNode* c) const {
-  return device_ == GpuFlavor::kNone && c->dtype == DataType::Float(32) && c->args.size() == 1 &&
+  return !device_ && c->dtype == DataType::Float(32) && c->args.size() == 1 &&
          c->args[0].dtype() == DataType::Float(32) &&
          (c->op == "exp" || c->op == "tanh" || c->op == "erf");
 }
@@ -139,7 +139,7 @@ Value Emitter::LaneExpr(const PrimExpr& e) {
   }
   if (const auto* b = e.as<tir::BinaryOpNode>()) {
     // The sigmoid as the scalar path computes it (in f64, rounded once), not as exp + divide.
-    if (device_ == GpuFlavor::kNone)
+    if (!device_)
       if (PrimExpr x = SigmoidOperand(b); x.defined()) return SigmoidF32(Broadcast(LaneExpr(x)));
     if (Value fma = LaneMultiplyAdd(b)) return fma;
     Value x = Broadcast(LaneExpr(b->a)), y = Broadcast(LaneExpr(b->b));
@@ -274,7 +274,7 @@ void Emitter::LaneStmt(const tir::Stmt& s) {
 bool Emitter::TryEmitVectorLoop(const tir::ForNode* op) {
   int64_t n = 0;
   // Checked kernels (--bounds-check) keep scalar accesses, each checked.
-  if (device_ != GpuFlavor::kNone || bounds_check_ || !op->extent.AsInt(&n) || n < 2 ||
+  if (device_ || bounds_check_ || !op->extent.AsInt(&n) || n < 2 ||
       n > kMaxVectorLanes || IsBool(op->loop_var.dtype()))
     return false;
   lane_loop_ = op->loop_var.get();

@@ -12,6 +12,7 @@
 #include <ostream>
 #include <string>
 
+#include "relax/codegen/device_abi.h"
 #include "relax/codegen/vector_isa.h"
 #include "relax/ir/module.h"
 
@@ -31,22 +32,19 @@ void LoadBridgeDialects(mlir::MLIRContext* ctx);
 void EmitPrimFunc(mlir::ModuleOp module, const tir::PrimFunc& f, bool bounds_check = false,
                   const VectorIsa& isa = {});
 
-/// Which GPU lowering a device kernel's MLIR is for (argument conventions: see EmitGpuKernel).
-enum class GpuFlavor { kNone, kSpirv, kNvvm };
-
 /// Emits device kernel `f` (a PrimFunc with attribute `device_kernel`, made by the host/device
-/// split, lower/split_host_device.h) as `gpu.module @<f>_module { gpu.func @<f> kernel }`:
-/// buffers as memref<?xT, StorageBuffer> (kSpirv, plus a memref<?xi64> of the scalars when
-/// there are any) or as pointers with i64 scalars (kNvvm); the workgroup size from `block`.
-/// Loops bound to blockIdx.x use the linear block index (runtime/launch_table.h). Throws
-/// relax::Error naming the PrimFunc on unsupported TIR (an `alloc` inside a kernel, an unknown
-/// thread tag).
-void EmitGpuKernel(mlir::ModuleOp module, const tir::PrimFunc& f, GpuFlavor flavor);
+/// split, lower/split_host_device.h) as `gpu.module @<f>_module { gpu.func @<f> kernel }` with
+/// `abi`'s argument convention and memory spaces (the GPU backend's; device_abi.h); the
+/// workgroup size from `block`. Loops bound to blockIdx.x use the linear block index
+/// (runtime/launch_table.h). Throws relax::Error naming the PrimFunc on unsupported TIR (an
+/// `alloc` inside a kernel, an unknown thread tag, an intrinsic the target lacks).
+void EmitGpuKernel(mlir::ModuleOp module, const tir::PrimFunc& f, const DeviceKernelAbi& abi);
 
 /// EmitGpuKernel into a new module of `ctx`, checked by MLIR's verifier (an internal error naming
 /// the kernel if it fails) and printed to `dump` when non-null (`--print-ir-after=codegen-mlir`).
 mlir::OwningOpRef<mlir::ModuleOp> EmitVerifiedGpuKernel(mlir::MLIRContext* ctx,
-                                                        const tir::PrimFunc& f, GpuFlavor flavor,
+                                                        const tir::PrimFunc& f,
+                                                        const DeviceKernelAbi& abi,
                                                         std::ostream* dump);
 
 /// Runs `step` (true on success) collecting MLIR's diagnostics: "" on success, else the
