@@ -128,10 +128,13 @@ HostTarget HostTarget::Resolve(const Target& t) {
       triple.getArch() == llvm::Triple::x86_64 || triple.getArch() == llvm::Triple::aarch64;
   if (!arch_ok || !triple.isOSLinux() ||
       (triple.getEnvironment() != llvm::Triple::GNU &&
-       triple.getEnvironment() != llvm::Triple::UnknownEnvironment))
+       triple.getEnvironment() != llvm::Triple::UnknownEnvironment) ||
+      (triple.getObjectFormat() != llvm::Triple::ELF &&
+       triple.getObjectFormat() != llvm::Triple::UnknownObjectFormat))
     RELAX_THROW("-mtriple=" << given << " (" << triple.str()
                             << ") is not a host relaxc builds for: artifacts are ELF shared "
                                "objects for x86_64-linux-gnu or aarch64-linux-gnu");
+  triple.setArch(triple.getArch());  // the canonical name: arm64 -> aarch64
   triple.setVendor(llvm::Triple::UnknownVendor);
   triple.setEnvironment(llvm::Triple::GNU);
   h.triple = triple.str();

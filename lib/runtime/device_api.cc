@@ -3,6 +3,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <unordered_map>
 
@@ -49,6 +50,7 @@ class CPUDeviceAPI final : public DeviceAPI {
 struct Registry {
   std::mutex mu;
   std::unordered_map<int, DeviceAPI*> apis;
+  std::map<std::string, DLDeviceType> formats;  // device binary format -> its device type
   Registry() {
     static CPUDeviceAPI cpu;
     apis[kDLCPU] = &cpu;
@@ -101,10 +103,23 @@ DeviceAPI* DeviceAPI::Get(DLDevice dev) {
   return it->second;
 }
 
-void DeviceAPI::Register(DLDeviceType type, DeviceAPI* api) {
+void DeviceAPI::Register(DLDeviceType type, DeviceAPI* api,
+                         const std::vector<std::string>& formats) {
   Registry& r = GetRegistry();
   std::lock_guard<std::mutex> lock(r.mu);
   r.apis[static_cast<int>(type)] = api;
+  for (const auto& f : formats) r.formats[f] = type;
+}
+
+DLDeviceType DeviceAPI::DeviceTypeOfFormat(const std::string& format) {
+  Registry& r = GetRegistry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  auto it = r.formats.find(format);
+  if (it != r.formats.end()) return it->second;
+  std::string known;
+  for (const auto& [f, type] : r.formats) known += (known.empty() ? "" : ", ") + f;
+  RELAX_THROW("unknown device binary format '" << format << "' (this runtime loads: "
+                                               << (known.empty() ? "none" : known) << ")");
 }
 
 bool GpuSwitchFromEnv(const char* name) {

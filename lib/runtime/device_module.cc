@@ -12,16 +12,10 @@
 
 namespace relax::runtime {
 
-DLDeviceType DeviceTypeOfFormat(const std::string& format) {
-  if (format == "spirv") return kDLVulkan;
-  if (format == "ptx" || format == "cubin") return kDLCUDA;
-  RELAX_THROW("unknown device binary format '" << format << "' (expected spirv, ptx or cubin)");
-}
-
 std::unique_ptr<DeviceModule> DeviceModule::Load(const LaunchTable& table, const uint8_t* binary,
                                                  uint64_t size, int device_id) {
   auto m = std::make_unique<DeviceModule>();
-  m->dev = DLDevice{DeviceTypeOfFormat(table.format), device_id};
+  m->dev = DLDevice{DeviceAPI::DeviceTypeOfFormat(table.format), device_id};
   m->table = table;
   m->api = DeviceAPI::Get(m->dev);
   m->handle = m->api->LoadKernels(m->dev, m->table, binary, size);

@@ -111,8 +111,11 @@ LaunchTable LaunchTable::FromJSON(const std::string& text, uint64_t device_secti
                         std::to_string(kLaunchTableVersion) + ")");
   LaunchTable t;
   t.format = GetStr(Field(j, "top level", "format"), "format");
-  if (t.format != "spirv" && t.format != "ptx" && t.format != "cubin")
-    Fail("format", "unknown format '" + t.format + "' (expected spirv, ptx or cubin)");
+  // Which formats load is the registered device APIs' business (DeviceAPI::DeviceTypeOfFormat);
+  // here only the shape of the name.
+  if (t.format.empty() || t.format.size() > 32 ||
+      t.format.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_-") != std::string::npos)
+    Fail("format", "'" + t.format + "' is not a binary format name (lower-case letters, digits)");
   t.target = GetStr(Field(j, "top level", "target"), "target");
   const json& jks = GetArray(Field(j, "top level", "kernels"), "kernels");
   for (size_t i = 0; i < jks.size(); ++i) {

@@ -108,6 +108,8 @@ relax_cli_error(compile_bad_target 1 "-mcpu=nonsense is not a CPU LLVM knows"
 relax_cli_error(compile_target_bad_triple 1
                 "-mtriple=riscv64-linux-gnu .*is not a host relaxc builds for;x86_64-linux-gnu or aarch64-linux-gnu"
                 ${RELAXC} compile ${W}/div_int.onnx -o ${W}/out_t.so --target "cpu -mtriple=riscv64-linux-gnu")
+relax_cli_error(compile_target_xcoff_triple 1 "x86_64-linux-gnu-xcoff.*is not a host relaxc builds for"
+                ${RELAXC} compile ${W}/div_int.onnx -o ${W}/out_t.so --target "cpu -mtriple=x86_64-linux-gnu-xcoff")
 relax_cli_error(compile_target_windows_triple 1 "x86_64-pc-windows-msvc.*is not a host relaxc builds for"
                 ${RELAXC} compile ${W}/div_int.onnx -o ${W}/out_t.so --target "cpu -mtriple=x86_64-pc-windows-msvc")
 relax_cli_error(compile_target_native_foreign 1

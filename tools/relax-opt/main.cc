@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <fstream>
 #include <iostream>
+#include <regex>
 #include <sstream>
 
 #include "../cli_main.h"
@@ -176,13 +177,19 @@ int main(int argc, char** argv) {
           std::cout << dump.str();
       }
     } catch (const relax::Error& e) {
-      // Parse errors carry "file:line:col: error: ..."; others get the plain prefix.
+      // Parse errors start "file:line:col: error: ..."; others get the plain prefix (a
+      // linker's message may contain ": error: " further on).
       std::string msg = e.what();
-      if (msg.find(": error: ") == std::string::npos) msg = "error: " + msg;
+      static const std::regex kLocated(R"(^[^\s:]+:\d+:\d+: error: )");
+      if (!std::regex_search(msg, kLocated)) msg = "error: " + msg;
       std::cerr << msg << "\n";
       rc = 1;
     }
   }
   std::cout.flush();
+  if (!std::cout) {  // a full disk or a closed stdout must not look like success
+    std::cerr << "error: cannot write the output to stdout\n";
+    return 1;
+  }
   return rc;
 }

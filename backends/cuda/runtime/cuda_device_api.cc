@@ -614,7 +614,7 @@ void RegisterCudaDeviceAPI() {
   // Never destroyed, like the driver objects it holds (process exit reclaims them): artifacts
   // held in statics may unload their kernels during static destruction.
   static CudaDeviceAPI* api = new CudaDeviceAPI();
-  DeviceAPI::Register(kDLCUDA, api);
+  DeviceAPI::Register(kDLCUDA, api, {"ptx", "cubin"});
 }
 
 }  // namespace relax::backends::cuda

@@ -675,7 +675,7 @@ void RegisterVulkanDeviceAPI() {
   // Never destroyed, like the driver objects it holds (process exit reclaims them): artifacts
   // held in statics may unload their kernels during static destruction.
   static VulkanDeviceAPI* api = new VulkanDeviceAPI();
-  DeviceAPI::Register(kDLVulkan, api);
+  DeviceAPI::Register(kDLVulkan, api, {"spirv"});
 }
 
 }  // namespace relax::backends::vulkan

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "relax/runtime/c_api.h"
 #include "relax/runtime/launch_table.h"
@@ -101,8 +102,14 @@ class DeviceAPI {
   /// The API for `dev.device_type`. Throws relax::Error for a device type with no registered
   /// API (e.g. "no device API registered for device cuda:0").
   static DeviceAPI* Get(DLDevice dev);
-  /// Registers `api` (not owned; must outlive all users) for `type`, replacing any previous.
-  static void Register(DLDeviceType type, DeviceAPI* api);
+  /// Registers `api` (not owned; must outlive all users) for `type`, replacing any previous,
+  /// with the device binary formats its LoadKernels takes (LaunchTable::format: "spirv";
+  /// "ptx", "cubin"): the runtime names no format itself.
+  static void Register(DLDeviceType type, DeviceAPI* api,
+                       const std::vector<std::string>& formats = {});
+  /// The device type whose API loads binary `format`. Throws relax::Error naming the format and
+  /// the ones this runtime loads when no registered API takes it.
+  static DLDeviceType DeviceTypeOfFormat(const std::string& format);
 };
 
 /// A GPU runtime switch from the environment (RELAX_GPU_UNIFIED, RELAX_GPU_ASYNC): unset or

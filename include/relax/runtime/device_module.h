@@ -54,10 +54,6 @@ struct DeviceModule {
   DeviceModule& operator=(const DeviceModule&) = delete;
 };
 
-/// The device type a launch-table format runs on: "spirv" -> kDLVulkan, "ptx"/"cubin" -> kDLCUDA.
-/// Throws relax::Error for any other format.
-DLDeviceType DeviceTypeOfFormat(const std::string& format);
-
 }  // namespace relax::runtime
 
 #endif  // RELAX_RUNTIME_DEVICE_MODULE_H_

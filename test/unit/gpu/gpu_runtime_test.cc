@@ -427,8 +427,12 @@ TEST(CudaRuntimeTest, MissingDriver) {
               DeviceAPI::Get({kDLCPU, 0})->LaunchKernel({kDLCPU, 0}, nullptr, 0, {}, nullptr);
             }).find("not supported on cpu"),
             std::string::npos);
-  EXPECT_NE(ErrorOf([] { DeviceTypeOfFormat("metallib"); }).find("unknown device binary format"),
-            std::string::npos);
+  const std::string fe = ErrorOf([] { DeviceAPI::DeviceTypeOfFormat("metallib"); });
+  EXPECT_NE(fe.find("unknown device binary format 'metallib' (this runtime loads: cubin, ptx, spirv)"),
+            std::string::npos)
+      << fe;
+  EXPECT_EQ(DeviceAPI::DeviceTypeOfFormat("spirv"), kDLVulkan);
+  EXPECT_EQ(DeviceAPI::DeviceTypeOfFormat("cubin"), kDLCUDA);
 }
 
 // test/unit/data/add_scale.ptx on the CUDA device API (only where an NVIDIA driver is installed;

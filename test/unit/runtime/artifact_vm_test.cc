@@ -232,6 +232,9 @@ std::string* ArtifactTest::elf_noinit_ = nullptr;
 TEST_F(ArtifactTest, CpuFeaturesAreCheckedAtLoad) {
   EXPECT_TRUE(MissingCpuFeatures("sse3,not-a-real-feature").empty() ||
               MissingCpuFeatures("sse3,not-a-real-feature") == std::vector<std::string>{"sse3"});
+  // Features of other CPU families are checked too (a -mcpu=bdver4 artifact uses FMA4, a
+  // -mcpu=diamondrapids one APX registers): no CPU the project runs on (Zen, Intel) has FMA4/XOP.
+  EXPECT_EQ(MissingCpuFeatures("fma4,xop"), (std::vector<std::string>{"fma4", "xop"}));
   __builtin_cpu_init();
   const bool has512 = __builtin_cpu_supports("avx512f");
   EXPECT_EQ(MissingCpuFeatures("avx512f").empty(), has512);
