@@ -29,11 +29,11 @@ class VulkanKernelAbi : public codegen::DeviceKernelAbi {
   VulkanKernelAbi() {
     info_.kind = "vulkan";
     info_.threads_per_block = kWorkgroupSize;
-    info_.max_threads_per_block = 128;         // Vulkan's guaranteed minimum
-    info_.shared_memory_bytes = 16 << 10;      // maxComputeSharedMemorySize's minimum
-    info_.subgroup_width = 32;                 // lavapipe; NVIDIA 32, AMD 32/64
-    info_.subgroup_shuffle = false;            // not used: subgroup sizes vary by device
-    info_.float64_math = false;                // GLSL.std.450: 16/32-bit floats only
+    info_.max_threads_per_block = 128;     // Vulkan's guaranteed minimum
+    info_.shared_memory_bytes = 16 << 10;  // maxComputeSharedMemorySize's minimum
+    info_.subgroup_width = 32;             // lavapipe; NVIDIA 32, AMD 32/64
+    info_.subgroup_shuffle = false;        // not used: subgroup sizes vary by device
+    info_.float64_math = false;            // GLSL.std.450: 16/32-bit floats only
   }
   const codegen::DeviceTargetInfo& Info() const override { return info_; }
   mlir::Attribute BufferSpace(mlir::MLIRContext* ctx) const override {
@@ -57,8 +57,9 @@ class VulkanKernelAbi : public codegen::DeviceKernelAbi {
       types.push_back(mlir::MemRefType::get(
           {push ? static_cast<int64_t>(num_scalars) : mlir::ShapedType::kDynamic},
           mlir::IntegerType::get(ctx, 64), mlir::MemRefLayoutAttrInterface{},
-          mlir::spirv::StorageClassAttr::get(ctx, push ? mlir::spirv::StorageClass::PushConstant
-                                                       : mlir::spirv::StorageClass::StorageBuffer)));
+          mlir::spirv::StorageClassAttr::get(ctx, push
+                                                      ? mlir::spirv::StorageClass::PushConstant
+                                                      : mlir::spirv::StorageClass::StorageBuffer)));
     }
     return types;
   }

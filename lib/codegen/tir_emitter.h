@@ -216,7 +216,7 @@ class Emitter : public tir::StmtFunctor<void>, public tir::ExprFunctor<mlir::Val
   int num_outlined_ = 0;
   int num_strings_ = 0;
   bool parallel_ = true;
-  const DeviceKernelAbi* device_ = nullptr;  // null: host code
+  const DeviceKernelAbi* device_ = nullptr;   // null: host code
   bool bounds_check_ = false;                 // relaxc compile --bounds-check
   VectorIsa isa_;                             // the target's vector unit
   std::set<const BufferNode*> stack_locals_;  // "local" buffers emitted as allocas

@@ -311,8 +311,8 @@ Value Emitter::Intrinsic(const tir::CallNode* n) {
     want(1);
     // On the CPU, f32 exp/tanh/erf as arith ops (vectorizable; tir_math_to_mlir.cc), but in
     // loops LLVM keeps scalar.
-    if (!device_ && scalar_reduction_depth_ == 0 &&
-        n->dtype == DataType::Float(32) && name != "sqrt" && name != "log") {
+    if (!device_ && scalar_reduction_depth_ == 0 && n->dtype == DataType::Float(32) &&
+        name != "sqrt" && name != "log") {
       Value x = arg(0);
       return name == "exp" ? ExpF32(x) : name == "tanh" ? TanhF32(x) : ErfF32(x);
     }
@@ -332,8 +332,7 @@ Value Emitter::Intrinsic(const tir::CallNode* n) {
   }
   if (name == "barrier") {  // GPU: every thread of the block reaches it before any goes on
     want(0);
-    if (!device_)
-      RELAX_THROW("PrimFunc '" << f_->name << "': T.barrier() outside a device kernel");
+    if (!device_) RELAX_THROW("PrimFunc '" << f_->name << "': T.barrier() outside a device kernel");
     mlir::gpu::BarrierOp::create(b_, loc_);
     return ConstantIntOp::create(b_, loc_, b_.getI32Type(), 0);
   }

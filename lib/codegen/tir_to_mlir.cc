@@ -334,8 +334,8 @@ Value MemRefFromPointer(mlir::OpBuilder& b, mlir::Location loc, Value data, Valu
   d = mlir::LLVM::InsertValueOp::create(b, loc, d, zero, llvm::ArrayRef<int64_t>{2});
   d = mlir::LLVM::InsertValueOp::create(b, loc, d, size, llvm::ArrayRef<int64_t>{3, 0});
   d = mlir::LLVM::InsertValueOp::create(b, loc, d, one, llvm::ArrayRef<int64_t>{4, 0});
-  auto cast = mlir::UnrealizedConversionCastOp::create(b, loc, mlir::TypeRange{type},
-                                                       mlir::ValueRange{d});
+  auto cast =
+      mlir::UnrealizedConversionCastOp::create(b, loc, mlir::TypeRange{type}, mlir::ValueRange{d});
   return cast.getResult(0);
 }
 

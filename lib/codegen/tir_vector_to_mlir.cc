@@ -274,8 +274,8 @@ void Emitter::LaneStmt(const tir::Stmt& s) {
 bool Emitter::TryEmitVectorLoop(const tir::ForNode* op) {
   int64_t n = 0;
   // Checked kernels (--bounds-check) keep scalar accesses, each checked.
-  if (device_ || bounds_check_ || !op->extent.AsInt(&n) || n < 2 ||
-      n > kMaxVectorLanes || IsBool(op->loop_var.dtype()))
+  if (device_ || bounds_check_ || !op->extent.AsInt(&n) || n < 2 || n > kMaxVectorLanes ||
+      IsBool(op->loop_var.dtype()))
     return false;
   lane_loop_ = op->loop_var.get();
   lane_loop_var_ = op->loop_var;

@@ -175,8 +175,8 @@ bool IsRuntimeArch(const std::string& triple) { return ArchOf(triple) == ArchOf(
 std::string ForeignCodeMessage(const std::string& where, const std::string& triple) {
   const std::string t = EscapeControl(triple);
   return where + " holds code for " + t + ", but this runtime runs on " + RuntimeTriple() +
-         ": run it with a relax-run built for " + t + ", or recompile it for this machine (-mtriple=" +
-         RuntimeTriple() + " in its --target)";
+         ": run it with a relax-run built for " + t +
+         ", or recompile it for this machine (-mtriple=" + RuntimeTriple() + " in its --target)";
 }
 
 std::vector<std::string> MissingCpuFeatures(const std::string& required) {

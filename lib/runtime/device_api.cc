@@ -118,8 +118,8 @@ DLDeviceType DeviceAPI::DeviceTypeOfFormat(const std::string& format) {
   if (it != r.formats.end()) return it->second;
   std::string known;
   for (const auto& [f, type] : r.formats) known += (known.empty() ? "" : ", ") + f;
-  RELAX_THROW("unknown device binary format '" << format << "' (this runtime loads: "
-                                               << (known.empty() ? "none" : known) << ")");
+  RELAX_THROW("unknown device binary format '"
+              << format << "' (this runtime loads: " << (known.empty() ? "none" : known) << ")");
 }
 
 bool GpuSwitchFromEnv(const char* name) {

@@ -18,16 +18,16 @@ namespace relax::codegen {
 
 /// Facts of a GPU target the schedule rules and the bridge read.
 struct DeviceTargetInfo {
-  std::string kind;                         // the target kind ("vulkan"), for messages
-  int threads_per_block = 64;               // what the GPU schedule rules bind per block
-  int max_threads_per_block = 1024;         // the device limit (launches never exceed it)
-  int64_t shared_memory_bytes = 16 << 10;   // workgroup memory per block
-  int subgroup_width = 32;                  // lanes of a subgroup (warp)
-  bool subgroup_shuffle = false;            // kernels may use T.warp_shuffle_down
-  bool int64 = true;                        // 64-bit integers in kernels
-  bool float64 = true;                      // f64 arithmetic and storage in kernels
-  bool float64_math = true;                 // exp/log/tanh/erf/pow/sin/... in f64 (else in f32)
-  bool float16 = false;                     // f16 arithmetic in kernels
+  std::string kind;                        // the target kind ("vulkan"), for messages
+  int threads_per_block = 64;              // what the GPU schedule rules bind per block
+  int max_threads_per_block = 1024;        // the device limit (launches never exceed it)
+  int64_t shared_memory_bytes = 16 << 10;  // workgroup memory per block
+  int subgroup_width = 32;                 // lanes of a subgroup (warp)
+  bool subgroup_shuffle = false;           // kernels may use T.warp_shuffle_down
+  bool int64 = true;                       // 64-bit integers in kernels
+  bool float64 = true;                     // f64 arithmetic and storage in kernels
+  bool float64_math = true;                // exp/log/tanh/erf/pow/sin/... in f64 (else in f32)
+  bool float16 = false;                    // f16 arithmetic in kernels
 };
 
 /// The hooks of one GPU target's device-kernel codegen.

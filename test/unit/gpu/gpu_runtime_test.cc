@@ -428,8 +428,9 @@ TEST(CudaRuntimeTest, MissingDriver) {
             }).find("not supported on cpu"),
             std::string::npos);
   const std::string fe = ErrorOf([] { DeviceAPI::DeviceTypeOfFormat("metallib"); });
-  EXPECT_NE(fe.find("unknown device binary format 'metallib' (this runtime loads: cubin, ptx, spirv)"),
-            std::string::npos)
+  EXPECT_NE(
+      fe.find("unknown device binary format 'metallib' (this runtime loads: cubin, ptx, spirv)"),
+      std::string::npos)
       << fe;
   EXPECT_EQ(DeviceAPI::DeviceTypeOfFormat("spirv"), kDLVulkan);
   EXPECT_EQ(DeviceAPI::DeviceTypeOfFormat("cubin"), kDLCUDA);
