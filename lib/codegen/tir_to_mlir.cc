@@ -21,7 +21,7 @@
 #include <map>
 
 #include "relax/support/error.h"
-#include "relax/vm/executable.h"
+#include "relax/runtime/executable.h"
 #include "tir_emitter.h"
 
 namespace relax::codegen {

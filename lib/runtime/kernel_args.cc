@@ -5,9 +5,8 @@
 
 #include "relax/runtime/c_api.h"
 #include "relax/runtime/ndarray.h"
+#include "relax/runtime/shape_program.h"
 #include "relax/support/error.h"
-#include "relax/vm/builtins.h"
-#include "relax/vm/executable.h"
 
 namespace relax::runtime {
 namespace {

@@ -23,7 +23,7 @@
 
 #include "relax/runtime/artifact_format.h"
 #include "relax/support/error.h"
-#include "relax/vm/executable.h"
+#include "relax/runtime/executable.h"
 
 namespace {
 

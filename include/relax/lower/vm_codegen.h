@@ -6,7 +6,7 @@
 #include <string>
 
 #include "relax/ir/module.h"
-#include "relax/vm/executable.h"
+#include "relax/runtime/executable.h"
 
 namespace relax {
 

@@ -2,7 +2,7 @@
 #ifndef RELAX_LOWER_VM_REGISTER_RELEASE_H_
 #define RELAX_LOWER_VM_REGISTER_RELEASE_H_
 
-#include "relax/vm/executable.h"
+#include "relax/runtime/executable.h"
 
 namespace relax {
 

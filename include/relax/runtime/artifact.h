@@ -14,7 +14,7 @@
 #include "relax/runtime/kernel_loader.h"
 #include "relax/runtime/ndarray.h"
 #include "relax/runtime/plugin_libraries.h"
-#include "relax/vm/executable.h"
+#include "relax/runtime/executable.h"
 
 namespace relax::runtime {
 

@@ -56,6 +56,7 @@ const char* RelaxGetLastError(void);
  * parallel loops (see lib/runtime/thread_pool.cc). Safe to call from several
  * threads at once. */
 typedef int32_t (*RelaxParallelBody)(void* ctx, int64_t begin, int64_t end);
+int32_t RelaxParallelFor(int64_t begin, int64_t end, RelaxParallelBody body, void* ctx);
 
 /* Checks a kernel's packed arguments against its signature `sig` before the kernel touches
  * them; generated kernel entry stubs call it first. Returns 0, or non-zero after
@@ -71,7 +72,6 @@ typedef int32_t (*RelaxParallelBody)(void* ctx, int64_t begin, int64_t end);
  *    per scalar argument: the slot it binds (it must be an int)]. */
 int32_t RelaxCheckKernelArgs(const char* kernel, const int64_t* sig, const RelaxValue* args,
                              int32_t num_args);
-int32_t RelaxParallelFor(int64_t begin, int64_t end, RelaxParallelBody body, void* ctx);
 
 /* Kernel workspace: scratch memory for intermediates that live inside one kernel call (TIR
  * `alloc`). RelaxWorkspaceAlloc returns `nbytes` (>= 0) bytes aligned to 64 from a per-thread
@@ -83,12 +83,15 @@ void* RelaxWorkspaceAlloc(int64_t nbytes);
 void RelaxWorkspaceFree(void* ptr);
 
 /* Launches device kernel `kernel_index` of `device_module` (the relax::runtime::DeviceModule the
- * loader handed the artifact through its exported `__relax_set_device_module`) and waits for it.
- * `packed` holds `count` int64s:
+ * loader handed the artifact through its exported `__relax_set_device_module`). `packed` holds
+ * `count` int64s:
  *   [grid_x, grid_y, grid_z, num_buffers, per buffer: host pointer (as int64), size in bytes,
  *    num_scalars, the scalars].
- * Part 1's memory model: every buffer is host memory; the device API copies the buffers the
- * kernel reads to the device before the launch and the ones it writes back after it. Returns 0,
+ * Every buffer is host-addressable memory: the device API uses a buffer inside its unified
+ * memory (and a resident constant of the params) in place and stages any other one (copied in
+ * before the launch, back after it when written); a launch with a staged written buffer waits
+ * for its kernel, any other may return with it queued (relax::runtime::DeviceAPI::LaunchKernel,
+ * device_api.h). Returns 0,
  * or 1 after RelaxSetLastError naming the kernel when the module is null, the index is out of
  * range, `count`, num_buffers or num_scalars disagree with the kernel's launch-table entry, a
  * grid dim is < 1, or the device fails (out of memory, device lost, launch failure). */

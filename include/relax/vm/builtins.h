@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "relax/runtime/shape_program.h"
 #include "relax/vm/vm.h"
 
 namespace relax::runtime {
@@ -49,15 +50,6 @@ const BuiltinFn* LookupBuiltin(const std::string& name);
 
 /// Registers (or replaces) builtin `name`. Not thread-safe against concurrent lookups.
 void RegisterBuiltin(const std::string& name, BuiltinFn fn);
-
-/// Evaluates a shape program against `heap`: [ndim, then per dim: ntokens, then ntokens pairs
-/// (opcode, operand)], postfix with a stack; opcodes are runtime::ShapeOpcode (executable.h):
-/// push operand, push heap[operand], add, sub, mul, floordiv, floormod (sign of divisor), min,
-/// max, comparisons and logic (0/1), truncdiv, truncmod (binary ops pop b then a, push a op b).
-/// Throws relax::Error on a malformed program, division by zero, overflow or (when
-/// `require_nonneg`) a negative resulting dim.
-std::vector<int64_t> EvalShapeProgram(const std::vector<int64_t>& heap,
-                                      const std::vector<int64_t>& program, bool require_nonneg);
 
 }  // namespace relax::runtime
 

@@ -10,7 +10,7 @@
 
 #include "relax/runtime/artifact.h"
 #include "relax/runtime/ndarray.h"
-#include "relax/vm/executable.h"
+#include "relax/runtime/executable.h"
 #include "relax/vm/vm.h"
 
 namespace relax::runtime {

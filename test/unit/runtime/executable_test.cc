@@ -1,5 +1,5 @@
 // Tests of Executable JSON round trip and rejection of malformed executable JSON.
-#include "relax/vm/executable.h"
+#include "relax/runtime/executable.h"
 
 #include <gtest/gtest.h>
 

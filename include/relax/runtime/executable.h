@@ -2,43 +2,18 @@
 // signature with symbolic dims. The compiler (lib/lower/vm_codegen.cc) builds
 // one; it is serialized as JSON into the artifact (see artifact.h) and the VM
 // (lib/vm) loads and runs it. Format version: kExecutableVersion.
-#ifndef RELAX_VM_EXECUTABLE_H_
-#define RELAX_VM_EXECUTABLE_H_
+#ifndef RELAX_RUNTIME_EXECUTABLE_H_
+#define RELAX_RUNTIME_EXECUTABLE_H_
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "relax/runtime/shape_program.h"
+
 namespace relax::runtime {
 
 constexpr int kExecutableVersion = 1;
-
-/// Opcodes of shape programs (vm.builtin.make_shape, check_dims_equal, eval_prim; evaluated
-/// by EvalShapeProgram in builtins.h): postfix tokens (opcode, operand). kPush pushes the
-/// operand, kLoad pushes heap[operand]; the others pop b then a and push `a op b`
-/// (comparisons and logic push 0 or 1). Shared by the VM codegen and the runtime.
-enum ShapeOpcode : int64_t {
-  kShapePush = 0,
-  kShapeLoad = 1,
-  kShapeAdd = 2,
-  kShapeSub = 3,
-  kShapeMul = 4,
-  kShapeFloorDiv = 5,
-  kShapeFloorMod = 6,
-  kShapeMin = 7,
-  kShapeMax = 8,
-  kShapeEQ = 9,
-  kShapeNE = 10,
-  kShapeLT = 11,
-  kShapeLE = 12,
-  kShapeGT = 13,
-  kShapeGE = 14,
-  kShapeAnd = 15,
-  kShapeOr = 16,
-  kShapeTruncDiv = 17,
-  kShapeTruncMod = 18,
-  kShapeOpcodeEnd = 19,
-};
 
 /// Per-dim modes of a vm.builtin.match_shape pattern (mode, value): the dim must equal
 /// `value`; the dim is stored into heap[value]; the dim must equal heap[value].
@@ -124,4 +99,4 @@ struct Executable {
 
 }  // namespace relax::runtime
 
-#endif  // RELAX_VM_EXECUTABLE_H_
+#endif  // RELAX_RUNTIME_EXECUTABLE_H_

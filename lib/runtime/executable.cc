@@ -1,5 +1,5 @@
 // Executable JSON serialization (ToJSON) and fully validating deserialization (FromJSON).
-#include "relax/vm/executable.h"
+#include "relax/runtime/executable.h"
 
 #include <cmath>
 #include <nlohmann/json.hpp>
