@@ -10,7 +10,7 @@ import os
 import sys
 
 import numpy as np
-from onnx import TensorProto, helper
+from onnx import AttributeProto, TensorProto, helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import nn_cases  # noqa: E402
@@ -183,10 +183,129 @@ def shape_value_edge_cases():
     nn_cases.CASES["shape_value_edge"][-1][1].graph.output[0].type.tensor_type.ClearField("shape")
 
 
+def walk_forest(model, feeds):
+    """TreeEnsemble-5 by the operator text: every tree walked from its root per sample."""
+    from onnx import numpy_helper
+    n = model.graph.node[0]
+    a = {t.name: (numpy_helper.to_array(t.t) if t.type == AttributeProto.TENSOR else
+                  helper.get_attribute_value(t)) for t in n.attribute}
+    modes, sets, values = list(a["nodes_modes"]), {}, iter(list(a.get("membership_values", [])))
+    for k, mode in enumerate(modes):
+        if mode == 6:
+            sets[k] = []
+            for v in values:
+                if np.isnan(v):
+                    break
+                sets[k].append(v)
+    mtt = a.get("nodes_missing_value_tracks_true", [0] * len(modes))
+    x = feeds["x"]
+    votes = [[[] for _ in range(a["n_targets"])] for _ in range(len(x))]
+    for i, row in enumerate(x):
+        for node in a["tree_roots"]:
+            while True:
+                v, sp = row[a["nodes_featureids"][node]], a["nodes_splits"][node]
+                go = [v <= sp, v < sp, v >= sp, v > sp, v == sp, v != sp,
+                      v in sets.get(node, [])][modes[node]] or bool(np.isnan(v) and mtt[node])
+                nxt = (a["nodes_truenodeids"] if go else a["nodes_falsenodeids"])[node]
+                if (a["nodes_trueleafs"] if go else a["nodes_falseleafs"])[node]:
+                    votes[i][a["leaf_targetids"][nxt]].append(a["leaf_weights"][nxt])
+                    break
+                node = nxt
+    agg = a.get("aggregate_function", 1)
+    fn = {0: lambda w: sum(w) / len(a["tree_roots"]), 1: sum, 2: min, 3: max}[agg]
+    y = np.array([[fn(w) if w else 0.0 for w in row] for row in votes], x.dtype)
+    return ["y"], [y]
+
+
+def tree_ensemble_cases():
+    # ai.onnx.ml TreeEnsemble (opset 5), lowered to dense tensor ops: random forests of 1 to 5
+    # trees up to depth 4 with every comparison mode (set membership included), NaN sent to the
+    # true branch where nodes_missing_value_tracks_true says so, each aggregate function, and the
+    # post transforms NONE, SOFTMAX, LOGISTIC; float and double; inputs with NaN and values equal
+    # to the splits (EQ/NEQ, LEQ vs LT). Reference: onnxruntime 1.32; for forests with
+    # set-membership nodes `walk_forest` below, written from the operator text (onnxruntime 1.32
+    # takes only integer set values and sent samples down the wrong branch of such trees, checked
+    # by hand on one; the ONNX reference ends a set at a 0 and differs on others). As in
+    # onnxruntime 1.32: post_transform is not applied (the ONNX reference does not either), and
+    # a target no reached leaf votes for is 0 under MIN/MAX.
+    from onnx import numpy_helper
+    feats = 3
+
+    def forest(rng, n_trees, n_targets, dtype, member):
+        a = {k: [] for k in ("feat", "split", "mode", "tn", "fn", "tl", "fl", "mtt")}
+        members, leaf_t, leaf_w, roots = [], [], [], []
+
+        def grow(depth):
+            if depth == 0 or rng.random() < 0.25:
+                leaf_t.append(int(rng.integers(0, n_targets)))
+                leaf_w.append(float(np.round(rng.standard_normal() * 10, 2)))
+                return True, len(leaf_t) - 1
+            k = len(a["feat"])
+            mode = int(rng.integers(0, 7 if member else 6))
+            for key, v in (("feat", int(rng.integers(0, feats))), ("split", float(rng.integers(-2, 3))),
+                           ("mode", mode), ("tn", 0), ("fn", 0), ("tl", 0), ("fl", 0),
+                           ("mtt", int(rng.integers(0, 2)))):
+                a[key].append(v)
+            if mode == 6:
+                # (no 0 in a set: the ONNX reference ends a set at a 0, its loop tests the
+                # value's truth)
+                members.extend([float(v) for v in rng.choice([-2, -1, 1, 2], 2, replace=False)]
+                               + [np.nan])
+            for side in ("t", "f"):
+                leaf, idx = grow(depth - 1)
+                a[side + "l"][k], a[side + "n"][k] = int(leaf), idx
+            return False, k
+
+        for _ in range(n_trees):
+            leaf, idx = grow(4)
+            if leaf:  # a one-leaf tree: a node whose branches both reach the leaf
+                k = len(a["feat"])
+                for key, v in (("feat", 0), ("split", 0.0), ("mode", 0), ("tn", idx), ("fn", idx),
+                               ("tl", 1), ("fl", 1), ("mtt", 0)):
+                    a[key].append(v)
+                idx = k
+            roots.append(idx)
+        np_t = np.float64 if dtype == TensorProto.DOUBLE else np.float32
+        attrs = dict(nodes_featureids=a["feat"], nodes_truenodeids=a["tn"], nodes_falsenodeids=a["fn"],
+                     nodes_trueleafs=a["tl"], nodes_falseleafs=a["fl"],
+                     nodes_missing_value_tracks_true=a["mtt"],
+                     nodes_splits=numpy_helper.from_array(np.array(a["split"], np_t)),
+                     nodes_modes=numpy_helper.from_array(np.array(a["mode"], np.uint8)),
+                     leaf_targetids=leaf_t, leaf_weights=numpy_helper.from_array(np.array(leaf_w, np_t)),
+                     tree_roots=roots, n_targets=n_targets)
+        if members:
+            attrs["membership_values"] = numpy_helper.from_array(np.array(members, np_t))
+        return attrs
+
+    def gen(dtype):
+        def f(r, sh):
+            v = r.integers(-3, 4, sh).astype(np.float64) + np.where(r.random(sh) < 0.5, 0.0, 0.5)
+            v[r.random(sh) < 0.1] = np.nan
+            return v.astype(np.float64 if dtype == TensorProto.DOUBLE else np.float32)
+        return f
+
+    rng = np.random.default_rng(7)
+    for i, (agg, post, dtype) in enumerate([(1, 0, TensorProto.FLOAT), (0, 0, TensorProto.FLOAT),
+                                            (2, 0, TensorProto.FLOAT), (3, 0, TensorProto.DOUBLE),
+                                            (1, 1, TensorProto.FLOAT), (1, 2, TensorProto.DOUBLE),
+                                            (0, 0, TensorProto.DOUBLE), (3, 2, TensorProto.FLOAT)]):
+        n_trees, n_targets = int(rng.integers(1, 6)), int(rng.integers(1, 4))
+        member = i >= 4
+        attrs = forest(rng, n_trees, n_targets, dtype, member)
+        n = helper.make_node("TreeEnsemble", ["x"], ["y"], domain="ai.onnx.ml", name="trees0",
+                             aggregate_function=agg, post_transform=post, **attrs)
+        case("tree_ensemble", f"TreeEnsemble_{i}_agg{agg}_post{post}_t{n_trees}",
+             [n], [("x", ["n", feats])], ["y"], opset=21, dtypes={"x": dtype},
+             out_types={"y": dtype}, shapes=[{"x": [16, feats]}, {"x": [5, feats]}], seed=i,
+             gen=gen(dtype), domains={"ai.onnx.ml": 5})
+        if member:
+            nn_cases.CUSTOM_REFERENCE[nn_cases.CASES["tree_ensemble"][-1][0]] = walk_forest
+
+
 FAMILIES = {"pool_edge": pool_edge_cases, "scan_edge": scan_edge_cases,
             "intmm_edge": intmm_edge_cases, "math_edge": math_edge_cases,
             "shape_value_edge": shape_value_edge_cases, "special_values": special_value_cases,
-            "einsum_edge": einsum_edge_cases}
+            "einsum_edge": einsum_edge_cases, "tree_ensemble": tree_ensemble_cases}
 
 if __name__ == "__main__":
     nn_cases.FAMILIES.clear()

@@ -21,12 +21,16 @@ CASES = {}  # family -> list of (name, model, [feeds dicts])
 # Cases whose reference is the ONNX reference implementation (onnx.reference) instead of
 # onnxruntime, where onnxruntime departs from the operator spec (see each use).
 ONNX_REFERENCE = set()
+# Cases whose reference is an evaluator written from the operator text (name -> fn(model,
+# feeds) -> (output names, outputs)), where neither onnxruntime nor onnx.reference follows it.
+CUSTOM_REFERENCE = {}
 
 
 def case(family, name, nodes, inputs, outputs, inits=(), opset=13, shapes=None, dtypes=None,
-         seed=0, gen=None, out_types=None):
+         seed=0, gen=None, out_types=None, domains=None):
     """inputs: [(name, shape with str for symbolic dims)]; shapes: list of concrete shape dicts
-    (input name -> shape) to run, default one run with the declared static shape."""
+    (input name -> shape) to run, default one run with the declared static shape; domains:
+    {domain: opset} imported besides the default one (e.g. {"ai.onnx.ml": 5})."""
     dtypes = dtypes or {}
     out_types = out_types or {}
     g = helper.make_graph(
@@ -34,7 +38,9 @@ def case(family, name, nodes, inputs, outputs, inits=(), opset=13, shapes=None, 
         [helper.make_tensor_value_info(n, dtypes.get(n, F32), s) for n, s in inputs],
         [helper.make_tensor_value_info(o, out_types.get(o, F32), None) for o in outputs],
         initializer=[numpy_helper.from_array(np.asarray(v), k) for k, v in inits])
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)], ir_version=8)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)] +
+                          [helper.make_opsetid(d, v) for d, v in (domains or {}).items()],
+                          ir_version=8)
     # Output shapes from ONNX shape inference (relaxc's checker wants them declared).
     im = onnx.shape_inference.infer_shapes(m).graph
     inferred = {v.name: v for v in list(im.value_info) + list(im.output)}
@@ -640,7 +646,10 @@ def run_case(relaxc, work, name, m, runs):
     msgs = []
     for k, feeds in enumerate(runs):
         try:
-            names, refs = ort_run(path, feeds, name in ONNX_REFERENCE)
+            if name in CUSTOM_REFERENCE:
+                names, refs = CUSTOM_REFERENCE[name](m, feeds)
+            else:
+                names, refs = ort_run(path, feeds, name in ONNX_REFERENCE)
         except Exception as e:  # noqa: BLE001 (the reference itself failed: report the case)
             return False, f"the reference failed: {str(e)[:200]}"
         args = [relaxc, "run", so, "--output-dir", os.path.join(d, f"out{k}")]

@@ -1,12 +1,14 @@
 // ONNX converters of the ai.onnx.ml domain that the node-test suites use: Binarizer and
 // ArrayFeatureExtractor. Semantics: ONNX-ML operator spec (docs/Operators-ml.md), sections
-// Binarizer (ai.onnx.ml opset 1) and ArrayFeatureExtractor (ai.onnx.ml opset 1). Converters of
+// Binarizer (ai.onnx.ml opset 1) and ArrayFeatureExtractor (ai.onnx.ml opset 1); TreeEnsemble
+// (opset 5) in its own file. Converters of
 // this domain are keyed "ai.onnx.ml.<op type>" in the converter table.
 #include "import_context.h"
 
 namespace relax::frontend::onnx_import {
 
 void AddMlConverters(ConverterTable* t) {
+  (*t)["ai.onnx.ml.TreeEnsemble"] = ConvertTreeEnsemble;  // convert_tree_ensemble.cc
   // Y = X > threshold ? 1 : 0, in X's element type.
   (*t)["ai.onnx.ml.Binarizer"] = [](ImportContext& ctx,
                                     const onnx::NodeProto& n) -> std::vector<Value> {

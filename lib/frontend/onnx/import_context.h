@@ -190,6 +190,8 @@ std::string ConverterKey(const onnx::NodeProto& n);
 /// scalar operand type), integer types truncated to `t`.
 Expr ScalarConst(DataType t, double v);
 void AddLogicConverters(ConverterTable* t);
+/// ai.onnx.ml TreeEnsemble (opset 5) as dense tensor ops (convert_tree_ensemble.cc).
+std::vector<Value> ConvertTreeEnsemble(ImportContext& ctx, const onnx::NodeProto& n);
 void AddActivationConverters(ConverterTable* t);
 void AddLossConverters(ConverterTable* t);
 void AddReduceConverters(ConverterTable* t);
