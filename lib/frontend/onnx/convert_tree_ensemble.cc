@@ -161,8 +161,8 @@ std::vector<Value> ConvertTreeEnsemble(ImportContext& ctx, const onnx::NodeProto
   if (splits.size() != nk || modes.size() != nk || (!mtt.empty() && mtt.size() != nk))
     RELAX_THROW(ctx.Where(n) << "the nodes_* attributes must all have " << nk << " entries");
   if (weights.size() != nl)
-    RELAX_THROW(ctx.Where(n) << "leaf_weights has " << weights.size()
-                             << " entries, leaf_targetids " << nl);
+    RELAX_THROW(ctx.Where(n) << "leaf_weights has " << weights.size() << " entries, leaf_targetids "
+                             << nl);
   if (n_targets < 1 || n_targets > (int64_t{1} << 20))
     RELAX_THROW(ctx.Where(n) << "n_targets must be in [1, 2^20], got " << n_targets);
   if (roots.empty()) RELAX_THROW(ctx.Where(n) << "tree_roots is empty");
@@ -172,8 +172,7 @@ std::vector<Value> ConvertTreeEnsemble(ImportContext& ctx, const onnx::NodeProto
     RELAX_THROW(ctx.Where(n) << "post_transform " << post << " is not one of 0..4");
   for (int64_t t : leaf_target)
     if (t < 0 || t >= n_targets)
-      RELAX_THROW(ctx.Where(n) << "leaf target id " << t << " is outside [0, " << n_targets
-                               << ")");
+      RELAX_THROW(ctx.Where(n) << "leaf target id " << t << " is outside [0, " << n_targets << ")");
   // The membership sets, in node order, separated by NaN.
   std::map<int64_t, std::vector<double>> sets;
   size_t next_member = 0;
@@ -188,8 +187,7 @@ std::vector<Value> ConvertTreeEnsemble(ImportContext& ctx, const onnx::NodeProto
     std::vector<double>& set = sets[static_cast<int64_t>(k)];
     for (;;) {
       if (next_member >= members.size())
-        RELAX_THROW(ctx.Where(n) << "membership_values has no (NaN-terminated) set for node "
-                                 << k);
+        RELAX_THROW(ctx.Where(n) << "membership_values has no (NaN-terminated) set for node " << k);
       const double v = members[next_member++];
       if (std::isnan(v)) break;
       set.push_back(v);
@@ -288,25 +286,23 @@ std::vector<Value> ConvertTreeEnsemble(ImportContext& ctx, const onnx::NodeProto
                              {{"axis", int64_t{1}}}),
                     "tree_features");
   Expr split_c = MakeConstant(dt, {slots}, FloatBytes(slot_split, dt));
-  static const char* kCmp[] = {"relax.less_equal", "relax.less", "relax.greater_equal",
-                               "relax.greater", "relax.equal", "relax.equal"};
+  static const char* kCmp[] = {"relax.less_equal", "relax.less",  "relax.greater_equal",
+                               "relax.greater",    "relax.equal", "relax.equal"};
   Expr cond;
   auto or_in = [&](Expr mask_and) {
-    cond = cond ? bb.Emit(MakeCall(GetOp("relax.logical_or"), {cond, mask_and}), "cond")
-                          : mask_and;
+    cond = cond ? bb.Emit(MakeCall(GetOp("relax.logical_or"), {cond, mask_and}), "cond") : mask_and;
   };
   for (int m = 0; m <= 6; ++m) {
-    if (std::none_of(mode_mask[m].begin(), mode_mask[m].end(), [](bool b) { return b; }))
-      continue;
+    if (std::none_of(mode_mask[m].begin(), mode_mask[m].end(), [](bool b) { return b; })) continue;
     Expr hit;
     if (m == kMember) {
       // Sum over the set's entries of (x == value): > 0 where the feature is in the set.
       const int64_t e = static_cast<int64_t>(member_value.size());
-      Expr xm = bb.Emit(
-          MakeCall(GetOp("relax.take"),
-                   {x, MakeConstant(DataType::Int(64), {e}, IntBytes(member_feature))},
-                   {{"axis", int64_t{1}}}),
-          "member_features");
+      Expr xm =
+          bb.Emit(MakeCall(GetOp("relax.take"),
+                           {x, MakeConstant(DataType::Int(64), {e}, IntBytes(member_feature))},
+                           {{"axis", int64_t{1}}}),
+                  "member_features");
       Expr eq = bb.Emit(
           MakeCall(GetOp("relax.equal"), {xm, MakeConstant(dt, {e}, FloatBytes(member_value, dt))}),
           "member_eq");
@@ -334,12 +330,12 @@ std::vector<Value> ConvertTreeEnsemble(ImportContext& ctx, const onnx::NodeProto
                   "missing_true"));
   }
   // reached[t, n, l]: C (as 0/1, [t, n, k]) @ D[t] equals the path's true-branch count.
-  Expr cf = bb.Emit(MakeCall(GetOp("relax.astype"), {cond}, {{"dtype", ToRuntimeString(dt)}}),
-                    "cond_f");
+  Expr cf =
+      bb.Emit(MakeCall(GetOp("relax.astype"), {cond}, {{"dtype", ToRuntimeString(dt)}}), "cond_f");
   cf = bb.Emit(MakeCall(GetOp("relax.reshape"), {cf, MakeShapeExpr({batch, nt, kmax})}), "cond_t");
-  cf = bb.Emit(MakeCall(GetOp("relax.permute_dims"), {cf},
-                        {{"axes", std::vector<int64_t>{1, 0, 2}}}),
-               "cond_tree");
+  cf = bb.Emit(
+      MakeCall(GetOp("relax.permute_dims"), {cf}, {{"axes", std::vector<int64_t>{1, 0, 2}}}),
+      "cond_tree");
   Expr s = bb.Emit(
       MakeCall(GetOp("relax.matmul"), {cf, MakeConstant(dt, {nt, kmax, lmax}, FloatBytes(d, dt))}),
       "path_score");
@@ -357,10 +353,10 @@ std::vector<Value> ConvertTreeEnsemble(ImportContext& ctx, const onnx::NodeProto
       }
     Expr rf = bb.Emit(MakeCall(GetOp("relax.astype"), {reached}, {{"dtype", ToRuntimeString(dt)}}),
                       "reached_f");
-    Expr per_tree = bb.Emit(
-        MakeCall(GetOp("relax.matmul"),
-                 {rf, MakeConstant(dt, {nt, lmax, n_targets}, FloatBytes(w, dt))}),
-        "tree_values");
+    Expr per_tree =
+        bb.Emit(MakeCall(GetOp("relax.matmul"),
+                         {rf, MakeConstant(dt, {nt, lmax, n_targets}, FloatBytes(w, dt))}),
+                "tree_values");
     y = bb.Emit(MakeCall(GetOp("relax.reduce"), {per_tree},
                          {{"kind", std::string("sum")},
                           {"axes", std::vector<int64_t>{0}},
@@ -371,8 +367,8 @@ std::vector<Value> ConvertTreeEnsemble(ImportContext& ctx, const onnx::NodeProto
                   "tree_average");
   } else {  // MIN, MAX: per target, over the weights of the reached leaves voting for it
     const bool is_min = aggregate == 2;
-    const double extreme = dt.bits == 64 ? std::numeric_limits<double>::max()
-                                         : std::numeric_limits<float>::max();
+    const double extreme =
+        dt.bits == 64 ? std::numeric_limits<double>::max() : std::numeric_limits<float>::max();
     const double init = is_min ? extreme : -extreme;
     std::vector<double> wl(static_cast<size_t>(nt * lmax), init);
     for (int64_t t = 0; t < nt; ++t)
@@ -382,8 +378,9 @@ std::vector<Value> ConvertTreeEnsemble(ImportContext& ctx, const onnx::NodeProto
                               {reached, MakeConstant(dt, {nt, 1, lmax}, FloatBytes(wl, dt)),
                                ScalarConst(dt, init)}),
                      "leaf_values");
-    v = bb.Emit(MakeCall(GetOp("relax.permute_dims"), {v}, {{"axes", std::vector<int64_t>{1, 0, 2}}}),
-                "leaf_values_n");
+    v = bb.Emit(
+        MakeCall(GetOp("relax.permute_dims"), {v}, {{"axes", std::vector<int64_t>{1, 0, 2}}}),
+        "leaf_values_n");
     v = bb.Emit(MakeCall(GetOp("relax.reshape"), {v, MakeShapeExpr({batch, nt * lmax})}),
                 "leaf_values_flat");
     std::vector<Expr> columns;
@@ -391,19 +388,20 @@ std::vector<Value> ConvertTreeEnsemble(ImportContext& ctx, const onnx::NodeProto
       std::vector<int64_t> cols;
       for (int64_t t = 0; t < nt; ++t)
         for (size_t l = 0; l < trees[t].size(); ++l)
-          if (leaf_target[trees[t][l].leaf] == target) cols.push_back(t * lmax + static_cast<int64_t>(l));
+          if (leaf_target[trees[t][l].leaf] == target)
+            cols.push_back(t * lmax + static_cast<int64_t>(l));
       if (cols.empty()) {  // no leaf votes for this target: "no vote" (0 below)
-        columns.push_back(bb.Emit(MakeCall(GetOp("relax.full"),
-                                           {ScalarConst(dt, init), MakeShapeExpr({batch, 1})}),
-                                  "no_leaf"));
+        columns.push_back(bb.Emit(
+            MakeCall(GetOp("relax.full"), {ScalarConst(dt, init), MakeShapeExpr({batch, 1})}),
+            "no_leaf"));
         continue;
       }
-      Expr picked = bb.Emit(
-          MakeCall(GetOp("relax.take"),
-                   {v, MakeConstant(DataType::Int(64), {static_cast<int64_t>(cols.size())},
-                                    IntBytes(cols))},
-                   {{"axis", int64_t{1}}}),
-          "target_leaves");
+      Expr picked =
+          bb.Emit(MakeCall(GetOp("relax.take"),
+                           {v, MakeConstant(DataType::Int(64), {static_cast<int64_t>(cols.size())},
+                                            IntBytes(cols))},
+                           {{"axis", int64_t{1}}}),
+                  "target_leaves");
       columns.push_back(bb.Emit(MakeCall(GetOp("relax.reduce"), {picked},
                                          {{"kind", std::string(is_min ? "min" : "max")},
                                           {"axes", std::vector<int64_t>{1}},
