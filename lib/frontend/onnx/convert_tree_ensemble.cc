@@ -31,6 +31,9 @@ namespace {
 enum Mode : int64_t { kLeq = 0, kLt = 1, kGte = 2, kGt = 3, kEq = 4, kNeq = 5, kMember = 6 };
 constexpr int64_t kMaxDenseElements = int64_t{1} << 26;
 constexpr size_t kMaxDepth = 256;
+// Node visits of all trees' walks together (a node reached by several paths is visited once per
+// path): real ensembles need thousands; a shared-node graph could need 2^depth.
+constexpr int64_t kMaxWalk = int64_t{1} << 20;
 
 // The numbers of a tensor attribute (float, double or uint8), as doubles.
 std::vector<double> TensorNumbers(ImportContext& ctx, const onnx::NodeProto& n,
@@ -194,21 +197,27 @@ std::vector<Value> ConvertTreeEnsemble(ImportContext& ctx, const onnx::NodeProto
     }
   }
 
-  // Every tree's leaf paths (iterative: a cycle or a depth over kMaxDepth is an error).
+  // Every tree's leaf paths (iterative: a cycle or a depth over kMaxDepth is an error, and so
+  // are more than kMaxWalk node visits in all: nodes shared by several paths multiply them).
   std::vector<std::vector<LeafPath>> trees;
+  int64_t walked = 0;
   std::vector<std::vector<int64_t>> tree_nodes;
   for (int64_t root : roots) {
     if (root < 0 || static_cast<size_t>(root) >= nk)
       RELAX_THROW(ctx.Where(n) << "tree root " << root << " is outside the " << nk << " nodes");
     std::vector<LeafPath> paths;
     std::vector<int64_t> nodes;
+    std::set<int64_t> seen;
     std::vector<std::pair<int64_t, std::vector<std::pair<int64_t, bool>>>> todo = {{root, {}}};
     while (!todo.empty()) {
       auto [node, steps] = std::move(todo.back());
       todo.pop_back();
       if (steps.size() > kMaxDepth)
         RELAX_THROW(ctx.Where(n) << "a tree is deeper than " << kMaxDepth << " (or has a cycle)");
-      if (std::find(nodes.begin(), nodes.end(), node) == nodes.end()) nodes.push_back(node);
+      if (++walked > kMaxWalk)
+        RELAX_THROW(ctx.Where(n) << "walking the trees takes more than 2^20 node visits (nodes "
+                                    "reached by many paths)");
+      if (seen.insert(node).second) nodes.push_back(node);
       for (bool dir : {true, false}) {
         const int64_t child = dir ? truen[node] : falsen[node];
         const bool leaf = (dir ? trueleaf[node] : falseleaf[node]) != 0;
@@ -226,8 +235,6 @@ std::vector<Value> ConvertTreeEnsemble(ImportContext& ctx, const onnx::NodeProto
           todo.push_back({child, std::move(next)});
         }
       }
-      if (paths.size() > static_cast<size_t>(kMaxDenseElements))
-        RELAX_THROW(ctx.Where(n) << "a tree has too many leaf paths");
     }
     trees.push_back(std::move(paths));
     tree_nodes.push_back(std::move(nodes));
@@ -281,9 +288,11 @@ std::vector<Value> ConvertTreeEnsemble(ImportContext& ctx, const onnx::NodeProto
   }
 
   // C: every present mode on the gathered features, selected by its mask.
-  Expr xf = bb.Emit(MakeCall(GetOp("relax.take"),
-                             {x, MakeConstant(DataType::Int(64), {slots}, IntBytes(slot_feature))},
-                             {{"axis", int64_t{1}}}),
+  // Feature ids were checked against a static F; a symbolic F is checked at run time.
+  const std::vector<PrimExpr> feature_extent = {(*x->sinfo->values)[1]};
+  Expr feature_ids = MakeConstant(DataType::Int(64), {slots}, IntBytes(slot_feature));
+  if (features < 0) CheckIndices(ctx, n, feature_ids, feature_extent, "nodes_featureids");
+  Expr xf = bb.Emit(MakeCall(GetOp("relax.take"), {x, feature_ids}, {{"axis", int64_t{1}}}),
                     "tree_features");
   Expr split_c = MakeConstant(dt, {slots}, FloatBytes(slot_split, dt));
   static const char* kCmp[] = {"relax.less_equal", "relax.less",  "relax.greater_equal",
