@@ -139,8 +139,8 @@ class Backend {
   /// Codegen hook: compiles every (scheduled, flattened) PrimFunc of `mod` into one loadable
   /// library (returned bytes; the artifact's "elf" section) with the RelaxPackedFunc ABI
   /// (runtime/c_api.h), and appends the other sections the loader needs to `sections`
-  /// (cpu: "target", the triple and CPU features the code uses). Errors: relax::Error naming the PrimFunc
-  /// for unsupported TIR, and LLVM/MLIR/linker failures with their messages.
+  /// (cpu: "target", the triple and CPU features the code uses). Errors: relax::Error naming
+  /// the PrimFunc for unsupported TIR, and LLVM/MLIR/linker failures with their messages.
   virtual std::string BuildKernels(const IRModule& mod, const Target& t,
                                    const CodegenOptions& options,
                                    std::vector<BackendSection>* sections) const = 0;
