@@ -302,8 +302,9 @@ void AddCompileCommand(CLI::App& app) {
   c->add_option("model", o->model, "ONNX model file, or a text-IR module (.rx)")->required();
   c->add_option("-o,--output", o->output, "Output artifact (.so)")->required();
   c->add_option("--target", o->target,
-                 "Target: cpu [-mcpu=NAME] [-mtriple=aarch64-linux-gnu], vulkan, "
-                 "'cuda -arch=sm_90' (GPU targets take -mcpu/-mtriple for their host part)")->capture_default_str();
+                "Target: cpu [-mcpu=NAME] [-mtriple=aarch64-linux-gnu], vulkan, "
+                "'cuda -arch=sm_90' (GPU targets take -mcpu/-mtriple for their host part)")
+      ->capture_default_str();
   c->add_flag("--print-ir-after-all", o->print_after_all,
               "Print the IR after every stage (import, each pass, codegen-mlir, codegen-llvm, "
               "vm-codegen)");
