@@ -27,9 +27,8 @@ class CudaBackend : public Backend {
     codegen::HostTarget::FromTarget(t);
   }
   const std::vector<ScheduleRule>& ScheduleRules() const override {
-    static const std::vector<ScheduleRule> rules =
-        schedule::GpuScheduleRules("cuda", CudaAbi().Info().threads_per_block,
-                                   CudaAbi().Info().subgroup_width);
+    static const std::vector<ScheduleRule> rules = schedule::GpuScheduleRules(
+        "cuda", CudaAbi().Info().threads_per_block, CudaAbi().Info().subgroup_width);
     return rules;
   }
   int DeviceType() const override { return kDLCUDA; }

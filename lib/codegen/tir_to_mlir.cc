@@ -20,8 +20,8 @@
 #include <limits>
 #include <map>
 
-#include "relax/support/error.h"
 #include "relax/runtime/executable.h"
+#include "relax/support/error.h"
 #include "tir_emitter.h"
 
 namespace relax::codegen {

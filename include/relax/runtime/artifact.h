@@ -11,10 +11,10 @@
 #include "relax/runtime/artifact_format.h"
 #include "relax/runtime/c_api.h"
 #include "relax/runtime/device_module.h"
+#include "relax/runtime/executable.h"
 #include "relax/runtime/kernel_loader.h"
 #include "relax/runtime/ndarray.h"
 #include "relax/runtime/plugin_libraries.h"
-#include "relax/runtime/executable.h"
 
 namespace relax::runtime {
 

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "relax/runtime/artifact.h"
-#include "relax/runtime/ndarray.h"
 #include "relax/runtime/executable.h"
+#include "relax/runtime/ndarray.h"
 #include "relax/vm/vm.h"
 
 namespace relax::runtime {
