@@ -35,7 +35,8 @@ constexpr size_t kMaxDepth = 256;
 // path): real ensembles need thousands; a shared-node graph could need 2^depth.
 constexpr int64_t kMaxWalk = int64_t{1} << 20;
 
-// The numbers of a tensor attribute (float, double or uint8), as doubles.
+// The numbers of a tensor attribute (float, double or uint8), as doubles: decoded (and its
+// size checked) by TensorProtoToConstant.
 std::vector<double> TensorNumbers(ImportContext& ctx, const onnx::NodeProto& n,
                                   const std::string& name, bool required) {
   const onnx::AttributeProto* a = FindAttr(n, name);
@@ -44,55 +45,25 @@ std::vector<double> TensorNumbers(ImportContext& ctx, const onnx::NodeProto& n,
     return {};
   }
   if (!a->has_t()) RELAX_THROW(ctx.Where(n) << "attribute '" << name << "' must be a tensor");
-  const onnx::TensorProto& t = a->t();
-  int64_t count = 1;
-  for (int64_t d : t.dims()) {
-    if (d < 0 || d > (int64_t{1} << 31)) RELAX_THROW(ctx.Where(n) << name << ": bad dim " << d);
-    count *= d;
-    if (count > (int64_t{1} << 31)) RELAX_THROW(ctx.Where(n) << name << " is too large");
+  Expr e = TensorProtoToConstant(a->t(), ctx.Where(n) + "attribute '" + name + "'");
+  const ConstantNode* c = As<ConstantNode>(e);
+  const DataType dt = c->dtype;
+  if (!(dt == DataType::Float(32) || dt == DataType::Float(64) || dt == DataType::UInt(8)))
+    RELAX_THROW(ctx.Where(n) << "attribute '" << name
+                             << "' must be a float, double or uint8 tensor");
+  std::vector<double> out(static_cast<size_t>(c->numel()));
+  const uint8_t* p = c->data->data();
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (dt.bits == 64) {
+      std::memcpy(&out[i], p + i * 8, 8);
+    } else if (dt.bits == 32) {
+      float f;
+      std::memcpy(&f, p + i * 4, 4);
+      out[i] = f;
+    } else {
+      out[i] = p[i];
+    }
   }
-  std::vector<double> out;
-  const std::string& raw = t.raw_data();
-  auto from_raw = [&](size_t item, auto read) {
-    if (raw.size() != static_cast<size_t>(count) * item)
-      RELAX_THROW(ctx.Where(n) << name << ": " << raw.size() << " data bytes for " << count
-                               << " elements");
-    for (int64_t i = 0; i < count; ++i) out.push_back(read(raw.data() + i * item));
-  };
-  switch (t.data_type()) {
-    case onnx::TensorProto::FLOAT:
-      if (!raw.empty())
-        from_raw(4, [](const char* p) {
-          float f;
-          std::memcpy(&f, p, 4);
-          return static_cast<double>(f);
-        });
-      else
-        out.assign(t.float_data().begin(), t.float_data().end());
-      break;
-    case onnx::TensorProto::DOUBLE:
-      if (!raw.empty())
-        from_raw(8, [](const char* p) {
-          double f;
-          std::memcpy(&f, p, 8);
-          return f;
-        });
-      else
-        out.assign(t.double_data().begin(), t.double_data().end());
-      break;
-    case onnx::TensorProto::UINT8:
-      if (!raw.empty())
-        from_raw(1, [](const char* p) { return static_cast<double>(static_cast<uint8_t>(*p)); });
-      else
-        out.assign(t.int32_data().begin(), t.int32_data().end());
-      break;
-    default:
-      RELAX_THROW(ctx.Where(n) << "attribute '" << name
-                               << "' must be a float, double or uint8 tensor");
-  }
-  if (static_cast<int64_t>(out.size()) != count)
-    RELAX_THROW(ctx.Where(n) << name << ": " << out.size() << " values for " << count
-                             << " elements");
   return out;
 }
 
