@@ -22,8 +22,8 @@
 #include <vector>
 
 #include "relax/runtime/artifact_format.h"
-#include "relax/support/error.h"
 #include "relax/runtime/executable.h"
+#include "relax/support/error.h"
 
 namespace {
 
