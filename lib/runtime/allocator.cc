@@ -1,5 +1,5 @@
-// Allocator registry, the default allocators (a size-class pool on the CPU, one block per
-// request elsewhere) and tensors viewing storage.
+// Allocator registry, the default allocators (a size-class pool per device), the unified and
+// device memory scopes of GPU runs, and tensors viewing storage.
 #include "relax/runtime/allocator.h"
 
 #include <algorithm>
@@ -58,15 +58,15 @@ class DeviceAllocator final : public Allocator {
   DeviceAPI* api_;
 };
 
-// The CPU default: blocks are rounded up to a size class and go back to a free list of their
-// class when released, so a model's per-inference storages (the plan's arena, outputs, the
+// The default (per device): blocks are rounded up to a size class and go back to a free list of
+// their class when released, so a model's per-inference storages (the plan's arena, outputs, the
 // storages of unbounded sizes) stop reaching malloc after the first run. Classes: multiples of
 // 64 bytes up to 4 KiB, then four per power of two (at most 25 % slack). At most kKeepBytes
 // stay cached; beyond that a released block is freed. The state is never destroyed (storages
 // may outlive static destruction), so cached blocks are left to the OS at exit.
-class PooledCpuAllocator final : public Allocator {
+class PooledAllocator final : public Allocator {
  public:
-  explicit PooledCpuAllocator(DLDevice dev) : dev_(dev), api_(DeviceAPI::Get(dev)) {}
+  explicit PooledAllocator(DLDevice dev) : dev_(dev), api_(DeviceAPI::Get(dev)) {}
 
   static size_t SizeClass(size_t n) {
     if (n <= 4096) return std::max<size_t>(64, (n + 63) / 64 * 64);
@@ -118,20 +118,21 @@ class PooledCpuAllocator final : public Allocator {
   State* state_ = new State;  // never deleted: see the class comment
 };
 
-// Unified memory of one GPU device (UnifiedMemoryScope). The device API pools the blocks; a
-// block the device cannot make comes from `fallback` (the CPU allocator). The storage is a
-// host (kDLCPU) storage: host code addresses it like any other.
+// Unified memory of one GPU device (UnifiedMemoryScope, DeviceMemoryScope). The device API pools
+// the blocks; a block the device cannot make comes from `fallback`. Its storages are on
+// `storage_dev`: the CPU for an unplaced artifact's host tensors (host code addresses them like
+// any other), the GPU for a placed artifact's device tensors.
 class UnifiedAllocator final : public Allocator {
  public:
-  UnifiedAllocator(DLDevice dev, DeviceAPI* api, Allocator* fallback)
-      : dev_(dev), api_(api), fallback_(fallback) {}
+  UnifiedAllocator(DLDevice dev, DeviceAPI* api, Allocator* fallback, DLDevice storage_dev)
+      : dev_(dev), api_(api), fallback_(fallback), storage_dev_(storage_dev) {}
   Storage Alloc(size_t nbytes, size_t alignment) override {
     CheckAlignment(alignment);
     void* data = api_->AllocUnified(dev_, nbytes, alignment);
     if (!data) return fallback_->Alloc(nbytes, alignment);
     DeviceAPI* api = api_;
     DLDevice dev = dev_;
-    return MakeStorage(DLDevice{kDLCPU, 0}, data, nbytes, alignment,
+    return MakeStorage(storage_dev_, data, nbytes, alignment,
                        [api, dev](void* p) { api->FreeUnified(dev, p); });
   }
 
@@ -139,9 +140,17 @@ class UnifiedAllocator final : public Allocator {
   DLDevice dev_;
   DeviceAPI* api_;
   Allocator* fallback_;
+  DLDevice storage_dev_;
 };
 
 thread_local Allocator* current_unified = nullptr;
+// The innermost DeviceMemoryScope of this thread: its device, and the allocators of its
+// storages and kernel workspaces.
+struct DeviceScopeState {
+  DLDevice dev{kDLCPU, 0};
+  Allocator* storage = nullptr;
+};
+thread_local const DeviceScopeState* current_device = nullptr;
 
 // Pooling hides out-of-bounds kernel accesses from AddressSanitizer (the slack of a size
 // class is valid memory), so sanitizer builds and RELAX_ALLOCATOR_POOL=0 use plain blocks.
@@ -172,13 +181,16 @@ std::map<Key, std::unique_ptr<Allocator>>& Defaults() {
 
 Allocator* Allocator::Get(DLDevice dev) {
   if (dev.device_type == kDLCPU && current_unified) return current_unified;
+  if (current_device && dev.device_type == current_device->dev.device_type &&
+      dev.device_id == current_device->dev.device_id)
+    return current_device->storage;
   Key k{dev.device_type, dev.device_id};
   std::lock_guard<std::mutex> lock(RegistryMutex());
   if (auto it = Registered().find(k); it != Registered().end()) return it->second;
   auto& d = Defaults()[k];
   if (!d) {
-    if (dev.device_type == kDLCPU && PoolingEnabled())
-      d = std::make_unique<PooledCpuAllocator>(dev);
+    if (PoolingEnabled())
+      d = std::make_unique<PooledAllocator>(dev);
     else
       d = std::make_unique<DeviceAllocator>(dev);
   }
@@ -205,13 +217,47 @@ UnifiedMemoryScope::UnifiedMemoryScope(DLDevice dev) : previous_(current_unified
   current_unified = previous_;
   std::lock_guard<std::mutex> lock(mu);
   std::unique_ptr<Allocator>& a = (*made)[{dev.device_type, dev.device_id, api}];
-  if (!a) a = std::make_unique<UnifiedAllocator>(dev, api, cpu);
+  if (!a) a = std::make_unique<UnifiedAllocator>(dev, api, cpu, DLDevice{kDLCPU, 0});
   current_unified = a.get();
 }
 
 UnifiedMemoryScope::~UnifiedMemoryScope() { current_unified = previous_; }
 
 Allocator* UnifiedMemoryScope::Current() { return current_unified; }
+
+DeviceMemoryScope::DeviceMemoryScope(DLDevice dev, bool unified) : previous_(current_device) {
+  DeviceAPI* api = DeviceAPI::Get(dev);  // throws before anything changes
+  current_device = nullptr;
+  Allocator* device = Allocator::Get(dev);  // its device memory (pooled)
+  current_device = static_cast<const DeviceScopeState*>(previous_);
+  Allocator* storage = device;
+  if (unified) {
+    static std::mutex mu;
+    static auto* made = new std::map<std::tuple<int, int, DeviceAPI*>, std::unique_ptr<Allocator>>;
+    std::lock_guard<std::mutex> lock(mu);
+    std::unique_ptr<Allocator>& a = (*made)[{dev.device_type, dev.device_id, api}];
+    if (!a) a = std::make_unique<UnifiedAllocator>(dev, api, device, dev);
+    storage = a.get();
+  }
+  auto* st = new DeviceScopeState{dev, storage};
+  state_ = st;
+  current_device = st;
+}
+
+DeviceMemoryScope::~DeviceMemoryScope() {
+  current_device = static_cast<const DeviceScopeState*>(previous_);
+  delete static_cast<const DeviceScopeState*>(state_);
+}
+
+DLDevice DeviceMemoryScope::Resolve(DLDevice dev) {
+  if (current_device && dev.device_type == current_device->dev.device_type)
+    return current_device->dev;
+  return dev;
+}
+
+Allocator* DeviceMemoryScope::Workspace() {
+  return current_device ? current_device->storage : nullptr;
+}
 
 NDArray TensorFromStorage(const Storage& storage, size_t offset, std::vector<int64_t> shape,
                           DLDataType dtype) {
@@ -228,6 +274,21 @@ NDArray TensorFromStorage(const Storage& storage, size_t offset, std::vector<int
                                         << elem);
   return NDArray::FromExternal(static_cast<char*>(storage->data) + offset, std::move(shape), dtype,
                                std::shared_ptr<void>(storage, storage->data), storage->device);
+}
+
+NDArray CopyTensorTo(const NDArray& t, DLDevice dev) {
+  if (!t.defined()) RELAX_THROW("copy to " << DeviceToString(dev) << ": undefined tensor");
+  const DLDevice from = t.device();
+  if (from.device_type == dev.device_type && from.device_id == dev.device_id) return t;
+  if (from.device_type != kDLCPU && dev.device_type != kDLCPU)
+    RELAX_THROW("copy from " << DeviceToString(from) << " to " << DeviceToString(dev)
+                             << ": copies between two devices are not supported");
+  Storage s = Allocator::Get(dev)->Alloc(t.nbytes(), 256);
+  NDArray out = TensorFromStorage(s, 0, t.shape(), t.dtype());
+  const DLDevice gpu = from.device_type != kDLCPU ? from : dev;
+  if (t.nbytes() > 0)
+    DeviceAPI::Get(gpu)->CopyDataFromTo(t.data(), out.data(), t.nbytes(), from, dev, nullptr);
+  return out;
 }
 
 }  // namespace relax::runtime

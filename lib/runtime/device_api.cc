@@ -94,6 +94,25 @@ std::string DeviceToString(DLDevice dev) {
   return std::string(name) + ":" + std::to_string(dev.device_id);
 }
 
+DLDevice ParseDevice(const std::string& text) {
+  static const std::pair<const char*, DLDeviceType> kNames[] = {
+      {"cpu", kDLCPU},       {"cuda", kDLCUDA},   {"cuda_host", kDLCUDAHost}, {"opencl", kDLOpenCL},
+      {"vulkan", kDLVulkan}, {"metal", kDLMetal}, {"rocm", kDLROCM}};
+  const size_t colon = text.find(':');
+  const std::string kind = text.substr(0, colon);
+  int id = 0;
+  if (colon != std::string::npos) {
+    const std::string num = text.substr(colon + 1);
+    if (num.empty() || num.size() > 5 || num.find_first_not_of("0123456789") != std::string::npos)
+      RELAX_THROW("device '" << text << "': expected KIND or KIND:ID with ID a number");
+    id = std::stoi(num);
+  }
+  for (const auto& [name, type] : kNames)
+    if (kind == name) return DLDevice{type, id};
+  RELAX_THROW("device '" << text
+                         << "': unknown kind (cpu, cuda, cuda_host, opencl, vulkan, metal, rocm)");
+}
+
 DeviceAPI* DeviceAPI::Get(DLDevice dev) {
   Registry& r = GetRegistry();
   std::lock_guard<std::mutex> lock(r.mu);

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <unordered_set>
 
+#include "relax/runtime/device_api.h"
 #include "relax/runtime/ndarray.h"
 #include "relax/support/error.h"
 
@@ -70,6 +71,7 @@ json SigToJson(const TensorSig& s) {
   }
   json j = {{"name", s.name}, {"dtype", s.dtype}, {"dims", dims}};
   if (s.sequence) j["sequence"] = true;
+  if (!s.device.empty()) j["device"] = s.device;
   return j;
 }
 
@@ -149,6 +151,15 @@ TensorSig ParseSig(const json& j, const std::string& where) {
     s.sequence = j["sequence"].get<bool>();
     if (s.sequence && !s.dims.empty()) Fail(where + ".dims", "a sequence has no dims");
   }
+  if (j.contains("device")) {
+    if (!j["device"].is_string()) Fail(where + ".device", "expected a string");
+    s.device = j["device"].get<std::string>();
+    try {
+      ParseDevice(s.device);
+    } catch (const Error& e) {
+      Fail(where + ".device", e.what());
+    }
+  }
   return s;
 }
 
@@ -158,6 +169,7 @@ std::string Executable::ToJSON() const {
   json j;
   j["version"] = version;
   j["entry"] = entry;
+  if (placed) j["placed"] = true;
   json funcs = json::array();
   for (const Function& f : functions) {
     json code = json::array();
@@ -280,6 +292,10 @@ Executable Executable::FromJSON(const std::string& text) {
                                               << kExecutableVersion << ")");
     e.version = static_cast<int>(version);
     e.entry = GetStr(Field(j, "top level", "entry"), "entry");
+    if (j.contains("placed")) {
+      if (!j["placed"].is_boolean()) Fail("placed", "expected a boolean");
+      e.placed = j["placed"].get<bool>();
+    }
 
     // Constants first: instruction operands are checked against the pool size.
     const json& jcs = GetArray(Field(j, "top level", "constants"), "constants");

@@ -3,8 +3,9 @@
 // give back before returning. A borrow takes the smallest free block that fits, else a new
 // block; blocks stay in the pool (up to kKeepLimit bytes each) so repeated kernel calls do not
 // reach malloc. Inside a UnifiedMemoryScope (a GPU artifact's run) blocks come from the
-// device's unified memory instead (allocator.h), so the intermediates of multi-stage device
-// kernels are used in place by the kernels that write and read them.
+// device's unified memory instead, and inside a DeviceMemoryScope (a placed GPU artifact's run)
+// from the device's memory (allocator.h), so the intermediates of multi-stage device kernels
+// are used in place by the kernels that write and read them.
 #include <cstdlib>
 #include <exception>
 #include <new>
@@ -62,7 +63,9 @@ extern "C" void* RelaxWorkspaceAlloc(int64_t nbytes) {
   }
   want = (want + kAlign - 1) / kAlign * kAlign;
   if (want == 0) want = kAlign;
-  if (relax::runtime::Allocator* unified = UnifiedMemoryScope::Current()) {
+  relax::runtime::Allocator* unified = relax::runtime::DeviceMemoryScope::Workspace();
+  if (!unified) unified = UnifiedMemoryScope::Current();
+  if (unified) {
     try {
       BorrowedUnifiedBlocks().push_back(unified->Alloc(want, kAlign));
       return BorrowedUnifiedBlocks().back()->data;

@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "relax/runtime/device_api.h"
 #include "relax/support/error.h"
 #include "relax/vm/builtins.h"
 
@@ -40,7 +41,9 @@ inline const NDArray& AsTensor(const char* fn, const Args& a, size_t i) {
 /// Argument i as a defined tensor on the CPU.
 inline const NDArray& AsCpuTensor(const char* fn, const Args& a, size_t i) {
   const NDArray& t = AsTensor(fn, a, i);
-  if (t.device().device_type != kDLCPU) RELAX_THROW(fn << ": only cpu tensors are supported");
+  if (t.device().device_type != kDLCPU)
+    RELAX_THROW(fn << ": argument " << i << " is on " << DeviceToString(t.device())
+                   << "; this builtin reads tensors in host memory only");
   return t;
 }
 inline const std::vector<int64_t>& AsShape(const char* fn, const Args& a, size_t i) {
@@ -98,6 +101,7 @@ void AddScanBuiltins(BuiltinTable* t);      // builtins_scan.cc: CumSum
 void AddSignalBuiltins(BuiltinTable* t);    // builtins_signal.cc: DFT, STFT, windows
 void AddTextBuiltins(BuiltinTable* t);      // builtins_text.cc: TfIdfVectorizer
 void AddSequenceBuiltins(BuiltinTable* t);  // builtins_sequence.cc: ONNX sequence ops
+void AddDeviceBuiltins(BuiltinTable* t);    // builtins_device.cc: to_device, to_host
 
 }  // namespace relax::runtime::builtin_args
 

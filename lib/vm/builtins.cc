@@ -194,7 +194,9 @@ Value AllocStorage(const Args& a) {
   if (type < 0 || type > 1000 || id < 0 || id > 1 << 16)
     RELAX_THROW(fn << ": bad device " << type << ":" << id);
   if (align <= 0) RELAX_THROW(fn << ": bad alignment " << align);
-  DLDevice dev{static_cast<DLDeviceType>(type), static_cast<int32_t>(id)};
+  // Device ids in an artifact are relative to the device it runs on.
+  DLDevice dev = DeviceMemoryScope::Resolve(
+      DLDevice{static_cast<DLDeviceType>(type), static_cast<int32_t>(id)});
   Storage s = Allocator::Get(dev)->Alloc(static_cast<size_t>(nbytes), static_cast<size_t>(align));
   NotePlanned(static_cast<size_t>(nbytes), planned);
   return s;
@@ -436,6 +438,7 @@ BuiltinTable& Registry() {
     AddSignalBuiltins(&r);
     AddTextBuiltins(&r);
     AddSequenceBuiltins(&r);
+    AddDeviceBuiltins(&r);
     return true;
   }();
   (void)families;

@@ -66,13 +66,13 @@ namespace {
 // device launches still queued may run on while they execute.
 bool DataFreeBuiltin(const std::string& name) {
   static const std::set<std::string> kDataFreeBuiltins = {
-      "vm.builtin.alloc_shape_heap", "vm.builtin.alloc_storage",
-      "vm.builtin.alloc_tensor",     "vm.builtin.check_dims_equal",
-      "vm.builtin.check_tensor",     "vm.builtin.eval_prim",
-      "vm.builtin.make_shape",       "vm.builtin.make_tuple",
-      "vm.builtin.match_shape",      "vm.builtin.move",
-      "vm.builtin.release",          "vm.builtin.reshape",
-      "vm.builtin.store_shape",      "vm.builtin.tuple_getitem"};
+      "vm.builtin.alloc_shape_heap", "vm.builtin.alloc_storage", "vm.builtin.alloc_tensor",
+      "vm.builtin.check_dims_equal", "vm.builtin.check_tensor", "vm.builtin.eval_prim",
+      "vm.builtin.make_shape", "vm.builtin.make_tuple", "vm.builtin.match_shape", "vm.builtin.move",
+      "vm.builtin.release", "vm.builtin.reshape", "vm.builtin.store_shape",
+      "vm.builtin.tuple_getitem",
+      // The device API orders copies after the launches queued before them.
+      "vm.builtin.to_device", "vm.builtin.to_host"};
   return kDataFreeBuiltins.count(name) != 0;
 }
 
@@ -433,8 +433,16 @@ void VirtualMachine::CheckInputValues(const std::vector<Value>& inputs) const {
     if (!tp) RELAX_THROW(what << ": expected a tensor, got a " << ValueTypeName(inputs[i]));
     const NDArray& t = *tp;
     if (!t.defined()) RELAX_THROW(what << ": undefined tensor");
-    if (t.device().device_type != kDLCPU)
-      RELAX_THROW(what << ": expected a cpu tensor, got one on " << DeviceToString(t.device()));
+    const DLDevice td = t.device();
+    const DeviceModule* dm = artifact_->device_module();
+    const bool on_device = dm && artifact_->exec().placed &&
+                           td.device_type == dm->dev.device_type &&
+                           td.device_id == dm->dev.device_id;
+    if (td.device_type != kDLCPU && !on_device)
+      RELAX_THROW(
+          what << ": expected a tensor in host memory"
+               << (dm && artifact_->exec().placed ? " or on " + DeviceToString(dm->dev) : "")
+               << ", got one on " << DeviceToString(td));
     std::string dt = DTypeToString(t.dtype());
     if (dt != s.dtype) RELAX_THROW(what << ": expected dtype " << s.dtype << ", got " << dt);
     if (t.ndim() != static_cast<int64_t>(s.dims.size()))
@@ -473,10 +481,29 @@ std::vector<NDArray> VirtualMachine::Run(const std::vector<NDArray>& inputs) {
 std::vector<Value> VirtualMachine::RunValues(const std::vector<Value>& inputs) {
   CheckInputValues(inputs);
   const Executable& exec = artifact_->exec();
+  const DeviceModule* dm = artifact_->device_module();
+  if (dm && exec.placed) {
+    // Tensors live where the compiler placed them: each input goes where the signature takes
+    // it (one copy when the caller's tensor is elsewhere), outputs come back to the host
+    // unless the caller keeps them on the device.
+    DeviceMemoryScope scope(dm->dev, unified_);
+    std::vector<Value> args(inputs);
+    for (size_t i = 0; i < args.size() && i < exec.inputs.size(); ++i) {
+      const NDArray* t = std::get_if<NDArray>(&args[i]);
+      if (!t || !t->defined()) continue;
+      const std::string& where = exec.inputs[i].device;
+      args[i] = CopyTensorTo(
+          *t, where.empty() ? DLDevice{kDLCPU, 0} : DeviceMemoryScope::Resolve(ParseDevice(where)));
+    }
+    std::vector<Value> outs = SplitOutputs(Invoke(exec.entry, std::move(args)));
+    if (!outputs_on_device_)
+      for (Value& v : outs) v = ValueToHost(v);
+    return outs;
+  }
   std::optional<UnifiedMemoryScope> scope;
   Value result;
   if (unified_) {
-    scope.emplace(artifact_->device_module()->dev);
+    scope.emplace(dm->dev);
     // One copy of each tensor input into unified memory, so no launch stages it.
     std::vector<Value> args(inputs);
     for (Value& v : args) {
@@ -490,6 +517,11 @@ std::vector<Value> VirtualMachine::RunValues(const std::vector<Value>& inputs) {
   } else {
     result = Invoke(exec.entry, inputs);
   }
+  return SplitOutputs(result);
+}
+
+std::vector<Value> VirtualMachine::SplitOutputs(const Value& result) const {
+  const Executable& exec = artifact_->exec();
   // A single sequence output is itself a tuple: the signature tells it from a result tuple.
   bool single_seq = exec.outputs.size() == 1 && exec.outputs[0].sequence;
   std::vector<Value> outs;
@@ -518,6 +550,16 @@ std::vector<Value> VirtualMachine::RunValues(const std::vector<Value>& inputs) {
                                      << (seq ? "sequence of tensors" : "defined tensor"));
   }
   return outs;
+}
+
+Value VirtualMachine::ValueToHost(const Value& v) {
+  if (const NDArray* t = std::get_if<NDArray>(&v)) return CopyTensorTo(*t, DLDevice{kDLCPU, 0});
+  if (const Tuple* t = std::get_if<Tuple>(&v); t && *t) {
+    auto out = std::make_shared<TupleObj>();
+    for (const Value& f : (*t)->fields) out->fields.push_back(ValueToHost(f));
+    return Tuple(std::move(out));
+  }
+  return v;
 }
 
 }  // namespace relax::runtime

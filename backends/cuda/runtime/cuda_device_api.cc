@@ -1,17 +1,19 @@
-// The CUDA device API (kDLCUDA): loads the driver (libcuda.so.1) on first use, runs the PTX or
-// cubin kernels of a launch table on unified memory in place (AllocUnified: managed memory)
-// and stages every other host buffer per launch.
-#include <dlfcn.h>
-
+// The CUDA device API (kDLCUDA): loads the driver (libcuda.so.1, cuda_driver.h) on first use,
+// hands out device memory (AllocData: cuMemAlloc) and managed memory (AllocUnified:
+// cuMemAllocManaged), copies between host and device on the device's stream, and runs the PTX or
+// cubin kernels of a launch table with buffers inside either kind of memory in place; every
+// other (host) buffer is staged per launch.
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
+#include "cuda_driver.h"
 #include "relax/runtime/device_api.h"
 #include "relax/runtime/unified_memory.h"
 #include "relax/support/error.h"
@@ -26,109 +28,58 @@ using runtime::KernelSpec;
 using runtime::LaunchTable;
 using runtime::StreamHandle;
 
-// The few driver-API types used here, declared as cuda.h does (64-bit Linux), so this file
-// builds without the CUDA toolkit; the functions are resolved from libcuda.so.1 with dlsym.
-using CUresult = int;
-using CUdevice = int;
-using CUdeviceptr = unsigned long long;  // NOLINT(runtime/int): the driver's own type
-struct CUctx_st;
-struct CUmod_st;
-struct CUfunc_st;
-struct CUstream_st;
-struct CUevent_st;
-using CUcontext = CUctx_st*;
-using CUmodule = CUmod_st*;
-using CUfunction = CUfunc_st*;
-using CUstream = CUstream_st*;
-using CUevent = CUevent_st*;
-constexpr CUresult kCudaSuccess = 0;
-constexpr CUresult kCudaErrorOutOfMemory = 2;
-constexpr int kAttrManagedMemory = 83;      // CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY
-constexpr int kAttrConcurrentManaged = 89;  // CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS
-constexpr unsigned kStreamNonBlocking = 1;  // CU_STREAM_NON_BLOCKING
 // The most launches queued without waiting.
 constexpr int64_t kMaxQueued = 256;
-constexpr unsigned kMemAttachGlobal = 1;  // CU_MEM_ATTACH_GLOBAL
 // Managed allocations start on a 256-byte boundary (or more).
-constexpr size_t kManagedAlignment = 256;
+constexpr size_t kManagedAlignment = kDriverAlignment;
+// The largest alignment AllocData gives (what the runtime's allocators ask at most); beyond the
+// driver's 256 bytes it over-allocates by the difference.
+constexpr size_t kMaxAlignment = 4096;
 
-// Name, then signature, of each driver function used (the _v2 names are what cuda.h maps the
-// plain ones to).
-#define RELAX_CUDA_FNS(X)                                                                      \
-  X(cuInit, CUresult (*)(unsigned int))                                                        \
-  X(cuDeviceGetCount, CUresult (*)(int*))                                                      \
-  X(cuDeviceGet, CUresult (*)(CUdevice*, int))                                                 \
-  X(cuDeviceGetAttribute, CUresult (*)(int*, int, CUdevice))                                   \
-  X(cuDevicePrimaryCtxRetain, CUresult (*)(CUcontext*, CUdevice))                              \
-  X(cuCtxSetCurrent, CUresult (*)(CUcontext))                                                  \
-  X(cuModuleLoadData, CUresult (*)(CUmodule*, const void*))                                    \
-  X(cuModuleUnload, CUresult (*)(CUmodule))                                                    \
-  X(cuModuleGetFunction, CUresult (*)(CUfunction*, CUmodule, const char*))                     \
-  X(cuMemAlloc_v2, CUresult (*)(CUdeviceptr*, size_t))                                         \
-  X(cuMemFree_v2, CUresult (*)(CUdeviceptr))                                                   \
-  X(cuMemAllocManaged, CUresult (*)(CUdeviceptr*, size_t, unsigned int))                       \
-  X(cuMemcpyHtoD_v2, CUresult (*)(CUdeviceptr, const void*, size_t))                           \
-  X(cuMemcpyHtoDAsync_v2, CUresult (*)(CUdeviceptr, const void*, size_t, CUstream))            \
-  X(cuMemcpyDtoHAsync_v2, CUresult (*)(void*, CUdeviceptr, size_t, CUstream))                  \
-  X(cuStreamCreate, CUresult (*)(CUstream*, unsigned int))                                     \
-  X(cuStreamSynchronize, CUresult (*)(CUstream))                                               \
-  X(cuLaunchKernel, CUresult (*)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, \
-                                 unsigned, unsigned, CUstream, void**, void**))                \
-  X(cuEventCreate, CUresult (*)(CUevent*, unsigned int))                                       \
-  X(cuEventRecord, CUresult (*)(CUevent, CUstream))                                            \
-  X(cuEventElapsedTime, CUresult (*)(float*, CUevent, CUevent))                                \
-  X(cuGetErrorName, CUresult (*)(CUresult, const char**))
-
-// The driver library and its entry points: one per process, loaded on first use, never
-// unloaded (kernels and contexts may still be released during static destruction).
-struct Driver {
-  void* lib = nullptr;
-#define RELAX_CUDA_DECLARE(name, type) \
-  using name##_fn = type;              \
-  name##_fn name = nullptr;
-  RELAX_CUDA_FNS(RELAX_CUDA_DECLARE)
-#undef RELAX_CUDA_DECLARE
-  int num_devices = 0;
-
-  std::string ErrorName(CUresult r) const {
-    const char* name = nullptr;
-    if (cuGetErrorName && cuGetErrorName(r, &name) == kCudaSuccess && name) return name;
-    return "CUresult " + std::to_string(r);
+// The live AllocData blocks of one device by the address handed out: the bytes asked for and
+// the driver's allocation holding them (over-allocated for alignments beyond 256 bytes). Not
+// thread-safe: the device's lock guards it.
+class DeviceBlocks {
+ public:
+  struct Block {
+    uint64_t nbytes;
+    CUdeviceptr base;
+  };
+  void Insert(CUdeviceptr p, Block b) { blocks_[p] = b; }
+  // Removes the block handed out at `p` into `*out`; false when there is none.
+  bool Erase(CUdeviceptr p, Block* out) {
+    auto it = blocks_.find(p);
+    if (it == blocks_.end()) return false;
+    *out = it->second;
+    blocks_.erase(it);
+    return true;
   }
-  // Throws "<what>: <call> failed: CUDA_ERROR_..." unless `r` is CUDA_SUCCESS.
-  void Check(CUresult r, const char* call, const std::string& what) const {
-    if (r != kCudaSuccess) RELAX_THROW(what << ": " << call << " failed: " << ErrorName(r));
+  // Whether one block holds all of [p, p + bytes) (with bytes == 0: p in [start, end]).
+  bool Holds(const void* ptr, uint64_t bytes) const {
+    const CUdeviceptr p = reinterpret_cast<uintptr_t>(ptr);
+    auto it = blocks_.upper_bound(p);
+    if (it == blocks_.begin()) return false;
+    it = std::prev(it);
+    const uint64_t off = p - it->first;
+    return off <= it->second.nbytes && bytes <= it->second.nbytes - off;
   }
+
+ private:
+  std::map<CUdeviceptr, Block> blocks_;
 };
 
-std::unique_ptr<Driver> LoadDriver() {
-  auto drv = std::make_unique<Driver>();
-  drv->lib = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!drv->lib)
-    RELAX_THROW(
-        "cannot run a cuda artifact: libcuda.so.1 not found (no NVIDIA driver on this "
-        "machine)");
-#define RELAX_CUDA_LOAD(name, type)                                          \
-  drv->name = reinterpret_cast<Driver::name##_fn>(::dlsym(drv->lib, #name)); \
-  if (!drv->name)                                                            \
-    RELAX_THROW("cannot run a cuda artifact: libcuda.so.1 has no " #name     \
-                " (the NVIDIA "                                              \
-                "driver is too old)");
-  RELAX_CUDA_FNS(RELAX_CUDA_LOAD)
-#undef RELAX_CUDA_LOAD
-  drv->Check(drv->cuInit(0), "cuInit", "cannot run a cuda artifact");
-  drv->Check(drv->cuDeviceGetCount(&drv->num_devices), "cuDeviceGetCount",
-             "cannot run a cuda artifact");
-  return drv;
-}
+// What a block released while the stream is busy goes back to: the staging cache, the
+// managed cache, or the driver (an AllocData block).
+enum class BlockKind { kStaging, kUnified, kDevice };
 
-// One device: its primary context and a cache of device allocations by size class. Launches
-// hold `mu`.
+// One device: its primary context, its AllocData blocks and a cache of staging and managed
+// blocks by size class. Every use holds `mu`.
 struct Device {
   int id = 0;
   CUdevice cu = 0;
   CUcontext ctx = nullptr;
   std::mutex mu;
+  DeviceBlocks allocs;
   std::map<size_t, std::vector<CUdeviceptr>> free_blocks;  // size class -> free blocks
   size_t cached_bytes = 0;
   // Managed memory: supported (1), not (0), not asked yet (-1); the live allocations by
@@ -138,16 +89,17 @@ struct Device {
   std::map<size_t, std::vector<CUdeviceptr>> free_unified;
   // The device's stream; launches whose buffers need no copy back are queued on it without
   // waiting (`defer`: RELAX_GPU_ASYNC is on and the device lets the host use managed memory
-  // while kernels run); `queued` of them are, up to kernel `queued_last`, and the blocks they
-  // use that were released meanwhile wait in `pending` (pointer, bytes, unified).
+  // while kernels run); `queued` of them are, up to kernel `queued_last`, with `queued_copies`
+  // copies (CopyDataFromTo, in-device staging), and the blocks released meanwhile wait in
+  // `pending` (pointer, bytes, kind).
   CUstream stream = nullptr;
   bool defer = false;
-  int64_t queued = 0;
+  int64_t queued = 0, queued_copies = 0;
   std::string queued_last;
   struct Pending {
     CUdeviceptr p;
     uint64_t bytes;
-    bool unified;
+    BlockKind kind;
   };
   std::vector<Pending> pending;
   // Event pairs recorded around each queued launch (made as needed; a null pair: no timing)
@@ -156,6 +108,9 @@ struct Device {
   std::vector<uint8_t> timed;  // per used pair: both events were recorded
   size_t events_used = 0;
   runtime::DeviceCounters counters;
+
+  // Whether work is queued on the stream (blocks it may use cannot be reused yet).
+  bool Busy() const { return queued > 0 || queued_copies > 0; }
 };
 
 constexpr size_t kMinBlock = 256;
@@ -225,20 +180,114 @@ class CudaDeviceAPI final : public DeviceAPI {
     std::lock_guard<std::mutex> lock(d->mu);
     CUdeviceptr p = 0;
     uint64_t size = 0;
-    if (d->unified.Erase(ptr, &p, &size)) Release(*d, p, size, /*unified=*/true);
+    if (d->unified.Erase(ptr, &p, &size)) Release(*d, p, size, BlockKind::kUnified);
   }
 
-  void* AllocData(DLDevice dev, size_t, size_t) override { Unsupported(dev, "AllocData"); }
-  void FreeData(DLDevice dev, void* ptr) override {
-    if (ptr) Unsupported(dev, "FreeData");
+  // cuMemAlloc of at least one byte (so a 0-byte block is a unique address), over-allocated
+  // when `alignment` exceeds the driver's 256 bytes.
+  void* AllocData(DLDevice dev, size_t nbytes, size_t alignment) override {
+    const std::string what = "AllocData on " + runtime::DeviceToString(dev);
+    if (alignment == 0 || (alignment & (alignment - 1)) != 0)
+      RELAX_THROW(what << ": alignment " << alignment << " is not a power of two");
+    if (alignment > kMaxAlignment)
+      RELAX_THROW(what << ": alignment " << alignment << " exceeds the " << kMaxAlignment
+                       << " bytes the cuda device API aligns to");
+    if (nbytes > (size_t{1} << 62)) RELAX_THROW(what << ": " << nbytes << " bytes is too large");
+    const size_t extra = alignment > kDriverAlignment ? alignment - 1 : 0;
+    const size_t size = (nbytes ? nbytes : 1) + extra;
+    Device& d = GetDevice(dev);
+    std::lock_guard<std::mutex> lock(d.mu);
+    const Driver& drv = *driver_;
+    drv.Check(drv.cuCtxSetCurrent(d.ctx), "cuCtxSetCurrent", what);
+    CUdeviceptr base = 0;
+    CUresult r = drv.cuMemAlloc_v2(&base, size);
+    if (r == kCudaErrorOutOfMemory) {
+      FreeCached(d);
+      r = drv.cuMemAlloc_v2(&base, size);
+    }
+    drv.Check(r, "cuMemAlloc", what + " (" + std::to_string(nbytes) + " bytes)");
+    const CUdeviceptr p = (base + alignment - 1) & ~static_cast<CUdeviceptr>(alignment - 1);
+    if (p - base + nbytes > size) {  // the driver broke its 256-byte promise
+      drv.cuMemFree_v2(base);
+      RELAX_THROW(what << ": cuMemAlloc returned an address not aligned to " << kDriverAlignment
+                       << " bytes");
+    }
+    d.allocs.Insert(p, {nbytes, base});
+    d.counters.device_bytes += static_cast<int64_t>(nbytes);
+    return reinterpret_cast<void*>(static_cast<uintptr_t>(p));
   }
-  void CopyDataFromTo(const void*, void*, size_t, DLDevice src_dev, DLDevice dst_dev,
+  // The block goes back to the driver once the work queued on the stream ran (Sync).
+  void FreeData(DLDevice dev, void* ptr) override {
+    if (!ptr) return;
+    Device* d = FindDevice(dev);
+    DeviceBlocks::Block b{};
+    std::unique_lock<std::mutex> lock;
+    if (d) lock = std::unique_lock<std::mutex>(d->mu);
+    if (!d || !d->allocs.Erase(reinterpret_cast<uintptr_t>(ptr), &b))
+      RELAX_THROW("FreeData on " << runtime::DeviceToString(dev) << ": " << ptr
+                                 << " is not an address AllocData returned (or freed twice)");
+    d->counters.device_bytes -= static_cast<int64_t>(b.nbytes);
+    Release(*d, b.base, b.nbytes, BlockKind::kDevice);
+  }
+  // Host -> device, device -> host and within one device, on the device's stream after the
+  // work queued on it; a copy to the host waits for it.
+  void CopyDataFromTo(const void* src, void* dst, size_t nbytes, DLDevice src_dev, DLDevice dst_dev,
                       StreamHandle) override {
-    Unsupported(src_dev.device_type == kDLCUDA ? src_dev : dst_dev, "CopyDataFromTo");
+    const bool from_gpu = src_dev.device_type == kDLCUDA, to_gpu = dst_dev.device_type == kDLCUDA;
+    const std::string what = "CopyDataFromTo " + runtime::DeviceToString(src_dev) + " -> " +
+                             runtime::DeviceToString(dst_dev) + " (" + std::to_string(nbytes) +
+                             " bytes)";
+    if (!(from_gpu || src_dev.device_type == kDLCPU) ||
+        !(to_gpu || dst_dev.device_type == kDLCPU) || !(from_gpu || to_gpu))
+      RELAX_THROW(what << ": the cuda device API copies between cpu and cuda memory only");
+    if (from_gpu && to_gpu && src_dev.device_id != dst_dev.device_id)
+      RELAX_THROW(what << ": copies between two cuda devices are not supported");
+    const DLDevice dev = from_gpu ? src_dev : dst_dev;
+    Device& d = GetDevice(dev);
+    std::lock_guard<std::mutex> lock(d.mu);
+    // The device side: memory AllocData made, or managed memory (copied by its address, which
+    // the driver takes as a device pointer too).
+    auto device_ptr = [&](const void* p, const char* role) {
+      uint64_t offset = 0;
+      if (d.allocs.Holds(p, nbytes) || d.unified.Find(p, nbytes ? nbytes : 1, &offset))
+        return static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(p));
+      RELAX_THROW(what << ": the " << role << " " << p << " is not inside memory of "
+                       << runtime::DeviceToString(dev) << " (AllocData or AllocUnified) with "
+                       << nbytes << " bytes to spare");
+    };
+    // The host side: device memory there is a mix-up the driver may not catch.
+    const void* host = from_gpu ? dst : src;
+    if (!(from_gpu && to_gpu) && d.allocs.Holds(host, nbytes))
+      RELAX_THROW(what << ": the " << (from_gpu ? "destination " : "source ") << host
+                       << " is device memory of " << runtime::DeviceToString(dev)
+                       << ", not host memory");
+    const CUdeviceptr from = from_gpu ? device_ptr(src, "source") : 0;
+    const CUdeviceptr to = to_gpu ? device_ptr(dst, "destination") : 0;
+    ++d.counters.copies;
+    if (nbytes == 0) return;
+    const Driver& drv = *driver_;
+    drv.Check(drv.cuCtxSetCurrent(d.ctx), "cuCtxSetCurrent", what);
+    if (from_gpu && to_gpu) {
+      drv.Check(drv.cuMemcpyDtoDAsync_v2(to, from, nbytes, d.stream), "cuMemcpyDtoDAsync", what);
+      ++d.queued_copies;
+    } else if (to_gpu) {
+      // The source is read when the copy is issued: queued kernels may still write it when it
+      // is managed memory.
+      uint64_t offset = 0;
+      if (d.unified.Find(src, nbytes, &offset)) Sync(d);
+      drv.Check(drv.cuMemcpyHtoDAsync_v2(to, src, nbytes, d.stream), "cuMemcpyHtoDAsync", what);
+      ++d.queued_copies;
+      d.counters.copy_in_bytes += static_cast<int64_t>(nbytes);
+    } else {
+      drv.Check(drv.cuMemcpyDtoHAsync_v2(dst, from, nbytes, d.stream), "cuMemcpyDtoHAsync", what);
+      ++d.queued_copies;
+      d.counters.copy_out_bytes += static_cast<int64_t>(nbytes);
+      Sync(d);
+    }
   }
   StreamHandle CreateStream(DLDevice) override { return nullptr; }
   void FreeStream(DLDevice, StreamHandle) override {}
-  // Waits for the launches queued on `dev`'s stream.
+  // Waits for the launches and copies queued on `dev`'s stream.
   void SyncStream(DLDevice dev, StreamHandle) override {
     Device* d = FindDevice(dev);
     if (!d) return;
@@ -331,11 +380,6 @@ class CudaDeviceAPI final : public DeviceAPI {
   }
 
  private:
-  [[noreturn]] static void Unsupported(DLDevice dev, const char* fn) {
-    RELAX_THROW(fn << " on " << runtime::DeviceToString(dev)
-                   << " is not supported yet (part 1 stages host memory per kernel launch)");
-  }
-
   // The device `dev.device_id` if it was set up, else null. Never throws.
   Device* FindDevice(DLDevice dev) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -404,21 +448,22 @@ class CudaDeviceAPI final : public DeviceAPI {
     return p;
   }
 
-  // Gives a staging block (or, `unified`, a managed one) back to its cache (caller holds d.mu).
-  void Release(Device& d, CUdeviceptr p, uint64_t bytes, bool unified = false) {
-    if (d.queued > 0) {
-      // Queued kernels may still use it: it becomes free once they ran (Sync).
-      d.pending.push_back({p, bytes, unified});
+  // Gives a staging or managed block back to its cache, or an AllocData block to the driver,
+  // once the work queued on the stream ran (caller holds d.mu).
+  void Release(Device& d, CUdeviceptr p, uint64_t bytes, BlockKind kind = BlockKind::kStaging) {
+    if (d.Busy()) {
+      // Queued kernels or copies may still use it: it becomes free once they ran (Sync).
+      d.pending.push_back({p, bytes, kind});
       return;
     }
     size_t size = SizeClass(bytes);
-    if (d.cached_bytes + size > kMaxCachedBytes) {
-      // FreeUnified may run on any thread: the device's context first.
+    if (kind == BlockKind::kDevice || d.cached_bytes + size > kMaxCachedBytes) {
+      // FreeUnified and FreeData may run on any thread: the device's context first.
       if (driver_->cuCtxSetCurrent(d.ctx) == kCudaSuccess) driver_->cuMemFree_v2(p);
       return;
     }
     d.cached_bytes += size;
-    (unified ? d.free_unified : d.free_blocks)[size].push_back(p);
+    (kind == BlockKind::kUnified ? d.free_unified : d.free_blocks)[size].push_back(p);
   }
 
   // Frees every cached block (caller holds d.mu), to retry an allocation that ran out.
@@ -431,17 +476,18 @@ class CudaDeviceAPI final : public DeviceAPI {
     d.cached_bytes = 0;
   }
 
-  // Waits for the launches queued on `d`'s stream (caller holds d.mu), adds their event times
-  // to the kernel time and frees the blocks released meanwhile. Throws relax::Error naming the
-  // last queued kernel when the device failed.
+  // Waits for the launches and copies queued on `d`'s stream (caller holds d.mu), adds their
+  // event times to the kernel time and frees the blocks released meanwhile. Throws relax::Error
+  // naming the last queued kernel (or the copies) when the device failed.
   void Sync(Device& d) {
-    if (d.queued == 0) return;
-    const std::string what = d.queued == 1
+    if (!d.Busy()) return;
+    const std::string what = d.queued == 0 ? "the copies queued on cuda:" + std::to_string(d.id)
+                             : d.queued == 1
                                  ? "kernel '" + d.queued_last + "'"
                                  : "the " + std::to_string(d.queued) +
                                        " kernels queued up to kernel '" + d.queued_last + "'";
     const Driver& drv = *driver_;
-    d.queued = 0;
+    d.queued = d.queued_copies = 0;
     ++d.counters.waits;
     std::vector<Device::Pending> pending;
     pending.swap(d.pending);
@@ -451,7 +497,7 @@ class CudaDeviceAPI final : public DeviceAPI {
     if (r == kCudaSuccess) r = drv.cuStreamSynchronize(d.stream);
     // Blocks of a stream that may not have finished are not reused (leaked instead).
     if (r == kCudaSuccess)
-      for (const auto& b : pending) Release(d, b.p, b.bytes, b.unified);
+      for (const auto& b : pending) Release(d, b.p, b.bytes, b.kind);
     drv.Check(r, "cuStreamSynchronize", what);
     for (size_t i = 0; i < used; ++i) {
       float ms = 0;
@@ -462,10 +508,13 @@ class CudaDeviceAPI final : public DeviceAPI {
     }
   }
 
-  // Records one launch of `k` on the device's stream. When a staged buffer must be copied
-  // back, when queuing is off or the queue is full, it waits (Sync) and copies back;
-  // otherwise it returns with the kernel queued, and SyncStream (the VM, before host code
-  // touches tensor data) waits for it.
+  // Records one launch of `k` on the device's stream. A buffer inside AllocData memory is
+  // used in place (one that overlaps a written buffer, or is not 16-byte aligned, is copied
+  // into a block of its own and back within the device, on the stream), as is one inside
+  // managed memory (when alias-free and aligned) and a resident constant; any other is staged
+  // from the host. When a staged buffer must be copied back, when queuing is off or the queue
+  // is full, it waits (Sync) and copies back; otherwise it returns with the kernel queued, and
+  // SyncStream (the VM, before host code touches tensor data) waits for it.
   void Launch(Module& m, const Kernel& k, const KernelLaunch& launch) {
     Device& d = *m.dev;
     const std::string what = "kernel '" + k.name + "'";
@@ -489,27 +538,50 @@ class CudaDeviceAPI final : public DeviceAPI {
     std::lock_guard<std::mutex> lock(d.mu);
     drv.Check(drv.cuCtxSetCurrent(d.ctx), "cuCtxSetCurrent", what);
     std::vector<CUdeviceptr> ptrs;
-    std::vector<bool> kept;  // per buffer: a resident constant (not released)
+    std::vector<bool> kept;  // per buffer: not a block of this launch (not released after it)
     ptrs.reserve(k.num_buffers);
     auto release = [&] {
       for (size_t i = 0; i < ptrs.size(); ++i)
         if (!kept[i]) Release(d, ptrs[i], launch.buffer_bytes[i]);
     };
     const std::vector<uint8_t> alias_free = runtime::AliasFreeBuffers(k.params, launch);
-    std::vector<uint8_t> in_place(k.num_buffers, 0);  // used in place: nothing to copy back
+    // Per buffer: used in place (1: nothing to copy back), or device memory copied within the
+    // device (2: copied back on the stream when written).
+    std::vector<uint8_t> in_place(k.num_buffers, 0);
     bool copy_back = false;
     try {
       for (size_t i = 0; i < k.num_buffers; ++i) {
         uint64_t bytes = launch.buffer_bytes[i];
         uint64_t offset = 0;
+        // The kernels assume 16-byte aligned buffers (PTX vector accesses).
+        const auto addr = static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(launch.buffers[i]));
+        if (d.allocs.Holds(launch.buffers[i], bytes)) {
+          if (bytes == 0 || (alias_free[i] && addr % 16 == 0)) {
+            ptrs.push_back(addr);
+            kept.push_back(true);
+            in_place[i] = 1;
+            ++d.counters.in_place_buffers;
+            continue;
+          }
+          // Overlapping a written buffer, or misaligned: a block of its own, copied on the
+          // stream before the kernel (and back after it when written).
+          kept.push_back(false);
+          ptrs.push_back(Acquire(d, bytes, what));
+          drv.Check(drv.cuMemcpyDtoDAsync_v2(ptrs.back(), addr, bytes, d.stream),
+                    "cuMemcpyDtoDAsync", what);
+          ++d.queued_copies;
+          in_place[i] = 2;
+          ++d.counters.staged_buffers;
+          continue;
+        }
         const CUdeviceptr* u =
             alias_free[i] ? d.unified.Find(launch.buffers[i], bytes, &offset) : nullptr;
-        // The kernels assume 16-byte aligned buffers (PTX vector accesses).
         if (u && (*u + offset) % 16 == 0) {
           ptrs.push_back(*u + offset);
           kept.push_back(true);
           in_place[i] = 1;
           ++d.counters.in_place_buffers;
+          ++d.counters.host_mapped_buffers;
           continue;
         }
         if (i < launch.constant.size() && launch.constant[i] && bytes > 0 &&
@@ -525,7 +597,7 @@ class CudaDeviceAPI final : public DeviceAPI {
               RELAX_THROW(what << ": cuMemcpyHtoDAsync of a constant buffer failed");
             }
             it = m.resident.emplace(key, p).first;
-            d.counters.staged_in_bytes += static_cast<int64_t>(bytes);
+            d.counters.constant_bytes += static_cast<int64_t>(bytes);
           }
           ptrs.push_back(it->second);
           kept.push_back(true);
@@ -546,6 +618,7 @@ class CudaDeviceAPI final : public DeviceAPI {
                     "cuMemcpyHtoDAsync", what);
         copy_back |= k.params[i] != KernelParamKind::kBufferRead && bytes > 0;
         ++d.counters.staged_buffers;
+        ++d.counters.host_mapped_buffers;
         d.counters.staged_in_bytes += static_cast<int64_t>(bytes);
       }
       // Kernel parameters: the buffers' device pointers, then the int64 scalars. The kernel's
@@ -576,6 +649,15 @@ class CudaDeviceAPI final : public DeviceAPI {
       ++d.queued;
       d.queued_last = k.name;
       ++d.counters.launches;
+      // Written device memory copied within the device goes back on the stream, after the
+      // kernel (in buffer order, as the staged host buffers below).
+      for (size_t i = 0; i < k.num_buffers; ++i) {
+        if (in_place[i] != 2 || k.params[i] == KernelParamKind::kBufferRead) continue;
+        const auto addr = static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(launch.buffers[i]));
+        drv.Check(drv.cuMemcpyDtoDAsync_v2(addr, ptrs[i], launch.buffer_bytes[i], d.stream),
+                  "cuMemcpyDtoDAsync", what);
+        ++d.queued_copies;
+      }
       if (!copy_back && d.defer && d.queued < kMaxQueued) {
         release();  // kept until the queue ran (Release defers while launches are queued)
         return;
@@ -609,7 +691,7 @@ class CudaDeviceAPI final : public DeviceAPI {
 }  // namespace
 
 /// Registers the CUDA device API for kDLCUDA. Loads nothing: libcuda.so.1 is opened on the
-/// first LoadKernels.
+/// first call that needs a device (LoadKernels, AllocData, AllocUnified, CopyDataFromTo).
 void RegisterCudaDeviceAPI() {
   // Never destroyed, like the driver objects it holds (process exit reclaims them): artifacts
   // held in statics may unload their kernels during static destruction.

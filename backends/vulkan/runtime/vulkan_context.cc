@@ -262,6 +262,15 @@ std::unique_ptr<Device> CreateDevice(Instance& in, int id) {
     }
   }
 
+  // Device memory: the first device-local type that holds storage buffers, else the staging
+  // type (a device with one kind of memory).
+  d->device_type = d->staging_type;
+  for (uint32_t i = 0; i < d->mem_props.memoryTypeCount; ++i)
+    if (d->mem_props.memoryTypes[i].propertyFlags & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT) {
+      d->device_type = i;
+      break;
+    }
+
   VkCommandPoolCreateInfo pci{};
   pci.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
   pci.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;

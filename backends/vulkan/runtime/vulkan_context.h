@@ -72,6 +72,7 @@ std::string InstallHint();
   X(vkCmdDispatch)                 \
   X(vkCmdPushConstants)            \
   X(vkCmdPipelineBarrier)          \
+  X(vkCmdCopyBuffer)               \
   X(vkCreateFence)                 \
   X(vkDestroyFence)                \
   X(vkResetFences)                 \
@@ -107,6 +108,18 @@ struct StagingBuffer {
   void* mapped = nullptr;
   VkDeviceSize size = 0;
   uint32_t type = 0;
+};
+
+// A buffer of device memory (DeviceAPI::AllocData, resident constants): never mapped; the
+// runtime addresses it through `address`, the start of a reserved inaccessible host range of
+// `reserved` bytes at `base`, so tensors view it at offsets and a host access faults.
+struct DeviceBlock {
+  VkBuffer buffer = VK_NULL_HANDLE;
+  VkDeviceMemory memory = VK_NULL_HANDLE;
+  VkDeviceSize size = 0;
+  void* base = nullptr;
+  void* address = nullptr;
+  size_t reserved = 0;
 };
 
 // The most dispatches one submission holds (a batch: launches queued without waiting).
@@ -155,6 +168,12 @@ struct Device {
   // emptying the caches again).
   runtime::UnifiedBlocks<StagingBuffer> unified;
   bool unified_full = false;
+  // Memory type index of device memory (DEVICE_LOCAL where the device has it), the live
+  // allocations by address, and the ones freed while a batch that may use them was recording
+  // (destroyed once it ran).
+  uint32_t device_type = 0;
+  runtime::UnifiedBlocks<DeviceBlock> device_blocks;
+  std::vector<DeviceBlock> batch_frees;
 };
 #undef RELAX_VK_DECLARE
 

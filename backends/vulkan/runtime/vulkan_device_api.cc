@@ -1,6 +1,7 @@
 // The Vulkan device API (kDLVulkan): loads libvulkan.so.1 on first use, runs SPIR-V compute
-// kernels of a launch table on unified memory in place (AllocUnified: mapped host-visible
-// buffers) and stages every other host buffer per launch.
+// kernels of a launch table on device memory (AllocData: device-local buffers the host never
+// maps) and unified memory (AllocUnified: mapped host-visible buffers) in place, and stages
+// every other host buffer per launch.
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -14,6 +15,7 @@
 #include "relax/runtime/unified_memory.h"
 #include "relax/support/error.h"
 #include "vulkan_context.h"
+#include "vulkan_queue.h"
 
 namespace relax::backends::vulkan {
 namespace {
@@ -24,9 +26,6 @@ using runtime::KernelParamKind;
 using runtime::KernelSpec;
 using runtime::LaunchTable;
 using runtime::StreamHandle;
-
-constexpr VkDeviceSize kMinStaging = 256;  // Vulkan forbids 0-byte buffers; small ones share
-constexpr VkDeviceSize kMaxCachedStaging = VkDeviceSize{1} << 30;
 
 // One kernel: its pipeline (each launch gets a descriptor set from the device's batch pool).
 struct Kernel {
@@ -45,8 +44,8 @@ struct Module {
   Device* dev = nullptr;
   std::vector<Kernel> kernels;
   // Device copies of constant buffers (KernelLaunch::constant: the params), uploaded on first
-  // use and kept until the module is unloaded, by (host pointer, bytes).
-  std::map<std::pair<const void*, uint64_t>, StagingBuffer> resident;
+  // use into device memory and kept until the module is unloaded, by (host pointer, bytes).
+  std::map<std::pair<const void*, uint64_t>, DeviceBlock> resident;
 };
 
 // Reads the 32-bit words of a SPIR-V binary (copied: the section need not be 4-byte aligned) and
@@ -160,83 +159,6 @@ void CreateKernel(Device& d, const KernelSpec& spec, const uint8_t* binary, Kern
   k.bindings = bindings;
 }
 
-VkDeviceSize SizeClass(uint64_t bytes) {
-  VkDeviceSize s = kMinStaging;
-  while (s < bytes) s <<= 1;
-  return s;
-}
-
-void FreeStaging(Device& d, StagingBuffer& s) {
-  if (s.buffer) d.vkDestroyBuffer(d.device, s.buffer, nullptr);
-  if (s.memory) d.vkFreeMemory(d.device, s.memory, nullptr);  // unmaps
-  s = StagingBuffer();
-}
-
-// A buffer of at least `bytes` in memory type `type` from the pool (caller holds d.mu).
-StagingBuffer AcquireStaging(Device& d, uint64_t bytes, const std::string& what, uint32_t type) {
-  if (bytes > (uint64_t{1} << 62)) RELAX_THROW(what << ": buffer of " << bytes << " bytes");
-  VkDeviceSize size = SizeClass(bytes);
-  auto it = d.free_staging.find({type, size});
-  if (it != d.free_staging.end() && !it->second.empty()) {
-    StagingBuffer s = it->second.back();
-    it->second.pop_back();
-    d.cached_bytes -= s.size;
-    return s;
-  }
-  StagingBuffer s;
-  s.size = size;
-  s.type = type;
-  try {
-    VkBufferCreateInfo bci{};
-    bci.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO;
-    bci.size = size;
-    bci.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT;
-    bci.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
-    Check(d.vkCreateBuffer(d.device, &bci, nullptr, &s.buffer), "vkCreateBuffer", what);
-    VkMemoryRequirements req;
-    d.vkGetBufferMemoryRequirements(d.device, s.buffer, &req);
-    if (!(req.memoryTypeBits & (1u << type)))
-      RELAX_THROW(what << ": memory type " << type << " cannot hold a storage buffer");
-    VkMemoryAllocateInfo mai{};
-    mai.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
-    mai.allocationSize = req.size;
-    mai.memoryTypeIndex = type;
-    VkResult r = d.vkAllocateMemory(d.device, &mai, nullptr, &s.memory);
-    if (r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY) {
-      // Give the cached buffers back and try once more.
-      for (auto& [cls, list] : d.free_staging)
-        for (auto& f : list) FreeStaging(d, f);
-      d.free_staging.clear();
-      d.cached_bytes = 0;
-      r = d.vkAllocateMemory(d.device, &mai, nullptr, &s.memory);
-    }
-    Check(r, "vkAllocateMemory", what + " (" + std::to_string(size) + " bytes)");
-    Check(d.vkBindBufferMemory(d.device, s.buffer, s.memory, 0), "vkBindBufferMemory", what);
-    Check(d.vkMapMemory(d.device, s.memory, 0, VK_WHOLE_SIZE, 0, &s.mapped), "vkMapMemory", what);
-  } catch (...) {
-    FreeStaging(d, s);
-    throw;
-  }
-  return s;
-}
-
-void ReleaseStaging(Device& d, StagingBuffer& s) {
-  if (!s.buffer) return;
-  if (d.recording) {
-    // Queued dispatches may still use it: it becomes free (or is destroyed) once they ran.
-    d.batch_staging.push_back(s);
-    s = StagingBuffer();
-    return;
-  }
-  if (d.cached_bytes + s.size > kMaxCachedStaging) {
-    FreeStaging(d, s);
-    return;
-  }
-  d.cached_bytes += s.size;
-  d.free_staging[{s.type, s.size}].push_back(s);
-  s = StagingBuffer();
-}
-
 // Reads a test hook: RELAX_VULKAN_MAX_GROUP_COUNT_X lowers the x group-count limit (to exercise
 // grid folding on small grids). Unset or invalid: `limit`.
 uint32_t GroupLimitX(uint32_t limit) {
@@ -246,69 +168,6 @@ uint32_t GroupLimitX(uint32_t limit) {
   unsigned long v = std::strtoul(env, &end, 10);
   if (*end != '\0' || v == 0 || v > limit) return limit;
   return static_cast<uint32_t>(v);
-}
-
-// Submits the batch and waits for it (caller holds d.mu; nothing to do without one): the last
-// barrier makes the shaders' writes visible to the host, the timestamps add to the kernel time,
-// and the batch's staging buffers and descriptor sets are released. Throws relax::Error naming
-// the batch's last kernel when the device fails.
-void Submit(Device& d) {
-  if (!d.recording) return;
-  const std::string what = d.batch == 1 ? "kernel '" + d.batch_last + "'"
-                                        : "the " + std::to_string(d.batch) +
-                                              " kernels queued up to kernel '" + d.batch_last + "'";
-  const uint32_t dispatches = d.batch;
-  ++d.counters.waits;
-  d.recording = false;
-  d.batch = 0;
-  std::vector<StagingBuffer> staging;
-  staging.swap(d.batch_staging);
-  auto release = [&] {
-    for (auto& sb : staging) ReleaseStaging(d, sb);
-    if (d.batch_sets) d.vkResetDescriptorPool(d.device, d.batch_sets, 0);
-  };
-  try {
-    VkMemoryBarrier mb{};
-    mb.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
-    mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
-    mb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
-    d.vkCmdPipelineBarrier(d.cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_HOST_BIT,
-                           0, 1, &mb, 0, nullptr, 0, nullptr);
-    Check(d.vkEndCommandBuffer(d.cmd), "vkEndCommandBuffer", what);
-    VkSubmitInfo si{};
-    si.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
-    si.commandBufferCount = 1;
-    si.pCommandBuffers = &d.cmd;
-    Check(d.vkQueueSubmit(d.queue, 1, &si, d.fence), "vkQueueSubmit", what);
-    VkResult r = d.vkWaitForFences(d.device, 1, &d.fence, VK_TRUE, UINT64_MAX);
-    if (r != VK_SUCCESS) {
-      // The fence stays signaled-or-pending; wait the queue out so the next launch starts clean.
-      d.vkDeviceWaitIdle(d.device);
-      d.vkResetFences(d.device, 1, &d.fence);
-      Check(r, "vkWaitForFences", what);
-    }
-    Check(d.vkResetFences(d.device, 1, &d.fence), "vkResetFences", what);
-    if (d.timestamps) {
-      std::vector<uint64_t> ticks(2 * dispatches, 0);
-      if (d.vkGetQueryPoolResults(d.device, d.timestamps, 0, 2 * dispatches,
-                                  ticks.size() * sizeof(uint64_t), ticks.data(), sizeof(uint64_t),
-                                  VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT) ==
-          VK_SUCCESS) {
-        const uint64_t mask =
-            d.timestamp_bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << d.timestamp_bits) - 1;
-        double ns = 0;
-        for (uint32_t i = 0; i < dispatches; ++i)
-          ns += static_cast<double>((ticks[2 * i + 1] - ticks[2 * i]) & mask) *
-                static_cast<double>(d.props.limits.timestampPeriod);
-        int64_t& total = d.counters.kernel_ns;
-        total = (total < 0 ? 0 : total) + static_cast<int64_t>(ns);
-      }
-    }
-  } catch (...) {
-    release();
-    throw;
-  }
-  release();
 }
 
 // A descriptor set of `k`'s layout from the batch pool (made on first use; caller holds d.mu).
@@ -374,9 +233,19 @@ void Launch(Module& m, const Kernel& k, const KernelLaunch& launch) {
   // launch ran), or nothing (used in place or resident).
   std::vector<StagingBuffer> staging;
   bool copy_back = false;
+  // Device buffers copied within the device for this launch.
+  struct Aliased {
+    DeviceBlock copy;
+    VkBuffer buffer;
+    uint64_t offset, bytes;
+    bool written;
+  };
+  std::vector<Aliased> aliased;
   auto release = [&] {
     for (auto& sb : staging) ReleaseStaging(d, sb);
     staging.clear();
+    for (auto& a : aliased) ReleaseDeviceBlock(d, a.copy);
+    aliased.clear();
   };
   try {
     const VkDeviceSize max_range = d.props.limits.maxStorageBufferRange;
@@ -391,11 +260,28 @@ void Launch(Module& m, const Kernel& k, const KernelLaunch& launch) {
                          << " bytes, more than the device's storage-buffer range (" << max_range
                          << ")");
       uint64_t offset = 0;
+      if (const DeviceBlock* db = d.device_blocks.Find(launch.buffers[i], bytes, &offset)) {
+        staging.push_back(StagingBuffer());
+        if (alias_free[i] && offset % offset_align == 0) {
+          ++d.counters.in_place_buffers;
+          infos.push_back({db->buffer, offset, bytes});
+          continue;
+        }
+        // Overlapping a written buffer, or at an offset the device cannot bind: its own copy
+        // on the device (copied back after the dispatch when written), never through the host.
+        Aliased a{CreateDeviceBlock(d, bytes, 256, what), db->buffer, offset, bytes,
+                  k.params[i] != KernelParamKind::kBufferRead};
+        aliased.push_back(a);
+        RecordDeviceCopy(d, db->buffer, offset, a.copy.buffer, 0, bytes, what);
+        infos.push_back({a.copy.buffer, 0, bytes});
+        continue;
+      }
       const StagingBuffer* u =
           alias_free[i] ? d.unified.Find(launch.buffers[i], bytes, &offset) : nullptr;
       if (u && offset % offset_align == 0) {
         staging.push_back(StagingBuffer());
         ++d.counters.in_place_buffers;
+        ++d.counters.host_mapped_buffers;
         infos.push_back({u->buffer, offset, bytes});
         continue;
       }
@@ -405,20 +291,15 @@ void Launch(Module& m, const Kernel& k, const KernelLaunch& launch) {
         auto key = std::make_pair(static_cast<const void*>(launch.buffers[i]), bytes);
         auto it = m.resident.find(key);
         if (it == m.resident.end()) {
-          // Device-local where possible; that heap may be small (a discrete GPU without
-          // resizable BAR): then the staging type.
-          StagingBuffer sb;
+          DeviceBlock db = CreateDeviceBlock(d, bytes, 256, what);
           try {
-            sb = AcquireStaging(d, bytes, what, d.unified_type);
-          } catch (const Error& e) {
-            if (d.unified_type == d.staging_type ||
-                std::string(e.what()).find("OUT_OF_") == std::string::npos)
-              throw;
-            sb = AcquireStaging(d, bytes, what, d.staging_type);
+            RecordUpload(d, launch.buffers[i], db.buffer, 0, bytes, what);
+          } catch (...) {
+            ReleaseDeviceBlock(d, db);
+            throw;
           }
-          std::memcpy(sb.mapped, launch.buffers[i], bytes);
-          d.counters.staged_in_bytes += static_cast<int64_t>(bytes);
-          it = m.resident.emplace(key, sb).first;
+          d.counters.constant_bytes += static_cast<int64_t>(bytes);
+          it = m.resident.emplace(key, db).first;
         }
         staging.push_back(StagingBuffer());
         ++d.counters.in_place_buffers;
@@ -433,6 +314,7 @@ void Launch(Module& m, const Kernel& k, const KernelLaunch& launch) {
       // must leave the rest as it was when the buffer is copied back.
       if (bytes) std::memcpy(staging.back().mapped, launch.buffers[i], bytes);
       ++d.counters.staged_buffers;
+      ++d.counters.host_mapped_buffers;
       d.counters.staged_in_bytes += static_cast<int64_t>(bytes);
       copy_back |= k.params[i] != KernelParamKind::kBufferRead && bytes > 0;
       infos.push_back(
@@ -459,15 +341,7 @@ void Launch(Module& m, const Kernel& k, const KernelLaunch& launch) {
       d.vkUpdateDescriptorSets(d.device, static_cast<uint32_t>(writes.size()), writes.data(), 0,
                                nullptr);
 
-    if (!d.recording) {
-      Check(d.vkResetCommandBuffer(d.cmd, 0), "vkResetCommandBuffer", what);
-      VkCommandBufferBeginInfo bi{};
-      bi.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
-      bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-      Check(d.vkBeginCommandBuffer(d.cmd, &bi), "vkBeginCommandBuffer", what);
-      if (d.timestamps) d.vkCmdResetQueryPool(d.cmd, d.timestamps, 0, 2 * kMaxBatch);
-      d.recording = true;
-    }
+    BeginRecording(d, what);
     const uint32_t slot = d.batch++;
     d.batch_last = k.name;
     ++d.counters.launches;
@@ -486,14 +360,11 @@ void Launch(Module& m, const Kernel& k, const KernelLaunch& launch) {
     if (d.timestamps)
       d.vkCmdWriteTimestamp(d.cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, d.timestamps,
                             2 * slot + 1);
-    // The next dispatch of the batch sees this one's writes (and does not overwrite what this
-    // one still reads).
-    VkMemoryBarrier mb{};
-    mb.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
-    mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT;
-    mb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
-    d.vkCmdPipelineBarrier(d.cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-                           VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb, 0, nullptr, 0, nullptr);
+    // The next dispatch or copy of the batch sees this one's writes (and does not overwrite
+    // what this one still reads).
+    RecordBarrier(d);
+    for (auto& a : aliased)
+      if (a.written) RecordDeviceCopy(d, a.copy.buffer, 0, a.buffer, a.offset, a.bytes, what);
 
     if (copy_back || !d.defer || d.batch == kMaxBatch) {
       Submit(d);
@@ -548,13 +419,60 @@ class VulkanDeviceAPI final : public DeviceAPI {
     }
   }
 
-  void* AllocData(DLDevice dev, size_t, size_t) override { Unsupported(dev, "AllocData"); }
-  void FreeData(DLDevice dev, void* ptr) override {
-    if (ptr) Unsupported(dev, "FreeData");
+  void* AllocData(DLDevice dev, size_t nbytes, size_t alignment) override {
+    Device& d = GetDevice(dev);
+    std::lock_guard<std::mutex> lock(d.mu);
+    DeviceBlock b = CreateDeviceBlock(d, nbytes, alignment, "device memory");
+    d.device_blocks.Insert(b.address, b.size, b);
+    return b.address;
   }
-  void CopyDataFromTo(const void*, void*, size_t, DLDevice src_dev, DLDevice dst_dev,
+  void FreeData(DLDevice dev, void* ptr) override {
+    if (!ptr) return;
+    Device* d = FindDevice(dev);
+    if (!d) return;
+    std::lock_guard<std::mutex> lock(d->mu);
+    DeviceBlock b;
+    if (d->device_blocks.Erase(ptr, &b)) ReleaseDeviceBlock(*d, b);
+  }
+  void CopyDataFromTo(const void* src, void* dst, size_t nbytes, DLDevice src_dev, DLDevice dst_dev,
                       StreamHandle) override {
-    Unsupported(src_dev.device_type == kDLVulkan ? src_dev : dst_dev, "CopyDataFromTo");
+    const bool src_gpu = src_dev.device_type == kDLVulkan,
+               dst_gpu = dst_dev.device_type == kDLVulkan;
+    if ((!src_gpu && src_dev.device_type != kDLCPU) || (!dst_gpu && dst_dev.device_type != kDLCPU))
+      RELAX_THROW("the vulkan device API cannot copy from " << runtime::DeviceToString(src_dev)
+                                                            << " to "
+                                                            << runtime::DeviceToString(dst_dev));
+    if (src_gpu && dst_gpu && src_dev.device_id != dst_dev.device_id)
+      RELAX_THROW("copies between two vulkan devices (" << runtime::DeviceToString(src_dev) << ", "
+                                                        << runtime::DeviceToString(dst_dev)
+                                                        << ") are not supported");
+    if (nbytes == 0) return;
+    Device& d = GetDevice(src_gpu ? src_dev : dst_dev);
+    std::lock_guard<std::mutex> lock(d.mu);
+    const std::string what =
+        "copy from " + runtime::DeviceToString(src_dev) + " to " + runtime::DeviceToString(dst_dev);
+    // A vulkan-side pointer is device memory, else host-addressable memory (unified, host).
+    uint64_t so = 0, doff = 0;
+    const DeviceBlock* sb = src_gpu ? d.device_blocks.Find(src, nbytes, &so) : nullptr;
+    const DeviceBlock* db = dst_gpu ? d.device_blocks.Find(dst, nbytes, &doff) : nullptr;
+    if (src_gpu && !sb && d.device_blocks.Find(src, 1, &so))
+      RELAX_THROW(what << ": " << nbytes << " bytes from " << src << " reach past its allocation");
+    if (dst_gpu && !db && d.device_blocks.Find(dst, 1, &doff))
+      RELAX_THROW(what << ": " << nbytes << " bytes to " << dst << " reach past its allocation");
+    if (sb && db) {
+      RecordDeviceCopy(d, sb->buffer, so, db->buffer, doff, nbytes, what);
+    } else if (sb) {
+      Download(d, sb->buffer, so, dst, nbytes, what);
+      d.counters.copy_out_bytes += static_cast<int64_t>(nbytes);
+    } else if (db) {
+      RecordUpload(d, src, db->buffer, doff, nbytes, what);
+      d.counters.copy_in_bytes += static_cast<int64_t>(nbytes);
+    } else {
+      // Both host-addressable: queued dispatches may use either side.
+      Submit(d);
+      std::memmove(dst, src, nbytes);
+      ++d.counters.copies;
+    }
   }
   StreamHandle CreateStream(DLDevice) override { return nullptr; }
   void FreeStream(DLDevice, StreamHandle) override {}
@@ -600,7 +518,7 @@ class VulkanDeviceAPI final : public DeviceAPI {
         // The batch failed; its error was the launches' to report. Unloading goes on.
       }
       for (auto& k : m->kernels) DestroyKernel(*m->dev, k);
-      for (auto& [key, sb] : m->resident) FreeStaging(*m->dev, sb);
+      for (auto& [key, db] : m->resident) ReleaseDeviceBlock(*m->dev, db);
     }
     delete m;
   }
@@ -625,11 +543,6 @@ class VulkanDeviceAPI final : public DeviceAPI {
   }
 
  private:
-  [[noreturn]] static void Unsupported(DLDevice dev, const char* fn) {
-    RELAX_THROW(fn << " on " << runtime::DeviceToString(dev)
-                   << " is not supported yet (part 1 stages host memory per kernel launch)");
-  }
-
   // The device `dev.device_id` if it was created, else null. Never throws.
   Device* FindDevice(DLDevice dev) {
     std::lock_guard<std::mutex> lock(mu_);

@@ -85,10 +85,11 @@ void RelaxWorkspaceFree(void* ptr);
 /* Launches device kernel `kernel_index` of `device_module` (the relax::runtime::DeviceModule the
  * loader handed the artifact through its exported `__relax_set_device_module`). `packed` holds
  * `count` int64s:
- *   [grid_x, grid_y, grid_z, num_buffers, per buffer: host pointer (as int64), size in bytes,
+ *   [grid_x, grid_y, grid_z, num_buffers, per buffer: address (as int64), size in bytes,
  *    num_scalars, the scalars].
- * Every buffer is host-addressable memory: the device API uses a buffer inside its unified
- * memory (and a resident constant of the params) in place and stages any other one (copied in
+ * A buffer is device memory (DeviceAPI::AllocData) or host-addressable memory: the device API
+ * uses a buffer inside its device or unified memory (and a resident constant of the params)
+ * in place and stages any other one (copied in
  * before the launch, back after it when written); a launch with a staged written buffer waits
  * for its kernel, any other may return with it queued (relax::runtime::DeviceAPI::LaunchKernel,
  * device_api.h). Returns 0,

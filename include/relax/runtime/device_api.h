@@ -17,7 +17,8 @@ namespace relax::runtime {
 /// An opaque device stream handle (nullptr = the default stream).
 using StreamHandle = void*;
 
-/// What the launches on one device have cost so far (DeviceAPI::Counters), as running totals.
+/// What the launches and copies on one device have cost so far (DeviceAPI::Counters), as
+/// running totals.
 struct DeviceCounters {
   /// The device-measured execution time of all kernels, in nanoseconds, from the device's
   /// own timers (CUDA events around each launch; Vulkan timestamp queries around each
@@ -27,12 +28,22 @@ struct DeviceCounters {
   /// Kernel launches, and the host's waits for them (a launch whose buffers are all used in
   /// place is queued; the host waits once for all queued launches).
   int64_t launches = 0, waits = 0;
-  /// Buffer parameters the kernels used in place (inside unified memory or resident
-  /// constants), and the ones staged: copied in before the launch (and back after it when
-  /// written).
+  /// Buffer parameters the kernels used in place (device memory from AllocData, unified
+  /// memory, resident constants), and the ones staged: host memory copied in before the launch
+  /// (and back after it when written).
   int64_t in_place_buffers = 0, staged_buffers = 0;
-  /// Bytes of those staging copies, host -> device and device -> host.
+  /// Bytes of those per-launch staging copies, host -> device and device -> host.
   int64_t staged_in_bytes = 0, staged_out_bytes = 0;
+  /// Buffer parameters the kernels reached through memory the host maps (unified memory used
+  /// in place, staged buffers): 0 for a run whose tensors all live in device memory.
+  int64_t host_mapped_buffers = 0;
+  /// Explicit copies (CopyDataFromTo) and their bytes host -> device and device -> host (a
+  /// copy within the device counts in `copies` only).
+  int64_t copies = 0, copy_in_bytes = 0, copy_out_bytes = 0;
+  /// Bytes of constants (the params) uploaded to the device; once per loaded module.
+  int64_t constant_bytes = 0;
+  /// Bytes of device memory from AllocData now held (allocated and not yet freed).
+  int64_t device_bytes = 0;
 };
 
 /// Abstract device interface. One instance per device type, obtained via DeviceAPI::Get; all
@@ -41,13 +52,23 @@ class DeviceAPI {
  public:
   virtual ~DeviceAPI() = default;
 
-  /// Allocates `nbytes` (0 allowed: returns a valid unique pointer) aligned to `alignment`
-  /// bytes (a power of two). Throws relax::Error on failure or a bad alignment.
+  /// Allocates `nbytes` (0 allowed: returns a valid unique pointer) of `dev`'s memory aligned
+  /// to `alignment` bytes (a power of two). CPU: host memory. GPUs: device-local memory the host
+  /// never maps; the returned pointer is its address for the runtime (CUDA: the device pointer;
+  /// Vulkan: an address of a reserved, inaccessible host range, so pointer arithmetic works and
+  /// a host access faults) and a launch buffer inside it is used in place. Throws relax::Error
+  /// on failure or a bad alignment.
   virtual void* AllocData(DLDevice dev, size_t nbytes, size_t alignment) = 0;
-  /// Frees memory returned by AllocData (null is a no-op).
+  /// Frees memory returned by AllocData (null is a no-op). Launches still queued that use it
+  /// run first (the GPU APIs defer the release until they did).
   virtual void FreeData(DLDevice dev, void* ptr) = 0;
-  /// Copies `nbytes` from `src` on `src_dev` to `dst` on `dst_dev`, ordered on `stream`.
-  /// Throws relax::Error when the device pair is not supported by this API.
+  /// Copies `nbytes` from `src` on `src_dev` to `dst` on `dst_dev`, ordered on `stream` after
+  /// the launches queued before it. One side may be the CPU (host memory); a GPU side is memory
+  /// from AllocData (or AllocUnified, or host memory, which the GPU APIs copy as host memory).
+  /// A copy to the host returns once the data is there; a copy to the device may return with it
+  /// queued (the host source may be reused at once). Throws relax::Error when the device pair is
+  /// not supported by this API or a pointer is not inside memory it allocated with `nbytes` to
+  /// spare.
   virtual void CopyDataFromTo(const void* src, void* dst, size_t nbytes, DLDevice src_dev,
                               DLDevice dst_dev, StreamHandle stream) = 0;
   /// Creates a stream (CPU: returns nullptr, work is synchronous).
@@ -65,10 +86,10 @@ class DeviceAPI {
                             uint64_t size) = 0;
   /// Releases a module from LoadKernels (null is a no-op).
   virtual void UnloadKernels(DLDevice dev, void* module) = 0;
-  /// Runs kernel `index` of `module`. A buffer inside this API's unified memory
-  /// (AllocUnified) is used in place unless another buffer parameter overlaps it and one of
-  /// the two is written; a resident constant (KernelLaunch::constant) is uploaded once; every
-  /// other buffer is staged: copied to the device before the launch and, when the kernel
+  /// Runs kernel `index` of `module`. A buffer inside this API's device memory (AllocData) or
+  /// unified memory (AllocUnified) is used in place unless another buffer parameter overlaps it and
+  /// one of the two is written; a resident constant (KernelLaunch::constant) is uploaded once;
+  /// every other buffer is staged: copied to the device before the launch and, when the kernel
   /// writes it, back after it (docs/design.md, "GPU runtime"). A launch with a staged written
   /// buffer waits for its kernel (and every one queued before it); any other launch may
   /// return with its kernel queued: call SyncStream before the host reads or writes memory a
@@ -120,6 +141,9 @@ bool GpuSwitchFromEnv(const char* name);
 
 /// "cpu:0", "cuda:1", ... for messages.
 std::string DeviceToString(DLDevice dev);
+/// The device "KIND[:ID]" names (DeviceToString's form; ID defaults to 0). Throws relax::Error
+/// for an unknown kind or a bad id.
+DLDevice ParseDevice(const std::string& text);
 
 }  // namespace relax::runtime
 

@@ -76,6 +76,11 @@ struct TensorSig {
   std::string dtype;
   std::vector<DimSig> dims;
   bool sequence = false;
+  /// Where the entry function takes (or returns) it: "" = host memory, else a device
+  /// ("vulkan:0"; ids relative to the device the artifact runs on). The VM copies a caller's
+  /// tensor that is elsewhere (one copy) before the call, and device outputs to the host for
+  /// callers that want host tensors.
+  std::string device;
 };
 
 struct Executable {
@@ -85,6 +90,9 @@ struct Executable {
   std::vector<Constant> constants;
   std::vector<TensorSig> inputs;
   std::vector<TensorSig> outputs;
+  /// Compiled with device placement (place-devices): tensors the kernels use live on the device
+  /// (DeviceMemoryScope); false in older GPU artifacts, whose runs stage host tensors.
+  bool placed = false;
 
   /// Serializes to JSON text.
   std::string ToJSON() const;

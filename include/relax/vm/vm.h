@@ -59,11 +59,17 @@ class VirtualMachine {
   /// Run with sequence inputs and outputs (TensorSig::sequence): such an input is a Tuple of
   /// cpu tensors of the declared element dtype (checked), such an output comes back as a
   /// Tuple of tensors; tensor inputs and outputs are as in Run. Throws relax::Error.
-  /// For an artifact with device kernels the run is inside a UnifiedMemoryScope of its device
-  /// (allocator.h): its tensors, kernel intermediates and outputs are unified memory, and each
-  /// tensor input is first copied into unified memory once, so kernels use every buffer in
-  /// place (RELAX_GPU_UNIFIED=0 turns this off: every launch stages its buffers).
+  /// For a placed GPU artifact (Executable::placed) the run is inside a DeviceMemoryScope of its
+  /// device (allocator.h): device tensors are device memory (RELAX_GPU_UNIFIED=0) or unified
+  /// memory (the default), each input is first copied where the signature takes it (a tensor
+  /// already on the artifact's device is used as is), and device outputs are copied to the host
+  /// (set_outputs_on_device keeps them). An older GPU artifact runs inside a UnifiedMemoryScope:
+  /// its tensors are unified memory, or with RELAX_GPU_UNIFIED=0 every launch stages them.
   std::vector<Value> RunValues(const std::vector<Value>& inputs);
+
+  /// A placed GPU artifact (Executable::placed) returns its device outputs on the device
+  /// instead of copying them to the host when `on` (C API callers with device tensors).
+  void set_outputs_on_device(bool on) { outputs_on_device_ = on; }
 
   /// Calls VM function `name` with `args` without signature checks; returns its result.
   Value Invoke(const std::string& name, std::vector<Value> args);
@@ -95,9 +101,16 @@ class VirtualMachine {
   Value CallCallee(const Callee& callee, std::vector<Value>& args, int depth);
   void CheckInputs(const std::vector<NDArray>& inputs) const;
   void CheckInputValues(const std::vector<Value>& inputs) const;
+  // The entry function's result as the signature's outputs (checked).
+  std::vector<Value> SplitOutputs(const Value& result) const;
+  // `v` with every tensor (also inside tuples) copied to host memory.
+  static Value ValueToHost(const Value& v);
 
   std::shared_ptr<LoadedArtifact> artifact_;
-  bool unified_ = false;  // runs in a UnifiedMemoryScope (a GPU artifact, RELAX_GPU_UNIFIED != 0)
+  // A GPU artifact's run uses unified memory (RELAX_GPU_UNIFIED != 0): an unplaced artifact's
+  // in a UnifiedMemoryScope, a placed one's device storages from it (DeviceMemoryScope).
+  bool unified_ = false;
+  bool outputs_on_device_ = false;
   std::vector<Value> constants_;
   std::vector<std::vector<std::shared_ptr<Callee>>> callees_;  // [function][pc]
   bool profiling_ = false;

@@ -1,12 +1,15 @@
 // The CUDA device API against a stand-in driver (mock_libcuda.cc, found as libcuda.so.1 through
 // LD_LIBRARY_PATH): staged and in-place buffers, launches queued on the stream until a sync,
-// blocks released while launches are queued, kernel time from events, and a failing queue.
-// The stand-in runs a stream only when it is synchronized, so a launch that returns before its
-// results are copied back shows as stale data.
+// blocks released while launches are queued, kernel time from events, and a failing queue;
+// device memory (AllocData/FreeData), copies each way (CopyDataFromTo) and launches on device
+// memory in place. The stand-in runs a stream only when it is synchronized, so a launch or copy
+// that returns before its results are copied back shows as stale data, and it poisons freed
+// memory, so work that runs after its memory was freed shows as NaN.
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <cstdlib>
+#include <functional>
 #include <initializer_list>
 #include <memory>
 #include <string>
@@ -18,6 +21,15 @@
 
 namespace relax::runtime {
 namespace {
+
+std::string ErrorOf(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "<no error>";
+}
 
 LaunchTable Table() {
   LaunchTable t;
@@ -67,6 +79,24 @@ class CudaMockTest : public ::testing::Test {
   void Free(std::initializer_list<float*> blocks) {
     for (float* p : blocks) api_->FreeUnified(module_->dev, p);
   }
+  // n floats of device memory (AllocData).
+  float* Device(int64_t n, size_t alignment = 64) {
+    return static_cast<float*>(api_->AllocData(module_->dev, n * sizeof(float), alignment));
+  }
+  void FreeDevice(std::initializer_list<float*> blocks) {
+    for (float* p : blocks) api_->FreeData(module_->dev, p);
+  }
+  // Copies between host and device memory (CopyDataFromTo); `n` floats.
+  void ToDevice(float* dst, const float* src, int64_t n) {
+    api_->CopyDataFromTo(src, dst, n * sizeof(float), kCpu, module_->dev, nullptr);
+  }
+  std::vector<float> FromDevice(const float* src, int64_t n) {
+    std::vector<float> out(static_cast<size_t>(n), -1.0f);
+    api_->CopyDataFromTo(src, out.data(), n * sizeof(float), module_->dev, kCpu, nullptr);
+    return out;
+  }
+
+  static constexpr DLDevice kCpu{kDLCPU, 0};
 
   std::unique_ptr<DeviceModule> module_;
   DeviceAPI* api_ = nullptr;
@@ -85,6 +115,7 @@ TEST_F(CudaMockTest, StagedLaunchWaitsAndCopiesBack) {
   EXPECT_EQ(c1.staged_buffers - c0.staged_buffers, 2);
   EXPECT_EQ(c1.staged_in_bytes - c0.staged_in_bytes, 800);
   EXPECT_EQ(c1.staged_out_bytes - c0.staged_out_bytes, 400);
+  EXPECT_EQ(c1.host_mapped_buffers - c0.host_mapped_buffers, 2);
 }
 
 // Unified buffers are used in place and the launches stay queued until Sync, which runs them in
@@ -107,6 +138,7 @@ TEST_F(CudaMockTest, InPlaceLaunchesQueueUntilSync) {
   EXPECT_EQ(c1.launches - c0.launches, 3);
   EXPECT_EQ(c1.waits - c0.waits, 1);
   EXPECT_EQ(c1.in_place_buffers - c0.in_place_buffers, 6);
+  EXPECT_EQ(c1.host_mapped_buffers - c0.host_mapped_buffers, 6);  // managed memory
   EXPECT_EQ(c1.staged_buffers - c0.staged_buffers, 0);
   EXPECT_EQ(c1.kernel_ns - std::max<int64_t>(c0.kernel_ns, 0), 3000000);
   module_->Sync();  // nothing queued: no wait
@@ -162,6 +194,205 @@ TEST_F(CudaMockTest, FailureInTheQueueNamesTheKernels) {
   module_->Sync();
   EXPECT_EQ(b[63], 5.0f);
   Free({a, b});
+}
+
+// AllocData: 0 bytes gives a unique address, odd sizes and alignments up to 4096 bytes (the
+// driver's 256 over-allocated), bad alignments and frees are errors, device_bytes follows.
+TEST_F(CudaMockTest, AllocDataSizesAndAlignment) {
+  const DLDevice dev = module_->dev;
+  const int64_t held = Counters().device_bytes;
+  void* z1 = api_->AllocData(dev, 0, 64);
+  void* z2 = api_->AllocData(dev, 0, 64);
+  ASSERT_NE(z1, nullptr);
+  ASSERT_NE(z2, nullptr);
+  EXPECT_NE(z1, z2);
+  void* odd = api_->AllocData(dev, 13, 1);
+  void* wide = api_->AllocData(dev, 1001, 4096);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(odd) % 256, 0u);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(wide) % 4096, 0u);
+  EXPECT_EQ(Counters().device_bytes - held, 13 + 1001);
+  // The whole of each block is copyable; a byte beyond it is not.
+  std::vector<uint8_t> in(1001), out(1001, 0);
+  for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<uint8_t>(i * 7);
+  api_->CopyDataFromTo(in.data(), wide, 1001, kCpu, dev, nullptr);
+  api_->CopyDataFromTo(wide, out.data(), 1001, dev, kCpu, nullptr);
+  EXPECT_EQ(in, out);
+  EXPECT_NE(ErrorOf([&] {
+              api_->CopyDataFromTo(in.data(), odd, 14, kCpu, dev, nullptr);
+            }).find("CopyDataFromTo cpu:0 -> cuda:0 (14 bytes): the destination "),
+            std::string::npos);
+  for (size_t bad : {size_t{0}, size_t{3}, size_t{96}})
+    EXPECT_NE(
+        ErrorOf([&] {
+          api_->AllocData(dev, 16, bad);
+        }).find("AllocData on cuda:0: alignment " + std::to_string(bad) + " is not a power of two"),
+        std::string::npos);
+  EXPECT_NE(ErrorOf([&] {
+              api_->AllocData(dev, 16, 8192);
+            }).find("AllocData on cuda:0: alignment 8192 exceeds the 4096 bytes"),
+            std::string::npos);
+  for (void* p : {z1, z2, odd, wide}) api_->FreeData(dev, p);
+  EXPECT_EQ(Counters().device_bytes, held);
+  api_->FreeData(dev, nullptr);  // a no-op
+  EXPECT_NE(ErrorOf([&] {
+              api_->FreeData(dev, odd);
+            }).find("is not an address AllocData returned (or freed twice)"),
+            std::string::npos);
+  std::vector<float> host(4);
+  EXPECT_NE(ErrorOf([&] { api_->FreeData(dev, host.data()); }).find("FreeData on cuda:0: "),
+            std::string::npos);
+}
+
+// Copies host -> device, device -> device (at offsets) and device -> host move
+// the data and count it; a copy to the host waits, one to the device stays queued.
+TEST_F(CudaMockTest, CopiesEachWay) {
+  float* a = Device(100);
+  float* b = Device(100);
+  std::vector<float> h(100);
+  for (int i = 0; i < 100; ++i) h[i] = static_cast<float>(i);
+  const DeviceCounters c0 = Counters();
+  ToDevice(a, h.data(), 100);
+  EXPECT_EQ(Counters().waits, c0.waits);  // queued
+  h.assign(100, -5.0f);                   // the source may be reused at once
+  api_->CopyDataFromTo(a + 10, b, 50 * sizeof(float), module_->dev, module_->dev, nullptr);
+  api_->CopyDataFromTo(a, b + 50, 50 * sizeof(float), module_->dev, module_->dev, nullptr);
+  std::vector<float> out = FromDevice(b, 100);
+  EXPECT_EQ(out[0], 10.0f);
+  EXPECT_EQ(out[49], 59.0f);
+  EXPECT_EQ(out[50], 0.0f);
+  EXPECT_EQ(out[99], 49.0f);
+  out = FromDevice(a, 50);
+  EXPECT_EQ(out[49], 49.0f);
+  const DeviceCounters c1 = Counters();
+  EXPECT_EQ(c1.copies - c0.copies, 5);
+  EXPECT_EQ(c1.copy_in_bytes - c0.copy_in_bytes, 400);
+  EXPECT_EQ(c1.copy_out_bytes - c0.copy_out_bytes, 600);
+  EXPECT_EQ(c1.waits - c0.waits, 2);  // one per copy to the host
+  EXPECT_EQ(c1.launches - c0.launches, 0);
+  // Managed memory on the device side is copied too.
+  float* u = Unified(100);
+  ToDevice(u, h.data(), 100);
+  module_->Sync();
+  EXPECT_EQ(u[99], -5.0f);
+  // Errors: host memory on the device side, device memory on the host side, past the end of
+  // a block, a pair of devices this API does not copy between.
+  const DLDevice dev = module_->dev;
+  std::string e = ErrorOf([&] { ToDevice(h.data(), h.data(), 4); });
+  EXPECT_NE(e.find("CopyDataFromTo cpu:0 -> cuda:0 (16 bytes): the destination "),
+            std::string::npos)
+      << e;
+  EXPECT_NE(e.find("is not inside memory of cuda:0 (AllocData or AllocUnified) with 16 bytes "
+                   "to spare"),
+            std::string::npos)
+      << e;
+  e = ErrorOf([&] { api_->CopyDataFromTo(a, b, 16, kCpu, dev, nullptr); });
+  EXPECT_NE(e.find("the source "), std::string::npos) << e;
+  EXPECT_NE(e.find("is device memory of cuda:0, not host memory"), std::string::npos) << e;
+  e = ErrorOf([&] { FromDevice(a + 50, 51); });
+  EXPECT_NE(e.find("CopyDataFromTo cuda:0 -> cpu:0 (204 bytes): the source "), std::string::npos)
+      << e;
+  e = ErrorOf([&] { api_->CopyDataFromTo(h.data(), out.data(), 4, kCpu, kCpu, nullptr); });
+  EXPECT_NE(e.find("the cuda device API copies between cpu and cuda memory only"),
+            std::string::npos)
+      << e;
+  e = ErrorOf([&] { api_->CopyDataFromTo(a, b, 4, dev, DLDevice{kDLCUDA, 1}, nullptr); });
+  EXPECT_NE(e.find("copies between two cuda devices are not supported"), std::string::npos) << e;
+  Free({u});
+  FreeDevice({a, b});
+}
+
+// Launches on device memory use it in place (no host memory involved, nothing staged) and stay
+// queued; copies are ordered after them on the stream: a copy to the host sees what a queued
+// launch wrote, one to the device does not change what a queued launch reads.
+TEST_F(CudaMockTest, DeviceMemoryInPlaceAndOrderedCopies) {
+  float* a = Device(300);
+  float* b = Device(300);
+  std::vector<float> h(300, 1.0f);
+  ToDevice(a, h.data(), 300);
+  const DeviceCounters c0 = Counters();
+  ASSERT_EQ(Launch(a, b, 300), 0) << RelaxGetLastError();  // queued: b = 3
+  h.assign(300, 10.0f);
+  ToDevice(a, h.data(), 300);                              // after the launch read a
+  ASSERT_EQ(Launch(b, a, 300), 0) << RelaxGetLastError();  // queued: a = 7
+  const DeviceCounters c1 = Counters();
+  EXPECT_EQ(c1.launches - c0.launches, 2);
+  EXPECT_EQ(c1.waits - c0.waits, 0);
+  EXPECT_EQ(c1.in_place_buffers - c0.in_place_buffers, 4);
+  EXPECT_EQ(c1.host_mapped_buffers - c0.host_mapped_buffers, 0);
+  EXPECT_EQ(c1.staged_buffers - c0.staged_buffers, 0);
+  EXPECT_EQ(c1.staged_in_bytes - c0.staged_in_bytes, 0);
+  EXPECT_EQ(c1.staged_out_bytes - c0.staged_out_bytes, 0);
+  std::vector<float> out = FromDevice(a, 300);  // waits for both launches
+  EXPECT_EQ(out[0], 7.0f);
+  EXPECT_EQ(out[299], 7.0f);
+  EXPECT_EQ(FromDevice(b, 1)[0], 3.0f);
+  EXPECT_EQ(Counters().waits - c0.waits, 2);
+  EXPECT_EQ(Counters().kernel_ns - std::max<int64_t>(c0.kernel_ns, 0), 2000000);
+  // A buffer at an offset inside a block: in place when 16-byte aligned, otherwise (and when it
+  // overlaps a written buffer) copied within the device, still with no host memory involved.
+  const DeviceCounters c2 = Counters();
+  ASSERT_EQ(Launch(a + 4, b + 4, 296), 0);  // b[4..] = 15
+  ASSERT_EQ(Launch(b + 1, b + 2, 298), 0);  // misaligned and overlapping: b[2] = b[1]*2+1 = 7
+  out = FromDevice(b, 300);
+  EXPECT_EQ(out[0], 3.0f);
+  EXPECT_EQ(out[2], 7.0f);
+  EXPECT_EQ(out[3], 7.0f);   // from b[2] = 3 before the launch
+  EXPECT_EQ(out[5], 31.0f);  // from b[4] = 15
+  const DeviceCounters c3 = Counters();
+  EXPECT_EQ(c3.in_place_buffers - c2.in_place_buffers, 2);
+  EXPECT_EQ(c3.staged_buffers - c2.staged_buffers, 2);
+  EXPECT_EQ(c3.host_mapped_buffers - c2.host_mapped_buffers, 0);
+  EXPECT_EQ(c3.staged_in_bytes - c2.staged_in_bytes, 0);
+  EXPECT_EQ(c3.waits - c2.waits, 1);  // only the copy to the host waited
+  // A kernel that fails in the queue is reported by the copy that waits for it.
+  ASSERT_EQ(Launch(a, b, 300, 1), 0);
+  std::string e = ErrorOf([&] { FromDevice(b, 1); });
+  EXPECT_NE(e.find("kernel 'trap': cuStreamSynchronize failed: CUDA_ERROR_LAUNCH_FAILED"),
+            std::string::npos)
+      << e;
+  FreeDevice({a, b});
+}
+
+// FreeData while launches and copies that use the block are queued: the block stays valid
+// until they ran (the stand-in poisons freed memory, so an early free shows as NaN).
+TEST_F(CudaMockTest, FreeDataWaitsForQueuedWork) {
+  float* a = Device(64);
+  float* b = Device(64);
+  float* c = Device(64);
+  std::vector<float> h(64, 2.0f);
+  const int64_t held = Counters().device_bytes;
+  ToDevice(a, h.data(), 64);
+  module_->Sync();                 // a holds the data (a queued copy would overwrite poison)
+  ASSERT_EQ(Launch(a, b, 64), 0);  // queued: b = 5
+  api_->CopyDataFromTo(b, c, 64 * sizeof(float), module_->dev, module_->dev, nullptr);
+  const int64_t waits = Counters().waits;
+  FreeDevice({a, b});
+  EXPECT_EQ(Counters().device_bytes, held - 2 * 256);
+  EXPECT_EQ(Counters().waits, waits);  // freeing does not wait
+  std::vector<float> out = FromDevice(c, 64);
+  EXPECT_EQ(out[0], 5.0f);
+  EXPECT_EQ(out[63], 5.0f);
+  FreeDevice({c});
+  EXPECT_EQ(Counters().device_bytes, held - 3 * 256);
+}
+
+// Resident constants (the params) are uploaded once and counted in constant_bytes, not in the
+// staging bytes.
+TEST_F(CudaMockTest, ConstantsUploadOnce) {
+  static const std::vector<float> params(32, 4.0f);
+  module_->constant_begin = reinterpret_cast<const uint8_t*>(params.data());
+  module_->constant_size = params.size() * sizeof(float);
+  float* b = Device(32);
+  const DeviceCounters c0 = Counters();
+  ASSERT_EQ(Launch(params.data(), b, 32), 0);
+  ASSERT_EQ(Launch(params.data(), b, 32), 0);
+  EXPECT_EQ(FromDevice(b, 32)[31], 9.0f);
+  const DeviceCounters c1 = Counters();
+  EXPECT_EQ(c1.constant_bytes - c0.constant_bytes, 128);
+  EXPECT_EQ(c1.in_place_buffers - c0.in_place_buffers, 4);
+  EXPECT_EQ(c1.staged_in_bytes - c0.staged_in_bytes, 0);
+  EXPECT_EQ(c1.host_mapped_buffers - c0.host_mapped_buffers, 0);
+  FreeDevice({b});
 }
 
 // Where the host may not touch managed memory while kernels run (no concurrent managed

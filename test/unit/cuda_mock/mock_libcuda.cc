@@ -4,15 +4,21 @@
 // missing results. Kernels are C++ functions chosen by name (any "binary" loads):
 //   add_scale(A read, B write, n): B[i] = A[i] * 2 + 1 for i < n
 //   trap(...): fails the stream (CUDA_ERROR_LAUNCH_FAILED at the next synchronize)
-// Each launch takes 1 ms of "kernel time" between its events. Only what
-// backends/cuda/runtime/cuda_device_api.cc calls is here, with the driver API's signatures.
+// Each launch takes 1 ms of "kernel time" between its events. Allocations are tracked: one of
+// 0 bytes fails as with the real driver, and a freed block is filled with 0xff bytes (NaN
+// floats) and never handed out again, so a kernel or copy that runs after its memory was freed
+// reads NaN instead of stale data, and freeing it twice fails. Only what
+// backends/cuda/runtime/cuda_device_api.cc (cuda_driver.h) calls is here, with the driver API's
+// signatures.
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -33,7 +39,9 @@ struct Func {
 
 std::mutex mu;
 Stream default_stream;
-double clock_ms = 0;  // advanced 1 ms per kernel run
+std::map<uintptr_t, size_t> live_blocks;  // address -> bytes of each block not yet freed
+std::vector<void*> freed_blocks;          // poisoned, kept (still reachable: no leak reports)
+double clock_ms = 0;                      // advanced 1 ms per kernel run
 
 Stream* S(void* s) { return s ? static_cast<Stream*>(s) : &default_stream; }
 
@@ -75,14 +83,24 @@ CUresult cuModuleGetFunction(void** f, void*, const char* name) {
   return kOk;
 }
 CUresult cuMemAlloc_v2(unsigned long long* p, size_t n) {  // NOLINT(runtime/int)
-  *p = reinterpret_cast<uintptr_t>(std::aligned_alloc(256, (n + 255) / 256 * 256 + 256));
+  if (n == 0) return kInvalidValue;
+  void* block = std::aligned_alloc(256, (n + 255) / 256 * 256);
+  std::lock_guard<std::mutex> lock(mu);
+  live_blocks[reinterpret_cast<uintptr_t>(block)] = n;
+  *p = reinterpret_cast<uintptr_t>(block);
   return kOk;
 }
 CUresult cuMemAllocManaged(unsigned long long* p, size_t n, unsigned) {  // NOLINT(runtime/int)
   return cuMemAlloc_v2(p, n);
 }
+// Poisoned and kept (never reused): see the top of the file.
 CUresult cuMemFree_v2(unsigned long long p) {  // NOLINT(runtime/int)
-  std::free(reinterpret_cast<void*>(static_cast<uintptr_t>(p)));
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = live_blocks.find(static_cast<uintptr_t>(p));
+  if (it == live_blocks.end()) return kInvalidValue;
+  std::memset(reinterpret_cast<void*>(it->first), 0xff, it->second);
+  freed_blocks.push_back(reinterpret_cast<void*>(it->first));
+  live_blocks.erase(it);
   return kOk;
 }
 CUresult cuMemcpyHtoD_v2(unsigned long long d, const void* h, size_t n) {  // NOLINT
@@ -108,6 +126,16 @@ CUresult cuMemcpyHtoDAsync_v2(unsigned long long d, const void* h, size_t n,  //
   std::lock_guard<std::mutex> lock(mu);
   S(s)->work.push_back([d, bytes] {
     std::memcpy(reinterpret_cast<void*>(static_cast<uintptr_t>(d)), bytes.data(), bytes.size());
+  });
+  return kOk;
+}
+// Copied when the stream runs (overlapping ranges as memmove).
+CUresult cuMemcpyDtoDAsync_v2(unsigned long long d, unsigned long long src,  // NOLINT
+                              size_t n, void* s) {
+  std::lock_guard<std::mutex> lock(mu);
+  S(s)->work.push_back([d, src, n] {
+    std::memmove(reinterpret_cast<void*>(static_cast<uintptr_t>(d)),
+                 reinterpret_cast<const void*>(static_cast<uintptr_t>(src)), n);
   });
   return kOk;
 }

@@ -1,16 +1,21 @@
 // librelax_byoc_cublas.so: the runtime part of the cublas BYOC plugin. One entry point,
 // relax_byoc_cublas_dense (RelaxPackedFunc): args = the payload line the plugin's codegen wrote
-// (cublas_plugin.h), the region's parameters, its output. All tensors are host memory (part 1's
-// memory model): the inputs are copied to the device per call, except constant weights, which
-// are uploaded once and kept by their host pointer; the result is copied back.
+// (cublas_plugin.h), the region's parameters, its output. A tensor in CUDA memory (kDLCUDA: the
+// device API's AllocData, or managed memory) is used in place, with no copy; a host tensor
+// (kDLCPU) is copied to the device per call, except constant weights, which are uploaded once
+// and kept by their host pointer, and a host output is copied back. All CUDA tensors of a call
+// must be on one device, the one this library runs on (the first call's: that of its CUDA
+// tensors, else the current device). The VM has waited for the device API's queued kernels
+// before the call, and the call waits for its own work before it returns.
 //
 // Row-major Y(M, N) = X(M, K) W(K, N) is computed as the column-major Y^T = W^T X^T, so the
 // weight is cuBLAS's A operand and the bias (one value per column of Y) the epilogue's vector
 // over the rows of Y^T. cuBLASLt runs it with a DEFAULT / BIAS / RELU(_BIAS) / GELU(_BIAS)
 // epilogue (CUBLAS_COMPUTE_32F: plain f32, no TF32); when cuBLASLt has no algorithm for a shape
 // (or RELAX_CUBLAS_NO_LT=1) cublasSgemm runs the product and the epilogue is applied to the
-// result on the host, where part 1 copies it anyway. Errors name the region and the call; a
-// machine without a GPU or driver gets "no CUDA device: ...". Calls are serialized by one mutex.
+// result on the host (a device output goes down and back for it). Errors name the region and the
+// call; a machine without a GPU or driver gets "no CUDA device: ...". Calls are serialized by one
+// mutex.
 #include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -100,7 +105,9 @@ const DLTensor* TensorArg(const RelaxValue* args, int i, const char* what) {
   const auto* t = static_cast<const DLTensor*>(args[i].v_handle);
   if (t->dtype.code != kDLFloat || t->dtype.bits != 32 || t->dtype.lanes != 1)
     Fail(std::string(what) + " is not float32");
-  if (t->device.device_type != kDLCPU) Fail(std::string(what) + " is not in host memory");
+  if (t->device.device_type != kDLCPU && t->device.device_type != kDLCUDA)
+    Fail(std::string(what) + " is neither in host nor in cuda memory (device type " +
+         std::to_string(t->device.device_type) + ")");
   if (t->strides) {
     int64_t expect = 1;
     for (int d = t->ndim - 1; d >= 0; --d) {
@@ -122,6 +129,32 @@ const float* Data(const DLTensor* t) {
   return reinterpret_cast<const float*>(static_cast<const char*>(t->data) + t->byte_offset);
 }
 
+bool OnDevice(const DLTensor* t) { return t && t->device.device_type == kDLCUDA; }
+
+// The CUDA device of the call's tensors in CUDA memory (null entries skipped); -1 when none is.
+int CudaDeviceOf(std::initializer_list<const DLTensor*> tensors) {
+  int dev = -1;
+  for (const DLTensor* t : tensors) {
+    if (!OnDevice(t)) continue;
+    if (dev >= 0 && t->device.device_id != dev)
+      Fail("tensors on cuda:" + std::to_string(dev) +
+           " and cuda:" + std::to_string(t->device.device_id));
+    dev = t->device.device_id;
+  }
+  return dev;
+}
+
+// `t`'s floats on the host (a device tensor's copied down; the VM has waited for the kernels
+// that wrote it).
+std::vector<float> HostValues(const DLTensor* t) {
+  if (!OnDevice(t)) return std::vector<float>(Data(t), Data(t) + Numel(t));
+  std::vector<float> v(static_cast<size_t>(Numel(t)));
+  if (!v.empty())
+    CheckCuda(cudaMemcpy(v.data(), Data(t), v.size() * sizeof(float), cudaMemcpyDeviceToHost),
+              "cudaMemcpy(device to host)");
+  return v;
+}
+
 // Device state, created on the first call and kept for the life of the process (freeing CUDA
 // memory from static destructors at exit races the CUDA runtime's own teardown).
 struct Plan {
@@ -133,6 +166,7 @@ struct Plan {
 
 struct State {
   std::mutex mu;
+  int device = -1;  // the CUDA device it runs on, once chosen
   bool ready = false;
   cudaStream_t stream = nullptr;
   cublasHandle_t blas = nullptr;
@@ -149,14 +183,27 @@ State& GetState() {
   return *s;
 }
 
-void EnsureDevice(State& s) {
+// Chooses the device on the first call (`want`, the call's CUDA tensors' device, or else the
+// current one), makes it current on this thread and creates the handles.
+void EnsureDevice(State& s, int want) {
+  if (s.device < 0) {
+    int count = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess)
+      Fail(std::string("no CUDA device: cudaGetDeviceCount failed: ") + cudaGetErrorName(e) + " (" +
+           cudaGetErrorString(e) + ")");
+    if (count == 0) Fail("no CUDA device: cudaGetDeviceCount found none");
+    int dev = want;
+    if (dev < 0) CheckCuda(cudaGetDevice(&dev), "cudaGetDevice");
+    if (dev >= count)
+      Fail("no CUDA device " + std::to_string(dev) + " (" + std::to_string(count) + " found)");
+    s.device = dev;
+  } else if (want >= 0 && want != s.device) {
+    Fail("a tensor is on cuda:" + std::to_string(want) + ", but this library runs on cuda:" +
+         std::to_string(s.device) + " (one device per process)");
+  }
+  CheckCuda(cudaSetDevice(s.device), "cudaSetDevice");
   if (s.ready) return;
-  int count = 0;
-  cudaError_t e = cudaGetDeviceCount(&count);
-  if (e != cudaSuccess)
-    Fail(std::string("no CUDA device: cudaGetDeviceCount failed: ") + cudaGetErrorName(e) + " (" +
-         cudaGetErrorString(e) + ")");
-  if (count == 0) Fail("no CUDA device: cudaGetDeviceCount found none");
   if (!s.stream)
     CheckCuda(cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking), "cudaStreamCreate");
   if (!s.blas) {
@@ -181,14 +228,17 @@ void* Scratch(State& s, int role, size_t bytes) {
   return ptr;
 }
 
-// Copies `t` (n floats) to the device; `expand` > 0 broadcasts a one-element bias to that
-// length. Constants are uploaded once and kept by their host pointer.
+// `t` (n floats) on the device: a device tensor's own memory, else a copy of the host tensor;
+// `expand` > 0 broadcasts a one-element tensor to that length (into a copy). Host constants
+// (and broadcast device constants) are uploaded once and kept by their pointer.
 const float* Upload(State& s, const DLTensor* t, bool constant, int role, int64_t expand = 0) {
+  const bool broadcast = expand > 0 && Numel(t) == 1 && expand != 1;
+  if (OnDevice(t) && !broadcast) return Data(t);
   const float* host = Data(t);
   int64_t n = Numel(t);
   std::vector<float> expanded;
-  if (expand > 0 && n == 1 && expand != 1) {
-    expanded.assign(static_cast<size_t>(expand), host[0]);
+  if (broadcast) {
+    expanded.assign(static_cast<size_t>(expand), HostValues(t)[0]);
     host = expanded.data();
     n = expand;
   }
@@ -210,6 +260,14 @@ const float* Upload(State& s, const DLTensor* t, bool constant, int role, int64_
               "cudaMemcpyAsync(host to device)");
   if (!expanded.empty()) CheckCuda(cudaStreamSynchronize(s.stream), "cudaStreamSynchronize");
   return static_cast<const float*>(dev);
+}
+
+// Copies host memory to a device output and waits until it is there (the device API's
+// kernels that read it run on another stream after the call returns).
+void CopyToDevice(State& s, void* dst, const void* src, size_t bytes) {
+  CheckCuda(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, s.stream),
+            "cudaMemcpyAsync(host to device)");
+  CheckCuda(cudaStreamSynchronize(s.stream), "cudaStreamSynchronize");
 }
 
 cublasLtEpilogue_t LtEpilogue(const std::string& epi, bool bias) {
@@ -318,17 +376,31 @@ void RunDense(const RelaxValue* args, int32_t num_args, Spec* spec_out) {
   if (m > kIntMax || n > kIntMax || k > kIntMax) Fail("a matrix dim exceeds 2^31 - 1");
   float* out = static_cast<float*>(y->data) + y->byte_offset / sizeof(float);
   if (m == 0 || n == 0) return;
-  if (k == 0) {  // an empty sum: the epilogue of zeros
-    std::memset(out, 0, static_cast<size_t>(m * n) * sizeof(float));
+  const size_t out_bytes = static_cast<size_t>(m * n) * sizeof(float);
+  const int device = CudaDeviceOf({x, w, bias, y});
+  if (k == 0 && device < 0) {  // an empty sum: the epilogue of zeros
+    std::memset(out, 0, out_bytes);
     HostEpilogue(out, m, n, bias ? Data(bias) : nullptr, bias_len, spec.epilogue);
     return;
   }
   State& s = GetState();
   std::lock_guard<std::mutex> lock(s.mu);
-  EnsureDevice(s);
+  EnsureDevice(s, device);
+  if (k == 0) {  // the same with tensors in CUDA memory
+    std::vector<float> zeros(static_cast<size_t>(m * n), 0.0f);
+    HostEpilogue(zeros.data(), m, n, bias ? HostValues(bias).data() : nullptr, bias_len,
+                 spec.epilogue);
+    if (OnDevice(y)) {
+      CopyToDevice(s, out, zeros.data(), out_bytes);
+    } else {
+      std::memcpy(out, zeros.data(), out_bytes);
+    }
+    return;
+  }
   const float* dx = Upload(s, x, spec.constant[spec.a], 0);
   const float* dw = Upload(s, w, spec.constant[spec.b], 1);
-  float* dy = static_cast<float*>(Scratch(s, 3, static_cast<size_t>(m * n) * sizeof(float)));
+  // A device output is written in place; a host one through a scratch buffer.
+  float* dy = OnDevice(y) ? out : static_cast<float*>(Scratch(s, 3, out_bytes));
   Plan& plan = GetPlan(s, m, n, k, spec.transb, spec.epilogue, bias != nullptr);
   const float alpha = 1.0f, beta = 0.0f;
   if (plan.ok) {
@@ -349,11 +421,20 @@ void RunDense(const RelaxValue* args, int32_t num_args, Spec* spec_out) {
                             &beta, dy, static_cast<int>(n)),
                 "cublasSgemm");
   }
-  CheckCuda(cudaMemcpyAsync(out, dy, static_cast<size_t>(m * n) * sizeof(float),
-                            cudaMemcpyDeviceToHost, s.stream),
-            "cudaMemcpyAsync(device to host)");
+  // The epilogue on the host (no cuBLASLt algorithm): a device output comes down for it.
+  std::vector<float> result;
+  float* host_out = out;
+  if (!plan.ok && OnDevice(y)) {
+    result.resize(static_cast<size_t>(m * n));
+    host_out = result.data();
+  }
+  if (host_out != dy)
+    CheckCuda(cudaMemcpyAsync(host_out, dy, out_bytes, cudaMemcpyDeviceToHost, s.stream),
+              "cudaMemcpyAsync(device to host)");
   CheckCuda(cudaStreamSynchronize(s.stream), "cudaStreamSynchronize");
-  if (!plan.ok) HostEpilogue(out, m, n, bias ? Data(bias) : nullptr, bias_len, spec.epilogue);
+  if (plan.ok) return;
+  HostEpilogue(host_out, m, n, bias ? HostValues(bias).data() : nullptr, bias_len, spec.epilogue);
+  if (host_out != out) CopyToDevice(s, out, host_out, out_bytes);
 }
 
 }  // namespace

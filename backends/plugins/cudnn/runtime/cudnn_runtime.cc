@@ -1,9 +1,16 @@
 // librelax_byoc_cudnn.so: the runtime part of the cudnn BYOC plugin. One entry point,
 // relax_byoc_cudnn_conv2d (RelaxPackedFunc): args = the payload line the plugin's codegen wrote
-// (cudnn_plugin.h), the region's parameters, its output. All tensors are host memory (part 1's
-// memory model): the input is copied to the device per call; constant weights and biases are
-// prepared once (an inference batch_norm folded in on the host: w' = w * g / sqrt(v + eps),
-// b' = (b - m) * g / sqrt(v + eps) + beta), uploaded and kept by their host pointers.
+// (cudnn_plugin.h), the region's parameters, its output. A tensor in CUDA memory (kDLCUDA: the
+// device API's AllocData, or managed memory) is used in place: the input (padded into a device
+// copy when the padding is asymmetric), the output, and the weight and bias when no batch_norm
+// is folded in and the bias has one value per channel. A host tensor (kDLCPU) is copied to the
+// device per call, and a host output back. Weights and biases that need preparing (an
+// inference batch_norm folded in on the host: w' = w * g / sqrt(v + eps),
+// b' = (b - m) * g / sqrt(v + eps) + beta; a one-value bias broadcast), device ones copied down
+// for it, are prepared per call, or once and kept by their pointers when constant. All CUDA
+// tensors of a call must be on one device, the one this library runs on (the first call's: that
+// of its CUDA tensors, else the current device). The VM has waited for the device API's queued
+// kernels before the call, and the call waits for its own work before it returns.
 //
 // The convolution is cuDNN's legacy API: NCHW f32 descriptors, the group count set on the
 // convolution (depthwise included), FMA math only (no TF32), the algorithm chosen once per shape
@@ -106,7 +113,9 @@ const DLTensor* TensorArg(const RelaxValue* args, int i, const char* what) {
   const auto* t = static_cast<const DLTensor*>(args[i].v_handle);
   if (t->dtype.code != kDLFloat || t->dtype.bits != 32 || t->dtype.lanes != 1)
     Fail(std::string(what) + " is not float32");
-  if (t->device.device_type != kDLCPU) Fail(std::string(what) + " is not in host memory");
+  if (t->device.device_type != kDLCPU && t->device.device_type != kDLCUDA)
+    Fail(std::string(what) + " is neither in host nor in cuda memory (device type " +
+         std::to_string(t->device.device_type) + ")");
   if (t->strides) {
     int64_t expect = 1;
     for (int d = t->ndim - 1; d >= 0; --d) {
@@ -126,6 +135,32 @@ int64_t Numel(const DLTensor* t) {
 
 const float* Data(const DLTensor* t) {
   return reinterpret_cast<const float*>(static_cast<const char*>(t->data) + t->byte_offset);
+}
+
+bool OnDevice(const DLTensor* t) { return t && t->device.device_type == kDLCUDA; }
+
+// The CUDA device of the call's tensors in CUDA memory (null entries skipped); -1 when none is.
+int CudaDeviceOf(const std::vector<const DLTensor*>& tensors) {
+  int dev = -1;
+  for (const DLTensor* t : tensors) {
+    if (!OnDevice(t)) continue;
+    if (dev >= 0 && t->device.device_id != dev)
+      Fail("tensors on cuda:" + std::to_string(dev) +
+           " and cuda:" + std::to_string(t->device.device_id));
+    dev = t->device.device_id;
+  }
+  return dev;
+}
+
+// `t`'s floats on the host (a device tensor's copied down; the VM has waited for the kernels
+// that wrote it).
+std::vector<float> HostValues(const DLTensor* t) {
+  if (!OnDevice(t)) return std::vector<float>(Data(t), Data(t) + Numel(t));
+  std::vector<float> v(static_cast<size_t>(Numel(t)));
+  if (!v.empty())
+    CheckCuda(cudaMemcpy(v.data(), Data(t), v.size() * sizeof(float), cudaMemcpyDeviceToHost),
+              "cudaMemcpy(device to host)");
+  return v;
 }
 
 // The descriptors, algorithm and workspace size of one convolution shape.
@@ -148,6 +183,7 @@ struct Prepared {
 // memory from static destructors at exit races the CUDA runtime's own teardown).
 struct State {
   std::mutex mu;
+  int device = -1;  // the CUDA device it runs on, once chosen
   bool ready = false;
   cudaStream_t stream = nullptr;
   cudnnHandle_t dnn = nullptr;
@@ -162,14 +198,27 @@ State& GetState() {
   return *s;
 }
 
-void EnsureDevice(State& s) {
+// Chooses the device on the first call (`want`, the call's CUDA tensors' device, or else the
+// current one), makes it current on this thread and creates the handles.
+void EnsureDevice(State& s, int want) {
+  if (s.device < 0) {
+    int count = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess)
+      Fail(std::string("no CUDA device: cudaGetDeviceCount failed: ") + cudaGetErrorName(e) + " (" +
+           cudaGetErrorString(e) + ")");
+    if (count == 0) Fail("no CUDA device: cudaGetDeviceCount found none");
+    int dev = want;
+    if (dev < 0) CheckCuda(cudaGetDevice(&dev), "cudaGetDevice");
+    if (dev >= count)
+      Fail("no CUDA device " + std::to_string(dev) + " (" + std::to_string(count) + " found)");
+    s.device = dev;
+  } else if (want >= 0 && want != s.device) {
+    Fail("a tensor is on cuda:" + std::to_string(want) + ", but this library runs on cuda:" +
+         std::to_string(s.device) + " (one device per process)");
+  }
+  CheckCuda(cudaSetDevice(s.device), "cudaSetDevice");
   if (s.ready) return;
-  int count = 0;
-  cudaError_t e = cudaGetDeviceCount(&count);
-  if (e != cudaSuccess)
-    Fail(std::string("no CUDA device: cudaGetDeviceCount failed: ") + cudaGetErrorName(e) + " (" +
-         cudaGetErrorString(e) + ")");
-  if (count == 0) Fail("no CUDA device: cudaGetDeviceCount found none");
   if (!s.stream)
     CheckCuda(cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking), "cudaStreamCreate");
   if (!s.dnn) {
@@ -204,10 +253,13 @@ float* UploadTo(State& s, void* dev, const float* host, size_t count) {
   return static_cast<float*>(dev);
 }
 
-// The weight and bias on the device, batch_norm folded in. Kept by host pointers when every
-// tensor involved is a constant; otherwise prepared into scratch buffers on each call.
+// The weight and bias on the device, batch_norm folded in. Device tensors that need no
+// preparing are used in place; otherwise kept by their pointers when every tensor involved is a
+// constant, or prepared into scratch buffers on each call.
 Prepared Prepare(State& s, const Spec& spec, const DLTensor* w, const DLTensor* bias,
                  const std::vector<const DLTensor*>& bn, int64_t out_channels) {
+  if (OnDevice(w) && bn.empty() && (!bias || (OnDevice(bias) && Numel(bias) == out_channels)))
+    return Prepared{Data(w), bias ? Data(bias) : nullptr};
   bool constant = spec.constant[spec.w] && (spec.bias < 0 || spec.constant[spec.bias]);
   for (int64_t p : spec.bn) constant = constant && spec.constant[p];
   std::vector<const void*> key{Data(w), bias ? Data(bias) : nullptr};
@@ -216,21 +268,24 @@ Prepared Prepare(State& s, const Spec& spec, const DLTensor* w, const DLTensor* 
     if (auto it = s.weights.find(key); it != s.weights.end()) return it->second;
   }
   size_t wn = static_cast<size_t>(Numel(w)), per = wn / static_cast<size_t>(out_channels);
-  std::vector<float> wh(Data(w), Data(w) + wn), bh;
+  std::vector<float> wh = HostValues(w), bh;
   if (bias) {
     int64_t bl = Numel(bias);
     if (bl != out_channels && bl != 1)
       Fail("the bias has " + std::to_string(bl) + " values, expected " +
            std::to_string(out_channels));
+    const std::vector<float> b = HostValues(bias);
     bh.resize(static_cast<size_t>(out_channels));
-    for (int64_t o = 0; o < out_channels; ++o) bh[o] = Data(bias)[bl == 1 ? 0 : o];
+    for (int64_t o = 0; o < out_channels; ++o) bh[o] = b[bl == 1 ? 0 : o];
   }
   if (!bn.empty()) {
     for (const DLTensor* t : bn)
       if (Numel(t) != out_channels)
         Fail("a batch_norm parameter does not have one value per channel");
     if (bh.empty()) bh.assign(static_cast<size_t>(out_channels), 0.0f);
-    const float *g = Data(bn[0]), *beta = Data(bn[1]), *mean = Data(bn[2]), *var = Data(bn[3]);
+    const std::vector<float> gv = HostValues(bn[0]), betav = HostValues(bn[1]),
+                             meanv = HostValues(bn[2]), varv = HostValues(bn[3]);
+    const float *g = gv.data(), *beta = betav.data(), *mean = meanv.data(), *var = varv.data();
     for (int64_t o = 0; o < out_channels; ++o) {
       double scale = g[o] / std::sqrt(static_cast<double>(var[o]) + spec.eps);
       for (size_t i = 0; i < per; ++i)
@@ -347,27 +402,38 @@ void RunConv(const RelaxValue* args, int32_t num_args, Spec* spec_out) {
   bool symmetric = pd[0] == pd[2] && pd[1] == pd[3];
   int64_t hp = symmetric ? h : h + pd[0] + pd[2], wp = symmetric ? wd : wd + pd[1] + pd[3];
 
+  std::vector<const DLTensor*> tensors{x, w, bias, y};
+  tensors.insert(tensors.end(), bn.begin(), bn.end());
+  const int device = CudaDeviceOf(tensors);
   State& s = GetState();
   std::lock_guard<std::mutex> lock(s.mu);
-  EnsureDevice(s);
+  EnsureDevice(s, device);
   Prepared prep = Prepare(s, spec, w, bias, bn, o);
-  float* dx = static_cast<float*>(Scratch(s, 0, static_cast<size_t>(n * c * hp * wp) * 4));
-  if (symmetric) {
-    UploadTo(s, dx, Data(x), static_cast<size_t>(Numel(x)));
-  } else if (Numel(x) > 0) {
-    // Zero the padded buffer, then copy each (n, c) plane into its interior in one 3-D copy.
-    CheckCuda(cudaMemsetAsync(dx, 0, static_cast<size_t>(n * c * hp * wp) * 4, s.stream),
-              "cudaMemsetAsync");
-    cudaMemcpy3DParms cp{};
-    cp.srcPtr = make_cudaPitchedPtr(const_cast<float*>(Data(x)), static_cast<size_t>(wd) * 4,
-                                    static_cast<size_t>(wd), static_cast<size_t>(h));
-    cp.dstPtr = make_cudaPitchedPtr(dx, static_cast<size_t>(wp) * 4, static_cast<size_t>(wp),
-                                    static_cast<size_t>(hp));
-    cp.dstPos = make_cudaPos(static_cast<size_t>(pd[1]) * 4, static_cast<size_t>(pd[0]), 0);
-    cp.extent = make_cudaExtent(static_cast<size_t>(wd) * 4, static_cast<size_t>(h),
-                                static_cast<size_t>(n * c));
-    cp.kind = cudaMemcpyHostToDevice;
-    CheckCuda(cudaMemcpy3DAsync(&cp, s.stream), "cudaMemcpy3DAsync(padded input)");
+  // A device input is used in place unless it must be padded into a copy.
+  const float* dx = nullptr;
+  if (symmetric && OnDevice(x)) {
+    dx = Data(x);
+  } else if (symmetric) {
+    dx = UploadTo(s, Scratch(s, 0, static_cast<size_t>(Numel(x)) * 4), Data(x),
+                  static_cast<size_t>(Numel(x)));
+  } else {
+    float* padded = static_cast<float*>(Scratch(s, 0, static_cast<size_t>(n * c * hp * wp) * 4));
+    dx = padded;
+    if (Numel(x) > 0) {
+      // Zero the padded buffer, then copy each (n, c) plane into its interior in one 3-D copy.
+      CheckCuda(cudaMemsetAsync(padded, 0, static_cast<size_t>(n * c * hp * wp) * 4, s.stream),
+                "cudaMemsetAsync");
+      cudaMemcpy3DParms cp{};
+      cp.srcPtr = make_cudaPitchedPtr(const_cast<float*>(Data(x)), static_cast<size_t>(wd) * 4,
+                                      static_cast<size_t>(wd), static_cast<size_t>(h));
+      cp.dstPtr = make_cudaPitchedPtr(padded, static_cast<size_t>(wp) * 4, static_cast<size_t>(wp),
+                                      static_cast<size_t>(hp));
+      cp.dstPos = make_cudaPos(static_cast<size_t>(pd[1]) * 4, static_cast<size_t>(pd[0]), 0);
+      cp.extent = make_cudaExtent(static_cast<size_t>(wd) * 4, static_cast<size_t>(h),
+                                  static_cast<size_t>(n * c));
+      cp.kind = OnDevice(x) ? cudaMemcpyDeviceToDevice : cudaMemcpyHostToDevice;
+      CheckCuda(cudaMemcpy3DAsync(&cp, s.stream), "cudaMemcpy3DAsync(padded input)");
+    }
   }
   std::vector<int64_t> key{n,
                            c,
@@ -387,7 +453,8 @@ void RunConv(const RelaxValue* args, int32_t num_args, Spec* spec_out) {
                            y->shape[3]};
   Plan& plan = GetPlan(s, key);
   void* ws = plan.workspace ? Scratch(s, 4, plan.workspace) : nullptr;
-  float* dy = static_cast<float*>(Scratch(s, 3, out_count * 4));
+  // A device output is written in place; a host one through a scratch buffer.
+  float* dy = OnDevice(y) ? out : static_cast<float*>(Scratch(s, 3, out_count * 4));
   const float one = 1.0f, zero = 0.0f;
   // The fused call where cuDNN has it for this algorithm; otherwise three calls.
   cudnnStatus_t fused = CUDNN_STATUS_NOT_SUPPORTED;
@@ -410,8 +477,9 @@ void RunConv(const RelaxValue* args, int32_t num_args, Spec* spec_out) {
   } else {
     CheckCudnn(fused, "cudnnConvolutionBiasActivationForward");
   }
-  CheckCuda(cudaMemcpyAsync(out, dy, out_count * 4, cudaMemcpyDeviceToHost, s.stream),
-            "cudaMemcpyAsync(device to host)");
+  if (!OnDevice(y))
+    CheckCuda(cudaMemcpyAsync(out, dy, out_count * 4, cudaMemcpyDeviceToHost, s.stream),
+              "cudaMemcpyAsync(device to host)");
   CheckCuda(cudaStreamSynchronize(s.stream), "cudaStreamSynchronize");
 }
 
