@@ -37,6 +37,7 @@ std::vector<std::string> DefaultPipeline() {
           "flatten-buffer",
           "split-host-device",
           "outline-parallel",
+          "place-devices",
           "plan-memory"};
 }
 

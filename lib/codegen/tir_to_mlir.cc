@@ -249,7 +249,11 @@ void Emitter::EmitEntry() {
 // (constants, vars bound by their first occurrence in dims_, compound dims as shape programs
 // over those vars), then the slot of each scalar parameter.
 std::vector<int64_t> Emitter::ArgSignature() const {
-  std::vector<int64_t> sig{1, static_cast<int64_t>(f_->buffers.size() + f_->scalar_params.size()),
+  // Version 2: the host part of device kernels, which only hands buffer addresses to launches
+  // (its tensors may be on the device).
+  const int64_t version = f_->attrs.count("host_of") ? 2 : 1;
+  std::vector<int64_t> sig{version,
+                           static_cast<int64_t>(f_->buffers.size() + f_->scalar_params.size()),
                            static_cast<int64_t>(f_->buffers.size()),
                            static_cast<int64_t>(dims_.size())};
   auto slot_of = [&](const PrimExpr& v) -> int64_t {

@@ -137,7 +137,21 @@ bool StructInfoEqual(const StructInfo& a, const StructInfo& b) {
     if (!StructInfoEqual(a->fields[i], b->fields[i])) return false;
   if ((a->ret == nullptr) != (b->ret == nullptr)) return false;
   if (a->ret && !StructInfoEqual(a->ret, b->ret)) return false;
-  return a->pure == b->pure;
+  return a->pure == b->pure && a->device == b->device;
+}
+
+StructInfo WithDevice(const StructInfo& s, const std::string& device) {
+  if (!s) return s;
+  if (s->kind == SIKind::kTensor) {
+    if (s->device == device) return s;
+    auto n = std::make_shared<StructInfoNode>(*s);
+    n->device = device;
+    return n;
+  }
+  if (s->kind != SIKind::kTuple) return s;
+  auto n = std::make_shared<StructInfoNode>(*s);
+  for (auto& f : n->fields) f = WithDevice(f, device);
+  return n;
 }
 
 }  // namespace relax

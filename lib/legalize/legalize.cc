@@ -21,7 +21,15 @@ Expr EmitCallTIR(const CallNode& call, BlockBuilder& bb, const std::string& hint
 Expr LegalizeByCompute(const CallNode& call, const OpInfo& info, BlockBuilder& bb) {
   std::vector<te::Tensor> in = te::Placeholders(call);
   te::Tensor out = info.compute(call, in);
-  return EmitCallTIR(call, bb, te::KernelNameHint(info.name), in, {out});
+  if (!info.host_kernel) return EmitCallTIR(call, bb, te::KernelNameHint(info.name), in, {out});
+  tir::PrimFunc f = te::CreatePrimFunc(te::KernelNameHint(info.name), in, {out});
+  auto marked = std::make_shared<tir::PrimFuncNode>(*f);
+  marked->attrs["host_kernel"] = "1";
+  Expr gv = bb.AddPrimFunc(marked, te::KernelNameHint(info.name));
+  std::vector<Expr> args;
+  for (const auto& a : call.args)
+    if (a->sinfo->kind == SIKind::kTensor) args.push_back(a);
+  return MakeCall(GetOp("relax.call_tir"), {gv, MakeTuple(args)}, {}, {call.sinfo});
 }
 
 namespace {

@@ -39,6 +39,8 @@ LiveTensor MakeTensor(const StructInfo& s, size_t def, size_t field, const std::
   t.dtype = s->dtype;
   t.shape = *s->values;
   t.bytes = ShapeProduct(t.shape) * PrimExpr(static_cast<int64_t>(s->dtype.bytes()));
+  if (!s->device.empty() && s->device != "cpu" && s->device.rfind("cpu:", 0) != 0)
+    t.device = s->device;
   return t;
 }
 

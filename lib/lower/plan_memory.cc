@@ -17,24 +17,30 @@ namespace relax {
 
 namespace {
 
+// Offsets of tensors in host storages, and in device storages (the largest storage-buffer
+// offset alignment Vulkan allows, and WebGPU's).
 constexpr int64_t kAlign = 64;
+constexpr int64_t kDeviceAlign = 256;
 // A shared storage grows to the max of at most this many sizes (bounds the formula's size).
 constexpr size_t kMaxTerms = 8;
 // Sizes above this bound are not worth an arena slot (and would overflow offset sums).
 constexpr int64_t kMaxArenaTensor = int64_t{1} << 40;
 
-int64_t AlignUp(int64_t v) { return (v + kAlign - 1) / kAlign * kAlign; }
+int64_t AlignOf(const std::string& device) { return device.empty() ? kAlign : kDeviceAlign; }
+int64_t AlignUp(int64_t v, int64_t align) { return (v + align - 1) / align * align; }
 
 Expr MakeOpCall(const char* op, std::vector<Expr> args, Attrs attrs, StructInfo sinfo) {
   return WithSInfo(MakeCall(GetOp(op), std::move(args), std::move(attrs)), std::move(sinfo));
 }
 
-Expr PrimValue(const PrimExpr& v) {
-  return WithSInfo(MakePrimValue(v), PrimSInfo(DataType::Int(64), v));
+// The `device` attribute of a storage or tensor on `device` (none for host memory).
+Attrs DeviceAttrs(const std::string& device) {
+  if (device.empty()) return {};
+  return {{"device", device}};
 }
 
-bool OnCpu(const StructInfo& s) {
-  return s->device.empty() || s->device == "cpu" || s->device == "cpu:0";
+Expr PrimValue(const PrimExpr& v) {
+  return WithSInfo(MakePrimValue(v), PrimSInfo(DataType::Int(64), v));
 }
 
 // Where one tensor goes.
@@ -55,31 +61,31 @@ class FunctionPlanner {
     live_ = AnalyzeLiveness(fn_);
     if (live_.outputs_of.empty()) return nullptr;
     place_.assign(live_.tensors.size(), Placement{});
-    std::vector<size_t> arena, shared;
+    // Each device is planned on its own: its arena, its shared storages.
+    std::map<std::string, std::vector<size_t>> arena, shared;
     for (const auto& [point, outs] : live_.outputs_of) {
-      const CallNode* c = As<CallNode>(live_.bindings[point]->value);
-      const StructInfo& out = c->sinfo_args[0];
       for (size_t k = 0; k < outs.size(); ++k) {
         const LiveTensor& t = live_.tensors[outs[k]];
-        if (!OnCpu(out->kind == SIKind::kTuple ? out->fields[k] : out)) continue;
         if (t.escapes) {
-          place_[outs[k]] = {Placement::kOwn, 0, NewStorage(t.bytes, point)};
+          place_[outs[k]] = {Placement::kOwn, 0, NewStorage(t.bytes, point, t.device)};
           continue;
         }
         arith::Bound b = an_.ConstBound(t.bytes);
         if (b.hi != arith::Bound::kPosInf && b.hi <= kMaxArenaTensor)
-          arena.push_back(outs[k]);
+          arena[t.device].push_back(outs[k]);
         else
-          shared.push_back(outs[k]);
+          shared[t.device].push_back(outs[k]);
       }
     }
-    PlanArena(arena);
-    PlanShared(shared);
+    for (auto& [device, ids] : arena) PlanArena(ids, device);
+    for (auto& [device, ids] : shared) PlanShared(ids);
+    FinishStorages();
     return Rewrite();
   }
 
  private:
   struct StorageSlot {
+    std::string device;           // "" = host memory
     PrimExpr bytes;               // max(terms), set when the plan is complete
     std::vector<PrimExpr> terms;  // the sizes it must hold (one unless it grew)
     size_t first_def = 0;         // allocated right before this point
@@ -87,8 +93,8 @@ class FunctionPlanner {
     VarRef var;
   };
 
-  size_t NewStorage(const PrimExpr& bytes, size_t point) {
-    storages_.push_back({PrimExpr(), {an_.Simplify(bytes)}, point, point, nullptr});
+  size_t NewStorage(const PrimExpr& bytes, size_t point, const std::string& device) {
+    storages_.push_back({device, PrimExpr(), {an_.Simplify(bytes)}, point, point, nullptr});
     return storages_.size() - 1;
   }
 
@@ -118,10 +124,11 @@ class FunctionPlanner {
 
   // Greedy by size: largest first, each at the lowest aligned offset where it overlaps no
   // placed tensor live at the same time.
-  void PlanArena(std::vector<size_t> ids) {
+  void PlanArena(std::vector<size_t> ids, const std::string& device) {
     std::map<size_t, int64_t> hi;
     for (size_t id : ids)
-      hi[id] = AlignUp(std::max<int64_t>(an_.ConstBound(live_.tensors[id].bytes).hi, 1));
+      hi[id] = AlignUp(std::max<int64_t>(an_.ConstBound(live_.tensors[id].bytes).hi, 1),
+                       AlignOf(device));
     std::stable_sort(ids.begin(), ids.end(), [&](size_t a, size_t b) { return hi[a] > hi[b]; });
     std::vector<size_t> placed;
     for (size_t id : ids) {
@@ -136,7 +143,7 @@ class FunctionPlanner {
         offset = std::max(offset, end);
       }
       place_[id] = {Placement::kArena, offset, 0};
-      arena_bytes_ = std::max(arena_bytes_, offset + hi[id]);
+      arena_bytes_[device] = std::max(arena_bytes_[device], offset + hi[id]);
       placed.push_back(id);
     }
   }
@@ -225,12 +232,16 @@ class FunctionPlanner {
         if (best) storages_[*best].terms.push_back(an_.Simplify(t.bytes));
       }
       if (!best) {
-        best = NewStorage(t.bytes, t.def);
+        best = NewStorage(t.bytes, t.def, t.device);
         pool.push_back(*best);
       }
       storages_[*best].busy_until = t.last_use;
       place_[id] = {Placement::kShared, 0, *best};
     }
+  }
+
+  // Each storage's size: the max of the sizes it must hold.
+  void FinishStorages() {
     for (StorageSlot& slot : storages_) {
       PrimExpr bytes = slot.terms[0];
       for (size_t i = 1; i < slot.terms.size(); ++i) bytes = Max(bytes, slot.terms[i]);
@@ -242,16 +253,18 @@ class FunctionPlanner {
     const SeqExprNode* seq = As<SeqExprNode>(fn_.body);
     auto out = std::make_shared<SeqExprNode>(*seq);
     out->blocks.clear();
-    VarRef arena;
-    if (arena_bytes_ > 0) {
-      BindingBlock head;
-      arena = MakeVar(Fresh("arena"), ObjectSInfo());
-      head.bindings.push_back(
-          {arena,
-           MakeOpCall("relax.memory.alloc_storage", {PrimValue(arena_bytes_)}, {}, ObjectSInfo()),
-           nullptr});
-      out->blocks.push_back(std::move(head));
+    std::map<std::string, VarRef> arenas;  // per device
+    BindingBlock head;
+    for (const auto& [device, bytes] : arena_bytes_) {
+      if (bytes <= 0) continue;
+      VarRef& arena = arenas[device];
+      arena = MakeVar(Fresh(device.empty() ? "arena" : "device_arena"), ObjectSInfo());
+      head.bindings.push_back({arena,
+                               MakeOpCall("relax.memory.alloc_storage", {PrimValue(bytes)},
+                                          DeviceAttrs(device), ObjectSInfo()),
+                               nullptr});
     }
+    if (!head.bindings.empty()) out->blocks.push_back(std::move(head));
     // Storages allocated before each point.
     std::map<size_t, std::vector<size_t>> storages_at;
     for (size_t s = 0; s < storages_.size(); ++s) storages_at[storages_[s].first_def].push_back(s);
@@ -263,11 +276,12 @@ class FunctionPlanner {
       for (const Binding& b : block.bindings) {
         for (size_t s : storages_at[point]) {
           StorageSlot& slot = storages_[s];
-          slot.var = MakeVar(Fresh("storage"), ObjectSInfo());
-          nb.bindings.push_back(
-              {slot.var,
-               MakeOpCall("relax.memory.alloc_storage", {PrimValue(slot.bytes)}, {}, ObjectSInfo()),
-               nullptr});
+          slot.var = MakeVar(Fresh(slot.device.empty() ? "storage" : "device_storage"),
+                             ObjectSInfo());
+          nb.bindings.push_back({slot.var,
+                                 MakeOpCall("relax.memory.alloc_storage", {PrimValue(slot.bytes)},
+                                            DeviceAttrs(slot.device), ObjectSInfo()),
+                                 nullptr});
         }
         auto it = live_.outputs_of.find(point);
         bool planned = false;
@@ -284,11 +298,13 @@ class FunctionPlanner {
           const size_t id = it->second[k];
           const LiveTensor& t = live_.tensors[id];
           const Placement& p = place_[id];
-          StructInfo si = TensorSInfo(t.shape, t.dtype);
+          StructInfo si = WithDevice(TensorSInfo(t.shape, t.dtype), t.device);
           if (p.kind == Placement::kNone)
             RELAX_THROW("plan-memory: output " << k << " of '" << b.var->name
-                                               << "' is on another device than its siblings");
-          VarRef storage = p.kind == Placement::kArena ? arena : storages_[p.storage].var;
+                                               << "' was not planned");
+          VarRef storage = p.kind == Placement::kArena ? arenas[t.device] : storages_[p.storage].var;
+          Attrs attrs = DeviceAttrs(t.device);
+          attrs["dtype"] = ToString(t.dtype);
           std::string hint = b.var->name + (it->second.size() > 1 ? "_dst" + std::to_string(k)
                                                                   : std::string("_dst"));
           VarRef d = MakeVar(Fresh(hint), si, block.is_dataflow);
@@ -296,7 +312,7 @@ class FunctionPlanner {
           nb.bindings.push_back(
               {d,
                MakeOpCall("relax.memory.alloc_tensor", {storage, PrimValue(p.offset), shape},
-                          {{"dtype", ToString(t.dtype)}}, si),
+                          std::move(attrs), si),
                nullptr});
           dsts.push_back(d);
         }
@@ -325,7 +341,7 @@ class FunctionPlanner {
   std::set<const PrimExprNode*> entry_vars_;
   std::map<const PrimExprNode*, double> samples_;
   std::vector<PrimExpr> keep_;  // keeps the sampled expressions (and their addresses) alive
-  int64_t arena_bytes_ = 0;
+  std::map<std::string, int64_t> arena_bytes_;  // per device ("" = host)
 };
 
 // Every var name of `fn` (parameters and bindings, nested ones included).

@@ -10,11 +10,25 @@
 
 #include "relax/ir/expr_functor.h"
 #include "relax/lower/vm_register_release.h"
+#include "relax/runtime/device_api.h"
 #include "relax/support/error.h"
 
 namespace relax {
 
 namespace {
+
+// The device a StructInfo / attribute names ("" or "cpu": the host). Throws naming `ctx`.
+DLDevice DeviceOfString(const std::string& device, const std::string& ctx) {
+  if (device.empty()) return DLDevice{kDLCPU, 0};
+  try {
+    return runtime::ParseDevice(device);
+  } catch (const Error& e) {
+    RELAX_THROW(ctx << ": " << e.what());
+  }
+}
+
+// Storage alignment: 64 bytes on the host, 256 on a device (plan-memory's offsets).
+int64_t AlignmentOn(DLDevice dev) { return dev.device_type == kDLCPU ? 64 : 256; }
 
 using runtime::Arg;
 using runtime::Constant;
@@ -422,13 +436,12 @@ class FunctionCodegen {
         RELAX_THROW(ctx << ": outputs of destination-passing calls need a known shape, got "
                         << ToString(o));
       // One allocation interface for every device: storage from the device's allocator, then
-      // a tensor viewing it (memory planning will share storages between tensors).
-      if (!o->device.empty() && o->device != "cpu" && o->device != "cpu:0")
-        RELAX_THROW(ctx << ": tensors on device '" << o->device
-                        << "' are not supported by the VM codegen yet (cpu only)");
+      // a tensor viewing it (memory planning shares storages between tensors).
       PrimExpr nbytes = ShapeProduct(*o->values) * PrimExpr(static_cast<int64_t>(o->dtype.bytes()));
-      int64_t storage = Call("vm.builtin.alloc_storage",
-                             {ArgOf(MakePrimValue(nbytes)), Imm(kDLCPU), Imm(0), Imm(64)});
+      const DLDevice dev = DeviceOfString(o->device, ctx);
+      int64_t storage =
+          Call("vm.builtin.alloc_storage", {ArgOf(MakePrimValue(nbytes)), Imm(dev.device_type),
+                                            Imm(dev.device_id), Imm(AlignmentOn(dev))});
       regs.push_back(AllocTensor(Reg(storage), Imm(0), *o->values, o->dtype, ctx));
     }
     return regs;
@@ -472,9 +485,19 @@ class FunctionCodegen {
         for (int64_t o : outs) fields.push_back(Reg(o));
         return Call("vm.builtin.make_tuple", fields);
       }
-      if (op->name == "relax.memory.alloc_storage")
-        return Call("vm.builtin.alloc_storage",
-                    {ArgOf(c->args[0]), Imm(kDLCPU), Imm(0), Imm(64), Imm(1)});
+      if (op->name == "relax.memory.alloc_storage") {
+        auto d = c->attrs.find("device");
+        const DLDevice dev = DeviceOfString(
+            d == c->attrs.end() ? std::string() : GetStrAttr(c->attrs, "device"), ctx);
+        return Call("vm.builtin.alloc_storage", {ArgOf(c->args[0]), Imm(dev.device_type),
+                                                 Imm(dev.device_id), Imm(AlignmentOn(dev)), Imm(1)});
+      }
+      if (op->name == "relax.to_device") {
+        const DLDevice dev = DeviceOfString(GetStrAttr(c->attrs, "device"), ctx);
+        return Call("vm.builtin.to_device",
+                    {ArgOf(c->args[0]), Imm(dev.device_type), Imm(dev.device_id)});
+      }
+      if (op->name == "relax.to_host") return Call("vm.builtin.to_host", {ArgOf(c->args[0])});
       if (op->name == "relax.memory.alloc_tensor")
         return AllocTensor(Reg(RegOf(c->args[0])), ArgOf(c->args[1]),
                            As<ShapeExprNode>(c->args[2])->values, var->sinfo->dtype, ctx);
@@ -618,6 +641,14 @@ runtime::DimSig Dim(const PrimExpr& e) {
   return d;
 }
 
+// A signature entry's device: "" for host memory, else the StructInfo's device.
+std::string SigDevice(const StructInfo& s) {
+  if (s->kind != SIKind::kTensor || s->device.empty() || s->device == "cpu" ||
+      s->device.rfind("cpu:", 0) == 0)
+    return "";
+  return s->device;
+}
+
 void EmitSignature(const IRModule& mod, const FunctionNode* fn, runtime::Executable* exec) {
   for (size_t i = 0; i < fn->params.size(); ++i) {
     const VarRef& p = fn->params[i];
@@ -636,6 +667,7 @@ void EmitSignature(const IRModule& mod, const FunctionNode* fn, runtime::Executa
                                       << ToString(p->sinfo));
     runtime::TensorSig s{name, ToRuntimeString(p->sinfo->dtype), {}};
     for (const auto& d : *p->sinfo->values) s.dims.push_back(Dim(d));
+    s.device = SigDevice(p->sinfo);
     exec->inputs.push_back(s);
   }
   std::vector<StructInfo> outs;
@@ -656,6 +688,7 @@ void EmitSignature(const IRModule& mod, const FunctionNode* fn, runtime::Executa
     runtime::TensorSig s{name, ToRuntimeString(outs[i]->dtype), {}};
     if (outs[i]->values)
       for (const auto& d : *outs[i]->values) s.dims.push_back(Dim(d));
+    s.device = SigDevice(outs[i]);
     exec->outputs.push_back(s);
   }
 }
@@ -681,6 +714,7 @@ VMCodegenResult VMCodegen(const IRModule& mod) {
     st.result.exec.functions.push_back(FunctionCodegen(&st, name, fn).Run());
   }
   EmitSignature(mod, main_fn, &st.result.exec);
+  st.result.exec.placed = mod.attrs.count("device_placement") > 0;
   return std::move(st.result);
 }
 

@@ -1,6 +1,7 @@
 // Memory ops of planned modules (plan-memory, relax/lower/plan_memory.h): storage blocks and
-// tensors placed in them. The VM codegen lowers them to vm.builtin.alloc_storage /
-// vm.builtin.alloc_tensor; no TE compute, never legalized.
+// tensors placed in them; and the copies between host and device that place-devices inserts
+// (relax/lower/place_devices.h). The VM codegen lowers them to vm.builtin.alloc_storage /
+// alloc_tensor / to_device / to_host; no TE compute, never legalized.
 #include "op_common.h"
 
 namespace relax {
@@ -15,15 +16,16 @@ const PrimValueNode& PrimArg(const CallNode& c, size_t i, const char* what) {
   return *v;
 }
 
-// alloc_storage(prim(nbytes)) -> Object: a block of nbytes bytes, 64-byte aligned, on the CPU.
+// alloc_storage(prim(nbytes)) {device?} -> Object: a block of nbytes bytes on `device` (absent:
+// host memory, 64-byte aligned; a device: 256-byte aligned).
 StructInfo InferAllocStorage(const CallNode& c, BlockBuilder&) {
   CheckArity(c, 1);
   PrimArg(c, 0, "the size in bytes");
   return ObjectSInfo();
 }
 
-// alloc_tensor(storage, prim(offset), shape(dims...)) {dtype} -> Tensor[(dims...), dtype]: a
-// tensor viewing the storage from byte `offset`.
+// alloc_tensor(storage, prim(offset), shape(dims...)) {dtype, device?} -> Tensor[(dims...), dtype,
+// device]: a tensor viewing the storage (on that device) from byte `offset`.
 StructInfo InferAllocTensor(const CallNode& c, BlockBuilder&) {
   CheckArity(c, 3);
   PrimArg(c, 1, "the byte offset");
@@ -32,7 +34,30 @@ StructInfo InferAllocTensor(const CallNode& c, BlockBuilder&) {
   DataType t;
   if (!ParseDataType(GetStrAttr(c.attrs, "dtype"), &t))
     RELAX_THROW(OpName(c) << ": unknown dtype " << GetStrAttr(c.attrs, "dtype"));
-  return TensorSInfo(shape->values, t);
+  auto dev = c.attrs.find("device");
+  return WithDevice(TensorSInfo(shape->values, t),
+                    dev == c.attrs.end() ? "" : GetStrAttr(c.attrs, "device"));
+}
+
+// to_device(x) {device} -> x's StructInfo on `device` (a copy; x itself at run time when it is
+// there already). to_host(x) -> x's StructInfo in host memory.
+StructInfo InferToDevice(const CallNode& c, BlockBuilder&) {
+  CheckArity(c, 1);
+  const StructInfo& x = c.args[0]->sinfo;
+  if (!x || x->kind != SIKind::kTensor)
+    RELAX_THROW(OpName(c) << ": expects a tensor, got " << (x ? ToString(x) : "nothing"));
+  const std::string device = GetStrAttr(c.attrs, "device");
+  if (device.empty() || device == "cpu" || device.rfind("cpu:", 0) == 0)
+    RELAX_THROW(OpName(c) << ": attribute 'device' must name a device (\"vulkan:0\"), got '"
+                          << device << "'");
+  return WithDevice(x, device);
+}
+StructInfo InferToHost(const CallNode& c, BlockBuilder&) {
+  CheckArity(c, 1);
+  const StructInfo& x = c.args[0]->sinfo;
+  if (!x || x->kind != SIKind::kTensor)
+    RELAX_THROW(OpName(c) << ": expects a tensor, got " << (x ? ToString(x) : "nothing"));
+  return WithDevice(x, "");
 }
 
 }  // namespace
@@ -41,6 +66,8 @@ void RegisterMemoryOps() {
   RegisterOp("relax.memory.alloc_storage", OpPatternKind::kOpaque, InferAllocStorage, nullptr,
              false);
   RegisterOp("relax.memory.alloc_tensor", OpPatternKind::kOpaque, InferAllocTensor, nullptr, false);
+  RegisterOp("relax.to_device", OpPatternKind::kOpaque, InferToDevice, nullptr, true);
+  RegisterOp("relax.to_host", OpPatternKind::kOpaque, InferToHost, nullptr, true);
 }
 
 }  // namespace relax

@@ -329,9 +329,15 @@ te::Tensor ComputeTensorOfDims(const CallNode& c, const std::vector<te::Tensor>&
 }  // namespace
 
 void RegisterRuntimeShapeOps() {
-  RegisterOp("relax.runtime_shape", OpPatternKind::kOpaque, InferRuntimeShape, ComputeRuntimeShape);
-  RegisterOp("relax.tensor_of_dims", OpPatternKind::kOpaque, InferTensorOfDims,
-             ComputeTensorOfDims);
+  // Shape code: host kernels on GPU targets (OpInfo::host_kernel).
+  OpInfo runtime_shape{"relax.runtime_shape", OpPatternKind::kOpaque, InferRuntimeShape,
+                       ComputeRuntimeShape};
+  runtime_shape.host_kernel = true;
+  RegisterOp(std::move(runtime_shape));
+  OpInfo tensor_of_dims{"relax.tensor_of_dims", OpPatternKind::kOpaque, InferTensorOfDims,
+                        ComputeTensorOfDims};
+  tensor_of_dims.host_kernel = true;
+  RegisterOp(std::move(tensor_of_dims));
 }
 
 }  // namespace relax

@@ -5,6 +5,7 @@
 #include "relax/legalize/legalize.h"
 #include "relax/lower/flatten_buffer.h"
 #include "relax/lower/outline_parallel.h"
+#include "relax/lower/place_devices.h"
 #include "relax/lower/plan_memory.h"
 #include "relax/lower/split_host_device.h"
 #include "relax/partition/fuse_ops_by_pattern.h"
@@ -121,6 +122,15 @@ const bool kRegistered = [] {
                 "give each parallel loop its captures (the vars and buffers its body uses from "
                 "outside), which codegen outlines",
                 [](IRModule* mod, const PassContext&) { OutlineParallelLoops(mod); }});
+  RegisterPass({"place-devices",
+                "GPU targets: tensors on the device their producer runs on, explicit to_device / "
+                "to_host copies where a consumer needs them elsewhere",
+                [](IRModule* mod, const PassContext& ctx) {
+                  if (ctx.target.empty()) return;
+                  const Target target = Target::Parse(ctx.target);
+                  const bool gpu = GetBackend(target.kind).DeviceType() != 1 /* kDLCPU */;
+                  PlaceDevices(mod, gpu ? target.kind + ":0" : "");
+                }});
   RegisterPass({"plan-memory",
                 "static storage planning by liveness: call_tir outputs get destinations in a "
                 "bounded arena, shared storages or (escaping outputs) their own",

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "relax/runtime/c_api.h"
+#include "relax/runtime/device_api.h"
 #include "relax/runtime/ndarray.h"
 #include "relax/runtime/shape_program.h"
 #include "relax/support/error.h"
@@ -18,7 +19,8 @@ struct DimCheck {
 
 void Check(const char* kernel, const int64_t* sig, const RelaxValue* args, int32_t num_args) {
   const std::string k = std::string("kernel '") + (kernel ? kernel : "?") + "'";
-  if (!sig || sig[0] != 1) RELAX_THROW(k << ": bad argument signature");
+  if (!sig || (sig[0] != 1 && sig[0] != 2)) RELAX_THROW(k << ": bad argument signature");
+  const bool any_device = sig[0] == 2;
   const int64_t nargs = sig[1], nbuf = sig[2], nslots = sig[3];
   if (num_args != nargs) RELAX_THROW(k << ": expected " << nargs << " arguments, got " << num_args);
   if (!args && nargs > 0) RELAX_THROW(k << ": null argument array");
@@ -38,7 +40,8 @@ void Check(const char* kernel, const int64_t* sig, const RelaxValue* args, int32
       RELAX_THROW(a << " has dtype " << DTypeToString(t->dtype) << ", expected "
                     << DTypeToString(want));
     if (t->ndim != ndim) RELAX_THROW(a << " has " << t->ndim << " dims, expected " << ndim);
-    if (t->device.device_type != kDLCPU) RELAX_THROW(a << " is not a cpu tensor");
+    if (t->device.device_type != kDLCPU && !any_device)
+      RELAX_THROW(a << " is on " << DeviceToString(t->device) << ", not in host memory");
     if (t->byte_offset != 0) RELAX_THROW(a << " has a non-zero byte offset");
     if (ndim > 0 && !t->shape) RELAX_THROW(a << " has no shape");
     int64_t numel = 1;

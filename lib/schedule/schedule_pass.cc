@@ -122,14 +122,17 @@ void ScheduleModule(IRModule* mod, const PassContext& ctx) {
   const Backend& backend = GetBackend(target.kind);
   const TuningOptions tuning = TuningOptionsFrom(ctx);
   const std::string machine = tuning.db || tuning.record ? backend.MachineKey(target) : "";
-  // On a GPU target every PrimFunc runs on the device: the host/device split
-  // (lower/split_host_device.h) reads this attribute, also on PrimFuncs no rule scheduled.
+  // On a GPU target every PrimFunc but shape code (`host_kernel`) runs on the device: the
+  // host/device split (lower/split_host_device.h) reads this attribute, also on PrimFuncs no
+  // rule scheduled.
   const bool gpu = backend.DeviceType() != 1 /* kDLCPU */;
   // Rules see which inputs are constants (attribute `constant_params`, only while they run):
   // the CPU register tile packs a constant B so that fold-constant-prologue folds the packing.
   ConstantArgs consts;
   for (const auto& [name, fn] : mod->functions) consts.VisitExpr(fn);
   for (auto& [name, f] : mod->prim_funcs) {
+    // Shape code (attribute `host_kernel`) stays on the host: plain loops, no GPU rule.
+    if (gpu && f->attrs.count("host_kernel")) continue;
     if (gpu && !f->attrs.count("device") && !f->attrs.count("device_kernel")) {
       auto marked = std::make_shared<tir::PrimFuncNode>(*f);
       marked->attrs["device"] = target.kind;

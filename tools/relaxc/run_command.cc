@@ -273,6 +273,14 @@ void RunOrThrow(const RunOptions& opts) {
                 << ", staged: " << per_run(c0.staged_buffers, c1.staged_buffers) << " ("
                 << per_run(c0.staged_in_bytes, c1.staged_in_bytes) << " bytes in, "
                 << per_run(c0.staged_out_bytes, c1.staged_out_bytes) << " bytes out per run)\n";
+      // Device placement: explicit copies between host and device memory, and the kernel
+      // buffers reached through memory the host maps (0 when every tensor is device memory).
+      std::cout << "device copies: " << per_run(c0.copies, c1.copies) << " per run ("
+                << per_run(c0.copy_in_bytes, c1.copy_in_bytes) << " bytes to the device, "
+                << per_run(c0.copy_out_bytes, c1.copy_out_bytes)
+                << " bytes to the host); host-mapped buffers: "
+                << per_run(c0.host_mapped_buffers, c1.host_mapped_buffers)
+                << " per run; device memory held: " << c1.device_bytes << " bytes\n";
     }
   }
   if (opts.memory)

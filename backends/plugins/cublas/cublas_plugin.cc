@@ -92,6 +92,7 @@ partition::RegionCode CublasPlugin::Codegen(const partition::Region& r, const Ta
   code.function = kRuntimeFunction;
   code.payload = p.str();
   code.library = kRuntimeLibrary;
+  code.operands_on_device = true;  // its runtime uses CUDA tensors in place
   return code;
 }
 

@@ -113,6 +113,7 @@ partition::RegionCode CudnnPlugin::Codegen(const partition::Region& r, const Tar
   code.function = kRuntimeFunction;
   code.payload = p.str();
   code.library = kRuntimeLibrary;
+  code.operands_on_device = true;  // its runtime uses CUDA tensors in place
   return code;
 }
 

@@ -389,8 +389,9 @@ class VulkanDeviceAPI final : public DeviceAPI {
  public:
   void* AllocUnified(DLDevice dev, size_t nbytes, size_t alignment) override {
     Device& d = GetDevice(dev);
-    // vkMapMemory aligns a mapping of offset 0 to minMemoryMapAlignment.
-    if (alignment == 0 || alignment > d.props.limits.minMemoryMapAlignment) return nullptr;
+    // vkMapMemory aligns a mapping of offset 0 to minMemoryMapAlignment; drivers often align
+    // more (lavapipe: pages), so a larger alignment is checked on the mapping itself.
+    if (alignment == 0 || alignment > 4096) return nullptr;
     std::lock_guard<std::mutex> lock(d.mu);
     if (d.unified_full) return nullptr;
     StagingBuffer sb;
@@ -403,6 +404,10 @@ class VulkanDeviceAPI final : public DeviceAPI {
         return nullptr;
       }
       throw;
+    }
+    if (reinterpret_cast<uintptr_t>(sb.mapped) % alignment != 0) {
+      ReleaseStaging(d, sb);
+      return nullptr;
     }
     d.unified.Insert(sb.mapped, sb.size, sb);
     return sb.mapped;

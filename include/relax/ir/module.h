@@ -22,6 +22,7 @@ struct ExternModule {
   std::string function;  // the runtime function (RelaxPackedFunc) that runs the region
   std::string object;    // ELF relocatable object bytes; may be empty
   std::string library;   // shared library defining `function`; may be empty
+  bool device = false;   // `function` takes its tensors on the target's device (place-devices)
 };
 
 /// Global name -> function. Names are unique across Relax and TIR functions.

@@ -33,9 +33,10 @@ struct StructInfoNode {
   std::vector<StructInfo> fields;
   StructInfo ret;
   bool pure = true;
-  /// Tensor: the device holding it, "" = the target's default device; otherwise a device
-  /// string such as "cpu", "cuda:0" (printed `Tensor[(n,), f32, device="cuda:0"]`). Passes
-  /// that move data between devices (host/device split, BYOC) set it; the VM allocates there.
+  /// Tensor: the device holding it: "" = host memory (also "cpu"), else a device string such as
+  /// "vulkan:0", "cuda:0" (printed `Tensor[(n,), f32, device="cuda:0"]`; ids are relative to
+  /// the device the artifact runs on). place-devices sets it on GPU targets; plan-memory and the
+  /// VM allocate there.
   std::string device;
 };
 
@@ -50,6 +51,9 @@ StructInfo TupleSInfo(std::vector<StructInfo> fields);
 /// false otherwise (not a tensor, unknown shape, a symbolic dim).
 bool StaticShape(const StructInfo& s, std::vector<int64_t>* shape);
 StructInfo FuncSInfo(std::vector<StructInfo> params, StructInfo ret, bool pure = true);
+/// `s` with `device` on it: a tensor's, every tensor field's of a tuple (nested); other kinds
+/// unchanged.
+StructInfo WithDevice(const StructInfo& s, const std::string& device);
 
 /// Text form: `Tensor[(n, 3, h, w), f32]`, `Tensor[ndim=2, f32]`, `Shape[(n, 4)]`,
 /// `Prim[i64]`, `Tuple[...]`, `Object`, `Func[(...) -> ...]`.

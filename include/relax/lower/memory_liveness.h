@@ -33,6 +33,7 @@ struct LiveTensor {
   DataType dtype;
   std::vector<PrimExpr> shape;
   PrimExpr bytes;  // product of the shape times the element size
+  std::string device;  // where it lives: "" = host memory, else a device (place-devices)
 };
 
 /// The top-level bindings of a function in order, and the tensors it allocates with their

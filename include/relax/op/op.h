@@ -50,6 +50,9 @@ struct OpInfo {
   FTECompute compute;  // empty (and no legalize): lowered directly by the VM codegen
   bool pure = true;
   FLegalize legalize;  // optional override of the compute-based legalization
+  /// Its kernel computes dims as data (shape code): on GPU targets it stays a host kernel (the
+  /// PrimFunc gets the attribute `host_kernel`), next to the host code that reads its result.
+  bool host_kernel = false;
 };
 
 /// Registers an op (called from the family files). Duplicate names are a bug.

@@ -66,6 +66,11 @@ struct RegionCode {
   /// loader finds (RELAX_PLUGIN_PATH, the directory of the artifact, the runtime's library
   /// directory, then the system's search path) or an absolute path.
   std::string library;
+  /// Where `function` takes its tensors on a GPU target: false = host memory (the VM copies
+  /// device tensors to the host for it), true = on the target's device (DLTensor.device is the
+  /// device and `data` its memory, e.g. a CUDA device pointer; place-devices copies host
+  /// tensors there).
+  bool operands_on_device = false;
 };
 
 /// An in-tree or loaded codegen plugin.

@@ -61,10 +61,11 @@ int32_t RelaxParallelFor(int64_t begin, int64_t end, RelaxParallelBody body, voi
 /* Checks a kernel's packed arguments against its signature `sig` before the kernel touches
  * them; generated kernel entry stubs call it first. Returns 0, or non-zero after
  * RelaxSetLastError("kernel 'NAME': argument I ...") when the argument count, a type tag, a
- * tensor's rank, dtype, device (cpu), byte offset (0), strides (compact) or any dim disagrees
- * with the signature (dims bound from an earlier argument must agree; compound dims are
- * evaluated from the bound ones). `sig` is an int64 array emitted by the compiler:
- *   [1 (version), num_args, num_buffers, num_slots,
+ * tensor's rank, dtype, device (host memory for version 1), byte offset (0), strides (compact) or
+ * any dim disagrees with the signature (dims bound from an earlier argument must agree; compound
+ * dims are evaluated from the bound ones). `sig` is an int64 array emitted by the compiler:
+ *   [version (1; 2: the host part of device kernels, whose tensors may be on any device),
+ *    num_args, num_buffers, num_slots,
  *    per buffer: dtype code, bits, lanes, ndim, then per dim one of
  *      0 v: the dim is v;  1 s: slot s = the dim;  2 s: the dim equals slot s;
  *      3 n t1..t2n: the dim equals the postfix shape program of n (opcode, operand) tokens
