@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "relax/lower/outline_parallel.h"
+#include "relax/lower/place_devices.h"
 #include "relax/lower/vm_codegen.h"
 #include "relax/runtime/artifact.h"
 #include "relax/support/error.h"
@@ -84,6 +85,10 @@ BuildStats Build(IRModule mod, const Target& target, const std::string& out_path
   runner.Run(&mod, pipeline);
   BuildStats stats;
   if (const FunctionNode* main = mod.GetFunction("main")) stats.memory = SummarizeMemory(*main);
+  if (auto it = mod.attrs.find("device_placement"); it != mod.attrs.end()) {
+    stats.placement = it->second;
+    CountDeviceCopies(mod, &stats.copies_to_device, &stats.copies_to_host);
+  }
   // Device kernels are reported per kernel (BuildStats::device_kernels); their host PrimFunc
   // counts here with its rule.
   for (const auto& [name, f] : mod.prim_funcs) {

@@ -252,10 +252,9 @@ std::vector<int64_t> Emitter::ArgSignature() const {
   // Version 2: the host part of device kernels, which only hands buffer addresses to launches
   // (its tensors may be on the device).
   const int64_t version = f_->attrs.count("host_of") ? 2 : 1;
-  std::vector<int64_t> sig{version,
-                           static_cast<int64_t>(f_->buffers.size() + f_->scalar_params.size()),
-                           static_cast<int64_t>(f_->buffers.size()),
-                           static_cast<int64_t>(dims_.size())};
+  std::vector<int64_t> sig{
+      version, static_cast<int64_t>(f_->buffers.size() + f_->scalar_params.size()),
+      static_cast<int64_t>(f_->buffers.size()), static_cast<int64_t>(dims_.size())};
   auto slot_of = [&](const PrimExpr& v) -> int64_t {
     for (size_t i = 0; i < dims_.size(); ++i)
       if (dims_[i].var.same_as(v)) return static_cast<int64_t>(i);

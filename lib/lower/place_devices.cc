@@ -152,7 +152,8 @@ class Placer {
             const Need need = NeedOf(c);
             if (need == Need::kView) {
               add_uses(c->args[0], Need::kView, b.var.get());
-              for (size_t i = 1; i < c->args.size(); ++i) add_uses(c->args[i], Need::kHost, nullptr);
+              for (size_t i = 1; i < c->args.size(); ++i)
+                add_uses(c->args[i], Need::kHost, nullptr);
               continue;
             }
             if (need == Need::kDevice) {
@@ -239,8 +240,8 @@ class Placer {
       std::vector<Expr> fields;
       std::vector<StructInfo> sinfos;
       for (size_t i = 0; i < e->sinfo->fields.size(); ++i) {
-        VarRef item = MakeVar(v->name + "_" + std::to_string(i), e->sinfo->fields[i],
-                              block->is_dataflow);
+        VarRef item =
+            MakeVar(v->name + "_" + std::to_string(i), e->sinfo->fields[i], block->is_dataflow);
         block->bindings.push_back(
             {item, WithSInfo(MakeTupleGetItem(e, static_cast<int>(i)), e->sinfo->fields[i]),
              nullptr});
@@ -254,8 +255,8 @@ class Placer {
       value = WithSInfo(MakeCall(GetOp("relax.to_device"), {e}, {{"device", device}}),
                         WithDevice(e->sinfo, device));
     }
-    VarRef copy = MakeVar(v->name + (device.empty() ? "_host" : "_dev"), value->sinfo,
-                          block->is_dataflow);
+    VarRef copy =
+        MakeVar(v->name + (device.empty() ? "_host" : "_dev"), value->sinfo, block->is_dataflow);
     block->bindings.push_back({copy, value, nullptr});
     copies_[key] = copy;
     return copy;

@@ -276,8 +276,8 @@ class FunctionPlanner {
       for (const Binding& b : block.bindings) {
         for (size_t s : storages_at[point]) {
           StorageSlot& slot = storages_[s];
-          slot.var = MakeVar(Fresh(slot.device.empty() ? "storage" : "device_storage"),
-                             ObjectSInfo());
+          slot.var =
+              MakeVar(Fresh(slot.device.empty() ? "storage" : "device_storage"), ObjectSInfo());
           nb.bindings.push_back({slot.var,
                                  MakeOpCall("relax.memory.alloc_storage", {PrimValue(slot.bytes)},
                                             DeviceAttrs(slot.device), ObjectSInfo()),
@@ -302,7 +302,8 @@ class FunctionPlanner {
           if (p.kind == Placement::kNone)
             RELAX_THROW("plan-memory: output " << k << " of '" << b.var->name
                                                << "' was not planned");
-          VarRef storage = p.kind == Placement::kArena ? arenas[t.device] : storages_[p.storage].var;
+          VarRef storage =
+              p.kind == Placement::kArena ? arenas[t.device] : storages_[p.storage].var;
           Attrs attrs = DeviceAttrs(t.device);
           attrs["dtype"] = ToString(t.dtype);
           std::string hint = b.var->name + (it->second.size() > 1 ? "_dst" + std::to_string(k)

@@ -489,8 +489,9 @@ class FunctionCodegen {
         auto d = c->attrs.find("device");
         const DLDevice dev = DeviceOfString(
             d == c->attrs.end() ? std::string() : GetStrAttr(c->attrs, "device"), ctx);
-        return Call("vm.builtin.alloc_storage", {ArgOf(c->args[0]), Imm(dev.device_type),
-                                                 Imm(dev.device_id), Imm(AlignmentOn(dev)), Imm(1)});
+        return Call("vm.builtin.alloc_storage",
+                    {ArgOf(c->args[0]), Imm(dev.device_type), Imm(dev.device_id),
+                     Imm(AlignmentOn(dev)), Imm(1)});
       }
       if (op->name == "relax.to_device") {
         const DLDevice dev = DeviceOfString(GetStrAttr(c->attrs, "device"), ctx);

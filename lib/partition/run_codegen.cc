@@ -48,9 +48,8 @@ class RegionLowerer : public ExprMutator {
         RELAX_THROW("codegen plugin '" << plugin_name << "' failed on region '" << gv->name
                                        << "': its " << what << " is not valid UTF-8 ('"
                                        << EscapeBytes(text->substr(0, 64)) << "')");
-    mod_->extern_modules.push_back(
-        {plugin_name, gv->name, code.function, std::move(code.object), code.library,
-         code.operands_on_device});
+    mod_->extern_modules.push_back({plugin_name, gv->name, code.function, std::move(code.object),
+                                    code.library, code.operands_on_device});
     if (PartitionReport* rep = CurrentPartitionReport())
       rep->regions.push_back({plugin_name, gv->name, code.function, region.composites});
     regions_.insert(gv->name);

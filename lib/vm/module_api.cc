@@ -2,6 +2,7 @@
 // errors as return codes + RelaxSetLastError.
 #include "relax/runtime/module_api.h"
 
+#include <algorithm>
 #include <cstring>
 #include <exception>
 #include <memory>
@@ -9,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "relax/runtime/allocator.h"
+#include "relax/runtime/device_api.h"
 #include "relax/support/error.h"
 #include "relax/vm/runner.h"
 
@@ -107,10 +110,23 @@ bool Overlaps(const NDArray& out, const std::vector<NDArray>& arrays) {
 }
 
 NDArray CopyOf(const NDArray& a) {
+  const DLDevice dev = a.device();
+  if (dev.device_type != kDLCPU) {
+    // A device output that aliases a device input: a copy within the device.
+    relax::runtime::Storage st = relax::runtime::Allocator::Get(dev)->Alloc(a.nbytes(), 256);
+    NDArray c = relax::runtime::TensorFromStorage(st, 0, a.shape(), a.dtype());
+    if (a.nbytes())
+      relax::runtime::DeviceAPI::Get(dev)->CopyDataFromTo(a.data(), c.data(), a.nbytes(), dev, dev,
+                                                          nullptr);
+    return c;
+  }
   NDArray c = NDArray::Empty(a.shape(), a.dtype(), a.device());
   if (a.nbytes()) std::memcpy(c.data(), a.data(), a.nbytes());
   return c;
 }
+
+// The device of `mod`'s kernels ({kDLCPU, 0} for a CPU artifact).
+DLDevice ModuleDevice(const RelaxModule* mod);
 
 }  // namespace
 
@@ -223,5 +239,103 @@ extern "C" int32_t RelaxModuleRun(RelaxModule* mod, const DLTensor* const* input
       made.push_back(std::move(m));
     }
     for (int32_t i = 0; i < num_outputs; ++i) outputs[i] = &made[i].release()->managed;
+  });
+}
+
+namespace {
+
+DLDevice ModuleDevice(const RelaxModule* mod) {
+  const relax::runtime::DeviceModule* dm = mod->runner.artifact().device_module();
+  return dm ? dm->dev : DLDevice{kDLCPU, 0};
+}
+
+// The bytes of a compact tensor on the host or on `dev` (checked).
+size_t CheckedBytes(const DLTensor* t, DLDevice dev, const char* what) {
+  if (!t) RELAX_THROW("RelaxDeviceCopy: null " << what);
+  const bool here = t->device.device_type == kDLCPU || (t->device.device_type == dev.device_type &&
+                                                        t->device.device_id == dev.device_id);
+  if (!here)
+    RELAX_THROW("RelaxDeviceCopy: the " << what << " is on "
+                                        << relax::runtime::DeviceToString(t->device)
+                                        << ", not in host memory or on the module's "
+                                        << relax::runtime::DeviceToString(dev));
+  if (t->ndim < 0 || (t->ndim > 0 && !t->shape))
+    RELAX_THROW("RelaxDeviceCopy: the " << what << " has a bad shape");
+  std::vector<int64_t> shape(t->shape, t->shape + t->ndim);
+  int64_t expect = 1;
+  for (int32_t d = t->ndim - 1; d >= 0; --d) {
+    if (t->strides && shape[d] != 1 && t->strides[d] != expect)
+      RELAX_THROW("RelaxDeviceCopy: the " << what << " is not compact");
+    expect *= std::max<int64_t>(shape[d], 1);
+  }
+  const int64_t numel = relax::runtime::ShapeNumel(shape, std::string("RelaxDeviceCopy ") + what);
+  const size_t bytes = static_cast<size_t>(numel) * ((t->dtype.bits * t->dtype.lanes + 7) / 8);
+  if (bytes > 0 && !t->data) RELAX_THROW("RelaxDeviceCopy: the " << what << " has no data");
+  return bytes;
+}
+
+}  // namespace
+
+extern "C" int32_t RelaxModuleDevice(const RelaxModule* mod, DLDevice* out) {
+  return Guard([&] {
+    if (!mod || !out) RELAX_THROW("RelaxModuleDevice: null " << (mod ? "out" : "module"));
+    *out = ModuleDevice(mod);
+  });
+}
+
+extern "C" int32_t RelaxDeviceAlloc(const RelaxModule* mod, size_t nbytes, void** out) {
+  if (out) *out = nullptr;
+  return Guard([&] {
+    if (!mod || !out) RELAX_THROW("RelaxDeviceAlloc: null " << (mod ? "out" : "module"));
+    const DLDevice dev = ModuleDevice(mod);
+    *out = relax::runtime::DeviceAPI::Get(dev)->AllocData(dev, nbytes, 256);
+  });
+}
+
+extern "C" int32_t RelaxDeviceFree(const RelaxModule* mod, void* data) {
+  return Guard([&] {
+    if (!mod) RELAX_THROW("RelaxDeviceFree: null module");
+    const DLDevice dev = ModuleDevice(mod);
+    relax::runtime::DeviceAPI::Get(dev)->FreeData(dev, data);
+  });
+}
+
+extern "C" int32_t RelaxDeviceCopy(const RelaxModule* mod, const DLTensor* src, DLTensor* dst) {
+  return Guard([&] {
+    if (!mod) RELAX_THROW("RelaxDeviceCopy: null module");
+    const DLDevice dev = ModuleDevice(mod);
+    const size_t n = CheckedBytes(src, dev, "source"), m = CheckedBytes(dst, dev, "destination");
+    if (n != m)
+      RELAX_THROW("RelaxDeviceCopy: the source has " << n << " bytes, the destination " << m);
+    if (n == 0) return;
+    const char* from = static_cast<const char*>(src->data) + src->byte_offset;
+    char* to = static_cast<char*>(dst->data) + dst->byte_offset;
+    const DLDevice api_dev = src->device.device_type != kDLCPU ? src->device : dst->device;
+    relax::runtime::DeviceAPI::Get(api_dev)->CopyDataFromTo(from, to, n, src->device, dst->device,
+                                                            nullptr);
+    // A copy to the device may be queued; one to the host has landed.
+  });
+}
+
+extern "C" int32_t RelaxModuleSetOutputsOnDevice(RelaxModule* mod, int32_t on) {
+  return Guard([&] {
+    if (!mod) RELAX_THROW("RelaxModuleSetOutputsOnDevice: null module");
+    std::lock_guard<std::mutex> lock(mod->mu);
+    mod->runner.vm().set_outputs_on_device(on != 0);
+  });
+}
+
+extern "C" int32_t RelaxModuleDeviceTraffic(const RelaxModule* mod, RelaxDeviceTraffic* out) {
+  return Guard([&] {
+    if (!mod || !out) RELAX_THROW("RelaxModuleDeviceTraffic: null " << (mod ? "out" : "module"));
+    *out = RelaxDeviceTraffic{};
+    const DLDevice dev = ModuleDevice(mod);
+    if (dev.device_type == kDLCPU) return;
+    const relax::runtime::DeviceCounters c = relax::runtime::DeviceAPI::Get(dev)->Counters(dev);
+    out->launches = c.launches;
+    out->staged_bytes = c.staged_in_bytes + c.staged_out_bytes;
+    out->copy_in_bytes = c.copy_in_bytes;
+    out->copy_out_bytes = c.copy_out_bytes;
+    out->host_mapped_buffers = c.host_mapped_buffers;
   });
 }

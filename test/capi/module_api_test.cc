@@ -201,3 +201,95 @@ TEST_F(ModuleApiTest, BadInputsGiveRelaxRunErrors) {
 }
 
 }  // namespace
+
+// A vulkan artifact (device placement) on device-resident tensors: the inputs are copied to the
+// device once by the caller, the run copies nothing between host and device and stages no
+// buffer, its device outputs read back equal the outputs of a run on host tensors. Runs with
+// device memory (RELAX_GPU_UNIFIED=0), so no kernel buffer is host-mapped either.
+namespace relax_capi_device_test {
+
+// small_vulkan.so beside RELAX_CAPI_ARTIFACT (test/capi/tests.cmake).
+std::string VulkanArtifact() {
+  const std::string cpu = Artifact();
+  if (cpu.empty()) return "";
+  return (fs::path(cpu).parent_path() / "small_vulkan.so").string();
+}
+
+TEST(ModuleApiDevice, RunsOnDeviceResidentTensors) {
+  if (VulkanArtifact().empty()) GTEST_SKIP() << "RELAX_CAPI_ARTIFACT not set (run through ctest)";
+  ::setenv("RELAX_GPU_UNIFIED", "0", 1);
+  RelaxModule* mod = nullptr;
+  if (RelaxModuleLoad(VulkanArtifact().c_str(), &mod) != 0) {
+    const std::string err = RelaxGetLastError();
+    if (err.find("Vulkan") != std::string::npos || err.find("vulkan") != std::string::npos)
+      GTEST_SKIP() << err;
+    FAIL() << err;
+  }
+  DLDevice dev{};
+  ASSERT_EQ(RelaxModuleDevice(mod, &dev), 0) << RelaxGetLastError();
+  EXPECT_EQ(dev.device_type, kDLVulkan);
+  std::vector<int64_t> shape{2, 7, 3};
+  std::vector<float> x(2 * 7 * 3);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = 0.125f * static_cast<float>(i % 13) - 0.75f;
+  DLTensor host_x = Tensor(&x, &shape);
+
+  // Reference: host tensors in, host tensors out.
+  const DLTensor* in_host[] = {&host_x};
+  DLManagedTensor* ref[2] = {nullptr, nullptr};
+  ASSERT_EQ(RelaxModuleRun(mod, in_host, 1, ref, 2), 0) << RelaxGetLastError();
+
+  // The input on the device.
+  void* dx = nullptr;
+  ASSERT_EQ(RelaxDeviceAlloc(mod, x.size() * sizeof(float), &dx), 0) << RelaxGetLastError();
+  DLTensor dev_x = host_x;
+  dev_x.data = dx;
+  dev_x.device = dev;
+  ASSERT_EQ(RelaxDeviceCopy(mod, &host_x, &dev_x), 0) << RelaxGetLastError();
+
+  ASSERT_EQ(RelaxModuleSetOutputsOnDevice(mod, 1), 0);
+  RelaxDeviceTraffic t0{}, t1{};
+  ASSERT_EQ(RelaxModuleDeviceTraffic(mod, &t0), 0) << RelaxGetLastError();
+  const DLTensor* in_dev[] = {&dev_x};
+  DLManagedTensor* out[2] = {nullptr, nullptr};
+  ASSERT_EQ(RelaxModuleRun(mod, in_dev, 1, out, 2), 0) << RelaxGetLastError();
+  ASSERT_EQ(RelaxModuleDeviceTraffic(mod, &t1), 0) << RelaxGetLastError();
+  EXPECT_GT(t1.launches - t0.launches, 0);
+  EXPECT_EQ(t1.staged_bytes - t0.staged_bytes, 0);
+  EXPECT_EQ(t1.copy_in_bytes - t0.copy_in_bytes, 0);
+  EXPECT_EQ(t1.copy_out_bytes - t0.copy_out_bytes, 0);
+  EXPECT_EQ(t1.host_mapped_buffers - t0.host_mapped_buffers, 0);
+
+  for (int k = 0; k < 2; ++k) {
+    const DLTensor& o = out[k]->dl_tensor;
+    EXPECT_EQ(o.device.device_type, kDLVulkan) << k;
+    const DLTensor& r = ref[k]->dl_tensor;
+    ASSERT_EQ(o.ndim, r.ndim);
+    int64_t n = 1;
+    for (int d = 0; d < o.ndim; ++d) {
+      EXPECT_EQ(o.shape[d], r.shape[d]);
+      n *= o.shape[d];
+    }
+    std::vector<float> back(static_cast<size_t>(n), -1.0f);
+    std::vector<int64_t> bshape(o.shape, o.shape + o.ndim);
+    DLTensor host_back = Tensor(&back, &bshape);
+    ASSERT_EQ(RelaxDeviceCopy(mod, &o, &host_back), 0) << RelaxGetLastError();
+    const float* rd = static_cast<const float*>(r.data);
+    for (int64_t i = 0; i < n; ++i) ASSERT_EQ(back[i], rd[i]) << "output " << k << " at " << i;
+  }
+  // A host tensor as the destination of a copy from too few bytes is an error.
+  std::vector<float> small(3);
+  std::vector<int64_t> sshape{3};
+  DLTensor host_small = Tensor(&small, &sshape);
+  EXPECT_NE(RelaxDeviceCopy(mod, &dev_x, &host_small), 0);
+  EXPECT_NE(std::string(RelaxGetLastError()).find("bytes"), std::string::npos);
+  EXPECT_EQ(RelaxDeviceFree(mod, dx), 0) << RelaxGetLastError();
+  // Device outputs outlive the module.
+  RelaxModuleFree(mod);
+  for (int k = 0; k < 2; ++k) {
+    out[k]->deleter(out[k]);
+    ref[k]->deleter(ref[k]);
+  }
+  ::unsetenv("RELAX_GPU_UNIFIED");
+}
+
+}  // namespace relax_capi_device_test

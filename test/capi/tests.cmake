@@ -4,10 +4,12 @@
 set(RELAX_VENV_PYTHON ${PROJECT_SOURCE_DIR}/scripts/venv-python.sh)
 set(RELAX_CAPI_WORK ${CMAKE_CURRENT_BINARY_DIR}/capi)
 set(RELAX_CAPI_ARTIFACT ${RELAX_CAPI_WORK}/small.so)
+# The same model for vulkan (device placement) beside it: ModuleApiDevice runs it on
+# device-resident tensors.
+set(RELAX_CAPI_VULKAN_ARTIFACT ${RELAX_CAPI_WORK}/small_vulkan.so)
 add_test(NAME capi.compile
-         COMMAND bash -c "mkdir -p '${RELAX_CAPI_WORK}' && bash '${RELAX_VENV_PYTHON}' '${CMAKE_CURRENT_SOURCE_DIR}/capi/make_model.py' '${RELAX_CAPI_WORK}/small.onnx' && '$<TARGET_FILE:relaxc>' compile '${RELAX_CAPI_WORK}/small.onnx' -o '${RELAX_CAPI_ARTIFACT}'")
+         COMMAND bash -c "mkdir -p '${RELAX_CAPI_WORK}' && bash '${RELAX_VENV_PYTHON}' '${CMAKE_CURRENT_SOURCE_DIR}/capi/make_model.py' '${RELAX_CAPI_WORK}/small.onnx' && '$<TARGET_FILE:relaxc>' compile '${RELAX_CAPI_WORK}/small.onnx' -o '${RELAX_CAPI_ARTIFACT}' && '$<TARGET_FILE:relaxc>' compile '${RELAX_CAPI_WORK}/small.onnx' --target vulkan -o '${RELAX_CAPI_VULKAN_ARTIFACT}'")
 set_tests_properties(capi.compile PROPERTIES FIXTURES_SETUP capi_artifact TIMEOUT 300 LABELS unit)
-
 add_executable(relax_module_api_tests ${CMAKE_CURRENT_SOURCE_DIR}/capi/module_api_test.cc)
 target_link_libraries(relax_module_api_tests PRIVATE relax_runtime_shared dlpack::dlpack
                       GTest::gtest_main)

@@ -266,6 +266,12 @@ int RunCompile(const CompileOptions& o) {
         std::cout << "device kernels: " << st.device_kernels.size() << ", fallbacks: " << fallbacks
                   << "\n";
       }
+      if (!st.placement.empty())
+        std::cout << "placement: tensors of device kernels on " << st.placement
+                  << "; device copies: " << st.copies_to_device << " to the device, "
+                  << st.copies_to_host
+                  << " to the host (inside the model; inputs and outputs cross once at the VM "
+                     "boundary)\n";
       std::cout << "vm: " << st.num_instructions << " instructions\nparams: " << st.params_bytes
                 << " bytes\n";
       PrintMemoryStats(st, import_stats, IsTextIR(o.model), stats_at, iopts.bounds);

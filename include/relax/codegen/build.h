@@ -37,6 +37,10 @@ struct BuildStats {
   std::vector<KernelReport> device_kernels;
   /// @main's memory plan and kernel calls (relax/lower/memory_liveness.h).
   MemorySummary memory;
+  /// GPU targets: the device placement (place-devices): "" when the module was not placed, and
+  /// the explicit copies it inserted (every Relax function, If branches included).
+  std::string placement;
+  int64_t copies_to_device = 0, copies_to_host = 0;
 };
 
 /// Runs DefaultPipeline() on `mod`, generates kernels for `target` and writes

@@ -32,7 +32,7 @@ struct LiveTensor {
   bool escapes = false;  // reachable from the function's result: live to the end and beyond
   DataType dtype;
   std::vector<PrimExpr> shape;
-  PrimExpr bytes;  // product of the shape times the element size
+  PrimExpr bytes;      // product of the shape times the element size
   std::string device;  // where it lives: "" = host memory, else a device (place-devices)
 };
 

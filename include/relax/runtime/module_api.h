@@ -65,22 +65,76 @@ int32_t RelaxModuleGetOutputInfo(const RelaxModule* mod, int32_t index, RelaxTen
 /* Runs the entry function.
  *
  * inputs: `num_inputs` pointers, in the input order above (RelaxModuleGetInputInfo), each a CPU
- *   DLTensor ({kDLCPU, 0}) of the declared dtype and rank whose dims match the signature (fixed
- *   dims equal, one value per symbolic dim across all inputs). `data + byte_offset` is the first
- *   element; `strides` must be NULL or the compact row-major strides. kDLBool (8 bits) is
- *   accepted for bool. A storage-only dtype (bfloat16, float8_*, int4/uint4: one value per
- *   byte) may also be given as its bit pattern (uint16, uint8, int8), as relax-run accepts. The
- *   inputs are only read, and only during the call (the caller keeps ownership).
- * outputs: an array of `num_outputs` slots, which must equal RelaxModuleNumOutputs(mod). On
- *   success each slot receives a new DLManagedTensor in output order: a compact CPU tensor
- *   (strides NULL, byte_offset 0) allocated by the runtime, independent of the inputs and of the
- *   module. The caller owns it and releases it with `t->deleter(t)`. On failure no slot is
- *   written and nothing needs freeing.
- * Errors (non-zero, message as relax-run prints it): a wrong count, NULL tensor, non-CPU device,
- *   wrong dtype or rank, a dim that breaks the signature (the message names the input, the dim
- *   and the constraint), non-compact strides, a failing kernel or builtin. */
+ *   DLTensor ({kDLCPU, 0}), or one on the module's device for a placed GPU artifact (see
+ *   "Tensors on the artifact's device" below), of the declared dtype and rank whose dims match the
+ * signature (fixed dims equal, one value per symbolic dim across all inputs). `data + byte_offset`
+ * is the first element; `strides` must be NULL or the compact row-major strides. kDLBool (8 bits)
+ * is accepted for bool. A storage-only dtype (bfloat16, float8_*, int4/uint4: one value per byte)
+ * may also be given as its bit pattern (uint16, uint8, int8), as relax-run accepts. The inputs are
+ * only read, and only during the call (the caller keeps ownership). outputs: an array of
+ * `num_outputs` slots, which must equal RelaxModuleNumOutputs(mod). On success each slot receives a
+ * new DLManagedTensor in output order: a compact CPU tensor (or a device tensor,
+ * RelaxModuleSetOutputsOnDevice) (strides NULL, byte_offset 0) allocated by the runtime,
+ * independent of the inputs and of the module. The caller owns it and releases it with
+ * `t->deleter(t)`. On failure no slot is written and nothing needs freeing. Errors (non-zero,
+ * message as relax-run prints it): a wrong count, NULL tensor, a device other than the host's or
+ * the module's, wrong dtype or rank, a dim that breaks the signature (the message names the input,
+ * the dim and the constraint), non-compact strides, a failing kernel or builtin. */
 int32_t RelaxModuleRun(RelaxModule* mod, const DLTensor* const* inputs, int32_t num_inputs,
                        DLManagedTensor** outputs, int32_t num_outputs);
+
+/* ---- Tensors on the artifact's device (GPU artifacts compiled with device placement) ----
+ *
+ * A GPU artifact keeps the tensors its kernels use in device memory. RelaxModuleRun accepts each
+ * input either in host memory (copied to the device once) or already on the module's device,
+ * and returns outputs in host memory unless RelaxModuleSetOutputsOnDevice keeps them there; a run
+ * on device-resident inputs with device outputs copies nothing between host and device.
+ *
+ * What `DLTensor.data` is for a device tensor: kDLCUDA: a CUDA device pointer (CUdeviceptr) from
+ * the CUDA driver's primary context; kDLVulkan: an opaque address the runtime maps to a VkBuffer
+ * and an offset. It is the start of a reserved range of the process's address space that is never
+ * accessible, so a host read or write faults instead of corrupting memory; `data + k` addresses
+ * byte k of the buffer (views at an offset work; kernels need offsets aligned to 256 bytes). Only
+ * memory from RelaxDeviceAlloc (or a device output of RelaxModuleRun) can be used; read and write
+ * it with RelaxDeviceCopy. */
+
+/* The device the module's kernels run on: {kDLCPU, 0} for a CPU artifact, else the GPU it was
+ * loaded on ({kDLVulkan, 0}, {kDLCUDA, 1}, ...). */
+int32_t RelaxModuleDevice(const RelaxModule* mod, DLDevice* out);
+
+/* Allocates `nbytes` (0 allowed) of memory on the module's device (aligned to 256 bytes) into
+ * *out; host memory for a CPU artifact. Fails (out of memory, no device) with *out = NULL. */
+int32_t RelaxDeviceAlloc(const RelaxModule* mod, size_t nbytes, void** out);
+/* Frees memory from RelaxDeviceAlloc (NULL is a no-op). Kernels still queued that use it run
+ * first. */
+int32_t RelaxDeviceFree(const RelaxModule* mod, void* data);
+
+/* Copies the bytes of `src` to `dst`: two compact tensors of the same dtype and element count,
+ * each in host memory or on the module's device (host to device, device to host, device to
+ * device). Returns once `dst` holds the data (a copy to the device may still be queued on it,
+ * ordered before later kernels and copies). Errors: different sizes, a device other than the
+ * module's, a pointer outside the device's allocations. */
+int32_t RelaxDeviceCopy(const RelaxModule* mod, const DLTensor* src, DLTensor* dst);
+
+/* Whether RelaxModuleRun returns a GPU artifact's device outputs on the device (`on` != 0: the
+ * output DLManagedTensor's device is the module's and `data` device memory, owned by the tensor
+ * and freed by its deleter) or copies them to host memory (0, the default). No effect on CPU
+ * artifacts or artifacts compiled before device placement. */
+int32_t RelaxModuleSetOutputsOnDevice(RelaxModule* mod, int32_t on);
+
+/* Running totals of the host <-> device traffic on the module's device (all zero for a CPU
+ * artifact): bytes staged by kernel launches (host buffers copied in and out around a launch),
+ * bytes of explicit copies (inputs to the device, outputs to the host, RelaxDeviceCopy, copies
+ * the compiler placed), and kernel buffers reached through host-mapped memory. Take
+ * differences around a run. */
+typedef struct {
+  int64_t launches;
+  int64_t staged_bytes;
+  int64_t copy_in_bytes;
+  int64_t copy_out_bytes;
+  int64_t host_mapped_buffers;
+} RelaxDeviceTraffic;
+int32_t RelaxModuleDeviceTraffic(const RelaxModule* mod, RelaxDeviceTraffic* out);
 
 #ifdef __cplusplus
 }
