@@ -10,9 +10,12 @@ and with unified memory, on random inputs, and checks that
     --internal-copies for a model whose host work reads device data), as `relaxc run --repeat`
     reports them.
 
-Usage: gpu_placement.py --relaxc BIN --artifact ART --model MODEL.onnx --work DIR
-                        --shape NAME=D0,D1,... [--shape ...] [--seed N] [--rtol R --atol A]
-Exit 0 = pass, 1 = fail, 77 = skipped (no Vulkan device).
+Usage: gpu_placement.py --relaxc BIN --artifact ART (--model MODEL.onnx | --model-name FILE)
+                        --work DIR --shape NAME=D0,D1,... [--shape ...] [--compile TARGET]
+                        [--seed N] [--rtol R --atol A] [--internal-copies BYTES]
+--model-name looks the file up in $RELAX_MODEL_DIR, then $RELAX_EXPORT_DIR; --compile compiles it
+for TARGET into ART first.
+Exit 0 = pass, 1 = fail, 77 = skipped (no Vulkan device, or an exported model that is missing).
 """
 import argparse
 import os
@@ -58,7 +61,9 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--relaxc", required=True)
     ap.add_argument("--artifact", required=True)
-    ap.add_argument("--model", required=True)
+    ap.add_argument("--model")
+    ap.add_argument("--model-name")
+    ap.add_argument("--compile", metavar="TARGET")
     ap.add_argument("--work", required=True)
     ap.add_argument("--shape", action="append", default=[])
     ap.add_argument("--seed", type=int, default=1)
@@ -69,6 +74,22 @@ def main():
                          "device work (--stats: device copies), beyond the inputs and outputs")
     a = ap.parse_args()
     os.makedirs(a.work, exist_ok=True)
+    if not a.model:
+        for d in (os.environ.get("RELAX_MODEL_DIR", ""), os.environ.get("RELAX_EXPORT_DIR", "")):
+            if d and os.path.isfile(os.path.join(d, a.model_name or "")):
+                a.model = os.path.join(d, a.model_name)
+                break
+        if not a.model:
+            print(f"skipped: model {a.model_name} not found (scripts/export_models.sh)")
+            return 77
+    if a.compile:
+        p = subprocess.run([a.relaxc, "compile", a.model, "--target", a.compile, "-o", a.artifact,
+                            "--stats"], capture_output=True, text=True, timeout=1200)
+        if p.returncode != 0:
+            sys.exit(f"relaxc compile failed:\n{p.stderr}")
+        for line in p.stdout.splitlines():
+            if line.startswith("placement:"):
+                print(" ", line)
     shapes = {}
     for s in a.shape:
         name, dims = s.split("=", 1)

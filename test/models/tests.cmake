@@ -213,6 +213,34 @@ relax_gpu_suite(cuda_minilm "^all_minilm_l6_v2$" --source export --target ${RELA
                 --compile-only)
 relax_gpu_suite(cuda_full ${RELAX_GPU_FULL_MODELS} --target ${RELAX_CUDA_TARGET} --compile-only FULL)
 
+# Device placement on vulkan (issue 30; test/models/gpu_placement.py): with device memory
+# (RELAX_GPU_UNIFIED=0) the artifact matches onnxruntime, equals the unified-memory run bit for
+# bit, maps no kernel buffer on the host and copies exactly its inputs in and outputs out. MiniLM's
+# host work reads device data twice (a Slice's parameters made by shape code go in, the sliced
+# position ids come out for the Gather index check): 160 bytes at batch 2, sequence 16.
+function(relax_gpu_placement name)
+  set(args ${ARGN})
+  set(labels "models;gpu")
+  if("FULL" IN_LIST args)
+    list(REMOVE_ITEM args FULL)
+    set(labels "models;gpu;gpu_full")
+    set(full_only "[ \"$RELAX_TEST_FULL\" = 1 ] || exit 77; ")
+  else()
+    set(full_only "")
+  endif()
+  string(REPLACE ";" " " args_text "${args}")
+  add_test(NAME models.vulkan.placement.${name}
+           COMMAND sh -c "${full_only}exec bash ${RELAX_VENV_PYTHON} ${RELAX_MODEL_TEST_DIR}/gpu_placement.py --relaxc $<TARGET_FILE:relaxc> --work ${RELAX_MODEL_WORK}/placement/${name} --artifact ${RELAX_MODEL_WORK}/placement/${name}.so --compile vulkan ${args_text}")
+  set_tests_properties(models.vulkan.placement.${name} PROPERTIES TIMEOUT 900 LABELS "${labels}"
+                       SKIP_RETURN_CODE 77)
+endfunction()
+relax_gpu_placement(cls --model-name ${RELAX_CLS_FILE} --shape x=3,3,64,100)
+relax_gpu_placement(det --model-name ch_PP-OCRv4_det_infer.onnx --shape x=1,3,96,128)
+relax_gpu_placement(minilm --model-name all_minilm_l6_v2.onnx --shape input_ids=2,16
+                    --shape attention_mask=2,16 --shape token_type_ids=2,16 --internal-copies 160)
+relax_gpu_placement(rec FULL --model-name ch_PP-OCRv4_rec_infer.onnx --shape x=1,3,48,160)
+relax_gpu_placement(resnet18 FULL --model-name resnet18.onnx --shape input=1,3,224,224)
+
 # scripts/gpu_check.sh on a small subset (4 node tests + the classifier): prepare the folder, run
 # it here; the cuda rows must show "libcuda.so.1 not found" cleanly, vulkan (lavapipe) and cpu match.
 add_test(NAME models.gpu_check.quick
