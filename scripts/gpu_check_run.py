@@ -119,11 +119,23 @@ def cuda_lib_dirs():
 
 
 def run_one(folder, case, tag, repeat, timeout, device):
-    """run_once, and for a GPU target that fails, once more with part 1's memory model
+    """run_once; for a GPU target that passes, once more with device memory
+    (RELAX_GPU_UNIFIED=0), whose copies go into the note; for one that fails, once more with
+    part 1's memory model
     (RELAX_GPU_UNIFIED=0 RELAX_GPU_ASYNC=0: every buffer staged, every launch waited for), whose
     outcome goes into the note: it tells a fault of unified memory / queued launches from one of
     the kernels."""
     r = run_once(folder, case, tag, repeat, timeout, device, {})
+    if tag in ("cuda", "vulkan") and r["status"] == "ok":
+        # Device placement with device memory (never host-mapped): the same outputs, and the
+        # host <-> device bytes per run (inputs in + outputs out for most models).
+        rd = run_once(folder, case, tag, repeat, timeout, device, {"RELAX_GPU_UNIFIED": "0"})
+        if rd["status"] != "ok":
+            r["status"] = rd["status"]
+            r["note"] = (r.get("note", "") + f" [device memory: {rd['status']}: "
+                         f"{rd.get('note', '')}]").strip()
+        elif rd.get("copies"):
+            r["note"] = (r.get("note", "") + f" [device memory: {rd['copies']}]").strip()
     if tag in ("cuda", "vulkan") and r["status"] in ("error", "crash", "mismatch", "timeout"):
         r0 = run_once(folder, case, tag, repeat, timeout, device,
                       {"RELAX_GPU_UNIFIED": "0", "RELAX_GPU_ASYNC": "0"})
@@ -169,6 +181,10 @@ def run_once(folder, case, tag, repeat, timeout, device, extra_env):
         ms = float(m.group(1)) if m else None
         k = re.search(r"kernel time: ([0-9.]+) ms per run", text)
         kernel_ms = float(k.group(1)) if k else None
+        c = re.search(r"device copies: \d+ per run \((\d+) bytes to the device, (\d+) bytes to "
+                      r"the host\); host-mapped buffers: (\d+)", text)
+        copies = (f"{c.group(1)} B in, {c.group(2)} B out, {c.group(3)} host-mapped buffers"
+                  if c else "")
         worst, bad = 0.0, []
         for f in case["outputs"]:
             got = os.path.join(out, f)
@@ -181,7 +197,7 @@ def run_once(folder, case, tag, repeat, timeout, device, extra_env):
             if not ok:
                 bad.append(f"{f}: {msg}")
         return {"status": "mismatch" if bad else "ok", "diff": worst, "ms": ms,
-                "kernel_ms": kernel_ms, "note": "; ".join(bad)}
+                "kernel_ms": kernel_ms, "note": "; ".join(bad), "copies": copies}
     finally:
         shutil.rmtree(out, ignore_errors=True)
 

@@ -146,10 +146,15 @@ VirtualMachine::VirtualMachine(std::shared_ptr<LoadedArtifact> artifact)
           c->kind = Callee::kKernel;
           c->kernel = artifact_->GetKernel(in.func);
         }
+        // A placed artifact's host code reads only host tensors, which no kernel writes, and
+        // its copies order themselves on the device's queue: only BYOC functions (their
+        // libraries run on queues of their own) wait for the launches before them.
+        const bool placed = exec.placed;
         c->sync_device =
-            dm && ((c->kind == Callee::kBuiltin && !DataFreeBuiltin(in.func)) ||
-                   (c->kind == Callee::kKernel &&
-                    (!launching.count(in.func) || artifact_->IsPluginFunction(in.func))));
+            dm && (placed ? (c->kind == Callee::kKernel && artifact_->IsPluginFunction(in.func))
+                          : ((c->kind == Callee::kBuiltin && !DataFreeBuiltin(in.func)) ||
+                             (c->kind == Callee::kKernel &&
+                              (!launching.count(in.func) || artifact_->IsPluginFunction(in.func)))));
         slot = c;
       }
       callees_[fi][pc] = slot;

@@ -85,8 +85,7 @@ def case_vulkan_run(r):
     if p.returncode != 0 or not lat or not ker or not 0 < float(ker.group(1)) <= float(lat.group(1)):
         raise SystemExit("FAIL: expected a kernel time > 0 and <= the mean latency")
     print(f"PASS: kernel time {ker.group(1)} ms of {lat.group(1)} ms per run")
-    # The run's tensors are unified memory: every buffer is used in place, nothing is staged;
-    # RELAX_GPU_UNIFIED=0 stages the non-constant ones (and gives the same result).
+    # The run's tensors are unified memory: every buffer is used in place, nothing is staged.
     # The launches are queued and waited for once per run.
     traffic = r"device launches: (\d+) per run \((\d+) waits\); buffers in place: (\d+), " \
               r"staged: (\d+) \((\d+) bytes in, (\d+) bytes out per run\)"
@@ -94,13 +93,18 @@ def case_vulkan_run(r):
     if not t or int(t.group(1)) < 4 or int(t.group(2)) != 1 or int(t.group(4)) != 0 \
             or int(t.group(5)) != 0:
         raise SystemExit("FAIL: expected every buffer in place, 0 bytes staged and 1 wait per run")
-    # RELAX_GPU_UNIFIED=0 stages the non-constant buffers, and every launch waits.
+    # RELAX_GPU_UNIFIED=0: device memory. Nothing is staged and no kernel buffer is host-mapped;
+    # the input goes to the device once and the output comes back once.
     env = dict(os.environ, RELAX_GPU_UNIFIED="0")
     p0 = subprocess.run(cmd, capture_output=True, text=True, env=env)
     t0 = re.search(traffic, p0.stdout)
-    if p0.returncode != 0 or not t0 or int(t0.group(4)) == 0 or int(t0.group(6)) == 0 \
-            or int(t0.group(2)) != int(t0.group(1)):
-        raise SystemExit("FAIL: RELAX_GPU_UNIFIED=0 should stage buffers:\n" + p0.stdout + p0.stderr)
+    c0 = re.search(r"device copies: \d+ per run \((\d+) bytes to the device, (\d+) bytes to the "
+                   r"host\); host-mapped buffers: (\d+) per run", p0.stdout)
+    want_in, want_out = x.nbytes, x.shape[0] * 5 * 4
+    if p0.returncode != 0 or not t0 or not c0 or int(t0.group(4)) != 0 or int(c0.group(3)) != 0 \
+            or int(c0.group(1)) != want_in or int(c0.group(2)) != want_out:
+        raise SystemExit(f"FAIL: RELAX_GPU_UNIFIED=0 should use device memory (0 staged, 0 "
+                         f"host-mapped, {want_in} bytes in, {want_out} out):\n" + p0.stdout + p0.stderr)
     # RELAX_GPU_ASYNC=0: in place, but every launch waits.
     env = dict(os.environ, RELAX_GPU_ASYNC="0")
     p1 = subprocess.run(cmd, capture_output=True, text=True, env=env)
@@ -108,7 +112,7 @@ def case_vulkan_run(r):
     if p1.returncode != 0 or not t1 or int(t1.group(4)) != 0 or int(t1.group(2)) != int(t1.group(1)):
         raise SystemExit("FAIL: RELAX_GPU_ASYNC=0 should wait per launch:\n" + p1.stdout + p1.stderr)
     print(f"PASS: {t.group(1)} launches, 1 wait, {t.group(3)} buffers in place, 0 staged per run; "
-          f"{t0.group(4)} staged ({t0.group(5)} + {t0.group(6)} bytes) with RELAX_GPU_UNIFIED=0")
+          f"with RELAX_GPU_UNIFIED=0 0 host-mapped, {c0.group(1)} bytes in, {c0.group(2)} out")
 
 
 def case_cuda_ptxas(r):
