@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "../error_of.h"
 #include "relax/runtime/c_api.h"
 #include "relax/runtime/device_module.h"
 #include "relax/support/error.h"
@@ -22,14 +23,7 @@
 namespace relax::runtime {
 namespace {
 
-std::string ErrorOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
+using relax::test::ErrorOf;
 
 LaunchTable Table() {
   LaunchTable t;

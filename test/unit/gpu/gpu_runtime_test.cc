@@ -15,6 +15,7 @@
 #include <functional>
 #include <sstream>
 
+#include "../error_of.h"
 #include "relax/runtime/artifact.h"
 #include "relax/runtime/c_api.h"
 #include "relax/runtime/device_module.h"
@@ -37,14 +38,7 @@ void WriteFile(const std::string& path, const std::string& bytes) {
   f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 }
 
-std::string ErrorOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
+using relax::test::ErrorOf;
 
 // test/unit/data/add_scale.spvasm, assembled at build time.
 const std::string& AddScaleSpirv() {

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "../error_of.h"
 #include "relax/runtime/artifact.h"
 #include "relax/runtime/cpu_features.h"
 #include "relax/support/error.h"
@@ -156,14 +157,7 @@ void WriteFile(const std::string& path, const std::string& bytes) {
   f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 }
 
-std::string ErrorOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
+using relax::test::ErrorOf;
 
 class ArtifactTest : public ::testing::Test {
  protected:

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "../error_of.h"
 #include "relax/support/error.h"
 
 namespace relax::runtime {
@@ -14,14 +15,7 @@ Value Call(const std::string& name, std::vector<Value> args) {
   return (*fn)(args);
 }
 
-std::string ErrorOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
+using relax::test::ErrorOf;
 
 // One-dim program computing `a op b` from immediates.
 std::vector<int64_t> BinProg(int64_t a, int64_t b, int64_t op) { return {1, 3, 0, a, 0, b, op, 0}; }

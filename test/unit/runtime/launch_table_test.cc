@@ -6,6 +6,7 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 
+#include "../error_of.h"
 #include "relax/support/error.h"
 
 namespace relax::runtime {
@@ -40,14 +41,7 @@ LaunchTable Sample() {
   return t;
 }
 
-std::string ErrorOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
+using relax::test::ErrorOf;
 
 // The sample's JSON with `edit` applied, parsed against a 128-byte device section.
 std::string ParseError(const std::function<void(json&)>& edit, uint64_t section = 128) {
