@@ -141,9 +141,11 @@ DLDeviceType DeviceAPI::DeviceTypeOfFormat(const std::string& format) {
               << format << "' (this runtime loads: " << (known.empty() ? "none" : known) << ")");
 }
 
-bool GpuSwitchFromEnv(const char* name) {
+bool GpuSwitchFromEnv(const char* name) { return GpuSwitchFromEnv(name, true); }
+
+bool GpuSwitchFromEnv(const char* name, bool fallback) {
   const char* env = std::getenv(name);
-  if (!env || !*env) return true;
+  if (!env || !*env) return fallback;
   std::string v = env;
   for (char& c : v) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   if (v == "1" || v == "on" || v == "true" || v == "yes") return true;

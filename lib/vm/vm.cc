@@ -91,7 +91,11 @@ std::set<std::string> LaunchingPrimFuncs(const DeviceModule* dm) {
 VirtualMachine::VirtualMachine(std::shared_ptr<LoadedArtifact> artifact)
     : artifact_(std::move(artifact)) {
   if (!artifact_) RELAX_THROW("VirtualMachine: null artifact");
-  if (artifact_->device_module()) unified_ = GpuSwitchFromEnv("RELAX_GPU_UNIFIED");
+  // Unified memory: always for artifacts from before placement (their launches would stage
+  // host tensors otherwise); for placed ones where the device shares the host's memory.
+  if (const DeviceModule* dm = artifact_->device_module())
+    unified_ = GpuSwitchFromEnv("RELAX_GPU_UNIFIED",
+                                !artifact_->exec().placed || dm->api->UnifiedByDefault(dm->dev));
   const Executable& exec = artifact_->exec();
   const auto& tensors = artifact_->constant_tensors();
   for (size_t i = 0; i < exec.constants.size(); ++i) {
@@ -151,10 +155,11 @@ VirtualMachine::VirtualMachine(std::shared_ptr<LoadedArtifact> artifact)
         // libraries run on queues of their own) wait for the launches before them.
         const bool placed = exec.placed;
         c->sync_device =
-            dm && (placed ? (c->kind == Callee::kKernel && artifact_->IsPluginFunction(in.func))
-                          : ((c->kind == Callee::kBuiltin && !DataFreeBuiltin(in.func)) ||
-                             (c->kind == Callee::kKernel &&
-                              (!launching.count(in.func) || artifact_->IsPluginFunction(in.func)))));
+            dm &&
+            (placed ? (c->kind == Callee::kKernel && artifact_->IsPluginFunction(in.func))
+                    : ((c->kind == Callee::kBuiltin && !DataFreeBuiltin(in.func)) ||
+                       (c->kind == Callee::kKernel &&
+                        (!launching.count(in.func) || artifact_->IsPluginFunction(in.func)))));
         slot = c;
       }
       callees_[fi][pc] = slot;

@@ -142,6 +142,14 @@ struct Module {
 
 class CudaDeviceAPI final : public DeviceAPI {
  public:
+  // An integrated GPU (Jetson, GH200's coherent memory shows as not integrated) shares the
+  // host's memory.
+  bool UnifiedByDefault(DLDevice dev) override {
+    Device& d = GetDevice(dev);
+    int v = 0;
+    return driver_->cuDeviceGetAttribute(&v, kAttrIntegrated, d.cu) == kCudaSuccess && v != 0;
+  }
+
   void* AllocUnified(DLDevice dev, size_t nbytes, size_t alignment) override {
     Device& d = GetDevice(dev);
     const std::string what = "unified memory on " + runtime::DeviceToString(dev);

@@ -25,6 +25,7 @@ using CUstream = CUstream_st*;
 using CUevent = CUevent_st*;
 constexpr CUresult kCudaSuccess = 0;
 constexpr CUresult kCudaErrorOutOfMemory = 2;
+constexpr int kAttrIntegrated = 18;         // CU_DEVICE_ATTRIBUTE_INTEGRATED
 constexpr int kAttrManagedMemory = 83;      // CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY
 constexpr int kAttrConcurrentManaged = 89;  // CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS
 constexpr unsigned kStreamNonBlocking = 1;  // CU_STREAM_NON_BLOCKING

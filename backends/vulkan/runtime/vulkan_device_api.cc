@@ -528,6 +528,11 @@ class VulkanDeviceAPI final : public DeviceAPI {
     delete m;
   }
 
+  bool UnifiedByDefault(DLDevice dev) override {
+    const VkPhysicalDeviceType t = GetDevice(dev).props.deviceType;
+    return t == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU || t == VK_PHYSICAL_DEVICE_TYPE_CPU;
+  }
+
   runtime::DeviceCounters Counters(DLDevice dev) override {
     Device* d = FindDevice(dev);
     if (!d) return {};

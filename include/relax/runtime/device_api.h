@@ -116,6 +116,12 @@ class DeviceAPI {
   /// Frees memory from AllocUnified (null, or a pointer it did not return: a no-op). Never
   /// throws.
   virtual void FreeUnified(DLDevice dev, void* ptr) { (void)dev, (void)ptr; }
+  /// Whether a placed artifact's device tensors should be unified memory on `dev` when
+  /// RELAX_GPU_UNIFIED does not say: true where host and device share the memory (an
+  /// integrated GPU, a CPU implementation such as lavapipe), false on a discrete GPU, where
+  /// device memory is faster. The CPU API and unknown devices: false. May load the driver;
+  /// throws relax::Error as LoadKernels does.
+  virtual bool UnifiedByDefault(DLDevice dev) { return (void)dev, false; }
   /// Running totals of what the kernels launched on `dev` cost (DeviceCounters). All fields
   /// are running totals: take differences. The CPU API returns the defaults. Never throws.
   virtual DeviceCounters Counters(DLDevice dev) { return (void)dev, DeviceCounters{}; }
@@ -138,6 +144,8 @@ class DeviceAPI {
 /// case). Throws relax::Error for any other value ("RELAX_GPU_ASYNC='abc' is not a switch
 /// (0/1, off/on, false/true, no/yes)").
 bool GpuSwitchFromEnv(const char* name);
+/// The same with `fallback` for an unset or empty variable.
+bool GpuSwitchFromEnv(const char* name, bool fallback);
 
 /// "cpu:0", "cuda:1", ... for messages.
 std::string DeviceToString(DLDevice dev);

@@ -194,6 +194,8 @@ TEST_F(CudaMockTest, FailureInTheQueueNamesTheKernels) {
 // driver's 256 over-allocated), bad alignments and frees are errors, device_bytes follows.
 TEST_F(CudaMockTest, AllocDataSizesAndAlignment) {
   const DLDevice dev = module_->dev;
+  // The stand-in is a discrete GPU (not INTEGRATED): placed artifacts default to device memory.
+  EXPECT_FALSE(api_->UnifiedByDefault(dev));
   const int64_t held = Counters().device_bytes;
   void* z1 = api_->AllocData(dev, 0, 64);
   void* z2 = api_->AllocData(dev, 0, 64);
