@@ -453,6 +453,10 @@ void VirtualMachine::CheckInputValues(const std::vector<Value>& inputs) const {
           what << ": expected a tensor in host memory"
                << (dm && artifact_->exec().placed ? " or on " + DeviceToString(dm->dev) : "")
                << ", got one on " << DeviceToString(td));
+    if (on_device && !dm->api->HoldsData(td, t.data(), t.nbytes()))
+      RELAX_THROW(what << ": its data (" << t.data() << ", " << t.nbytes()
+                       << " bytes) is not memory of " << DeviceToString(td)
+                       << " (allocate it with RelaxDeviceAlloc)");
     std::string dt = DTypeToString(t.dtype());
     if (dt != s.dtype) RELAX_THROW(what << ": expected dtype " << s.dtype << ", got " << dt);
     if (t.ndim() != static_cast<int64_t>(s.dims.size()))

@@ -282,6 +282,21 @@ TEST(ModuleApiDevice, RunsOnDeviceResidentTensors) {
   DLTensor host_small = Tensor(&small, &sshape);
   EXPECT_NE(RelaxDeviceCopy(mod, &dev_x, &host_small), 0);
   EXPECT_NE(std::string(RelaxGetLastError()).find("bytes"), std::string::npos);
+  // A "device" tensor whose data is not device memory (host memory labelled vulkan, an address
+  // past an allocation) is an error for copies and runs, never a host access.
+  DLTensor fake = host_x;
+  fake.device = dev;  // host memory labelled as the device's
+  EXPECT_NE(RelaxDeviceCopy(mod, &host_x, &fake), 0);
+  EXPECT_NE(std::string(RelaxGetLastError()).find("is not memory of vulkan:0"), std::string::npos)
+      << RelaxGetLastError();
+  DLTensor past = dev_x;
+  past.data = static_cast<char*>(dx) + 4096;
+  EXPECT_NE(RelaxDeviceCopy(mod, &past, &host_x), 0);
+  const DLTensor* in_fake[] = {&fake};
+  DLManagedTensor* none[2] = {nullptr, nullptr};
+  EXPECT_NE(RelaxModuleRun(mod, in_fake, 1, none, 2), 0);
+  EXPECT_NE(std::string(RelaxGetLastError()).find("is not memory of vulkan:0"), std::string::npos)
+      << RelaxGetLastError();
   EXPECT_EQ(RelaxDeviceFree(mod, dx), 0) << RelaxGetLastError();
   // Device outputs outlive the module.
   RelaxModuleFree(mod);

@@ -380,6 +380,14 @@ class CudaDeviceAPI final : public DeviceAPI {
     Launch(*m, k, launch);
   }
 
+  bool HoldsData(DLDevice dev, const void* ptr, size_t nbytes) override {
+    Device* d = FindDevice(dev);
+    if (!d) return false;
+    std::lock_guard<std::mutex> lock(d->mu);
+    uint64_t off = 0;
+    return d->allocs.Holds(ptr, nbytes) || d->unified.Find(ptr, nbytes ? nbytes : 1, &off);
+  }
+
   runtime::DeviceCounters Counters(DLDevice dev) override {
     Device* d = FindDevice(dev);
     if (!d) return {};

@@ -456,14 +456,24 @@ class VulkanDeviceAPI final : public DeviceAPI {
     std::lock_guard<std::mutex> lock(d.mu);
     const std::string what =
         "copy from " + runtime::DeviceToString(src_dev) + " to " + runtime::DeviceToString(dst_dev);
-    // A vulkan-side pointer is device memory, else host-addressable memory (unified, host).
+    // A vulkan-side pointer is device memory or unified memory of this device (the host
+    // addresses the latter); anything else is an error, never a host access.
     uint64_t so = 0, doff = 0;
     const DeviceBlock* sb = src_gpu ? d.device_blocks.Find(src, nbytes, &so) : nullptr;
     const DeviceBlock* db = dst_gpu ? d.device_blocks.Find(dst, nbytes, &doff) : nullptr;
-    if (src_gpu && !sb && d.device_blocks.Find(src, 1, &so))
-      RELAX_THROW(what << ": " << nbytes << " bytes from " << src << " reach past its allocation");
-    if (dst_gpu && !db && d.device_blocks.Find(dst, 1, &doff))
-      RELAX_THROW(what << ": " << nbytes << " bytes to " << dst << " reach past its allocation");
+    auto check_side = [&](const void* p, const DeviceBlock* block, const char* role) {
+      uint64_t off = 0;
+      if (block || d.unified.Find(p, nbytes, &off)) return;
+      if (d.device_blocks.Find(p, 1, &off) || d.unified.Find(p, 1, &off))
+        RELAX_THROW(what << ": " << nbytes << " bytes at the " << role << " " << p
+                         << " reach past its allocation");
+      RELAX_THROW(what << ": the " << role << " " << p << " is not memory of "
+                       << runtime::DeviceToString(
+                              src_gpu && std::string(role) == "source" ? src_dev : dst_dev)
+                       << " (from AllocData or AllocUnified)");
+    };
+    if (src_gpu) check_side(src, sb, "source");
+    if (dst_gpu) check_side(dst, db, "destination");
     if (sb && db) {
       RecordDeviceCopy(d, sb->buffer, so, db->buffer, doff, nbytes, what);
     } else if (sb) {
@@ -473,10 +483,12 @@ class VulkanDeviceAPI final : public DeviceAPI {
       RecordUpload(d, src, db->buffer, doff, nbytes, what);
       d.counters.copy_in_bytes += static_cast<int64_t>(nbytes);
     } else {
-      // Both host-addressable: queued dispatches may use either side.
+      // Unified memory and host memory: queued dispatches may use either side.
       Submit(d);
       std::memmove(dst, src, nbytes);
       ++d.counters.copies;
+      if (dst_gpu && !src_gpu) d.counters.copy_in_bytes += static_cast<int64_t>(nbytes);
+      if (src_gpu && !dst_gpu) d.counters.copy_out_bytes += static_cast<int64_t>(nbytes);
     }
   }
   StreamHandle CreateStream(DLDevice) override { return nullptr; }
@@ -526,6 +538,15 @@ class VulkanDeviceAPI final : public DeviceAPI {
       for (auto& [key, db] : m->resident) ReleaseDeviceBlock(*m->dev, db);
     }
     delete m;
+  }
+
+  bool HoldsData(DLDevice dev, const void* ptr, size_t nbytes) override {
+    Device* d = FindDevice(dev);
+    if (!d) return false;
+    std::lock_guard<std::mutex> lock(d->mu);
+    uint64_t off = 0;
+    const uint64_t n = std::max<uint64_t>(nbytes, 1);
+    return d->device_blocks.Find(ptr, n, &off) || d->unified.Find(ptr, n, &off);
   }
 
   bool UnifiedByDefault(DLDevice dev) override {

@@ -122,6 +122,12 @@ class DeviceAPI {
   /// device memory is faster. The CPU API and unknown devices: false. May load the driver;
   /// throws relax::Error as LoadKernels does.
   virtual bool UnifiedByDefault(DLDevice dev) { return (void)dev, false; }
+  /// Whether [ptr, ptr + nbytes) lies inside memory this API allocated on `dev` (AllocData or
+  /// AllocUnified), so a tensor claiming to be on `dev` really is. The CPU API: true. Never
+  /// throws (false for a device never used).
+  virtual bool HoldsData(DLDevice dev, const void* ptr, size_t nbytes) {
+    return (void)dev, (void)ptr, (void)nbytes, true;
+  }
   /// Running totals of what the kernels launched on `dev` cost (DeviceCounters). All fields
   /// are running totals: take differences. The CPU API returns the defaults. Never throws.
   virtual DeviceCounters Counters(DLDevice dev) { return (void)dev, DeviceCounters{}; }

@@ -103,7 +103,8 @@ int32_t RelaxModuleRun(RelaxModule* mod, const DLTensor* const* inputs, int32_t 
 int32_t RelaxModuleDevice(const RelaxModule* mod, DLDevice* out);
 
 /* Allocates `nbytes` (0 allowed) of memory on the module's device (aligned to 256 bytes) into
- * *out; host memory for a CPU artifact. Fails (out of memory, no device) with *out = NULL. */
+ * *out: device memory the host never maps (also when the module's runs use unified memory);
+ * host memory for a CPU artifact. Fails (out of memory, no device) with *out = NULL. */
 int32_t RelaxDeviceAlloc(const RelaxModule* mod, size_t nbytes, void** out);
 /* Frees memory from RelaxDeviceAlloc (NULL is a no-op). Kernels still queued that use it run
  * first. */
