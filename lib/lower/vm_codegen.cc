@@ -17,14 +17,26 @@ namespace relax {
 
 namespace {
 
-// The device a StructInfo / attribute names ("" or "cpu": the host). Throws naming `ctx`.
-DLDevice DeviceOfString(const std::string& device, const std::string& ctx) {
-  if (device.empty()) return DLDevice{kDLCPU, 0};
+// The device a StructInfo / attribute names ("" or "cpu": the host). It must be the device the
+// module was placed on (place-devices' `device_placement`): a CPU module holds host tensors
+// only. Throws naming `ctx`.
+DLDevice DeviceOfString(const IRModule& mod, const std::string& device, const std::string& ctx) {
+  if (device.empty() || device == "cpu" || device == "cpu:0") return DLDevice{kDLCPU, 0};
+  DLDevice dev;
   try {
-    return runtime::ParseDevice(device);
+    dev = runtime::ParseDevice(device);
   } catch (const Error& e) {
     RELAX_THROW(ctx << ": " << e.what());
   }
+  auto placed = mod.attrs.find("device_placement");
+  if (placed == mod.attrs.end())
+    RELAX_THROW(ctx << ": a tensor on device '" << device
+                    << "' in a module without device placement (a cpu target holds host tensors "
+                       "only)");
+  if (device != placed->second)
+    RELAX_THROW(ctx << ": a tensor on device '" << device << "', but the module is placed on '"
+                    << placed->second << "'");
+  return dev;
 }
 
 // Storage alignment: 64 bytes on the host, 256 on a device (plan-memory's offsets).
@@ -438,7 +450,7 @@ class FunctionCodegen {
       // One allocation interface for every device: storage from the device's allocator, then
       // a tensor viewing it (memory planning shares storages between tensors).
       PrimExpr nbytes = ShapeProduct(*o->values) * PrimExpr(static_cast<int64_t>(o->dtype.bytes()));
-      const DLDevice dev = DeviceOfString(o->device, ctx);
+      const DLDevice dev = DeviceOfString(st_->mod, o->device, ctx);
       int64_t storage =
           Call("vm.builtin.alloc_storage", {ArgOf(MakePrimValue(nbytes)), Imm(dev.device_type),
                                             Imm(dev.device_id), Imm(AlignmentOn(dev))});
@@ -488,13 +500,13 @@ class FunctionCodegen {
       if (op->name == "relax.memory.alloc_storage") {
         auto d = c->attrs.find("device");
         const DLDevice dev = DeviceOfString(
-            d == c->attrs.end() ? std::string() : GetStrAttr(c->attrs, "device"), ctx);
+            st_->mod, d == c->attrs.end() ? std::string() : GetStrAttr(c->attrs, "device"), ctx);
         return Call("vm.builtin.alloc_storage",
                     {ArgOf(c->args[0]), Imm(dev.device_type), Imm(dev.device_id),
                      Imm(AlignmentOn(dev)), Imm(1)});
       }
       if (op->name == "relax.to_device") {
-        const DLDevice dev = DeviceOfString(GetStrAttr(c->attrs, "device"), ctx);
+        const DLDevice dev = DeviceOfString(st_->mod, GetStrAttr(c->attrs, "device"), ctx);
         return Call("vm.builtin.to_device",
                     {ArgOf(c->args[0]), Imm(dev.device_type), Imm(dev.device_id)});
       }
@@ -642,12 +654,10 @@ runtime::DimSig Dim(const PrimExpr& e) {
   return d;
 }
 
-// A signature entry's device: "" for host memory, else the StructInfo's device.
-std::string SigDevice(const StructInfo& s) {
-  if (s->kind != SIKind::kTensor || s->device.empty() || s->device == "cpu" ||
-      s->device.rfind("cpu:", 0) == 0)
-    return "";
-  return s->device;
+// A signature entry's device: "" for host memory, else the StructInfo's device (checked).
+std::string SigDevice(const IRModule& mod, const StructInfo& s, const std::string& ctx) {
+  if (s->kind != SIKind::kTensor) return "";
+  return DeviceOfString(mod, s->device, ctx).device_type == kDLCPU ? "" : s->device;
 }
 
 void EmitSignature(const IRModule& mod, const FunctionNode* fn, runtime::Executable* exec) {
@@ -668,7 +678,7 @@ void EmitSignature(const IRModule& mod, const FunctionNode* fn, runtime::Executa
                                       << ToString(p->sinfo));
     runtime::TensorSig s{name, ToRuntimeString(p->sinfo->dtype), {}};
     for (const auto& d : *p->sinfo->values) s.dims.push_back(Dim(d));
-    s.device = SigDevice(p->sinfo);
+    s.device = SigDevice(mod, p->sinfo, "@main parameter '" + p->name + "'");
     exec->inputs.push_back(s);
   }
   std::vector<StructInfo> outs;
@@ -689,7 +699,7 @@ void EmitSignature(const IRModule& mod, const FunctionNode* fn, runtime::Executa
     runtime::TensorSig s{name, ToRuntimeString(outs[i]->dtype), {}};
     if (outs[i]->values)
       for (const auto& d : *outs[i]->values) s.dims.push_back(Dim(d));
-    s.device = SigDevice(outs[i]);
+    s.device = SigDevice(mod, outs[i], "@main result " + std::to_string(i));
     exec->outputs.push_back(s);
   }
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <exception>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -283,19 +284,46 @@ extern "C" int32_t RelaxModuleDevice(const RelaxModule* mod, DLDevice* out) {
   });
 }
 
+namespace {
+// The blocks RelaxDeviceAlloc handed out (any module), by address, with their device: a free
+// must name one of them exactly, on the device it came from.
+std::mutex& DeviceAllocsMutex() {
+  static std::mutex m;
+  return m;
+}
+std::map<void*, DLDevice>& DeviceAllocs() {
+  static auto* m = new std::map<void*, DLDevice>;  // never destroyed (blocks outlive statics)
+  return *m;
+}
+}  // namespace
+
 extern "C" int32_t RelaxDeviceAlloc(const RelaxModule* mod, size_t nbytes, void** out) {
   if (out) *out = nullptr;
   return Guard([&] {
     if (!mod || !out) RELAX_THROW("RelaxDeviceAlloc: null " << (mod ? "out" : "module"));
     const DLDevice dev = ModuleDevice(mod);
-    *out = relax::runtime::DeviceAPI::Get(dev)->AllocData(dev, nbytes, 256);
+    void* p = relax::runtime::DeviceAPI::Get(dev)->AllocData(dev, nbytes, 256);
+    std::lock_guard<std::mutex> lock(DeviceAllocsMutex());
+    DeviceAllocs()[p] = dev;
+    *out = p;
   });
 }
 
 extern "C" int32_t RelaxDeviceFree(const RelaxModule* mod, void* data) {
   return Guard([&] {
     if (!mod) RELAX_THROW("RelaxDeviceFree: null module");
+    if (!data) return;
     const DLDevice dev = ModuleDevice(mod);
+    {
+      std::lock_guard<std::mutex> lock(DeviceAllocsMutex());
+      auto it = DeviceAllocs().find(data);
+      if (it == DeviceAllocs().end() || it->second.device_type != dev.device_type ||
+          it->second.device_id != dev.device_id)
+        RELAX_THROW("RelaxDeviceFree: " << data << " is not a block RelaxDeviceAlloc made on "
+                                        << relax::runtime::DeviceToString(dev)
+                                        << " (or it was freed already)");
+      DeviceAllocs().erase(it);
+    }
     relax::runtime::DeviceAPI::Get(dev)->FreeData(dev, data);
   });
 }
@@ -305,6 +333,11 @@ extern "C" int32_t RelaxDeviceCopy(const RelaxModule* mod, const DLTensor* src, 
     if (!mod) RELAX_THROW("RelaxDeviceCopy: null module");
     const DLDevice dev = ModuleDevice(mod);
     const size_t n = CheckedBytes(src, dev, "source"), m = CheckedBytes(dst, dev, "destination");
+    if (src->dtype.code != dst->dtype.code || src->dtype.bits != dst->dtype.bits ||
+        src->dtype.lanes != dst->dtype.lanes)
+      RELAX_THROW("RelaxDeviceCopy: the source is " << relax::runtime::DTypeToString(src->dtype)
+                                                    << ", the destination "
+                                                    << relax::runtime::DTypeToString(dst->dtype));
     if (n != m)
       RELAX_THROW("RelaxDeviceCopy: the source has " << n << " bytes, the destination " << m);
     if (n == 0) return;

@@ -165,6 +165,23 @@ VirtualMachine::VirtualMachine(std::shared_ptr<LoadedArtifact> artifact)
       callees_[fi][pc] = slot;
     }
   }
+  // Where the signature puts tensors must be where this artifact runs: the module's device type
+  // for a placed GPU artifact, host memory for anything else.
+  const auto check_sig = [&](const std::vector<TensorSig>& sigs, const char* kind) {
+    for (const TensorSig& s : sigs) {
+      if (s.device.empty()) continue;
+      const DLDevice d = ParseDevice(s.device);
+      if (!dm || !exec.placed || d.device_type != dm->dev.device_type)
+        RELAX_THROW("bad executable: " << kind << " '" << s.name << "' is on '" << s.device
+                                       << "', but the artifact runs on "
+                                       << (dm ? DeviceToString(dm->dev) : std::string("cpu:0"))
+                                       << (dm && !exec.placed ? " without device placement" : ""));
+    }
+  };
+  if (exec.placed && !dm)
+    RELAX_THROW("bad executable: 'placed' is set, but the artifact has no device kernels");
+  check_sig(exec.inputs, "input");
+  check_sig(exec.outputs, "output");
   if (!func_index.count(exec.entry))
     RELAX_THROW("entry function '" << exec.entry << "' is not defined");
 }
@@ -453,7 +470,7 @@ void VirtualMachine::CheckInputValues(const std::vector<Value>& inputs) const {
           what << ": expected a tensor in host memory"
                << (dm && artifact_->exec().placed ? " or on " + DeviceToString(dm->dev) : "")
                << ", got one on " << DeviceToString(td));
-    if (on_device && !dm->api->HoldsData(td, t.data(), t.nbytes()))
+    if (on_device && t.nbytes() > 0 && !dm->api->HoldsData(td, t.data(), t.nbytes()))
       RELAX_THROW(what << ": its data (" << t.data() << ", " << t.nbytes()
                        << " bytes) is not memory of " << DeviceToString(td)
                        << " (allocate it with RelaxDeviceAlloc)");
@@ -531,7 +548,10 @@ std::vector<Value> VirtualMachine::RunValues(const std::vector<Value>& inputs) {
   } else {
     result = Invoke(exec.entry, inputs);
   }
-  return SplitOutputs(result);
+  // Outputs in host memory: an edited or foreign executable may still return device tensors.
+  std::vector<Value> outs = SplitOutputs(result);
+  for (Value& v : outs) v = ValueToHost(v);
+  return outs;
 }
 
 std::vector<Value> VirtualMachine::SplitOutputs(const Value& result) const {

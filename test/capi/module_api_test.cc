@@ -298,6 +298,8 @@ TEST(ModuleApiDevice, RunsOnDeviceResidentTensors) {
   EXPECT_NE(std::string(RelaxGetLastError()).find("is not memory of vulkan:0"), std::string::npos)
       << RelaxGetLastError();
   EXPECT_EQ(RelaxDeviceFree(mod, dx), 0) << RelaxGetLastError();
+  EXPECT_NE(RelaxDeviceFree(mod, dx), 0);  // twice: an error, not a crash
+  EXPECT_NE(std::string(RelaxGetLastError()).find("freed already"), std::string::npos);
   // Device outputs outlive the module.
   RelaxModuleFree(mod);
   for (int k = 0; k < 2; ++k) {
