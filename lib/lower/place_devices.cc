@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "relax/ir/expr_functor.h"
+#include "relax/runtime/device_api.h"
 #include "relax/support/error.h"
 
 namespace relax {
@@ -363,8 +364,10 @@ class Placer {
 
 }  // namespace
 
-void PlaceDevices(IRModule* mod, const std::string& device) {
-  if (IsHost(device)) return;
+void PlaceDevices(IRModule* mod, int device_type) {
+  if (device_type == kDLCPU) return;
+  const std::string device =
+      runtime::DeviceToString(DLDevice{static_cast<DLDeviceType>(device_type), 0});
   Placer placer(*mod, device);
   for (const std::string& name : mod->order) {
     auto it = mod->functions.find(name);

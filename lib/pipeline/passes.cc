@@ -127,9 +127,7 @@ const bool kRegistered = [] {
                 "to_host copies where a consumer needs them elsewhere",
                 [](IRModule* mod, const PassContext& ctx) {
                   if (ctx.target.empty()) return;
-                  const Target target = Target::Parse(ctx.target);
-                  const bool gpu = GetBackend(target.kind).DeviceType() != 1 /* kDLCPU */;
-                  PlaceDevices(mod, gpu ? target.kind + ":0" : "");
+                  PlaceDevices(mod, GetBackend(Target::Parse(ctx.target).kind).DeviceType());
                 }});
   RegisterPass({"plan-memory",
                 "static storage planning by liveness: call_tir outputs get destinations in a "

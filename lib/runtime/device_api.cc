@@ -100,6 +100,14 @@ DLDevice ParseDevice(const std::string& text) {
       {"vulkan", kDLVulkan}, {"metal", kDLMetal}, {"rocm", kDLROCM}};
   const size_t colon = text.find(':');
   const std::string kind = text.substr(0, colon);
+  // DeviceToString's form for a type without a name: "device(N):ID".
+  int type = -1;
+  if (kind.size() > 8 && kind.compare(0, 7, "device(") == 0 && kind.back() == ')') {
+    const std::string num = kind.substr(7, kind.size() - 8);
+    if (num.empty() || num.size() > 4 || num.find_first_not_of("0123456789") != std::string::npos)
+      RELAX_THROW("device '" << text << "': expected device(N) with N a device type number");
+    type = std::stoi(num);
+  }
   int id = 0;
   if (colon != std::string::npos) {
     const std::string num = text.substr(colon + 1);
@@ -107,8 +115,9 @@ DLDevice ParseDevice(const std::string& text) {
       RELAX_THROW("device '" << text << "': expected KIND or KIND:ID with ID a number");
     id = std::stoi(num);
   }
-  for (const auto& [name, type] : kNames)
-    if (kind == name) return DLDevice{type, id};
+  if (type >= 0) return DLDevice{static_cast<DLDeviceType>(type), id};
+  for (const auto& [name, t] : kNames)
+    if (kind == name) return DLDevice{t, id};
   RELAX_THROW("device '" << text
                          << "': unknown kind (cpu, cuda, cuda_host, opencl, vulkan, metal, rocm)");
 }

@@ -10,8 +10,10 @@
 namespace relax {
 
 /// Puts every tensor of `mod`'s Relax functions where its producer runs and inserts explicit
-/// copies where a consumer needs it elsewhere; `device` is the target's device ("vulkan:0",
-/// "cuda:0"), "" for a CPU target (then nothing changes).
+/// copies where a consumer needs it elsewhere. `device_type` is the DLDeviceType the target's
+/// kernels run on (Backend::DeviceType); the device is its device 0 as runtime::DeviceToString
+/// names it ("vulkan:0", "cuda:0", "device(12):0" for types without a name). kDLCPU: nothing
+/// changes.
 ///  - Device work: call_tir of a PrimFunc that launches device kernels (attribute `host_of` or
 ///    `device`) and call_dps_library of a BYOC function whose plugin takes device tensors
 ///    (ExternModule::device) take their tensor arguments on the device and put their results
@@ -29,7 +31,7 @@ namespace relax {
 /// consumer in the block, reused by later consumers of the same block. The module gets the
 /// attribute `device_placement` = `device`, which makes the VM codegen emit a placed
 /// executable.
-void PlaceDevices(IRModule* mod, const std::string& device);
+void PlaceDevices(IRModule* mod, int device_type);
 
 /// How many to_device / to_host copies `mod`'s Relax functions hold (for --stats).
 void CountDeviceCopies(const IRModule& mod, int64_t* to_device, int64_t* to_host);
