@@ -93,10 +93,25 @@ VirtualMachine::VirtualMachine(std::shared_ptr<LoadedArtifact> artifact)
   if (!artifact_) RELAX_THROW("VirtualMachine: null artifact");
   // Unified memory: always for artifacts from before placement (their launches would stage
   // host tensors otherwise); for placed ones where the device shares the host's memory.
-  if (const DeviceModule* dm = artifact_->device_module())
-    unified_ = GpuSwitchFromEnv("RELAX_GPU_UNIFIED",
-                                !artifact_->exec().placed || dm->api->UnifiedByDefault(dm->dev));
   const Executable& exec = artifact_->exec();
+  // The device a placed artifact's tensors live on: its kernels' device, else (an artifact
+  // whose device work is all BYOC functions) the one its signature names; none when nothing
+  // is on a device (it then runs as a host artifact).
+  if (const DeviceModule* dm = artifact_->device_module()) {
+    run_device_ = dm->dev;
+    has_run_device_ = true;
+  } else if (exec.placed) {
+    for (const auto* sigs : {&exec.inputs, &exec.outputs})
+      for (const TensorSig& s : *sigs)
+        if (!s.device.empty() && !has_run_device_) {
+          run_device_ = ParseDevice(s.device);
+          has_run_device_ = true;
+        }
+  }
+  if (has_run_device_)
+    unified_ = GpuSwitchFromEnv(
+        "RELAX_GPU_UNIFIED",
+        !exec.placed || DeviceAPI::Get(run_device_)->UnifiedByDefault(run_device_));
   const auto& tensors = artifact_->constant_tensors();
   for (size_t i = 0; i < exec.constants.size(); ++i) {
     const Constant& c = exec.constants[i];
@@ -171,15 +186,14 @@ VirtualMachine::VirtualMachine(std::shared_ptr<LoadedArtifact> artifact)
     for (const TensorSig& s : sigs) {
       if (s.device.empty()) continue;
       const DLDevice d = ParseDevice(s.device);
-      if (!dm || !exec.placed || d.device_type != dm->dev.device_type)
-        RELAX_THROW("bad executable: " << kind << " '" << s.name << "' is on '" << s.device
-                                       << "', but the artifact runs on "
-                                       << (dm ? DeviceToString(dm->dev) : std::string("cpu:0"))
-                                       << (dm && !exec.placed ? " without device placement" : ""));
+      if (!exec.placed || d.device_type != run_device_.device_type)
+        RELAX_THROW("bad executable: "
+                    << kind << " '" << s.name << "' is on '" << s.device
+                    << "', but the artifact runs on "
+                    << (has_run_device_ ? DeviceToString(run_device_) : std::string("cpu:0"))
+                    << (has_run_device_ && !exec.placed ? " without device placement" : ""));
     }
   };
-  if (exec.placed && !dm)
-    RELAX_THROW("bad executable: 'placed' is set, but the artifact has no device kernels");
   check_sig(exec.inputs, "input");
   check_sig(exec.outputs, "output");
   if (!func_index.count(exec.entry))
@@ -461,16 +475,14 @@ void VirtualMachine::CheckInputValues(const std::vector<Value>& inputs) const {
     const NDArray& t = *tp;
     if (!t.defined()) RELAX_THROW(what << ": undefined tensor");
     const DLDevice td = t.device();
-    const DeviceModule* dm = artifact_->device_module();
-    const bool on_device = dm && artifact_->exec().placed &&
-                           td.device_type == dm->dev.device_type &&
-                           td.device_id == dm->dev.device_id;
+    const bool placed = has_run_device_ && artifact_->exec().placed;
+    const bool on_device = placed && td.device_type == run_device_.device_type &&
+                           td.device_id == run_device_.device_id;
     if (td.device_type != kDLCPU && !on_device)
-      RELAX_THROW(
-          what << ": expected a tensor in host memory"
-               << (dm && artifact_->exec().placed ? " or on " + DeviceToString(dm->dev) : "")
-               << ", got one on " << DeviceToString(td));
-    if (on_device && t.nbytes() > 0 && !dm->api->HoldsData(td, t.data(), t.nbytes()))
+      RELAX_THROW(what << ": expected a tensor in host memory"
+                       << (placed ? " or on " + DeviceToString(run_device_) : "") << ", got one on "
+                       << DeviceToString(td));
+    if (on_device && t.nbytes() > 0 && !DeviceAPI::Get(td)->HoldsData(td, t.data(), t.nbytes()))
       RELAX_THROW(what << ": its data (" << t.data() << ", " << t.nbytes()
                        << " bytes) is not memory of " << DeviceToString(td)
                        << " (allocate it with RelaxDeviceAlloc)");
@@ -513,11 +525,11 @@ std::vector<Value> VirtualMachine::RunValues(const std::vector<Value>& inputs) {
   CheckInputValues(inputs);
   const Executable& exec = artifact_->exec();
   const DeviceModule* dm = artifact_->device_module();
-  if (dm && exec.placed) {
+  if (has_run_device_ && exec.placed) {
     // Tensors live where the compiler placed them: each input goes where the signature takes
     // it (one copy when the caller's tensor is elsewhere), outputs come back to the host
     // unless the caller keeps them on the device.
-    DeviceMemoryScope scope(dm->dev, unified_);
+    DeviceMemoryScope scope(run_device_, unified_);
     std::vector<Value> args(inputs);
     for (size_t i = 0; i < args.size() && i < exec.inputs.size(); ++i) {
       const NDArray* t = std::get_if<NDArray>(&args[i]);

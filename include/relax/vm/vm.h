@@ -111,6 +111,9 @@ class VirtualMachine {
   // in a UnifiedMemoryScope, a placed one's device storages from it (DeviceMemoryScope).
   bool unified_ = false;
   bool outputs_on_device_ = false;
+  // The device of a placed artifact's tensors (its kernels', else its signature's), if any.
+  DLDevice run_device_{kDLCPU, 0};
+  bool has_run_device_ = false;
   std::vector<Value> constants_;
   std::vector<std::vector<std::shared_ptr<Callee>>> callees_;  // [function][pc]
   bool profiling_ = false;
