@@ -126,9 +126,6 @@ NDArray CopyOf(const NDArray& a) {
   return c;
 }
 
-// The device of `mod`'s kernels ({kDLCPU, 0} for a CPU artifact).
-DLDevice ModuleDevice(const RelaxModule* mod);
-
 }  // namespace
 
 struct RelaxModule {
@@ -245,10 +242,8 @@ extern "C" int32_t RelaxModuleRun(RelaxModule* mod, const DLTensor* const* input
 
 namespace {
 
-DLDevice ModuleDevice(const RelaxModule* mod) {
-  const relax::runtime::DeviceModule* dm = mod->runner.artifact().device_module();
-  return dm ? dm->dev : DLDevice{kDLCPU, 0};
-}
+// The device the module's tensors live on (the VM's answer: {kDLCPU, 0} for a CPU artifact).
+DLDevice ModuleDevice(const RelaxModule* mod) { return mod->runner.vm().run_device(); }
 
 // The bytes of a compact tensor on the host or on `dev` (checked).
 size_t CheckedBytes(const DLTensor* t, DLDevice dev, const char* what) {

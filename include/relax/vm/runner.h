@@ -43,6 +43,7 @@ class ArtifactRunner {
   std::vector<Value> RunValues(std::vector<Value> inputs);
 
   VirtualMachine& vm() { return vm_; }
+  const VirtualMachine& vm() const { return vm_; }
   const LoadedArtifact& artifact() const { return *artifact_; }
 
  private:

@@ -67,6 +67,10 @@ class VirtualMachine {
   /// its tensors are unified memory, or with RELAX_GPU_UNIFIED=0 every launch stages them.
   std::vector<Value> RunValues(const std::vector<Value>& inputs);
 
+  /// Where a placed artifact's tensors live (its kernels' device, else the device its signature
+  /// names); {kDLCPU, 0} when nothing is on a device.
+  DLDevice run_device() const { return has_run_device_ ? run_device_ : DLDevice{kDLCPU, 0}; }
+
   /// A placed GPU artifact (Executable::placed) returns its device outputs on the device
   /// instead of copying them to the host when `on` (C API callers with device tensors).
   void set_outputs_on_device(bool on) { outputs_on_device_ = on; }
