@@ -128,19 +128,31 @@ te::Tensor ComputeConcat(const CallNode& c, const std::vector<te::Tensor>& in) {
 }
 
 // ---- slicing ------------------------------------------------------------------------------
-// strided_slice {begin, end, axes, strides}: constant parameters.
+// strided_slice(x) {begin, end, axes, strides}: constant parameters.
+// strided_slice(x, shape) {begin, axes, strides}: constant first indices and steps, the output
+// dims given (computed at run time from run-time ends): where a slice starts does not depend on
+// its end, so the kernel needs no run-time parameters.
+bool SliceHasShape(const CallNode& c) { return c.args.size() == 2; }
 std::vector<std::pair<SliceAxis, PrimExpr>> StaticSlices(const CallNode& c,
                                                          const std::vector<PrimExpr>& dims) {
   // ONNX writes "to the end" as INT64_MAX / INT64_MIN and allows steps as large: clamp to
   // +-2^62 (beyond any dim, and the formulas in SliceOne cannot overflow: their sums stay below
   // 2^63). The result is the same for every dim < 2^62.
+  constexpr int64_t kFar = int64_t{1} << 62;
   auto ints = [&](const char* k) {
-    constexpr int64_t kFar = int64_t{1} << 62;
     std::vector<PrimExpr> v;
     for (int64_t x : GetIntsAttr(c.attrs, k)) v.push_back(std::clamp(x, -kFar, kFar));
     return v;
   };
-  auto b = ints("begin"), e = ints("end"), a = ints("axes"), s = ints("strides");
+  auto b = ints("begin"), a = ints("axes"), s = ints("strides");
+  std::vector<PrimExpr> e;
+  if (!SliceHasShape(c)) {
+    e = ints("end");
+  } else {
+    if (c.attrs.count("end"))
+      RELAX_THROW("op 'relax.strided_slice': takes 'end' or an output shape, not both");
+    e.assign(b.size(), PrimExpr(kFar));  // any end: only the lengths depend on it
+  }
   if (b.size() != e.size() || b.size() != a.size() || b.size() != s.size())
     RELAX_THROW("op 'relax.strided_slice': begin, end, axes and strides differ in length");
   int r = static_cast<int>(dims.size());
@@ -155,11 +167,25 @@ std::vector<std::pair<SliceAxis, PrimExpr>> StaticSlices(const CallNode& c,
   return SliceAll(dims, b, e, a, s);
 }
 StructInfo InferStridedSlice(const CallNode& c, BlockBuilder& bb) {
-  CheckArity(c, 1);
+  if (c.args.empty() || c.args.size() > 2)
+    RELAX_THROW("op 'relax.strided_slice': takes a tensor and an optional output shape");
   const auto& x = TensorArg(c, 0);
+  auto sl = StaticSlices(c, *x.values);
+  if (SliceHasShape(c)) {
+    const ShapeExprNode* s = OutShapeArg(c);
+    if (!s || s->values.size() != sl.size())
+      RELAX_THROW("op 'relax.strided_slice': needs an output shape of the input's rank");
+    // Axes not sliced keep their dims.
+    for (size_t d = 0; d < sl.size(); ++d) {
+      int64_t step;
+      if (sl[d].second.AsInt(&step) && step == 1 && sl[d].first.len.same_as(x.values->at(d)) &&
+          !bb.analyzer().CanProveEqual(s->values[d], sl[d].first.len))
+        RELAX_THROW("op 'relax.strided_slice': output dim " << d << " must be the input's");
+    }
+    return TensorSInfo(s->values, x.dtype);
+  }
   std::vector<PrimExpr> s;
-  for (const auto& [ax, step] : StaticSlices(c, *x.values))
-    s.push_back(bb.analyzer().Simplify(ax.len));
+  for (const auto& [ax, step] : sl) s.push_back(bb.analyzer().Simplify(ax.len));
   return TensorSInfo(s, x.dtype);
 }
 te::Tensor SliceCompute(const te::Tensor& x, const std::vector<PrimExpr>& shape,
@@ -179,7 +205,7 @@ te::Tensor ComputeStridedSlice(const CallNode& c, const std::vector<te::Tensor>&
   auto sl = StaticSlices(c, in[0]->shape());
   std::vector<PrimExpr> s;
   for (const auto& [ax, step] : sl) s.push_back(ax.len);
-  return SliceCompute(in[0], s, sl);
+  return SliceCompute(in[0], SliceHasShape(c) ? CallOutDims(c) : s, sl);
 }
 
 // dyn_slice(x, params (2 * rank,), shape): params = per-axis first index, then per-axis step

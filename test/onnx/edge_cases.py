@@ -174,6 +174,31 @@ def shape_value_edge_cases():
          [node("Shape", ["x"], ["s"]), node("Sub", ["s", "four"], ["y"])], [("x", ["b"])], ["y"],
          [("four", np.array([4], np.int64))], shapes=[{"x": [6]}, {"x": [3]}],
          out_types={"y": i64})
+    # A constant index table sliced up to a dim read from Shape, then gathered with (BERT's
+    # position ids): constant starts and steps with run-time ends (the slice takes its first
+    # indices as constants; the Gather's index check is decided from the table's bounds), the
+    # sequence longer than the table (the slice clamps), and a negative step.
+    table = np.arange(8, dtype=np.int64).reshape(1, 8)
+    emb = np.random.default_rng(3).standard_normal((8, 3)).astype(np.float32)
+    seq = [{"x": [1, 5]}, {"x": [1, 8]}, {"x": [1, 12]}]
+    case("shape_value_edge", "Slice_constant_table_to_Shape_then_Gather",
+         [node("Shape", ["x"], ["s"]), node("Gather", ["s", "one"], ["n"], axis=0),
+          node("Unsqueeze", ["n", "ax"], ["end"]),
+          node("Slice", ["table", "zero1", "end", "ax1", "one1"], ["ids"]),
+          helper.make_node("Gather", ["emb", "ids"], ["y"], name="gather1")],
+         [("x", [1, "s"])], ["y"],
+         [scalar("one", 1), ("ax", np.array([0], np.int64)), ("zero1", np.array([0], np.int64)),
+          ("ax1", np.array([1], np.int64)), ("one1", np.array([1], np.int64)), ("table", table),
+          ("emb", emb)], shapes=seq)
+    case("shape_value_edge", "Slice_negative_step_runtime_end",
+         [node("Shape", ["x"], ["s"]), node("Gather", ["s", "one"], ["n"], axis=0),
+          node("Sub", ["three", "n"], ["e"]), node("Unsqueeze", ["e", "ax"], ["end"]),
+          node("Slice", ["x", "m2", "end", "ax1", "m1"])],
+         [("x", [2, "s"])], ["y"],
+         [scalar("one", 1), scalar("three", 3), ("ax", np.array([0], np.int64)),
+          ("m2", np.array([-2], np.int64)), ("ax1", np.array([1], np.int64)),
+          ("m1", np.array([-1], np.int64))],
+         shapes=[{"x": [2, 5]}, {"x": [2, 2]}, {"x": [2, 9]}])
     # A graph output declaring only its element type (make_tensor_value_info(name, FLOAT, None),
     # the usual way to expose an intermediate for debugging): the ONNX checker wants a shape,
     # onnxruntime runs it, so relaxc does (its shape is inferred).

@@ -29,6 +29,21 @@ void CheckIndices(ImportContext& ctx, const onnx::NodeProto& n, const Expr& idx,
     }
     if (decided) return;
   }
+  // Elements with bounds known at import (a constant index table sliced at run time) inside
+  // every extent: nothing to check at run time.
+  if (std::optional<IntRange> r = ctx.RangeOf(idx)) {
+    bool inside = true;
+    for (const PrimExpr& x : extents) {
+      int64_t e = 0;
+      if (!x.AsInt(&e)) {
+        inside = false;
+        break;
+      }
+      if (kind == "index") inside = inside && r->lo >= -e && r->hi < e;
+      if (kind == "nonzero") inside = inside && (r->lo > 0 || r->hi < 0);
+    }
+    if (inside) return;
+  }
   Attrs attrs{{"kind", kind}};
   if (except) attrs["except"] = *except;
   ctx.bb().Emit(

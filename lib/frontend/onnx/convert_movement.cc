@@ -194,6 +194,17 @@ std::vector<Value> SliceData(ImportContext& ctx, const onnx::NodeProto& n) {
     }
   }
   std::vector<PrimExpr> out = RuntimeDims(ctx, n, dims, known);
+  // Only the ends at run time (a slice up to a dim read from Shape): the kernel's first indices
+  // and steps are constants and the run-time dims its output shape, so no parameter tensor
+  // travels to the device.
+  if (starts && (axes || !ImportContext::HasInput(n, 3)) &&
+      (steps || !ImportContext::HasInput(n, 4))) {
+    std::vector<int64_t> a = axes ? *axes : iota, sp_ = steps && !steps->empty() ? *steps : ones;
+    for (int64_t& x : a) x = Axis(ctx, n, x, r);
+    return {ctx.Emit(MakeCall(Op("relax.strided_slice"), {x, MakeShapeExpr(out)},
+                              {{"begin", *starts}, {"axes", a}, {"strides", sp_}}),
+                     n)};
+  }
   Expr params = ctx.bb().Emit(MakeCall(Op("relax.runtime_shape"), {x, st, en, ax, sp},
                                        {{"fn", std::string("slice_params")}}),
                               "slice_params");

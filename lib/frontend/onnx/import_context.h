@@ -55,6 +55,11 @@ inline std::optional<std::vector<int64_t>> ConstInts(const Value& v) {
   return out;
 }
 
+/// Bounds of a tensor's elements (inclusive).
+struct IntRange {
+  int64_t lo, hi;
+};
+
 class ImportContext {
  public:
   ImportContext(BlockBuilder* bb, int64_t opset) : bb_(bb), opset_(opset) {}
@@ -97,11 +102,18 @@ class ImportContext {
   Value Emit(const Expr& call, const onnx::NodeProto& node, int out = 0);
   /// "Conv 'conv1' (opset 11): " prefix for messages.
   std::string Where(const onnx::NodeProto& node) const;
+  /// Bounds of the elements of integer tensor `e` when known at import: a constant's (up to 4M
+  /// elements scanned), or noted for a binding by NoteRange; nullopt otherwise.
+  std::optional<IntRange> RangeOf(const Expr& e) const;
+  /// Notes the bounds of `out`, bound to `value`, when `value` only moves elements of operands
+  /// with known bounds (reshape, slices, gathers, broadcasts, concat) (value_range.cc).
+  void NoteRange(const Expr& out, const Expr& value);
 
  private:
   BlockBuilder* bb_;
   int64_t opset_;
   Scopes scopes_ = Scopes(1);
+  std::map<const ExprNode*, std::pair<Expr, IntRange>> ranges_;  // keeps its keys alive
 };
 
 /// The value of a one-element integer input i of `n` when it is known at import (a constant or

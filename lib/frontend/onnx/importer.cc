@@ -222,6 +222,7 @@ Value ImportContext::Emit(const Expr& call, const onnx::NodeProto& node, int out
       RELAX_THROW(Where(node) << "output '" << name << "' of shape " << ToString(s)
                               << " has more than 2^63-1 bytes");
   }
+  NoteRange(v, call);
   return Value{v, std::nullopt, false};
 }
 
