@@ -208,6 +208,36 @@ def shape_value_edge_cases():
     nn_cases.CASES["shape_value_edge"][-1][1].graph.output[0].type.tensor_type.ClearField("shape")
 
 
+def slice_edge_cases():
+    # Slice with constant starts, axes and steps and ends given at run time (the strided_slice
+    # whose output dims come from shape code): starts and ends beyond either end, INT64
+    # extremes, negative and large steps, axes in any order and negative, symbolic dims. (With a
+    # negative step, onnxruntime 1.32 reads an INT64_MAX end as "through index 0"; the ONNX
+    # reference clamps it to dim - 1, an empty slice, as relaxc does: such ends are not drawn.)
+    i64 = TensorProto.INT64
+    big, small = np.iinfo(np.int64).max, np.iinfo(np.int64).min
+    rng = np.random.default_rng(11)
+    for i in range(12):
+        r = int(rng.integers(1, 4))
+        k = int(rng.integers(1, r + 1))
+        axes = [int(a) - (r if rng.random() < 0.3 else 0)
+                for a in rng.permutation(r)[:k]]
+        starts = [int(rng.choice([-100, -3, -1, 0, 1, 2, 100, big, small])) for _ in axes]
+        steps = [int(rng.choice([1, 1, 2, 3, -1, -2, big, small + 1])) for _ in axes]
+        sym = [f"d{j}" if rng.random() < 0.5 else 5 for j in range(r)]
+        # (a 1-D x is at least 2 long, so its shape never equals the ends' [1] in `gen`)
+        shapes = [{"x": [int(rng.integers(2 if r == 1 else 1, 7)) if isinstance(d, str) else d
+                         for d in sym], "e": [k]} for _ in range(2)]
+
+        ends = [-100, -4, -1, 0, 1, 3, 5, 100, small] + ([] if min(steps) < 0 else [big])
+        case("slice_edge", f"Slice_runtime_ends_{i}",
+             [node("Slice", ["x", "st", "e", "ax", "sp"])], [("x", sym), ("e", [k])], ["y"],
+             [("st", np.array(starts, np.int64)), ("ax", np.array(axes, np.int64)),
+              ("sp", np.array(steps, np.int64))], dtypes={"e": i64}, shapes=shapes, seed=i,
+             gen=lambda g, sh, _k=k, _e=ends: (
+                 np.array([g.choice(_e) for _ in range(_k)], np.int64) if sh == [_k] else g.standard_normal(sh).astype(np.float32)))
+
+
 def walk_forest(model, feeds):
     """TreeEnsemble-5 by the operator text: every tree walked from its root per sample."""
     from onnx import numpy_helper
@@ -330,7 +360,8 @@ def tree_ensemble_cases():
 FAMILIES = {"pool_edge": pool_edge_cases, "scan_edge": scan_edge_cases,
             "intmm_edge": intmm_edge_cases, "math_edge": math_edge_cases,
             "shape_value_edge": shape_value_edge_cases, "special_values": special_value_cases,
-            "einsum_edge": einsum_edge_cases, "tree_ensemble": tree_ensemble_cases}
+            "einsum_edge": einsum_edge_cases, "tree_ensemble": tree_ensemble_cases,
+            "slice_edge": slice_edge_cases}
 
 if __name__ == "__main__":
     nn_cases.FAMILIES.clear()
