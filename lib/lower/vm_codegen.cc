@@ -670,13 +670,13 @@ void EmitSignature(const IRModule& mod, const FunctionNode* fn, runtime::Executa
       auto et = mod.attrs.find("input_sequence." + std::to_string(i));
       if (et == mod.attrs.end())
         RELAX_THROW("@main parameter '" << p->name << "' is an Object that is not a sequence");
-      exec->inputs.push_back({name, et->second, {}, true});
+      exec->inputs.push_back({name, et->second, {}, true, ""});
       continue;
     }
     if (p->sinfo->kind != SIKind::kTensor || !p->sinfo->values)
       RELAX_THROW("@main parameter '" << p->name << "' must be a tensor of known rank, got "
                                       << ToString(p->sinfo));
-    runtime::TensorSig s{name, ToRuntimeString(p->sinfo->dtype), {}};
+    runtime::TensorSig s{name, ToRuntimeString(p->sinfo->dtype), {}, false, ""};
     for (const auto& d : *p->sinfo->values) s.dims.push_back(Dim(d));
     s.device = SigDevice(mod, p->sinfo, "@main parameter '" + p->name + "'");
     exec->inputs.push_back(s);
@@ -693,10 +693,10 @@ void EmitSignature(const IRModule& mod, const FunctionNode* fn, runtime::Executa
       auto et = mod.attrs.find("output_sequence." + std::to_string(i));
       if (et == mod.attrs.end())
         RELAX_THROW("@main result " << i << " is an Object that is not a sequence");
-      exec->outputs.push_back({name, et->second, {}, true});
+      exec->outputs.push_back({name, et->second, {}, true, ""});
       continue;
     }
-    runtime::TensorSig s{name, ToRuntimeString(outs[i]->dtype), {}};
+    runtime::TensorSig s{name, ToRuntimeString(outs[i]->dtype), {}, false, ""};
     if (outs[i]->values)
       for (const auto& d : *outs[i]->values) s.dims.push_back(Dim(d));
     s.device = SigDevice(mod, outs[i], "@main result " + std::to_string(i));

@@ -63,6 +63,16 @@ Registry& GetRegistry() {
 
 }  // namespace
 
+void CheckHostLabel(DLDevice dev, const void* ptr, size_t nbytes, const std::string& what) {
+  if (dev.device_type == kDLCPU || nbytes == 0 || !ptr) return;
+  DeviceAPI* api = DeviceAPI::Get(dev);
+  const char* first = static_cast<const char*>(ptr);
+  if (api->DeviceOnly(dev, first) || api->DeviceOnly(dev, first + (nbytes - 1)))
+    RELAX_THROW(what << ": its data (" << ptr << ") is device memory of " << DeviceToString(dev)
+                     << " but the tensor is labelled as host memory (cpu); label it with the "
+                        "device (DLTensor.device)");
+}
+
 std::string DeviceToString(DLDevice dev) {
   const char* name;
   switch (dev.device_type) {

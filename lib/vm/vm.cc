@@ -482,6 +482,10 @@ void VirtualMachine::CheckInputValues(const std::vector<Value>& inputs) const {
       RELAX_THROW(what << ": expected a tensor in host memory"
                        << (placed ? " or on " + DeviceToString(run_device_) : "") << ", got one on "
                        << DeviceToString(td));
+    // Device memory labelled as host memory would fault when the host reads it (Vulkan's
+    // device addresses are inaccessible host ranges).
+    if (td.device_type == kDLCPU && has_run_device_)
+      CheckHostLabel(run_device_, t.data(), t.nbytes(), what);
     if (on_device && t.nbytes() > 0 && !DeviceAPI::Get(td)->HoldsData(td, t.data(), t.nbytes()))
       RELAX_THROW(what << ": its data (" << t.data() << ", " << t.nbytes()
                        << " bytes) is not memory of " << DeviceToString(td)

@@ -297,6 +297,17 @@ TEST(ModuleApiDevice, RunsOnDeviceResidentTensors) {
   EXPECT_NE(RelaxModuleRun(mod, in_fake, 1, none, 2), 0);
   EXPECT_NE(std::string(RelaxGetLastError()).find("is not memory of vulkan:0"), std::string::npos)
       << RelaxGetLastError();
+  // Device memory labelled as host memory: an error for copies and runs, never a host read
+  // (Vulkan device addresses fault on the host).
+  DLTensor mislabelled = dev_x;
+  mislabelled.device = DLDevice{kDLCPU, 0};
+  EXPECT_NE(RelaxDeviceCopy(mod, &mislabelled, &dev_x), 0);
+  EXPECT_NE(std::string(RelaxGetLastError()).find("labelled as host memory"), std::string::npos)
+      << RelaxGetLastError();
+  const DLTensor* in_mislabelled[] = {&mislabelled};
+  EXPECT_NE(RelaxModuleRun(mod, in_mislabelled, 1, none, 2), 0);
+  EXPECT_NE(std::string(RelaxGetLastError()).find("input 'x': its data"), std::string::npos)
+      << RelaxGetLastError();
   EXPECT_EQ(RelaxDeviceFree(mod, dx), 0) << RelaxGetLastError();
   EXPECT_NE(RelaxDeviceFree(mod, dx), 0);  // twice: an error, not a crash
   EXPECT_NE(std::string(RelaxGetLastError()).find("freed already"), std::string::npos);

@@ -388,6 +388,13 @@ class CudaDeviceAPI final : public DeviceAPI {
     return d->allocs.Holds(ptr, nbytes) || d->unified.Find(ptr, nbytes ? nbytes : 1, &off);
   }
 
+  bool DeviceOnly(DLDevice dev, const void* ptr) override {
+    Device* d = FindDevice(dev);
+    if (!d) return false;
+    std::lock_guard<std::mutex> lock(d->mu);
+    return d->allocs.Holds(ptr, 1);
+  }
+
   runtime::DeviceCounters Counters(DLDevice dev) override {
     Device* d = FindDevice(dev);
     if (!d) return {};

@@ -549,6 +549,14 @@ class VulkanDeviceAPI final : public DeviceAPI {
     return d->device_blocks.Find(ptr, n, &off) || d->unified.Find(ptr, n, &off);
   }
 
+  bool DeviceOnly(DLDevice dev, const void* ptr) override {
+    Device* d = FindDevice(dev);
+    if (!d) return false;
+    std::lock_guard<std::mutex> lock(d->mu);
+    uint64_t off = 0;
+    return d->device_blocks.Find(ptr, 1, &off);
+  }
+
   bool UnifiedByDefault(DLDevice dev) override {
     const VkPhysicalDeviceType t = GetDevice(dev).props.deviceType;
     return t == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU || t == VK_PHYSICAL_DEVICE_TYPE_CPU;

@@ -128,6 +128,10 @@ class DeviceAPI {
   virtual bool HoldsData(DLDevice dev, const void* ptr, size_t nbytes) {
     return (void)dev, (void)ptr, (void)nbytes, true;
   }
+  /// Whether `ptr` points into memory of `dev` the host cannot address (AllocData's device
+  /// memory, not unified memory), so a tensor labelled as host memory that points there is an
+  /// error, not a fault. The CPU API: false. Never throws.
+  virtual bool DeviceOnly(DLDevice dev, const void* ptr) { return (void)dev, (void)ptr, false; }
   /// Running totals of what the kernels launched on `dev` cost (DeviceCounters). All fields
   /// are running totals: take differences. The CPU API returns the defaults. Never throws.
   virtual DeviceCounters Counters(DLDevice dev) { return (void)dev, DeviceCounters{}; }
@@ -153,6 +157,11 @@ bool GpuSwitchFromEnv(const char* name);
 /// The same with `fallback` for an unset or empty variable.
 bool GpuSwitchFromEnv(const char* name, bool fallback);
 
+/// Throws relax::Error when host-labelled data [ptr, ptr + nbytes) begins or ends inside
+/// device-only memory of `dev` (DeviceAPI::DeviceOnly), where a host access would fault:
+/// "WHAT: its data (PTR) is device memory of vulkan:0 but ... labelled as host memory".
+/// Nothing to check for a CPU `dev` or no bytes.
+void CheckHostLabel(DLDevice dev, const void* ptr, size_t nbytes, const std::string& what);
 /// "cpu:0", "cuda:1", ... for messages.
 std::string DeviceToString(DLDevice dev);
 /// The device "KIND[:ID]" names (DeviceToString's form; ID defaults to 0). Throws relax::Error

@@ -57,8 +57,8 @@ std::optional<IntRange> ScanConstant(const ConstantNode& c) {
 // Ops whose result holds only elements of their first operand (moved, repeated or dropped).
 bool MovesFirstOperand(const std::string& op) {
   static const std::set<std::string> kOps = {
-      "relax.reshape",      "relax.permute_dims",  "relax.strided_slice", "relax.dyn_slice",
-      "relax.take",         "relax.gather_elements", "relax.gather_nd",   "relax.tile",
+      "relax.reshape",      "relax.permute_dims",    "relax.strided_slice", "relax.dyn_slice",
+      "relax.take",         "relax.gather_elements", "relax.gather_nd",     "relax.tile",
       "relax.broadcast_to", "relax.split_part"};
   return kOps.count(op) > 0;
 }

@@ -607,8 +607,8 @@ Executable AddScaleExecutable() {
             Call("add_scale_host", {R(0), R(3)}),
             ret};
   e.functions = {m};
-  e.inputs = {{"x", "float32", {{"n", -1}}}};
-  e.outputs = {{"y", "float32", {{"n", -1}}}};
+  e.inputs = {{"x", "float32", {{"n", -1}}, false, ""}};
+  e.outputs = {{"y", "float32", {{"n", -1}}, false, ""}};
   return e;
 }
 
