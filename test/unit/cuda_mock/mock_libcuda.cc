@@ -9,7 +9,7 @@
 // floats) and never handed out again, so a kernel or copy that runs after its memory was freed
 // reads NaN instead of stale data, and freeing it twice fails. Only what
 // backends/cuda/runtime/cuda_device_api.cc (cuda_driver.h) calls is here, with the driver API's
-// signatures.
+// signatures, plus mock_cuda_is_live for the other stand-ins (mock_standin.h).
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -179,6 +179,15 @@ CUresult cuEventElapsedTime(float* ms, void* start, void* stop) {
   auto *a = static_cast<Event*>(start), *b = static_cast<Event*>(stop);
   if (a->at < 0 || b->at < 0) return kNotReady;
   return *ms = static_cast<float>(b->at - a->at), kOk;
+}
+// Not a driver function: the cudart stand-in's (mock_libcudart.cc) test of device memory. 1 when
+// [p, p + n) lies inside one live block (cuMemAlloc or cuMemAllocManaged, not yet freed).
+int mock_cuda_is_live(unsigned long long p, size_t n) {  // NOLINT(runtime/int)
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = live_blocks.upper_bound(static_cast<uintptr_t>(p));
+  if (it == live_blocks.begin()) return 0;
+  --it;
+  return p + n <= it->first + it->second ? 1 : 0;
 }
 CUresult cuGetErrorName(CUresult r, const char** name) {
   switch (r) {

@@ -13,9 +13,9 @@
 // over the rows of Y^T. cuBLASLt runs it with a DEFAULT / BIAS / RELU(_BIAS) / GELU(_BIAS)
 // epilogue (CUBLAS_COMPUTE_32F: plain f32, no TF32); when cuBLASLt has no algorithm for a shape
 // (or RELAX_CUBLAS_NO_LT=1) cublasSgemm runs the product and the epilogue is applied to the
-// result on the host (a device output goes down and back for it). Errors name the region and the
-// call; a machine without a GPU or driver gets "no CUDA device: ...". Calls are serialized by one
-// mutex.
+// result on the host (a device output goes down and back for it; one without a bias or
+// activation stays in place). Errors name the region and the call; a machine without a GPU or
+// driver gets "no CUDA device: ...". Calls are serialized by one mutex.
 #include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -421,10 +421,12 @@ void RunDense(const RelaxValue* args, int32_t num_args, Spec* spec_out) {
                             &beta, dy, static_cast<int>(n)),
                 "cublasSgemm");
   }
-  // The epilogue on the host (no cuBLASLt algorithm): a device output comes down for it.
+  // The epilogue on the host (no cuBLASLt algorithm, and a bias or activation to apply): a
+  // device output comes down for it. Without one, a device output stays in place.
+  const bool host_epilogue = !plan.ok && (bias || spec.epilogue != "none");
   std::vector<float> result;
   float* host_out = out;
-  if (!plan.ok && OnDevice(y)) {
+  if (host_epilogue && OnDevice(y)) {
     result.resize(static_cast<size_t>(m * n));
     host_out = result.data();
   }
@@ -432,7 +434,7 @@ void RunDense(const RelaxValue* args, int32_t num_args, Spec* spec_out) {
     CheckCuda(cudaMemcpyAsync(host_out, dy, out_bytes, cudaMemcpyDeviceToHost, s.stream),
               "cudaMemcpyAsync(device to host)");
   CheckCuda(cudaStreamSynchronize(s.stream), "cudaStreamSynchronize");
-  if (plan.ok) return;
+  if (!host_epilogue) return;
   HostEpilogue(host_out, m, n, bias ? HostValues(bias).data() : nullptr, bias_len, spec.epilogue);
   if (host_out != out) CopyToDevice(s, out, host_out, out_bytes);
 }
