@@ -1,18 +1,19 @@
 // The CUDA device API (kDLCUDA): loads the driver (libcuda.so.1, cuda_driver.h) on first use,
 // hands out device memory (AllocData: cuMemAlloc) and managed memory (AllocUnified:
-// cuMemAllocManaged), copies between host and device on the device's stream, and runs the PTX or
-// cubin kernels of a launch table with buffers inside either kind of memory in place; every
-// other (host) buffer is staged per launch.
+// cuMemAllocManaged), copies between host and device on a stream (the device's default one or
+// one of CreateStream / WrapStream), and runs the PTX or cubin kernels of a launch table on a
+// stream with buffers inside either kind of memory in place; every other (host) buffer is staged
+// per launch.
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <iterator>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
+#include "cuda_device.h"
 #include "cuda_driver.h"
 #include "relax/runtime/device_api.h"
 #include "relax/runtime/unified_memory.h"
@@ -36,92 +37,6 @@ constexpr size_t kManagedAlignment = kDriverAlignment;
 // driver's 256 bytes it over-allocates by the difference.
 constexpr size_t kMaxAlignment = 4096;
 
-// The live AllocData blocks of one device by the address handed out: the bytes asked for and
-// the driver's allocation holding them (over-allocated for alignments beyond 256 bytes). Not
-// thread-safe: the device's lock guards it.
-class DeviceBlocks {
- public:
-  struct Block {
-    uint64_t nbytes;
-    CUdeviceptr base;
-  };
-  void Insert(CUdeviceptr p, Block b) { blocks_[p] = b; }
-  // Removes the block handed out at `p` into `*out`; false when there is none.
-  bool Erase(CUdeviceptr p, Block* out) {
-    auto it = blocks_.find(p);
-    if (it == blocks_.end()) return false;
-    *out = it->second;
-    blocks_.erase(it);
-    return true;
-  }
-  // Whether one block holds all of [p, p + bytes) (with bytes == 0: p in [start, end]).
-  bool Holds(const void* ptr, uint64_t bytes) const {
-    const CUdeviceptr p = reinterpret_cast<uintptr_t>(ptr);
-    auto it = blocks_.upper_bound(p);
-    if (it == blocks_.begin()) return false;
-    it = std::prev(it);
-    const uint64_t off = p - it->first;
-    return off <= it->second.nbytes && bytes <= it->second.nbytes - off;
-  }
-
- private:
-  std::map<CUdeviceptr, Block> blocks_;
-};
-
-// What a block released while the stream is busy goes back to: the staging cache, the
-// managed cache, or the driver (an AllocData block).
-enum class BlockKind { kStaging, kUnified, kDevice };
-
-// One device: its primary context, its AllocData blocks and a cache of staging and managed
-// blocks by size class. Every use holds `mu`.
-struct Device {
-  int id = 0;
-  CUdevice cu = 0;
-  CUcontext ctx = nullptr;
-  std::mutex mu;
-  DeviceBlocks allocs;
-  std::map<size_t, std::vector<CUdeviceptr>> free_blocks;  // size class -> free blocks
-  size_t cached_bytes = 0;
-  // Managed memory: supported (1), not (0), not asked yet (-1); the live allocations by
-  // address and the free ones by size class (counted in cached_bytes too).
-  int managed = -1;
-  runtime::UnifiedBlocks<CUdeviceptr> unified;
-  std::map<size_t, std::vector<CUdeviceptr>> free_unified;
-  // The device's stream; launches whose buffers need no copy back are queued on it without
-  // waiting (`defer`: RELAX_GPU_ASYNC is on and the device lets the host use managed memory
-  // while kernels run); `queued` of them are, up to kernel `queued_last`, with `queued_copies`
-  // copies (CopyDataFromTo, in-device staging), and the blocks released meanwhile wait in
-  // `pending` (pointer, bytes, kind).
-  CUstream stream = nullptr;
-  bool defer = false;
-  int64_t queued = 0, queued_copies = 0;
-  std::string queued_last;
-  struct Pending {
-    CUdeviceptr p;
-    uint64_t bytes;
-    BlockKind kind;
-  };
-  std::vector<Pending> pending;
-  // Event pairs recorded around each queued launch (made as needed; a null pair: no timing)
-  // and the totals of DeviceAPI::Counters.
-  std::vector<std::pair<CUevent, CUevent>> events;
-  std::vector<uint8_t> timed;  // per used pair: both events were recorded
-  size_t events_used = 0;
-  runtime::DeviceCounters counters;
-
-  // Whether work is queued on the stream (blocks it may use cannot be reused yet).
-  bool Busy() const { return queued > 0 || queued_copies > 0; }
-};
-
-constexpr size_t kMinBlock = 256;
-constexpr size_t kMaxCachedBytes = size_t{1} << 30;
-
-size_t SizeClass(uint64_t bytes) {
-  size_t s = kMinBlock;
-  while (s < bytes) s <<= 1;
-  return s;
-}
-
 struct Kernel {
   std::string name;
   std::vector<KernelParamKind> params;
@@ -136,8 +51,15 @@ struct Module {
   std::vector<CUmodule> modules;  // one per distinct binary range
   std::vector<Kernel> kernels;
   // Device copies of constant buffers (KernelLaunch::constant: the params), uploaded on first
-  // use and kept until the module is unloaded, by (host pointer, bytes).
-  std::map<std::pair<const void*, uint64_t>, CUdeviceptr> resident;
+  // use and kept until the module is unloaded, by (host pointer, bytes), with the serial of the
+  // stream the upload was queued on (kUploaded once it is known to have run): a launch on
+  // another stream waits for that one first.
+  struct Resident {
+    CUdeviceptr p;
+    uint64_t stream;
+  };
+  static constexpr uint64_t kUploaded = ~uint64_t{0};
+  std::map<std::pair<const void*, uint64_t>, Resident> resident;
 };
 
 class CudaDeviceAPI final : public DeviceAPI {
@@ -171,7 +93,7 @@ class CudaDeviceAPI final : public DeviceAPI {
     } else {
       CUresult r = drv.cuMemAllocManaged(&p, size, kMemAttachGlobal);
       if (r == kCudaErrorOutOfMemory) {
-        FreeCached(d);
+        FreeCached(drv, d);
         r = drv.cuMemAllocManaged(&p, size, kMemAttachGlobal);
       }
       if (r == kCudaErrorOutOfMemory) return nullptr;  // host memory, staged, instead
@@ -188,7 +110,7 @@ class CudaDeviceAPI final : public DeviceAPI {
     std::lock_guard<std::mutex> lock(d->mu);
     CUdeviceptr p = 0;
     uint64_t size = 0;
-    if (d->unified.Erase(ptr, &p, &size)) Release(*d, p, size, BlockKind::kUnified);
+    if (d->unified.Erase(ptr, &p, &size)) Release(*driver_, *d, p, size, BlockKind::kUnified);
   }
 
   // cuMemAlloc of at least one byte (so a 0-byte block is a unique address), over-allocated
@@ -210,7 +132,7 @@ class CudaDeviceAPI final : public DeviceAPI {
     CUdeviceptr base = 0;
     CUresult r = drv.cuMemAlloc_v2(&base, size);
     if (r == kCudaErrorOutOfMemory) {
-      FreeCached(d);
+      FreeCached(drv, d);
       r = drv.cuMemAlloc_v2(&base, size);
     }
     drv.Check(r, "cuMemAlloc", what + " (" + std::to_string(nbytes) + " bytes)");
@@ -224,7 +146,8 @@ class CudaDeviceAPI final : public DeviceAPI {
     d.counters.device_bytes += static_cast<int64_t>(nbytes);
     return reinterpret_cast<void*>(static_cast<uintptr_t>(p));
   }
-  // The block goes back to the driver once the work queued on the stream ran (Sync).
+  // The block goes back to the driver once every stream with work queued now was synchronized
+  // (any of them may use it).
   void FreeData(DLDevice dev, void* ptr) override {
     if (!ptr) return;
     Device* d = FindDevice(dev);
@@ -235,12 +158,12 @@ class CudaDeviceAPI final : public DeviceAPI {
       RELAX_THROW("FreeData on " << runtime::DeviceToString(dev) << ": " << ptr
                                  << " is not an address AllocData returned (or freed twice)");
     d->counters.device_bytes -= static_cast<int64_t>(b.nbytes);
-    Release(*d, b.base, b.nbytes, BlockKind::kDevice);
+    Release(*driver_, *d, b.base, b.nbytes, BlockKind::kDevice);
   }
-  // Host -> device, device -> host and within one device, on the device's stream after the
-  // work queued on it; a copy to the host waits for it.
+  // Host -> device, device -> host and within one device, on `stream` after the work queued on
+  // it; a copy to the host waits for that stream.
   void CopyDataFromTo(const void* src, void* dst, size_t nbytes, DLDevice src_dev, DLDevice dst_dev,
-                      StreamHandle) override {
+                      StreamHandle stream) override {
     const bool from_gpu = src_dev.device_type == kDLCUDA, to_gpu = dst_dev.device_type == kDLCUDA;
     const std::string what = "CopyDataFromTo " + runtime::DeviceToString(src_dev) + " -> " +
                              runtime::DeviceToString(dst_dev) + " (" + std::to_string(nbytes) +
@@ -253,6 +176,7 @@ class CudaDeviceAPI final : public DeviceAPI {
     const DLDevice dev = from_gpu ? src_dev : dst_dev;
     Device& d = GetDevice(dev);
     std::lock_guard<std::mutex> lock(d.mu);
+    Stream& s = d.StreamOf(stream, what);
     // The device side: memory AllocData made, or managed memory (copied by its address, which
     // the driver takes as a device pointer too).
     auto device_ptr = [&](const void* p, const char* role) {
@@ -276,31 +200,53 @@ class CudaDeviceAPI final : public DeviceAPI {
     const Driver& drv = *driver_;
     drv.Check(drv.cuCtxSetCurrent(d.ctx), "cuCtxSetCurrent", what);
     if (from_gpu && to_gpu) {
-      drv.Check(drv.cuMemcpyDtoDAsync_v2(to, from, nbytes, d.stream), "cuMemcpyDtoDAsync", what);
-      ++d.queued_copies;
+      drv.Check(drv.cuMemcpyDtoDAsync_v2(to, from, nbytes, s.handle), "cuMemcpyDtoDAsync", what);
+      ++s.queued_copies;
     } else if (to_gpu) {
-      // The source is read when the copy is issued: queued kernels may still write it when it
-      // is managed memory.
+      // The source is read when the copy is issued: kernels queued on the stream may still write
+      // it when it is managed memory.
       uint64_t offset = 0;
-      if (d.unified.Find(src, nbytes, &offset)) Sync(d);
-      drv.Check(drv.cuMemcpyHtoDAsync_v2(to, src, nbytes, d.stream), "cuMemcpyHtoDAsync", what);
-      ++d.queued_copies;
+      if (d.unified.Find(src, nbytes, &offset)) Sync(drv, d, s);
+      drv.Check(drv.cuMemcpyHtoDAsync_v2(to, src, nbytes, s.handle), "cuMemcpyHtoDAsync", what);
+      ++s.queued_copies;
       d.counters.copy_in_bytes += static_cast<int64_t>(nbytes);
     } else {
-      drv.Check(drv.cuMemcpyDtoHAsync_v2(dst, from, nbytes, d.stream), "cuMemcpyDtoHAsync", what);
-      ++d.queued_copies;
+      drv.Check(drv.cuMemcpyDtoHAsync_v2(dst, from, nbytes, s.handle), "cuMemcpyDtoHAsync", what);
+      ++s.queued_copies;
       d.counters.copy_out_bytes += static_cast<int64_t>(nbytes);
-      Sync(d);
+      Sync(drv, d, s);
     }
   }
-  StreamHandle CreateStream(DLDevice) override { return nullptr; }
-  void FreeStream(DLDevice, StreamHandle) override {}
-  // Waits for the launches and copies queued on `dev`'s stream.
-  void SyncStream(DLDevice dev, StreamHandle) override {
+
+  // A non-blocking stream of its own: no implicit ordering with the default stream or others.
+  StreamHandle CreateStream(DLDevice dev) override {
+    return AddStream(dev, "CreateStream", nullptr, true);
+  }
+  // The caller's CUstream (`native`; it may be 0, the legacy default stream) under a handle of
+  // this API; FreeStream forgets it without destroying it.
+  StreamHandle WrapStream(DLDevice dev, void* native) override {
+    return AddStream(dev, "WrapStream", static_cast<CUstream>(native), false);
+  }
+  // Waits for the stream's work, then destroys it (a wrapped one is only forgotten); the
+  // default stream (null) is the device's: a no-op.
+  void FreeStream(DLDevice dev, StreamHandle stream) override {
+    if (!stream) return;
+    const std::string what = "FreeStream on " + runtime::DeviceToString(dev);
     Device* d = FindDevice(dev);
-    if (!d) return;
+    if (!d) RELAX_THROW(what << ": " << stream << " is not a stream of this device");
     std::lock_guard<std::mutex> lock(d->mu);
-    Sync(*d);
+    DestroyStream(*driver_, *d, d->StreamOf(stream, what));
+  }
+  // Waits for the launches and copies queued on `stream` only (null: the default stream).
+  void SyncStream(DLDevice dev, StreamHandle stream) override {
+    const std::string what = "SyncStream on " + runtime::DeviceToString(dev);
+    Device* d = FindDevice(dev);
+    if (!d) {
+      if (stream) RELAX_THROW(what << ": " << stream << " is not a stream of this device");
+      return;
+    }
+    std::lock_guard<std::mutex> lock(d->mu);
+    Sync(*driver_, *d, d->StreamOf(stream, what));
   }
 
   void* LoadKernels(DLDevice dev, const LaunchTable& table, const uint8_t* binary,
@@ -356,20 +302,20 @@ class CudaDeviceAPI final : public DeviceAPI {
     {
       std::lock_guard<std::mutex> lock(m->dev->mu);
       try {
-        Sync(*m->dev);  // no launch of its kernels is queued
+        SyncAll(*driver_, *m->dev);  // no launch of its kernels is queued on any stream
       } catch (...) {
         // The queue failed; its error was the launches' to report. Unloading goes on.
       }
       if (driver_->cuCtxSetCurrent(m->dev->ctx) == kCudaSuccess) {
         for (CUmodule mod : m->modules) driver_->cuModuleUnload(mod);
-        for (auto& [key, p] : m->resident) driver_->cuMemFree_v2(p);
+        for (auto& [key, r] : m->resident) driver_->cuMemFree_v2(r.p);
       }
     }
     delete m;
   }
 
-  void LaunchKernel(DLDevice dev, void* module, int32_t index, const KernelLaunch& launch,
-                    StreamHandle) override {
+  void LaunchKernel(DLDevice, void* module, int32_t index, const KernelLaunch& launch,
+                    StreamHandle stream) override {
     auto* m = static_cast<Module*>(module);
     if (!m) RELAX_THROW("cuda LaunchKernel: no module");
     if (index < 0 || static_cast<size_t>(index) >= m->kernels.size())
@@ -377,7 +323,7 @@ class CudaDeviceAPI final : public DeviceAPI {
                                                      << m->kernels.size() << " kernels)");
     const Kernel& k = m->kernels[static_cast<size_t>(index)];
     runtime::CheckKernelLaunch(k.name, k.num_buffers, k.num_scalars, launch);
-    Launch(*m, k, launch);
+    Launch(*m, k, launch, stream);
   }
 
   bool HoldsData(DLDevice dev, const void* ptr, size_t nbytes) override {
@@ -438,8 +384,9 @@ class CudaDeviceAPI final : public DeviceAPI {
       driver_->Check(driver_->cuDevicePrimaryCtxRetain(&nd->ctx, cu), "cuDevicePrimaryCtxRetain",
                      what);
       driver_->Check(driver_->cuCtxSetCurrent(nd->ctx), "cuCtxSetCurrent", what);
-      driver_->Check(driver_->cuStreamCreate(&nd->stream, kStreamNonBlocking), "cuStreamCreate",
-                     what);
+      driver_->Check(driver_->cuStreamCreate(&nd->main.handle, kStreamNonBlocking),
+                     "cuStreamCreate", what);
+      nd->main.owned = false;  // the device's, never destroyed
       int concurrent = 0;
       nd->defer =
           async &&
@@ -450,95 +397,34 @@ class CudaDeviceAPI final : public DeviceAPI {
     return *d;
   }
 
-  // A device block of at least `bytes` (caller holds d.mu).
-  CUdeviceptr Acquire(Device& d, uint64_t bytes, const std::string& what) {
-    if (bytes > (uint64_t{1} << 62)) RELAX_THROW(what << ": buffer of " << bytes << " bytes");
-    size_t size = SizeClass(bytes);
-    auto it = d.free_blocks.find(size);
-    if (it != d.free_blocks.end() && !it->second.empty()) {
-      CUdeviceptr p = it->second.back();
-      it->second.pop_back();
-      d.cached_bytes -= size;
-      return p;
-    }
-    CUdeviceptr p = 0;
-    CUresult r = driver_->cuMemAlloc_v2(&p, size);
-    if (r == kCudaErrorOutOfMemory) {
-      FreeCached(d);
-      r = driver_->cuMemAlloc_v2(&p, size);
-    }
-    driver_->Check(r, "cuMemAlloc", what + " (" + std::to_string(size) + " bytes)");
-    return p;
-  }
-
-  // Gives a staging or managed block back to its cache, or an AllocData block to the driver,
-  // once the work queued on the stream ran (caller holds d.mu).
-  void Release(Device& d, CUdeviceptr p, uint64_t bytes, BlockKind kind = BlockKind::kStaging) {
-    if (d.Busy()) {
-      // Queued kernels or copies may still use it: it becomes free once they ran (Sync).
-      d.pending.push_back({p, bytes, kind});
-      return;
-    }
-    size_t size = SizeClass(bytes);
-    if (kind == BlockKind::kDevice || d.cached_bytes + size > kMaxCachedBytes) {
-      // FreeUnified and FreeData may run on any thread: the device's context first.
-      if (driver_->cuCtxSetCurrent(d.ctx) == kCudaSuccess) driver_->cuMemFree_v2(p);
-      return;
-    }
-    d.cached_bytes += size;
-    (kind == BlockKind::kUnified ? d.free_unified : d.free_blocks)[size].push_back(p);
-  }
-
-  // Frees every cached block (caller holds d.mu), to retry an allocation that ran out.
-  void FreeCached(Device& d) {
-    for (auto* cache : {&d.free_blocks, &d.free_unified})
-      for (auto& [cls, list] : *cache)
-        for (CUdeviceptr f : list) driver_->cuMemFree_v2(f);
-    d.free_blocks.clear();
-    d.free_unified.clear();
-    d.cached_bytes = 0;
-  }
-
-  // Waits for the launches and copies queued on `d`'s stream (caller holds d.mu), adds their
-  // event times to the kernel time and frees the blocks released meanwhile. Throws relax::Error
-  // naming the last queued kernel (or the copies) when the device failed.
-  void Sync(Device& d) {
-    if (!d.Busy()) return;
-    const std::string what = d.queued == 0 ? "the copies queued on cuda:" + std::to_string(d.id)
-                             : d.queued == 1
-                                 ? "kernel '" + d.queued_last + "'"
-                                 : "the " + std::to_string(d.queued) +
-                                       " kernels queued up to kernel '" + d.queued_last + "'";
+  // A stream of `dev` for CreateStream (`native` null, `owned`) or WrapStream.
+  StreamHandle AddStream(DLDevice dev, const char* call, CUstream native, bool owned) {
+    Device& d = GetDevice(dev);
+    const std::string what = std::string(call) + " on " + runtime::DeviceToString(dev);
+    std::lock_guard<std::mutex> lock(d.mu);
     const Driver& drv = *driver_;
-    d.queued = d.queued_copies = 0;
-    ++d.counters.waits;
-    std::vector<Device::Pending> pending;
-    pending.swap(d.pending);
-    const size_t used = d.events_used;
-    d.events_used = 0;
-    CUresult r = drv.cuCtxSetCurrent(d.ctx);
-    if (r == kCudaSuccess) r = drv.cuStreamSynchronize(d.stream);
-    // Blocks of a stream that may not have finished are not reused (leaked instead).
-    if (r == kCudaSuccess)
-      for (const auto& b : pending) Release(d, b.p, b.bytes, b.kind);
-    drv.Check(r, "cuStreamSynchronize", what);
-    for (size_t i = 0; i < used; ++i) {
-      float ms = 0;
-      auto [start, stop] = d.events[i];
-      if (start && d.timed[i] && drv.cuEventElapsedTime(&ms, start, stop) == kCudaSuccess)
-        d.counters.kernel_ns =
-            (d.counters.kernel_ns < 0 ? 0 : d.counters.kernel_ns) + static_cast<int64_t>(ms * 1e6);
+    auto s = std::make_unique<Stream>();
+    s->handle = native;
+    s->owned = owned;
+    if (owned) {
+      drv.Check(drv.cuCtxSetCurrent(d.ctx), "cuCtxSetCurrent", what);
+      drv.Check(drv.cuStreamCreate(&s->handle, kStreamNonBlocking), "cuStreamCreate", what);
     }
+    s->serial = d.next_serial++;
+    d.streams.push_back(std::move(s));
+    return d.streams.back().get();
   }
 
-  // Records one launch of `k` on the device's stream. A buffer inside AllocData memory is
+  // Records one launch of `k` on `stream` (null: the default one). A buffer inside AllocData
+  // memory is
   // used in place (one that overlaps a written buffer, or is not 16-byte aligned, is copied
   // into a block of its own and back within the device, on the stream), as is one inside
   // managed memory (when alias-free and aligned) and a resident constant; any other is staged
-  // from the host. When a staged buffer must be copied back, when queuing is off or the queue
-  // is full, it waits (Sync) and copies back; otherwise it returns with the kernel queued, and
-  // SyncStream (the VM, before host code touches tensor data) waits for it.
-  void Launch(Module& m, const Kernel& k, const KernelLaunch& launch) {
+  // from the host. When a staged buffer must be copied back, when queuing is off or the
+  // stream's queue is full, it waits for the stream (Sync) and copies back; otherwise it returns
+  // with the kernel queued, and SyncStream (the VM, before host code touches tensor data) waits
+  // for it.
+  void Launch(Module& m, const Kernel& k, const KernelLaunch& launch, StreamHandle stream) {
     Device& d = *m.dev;
     const std::string what = "kernel '" + k.name + "'";
     const Driver& drv = *driver_;
@@ -559,13 +445,14 @@ class CudaDeviceAPI final : public DeviceAPI {
                        << launch.grid[2] << ") exceeds the device's grid limits even folded");
 
     std::lock_guard<std::mutex> lock(d.mu);
+    Stream& s = d.StreamOf(stream, what);
     drv.Check(drv.cuCtxSetCurrent(d.ctx), "cuCtxSetCurrent", what);
     std::vector<CUdeviceptr> ptrs;
     std::vector<bool> kept;  // per buffer: not a block of this launch (not released after it)
     ptrs.reserve(k.num_buffers);
     auto release = [&] {
       for (size_t i = 0; i < ptrs.size(); ++i)
-        if (!kept[i]) Release(d, ptrs[i], launch.buffer_bytes[i]);
+        if (!kept[i]) Release(drv, d, ptrs[i], launch.buffer_bytes[i]);
     };
     const std::vector<uint8_t> alias_free = runtime::AliasFreeBuffers(k.params, launch);
     // Per buffer: used in place (1: nothing to copy back), or device memory copied within the
@@ -589,10 +476,10 @@ class CudaDeviceAPI final : public DeviceAPI {
           // Overlapping a written buffer, or misaligned: a block of its own, copied on the
           // stream before the kernel (and back after it when written).
           kept.push_back(false);
-          ptrs.push_back(Acquire(d, bytes, what));
-          drv.Check(drv.cuMemcpyDtoDAsync_v2(ptrs.back(), addr, bytes, d.stream),
+          ptrs.push_back(Acquire(drv, d, bytes, what));
+          drv.Check(drv.cuMemcpyDtoDAsync_v2(ptrs.back(), addr, bytes, s.handle),
                     "cuMemcpyDtoDAsync", what);
-          ++d.queued_copies;
+          ++s.queued_copies;
           in_place[i] = 2;
           ++d.counters.staged_buffers;
           continue;
@@ -615,29 +502,34 @@ class CudaDeviceAPI final : public DeviceAPI {
             CUdeviceptr p = 0;
             drv.Check(drv.cuMemAlloc_v2(&p, bytes), "cuMemAlloc", what);
             // On the stream, so the kernels after it see the whole upload.
-            if (drv.cuMemcpyHtoDAsync_v2(p, launch.buffers[i], bytes, d.stream) != kCudaSuccess) {
+            if (drv.cuMemcpyHtoDAsync_v2(p, launch.buffers[i], bytes, s.handle) != kCudaSuccess) {
               drv.cuMemFree_v2(p);
               RELAX_THROW(what << ": cuMemcpyHtoDAsync of a constant buffer failed");
             }
-            it = m.resident.emplace(key, p).first;
+            ++s.queued_copies;
+            it = m.resident.emplace(key, Module::Resident{p, s.serial}).first;
             d.counters.constant_bytes += static_cast<int64_t>(bytes);
+          } else if (it->second.stream != s.serial && it->second.stream != Module::kUploaded) {
+            // Uploaded on another stream: its queue runs first (no order between streams).
+            if (Stream* u = d.StreamBySerial(it->second.stream)) Sync(drv, d, *u);
+            it->second.stream = Module::kUploaded;
           }
-          ptrs.push_back(it->second);
+          ptrs.push_back(it->second.p);
           kept.push_back(true);
           in_place[i] = 1;
           ++d.counters.in_place_buffers;
           continue;
         }
-        // A pageable source is read when the copy is issued: queued kernels may still write
-        // it (unified memory that cannot be used in place), so they run first.
-        Sync(d);
+        // A pageable source is read when the copy is issued: kernels queued on the stream may
+        // still write it (unified memory that cannot be used in place), so they run first.
+        Sync(drv, d, s);
         kept.push_back(false);
-        ptrs.push_back(Acquire(d, bytes, what));
+        ptrs.push_back(Acquire(drv, d, bytes, what));
         // Write-only buffers are copied in too: a kernel that writes only part of its output
         // must leave the rest as it was when the buffer is copied back. The copy is ordered
         // on the stream before the kernel (the host buffer is free once the call returns).
         if (bytes)
-          drv.Check(drv.cuMemcpyHtoDAsync_v2(ptrs.back(), launch.buffers[i], bytes, d.stream),
+          drv.Check(drv.cuMemcpyHtoDAsync_v2(ptrs.back(), launch.buffers[i], bytes, s.handle),
                     "cuMemcpyHtoDAsync", what);
         copy_back |= k.params[i] != KernelParamKind::kBufferRead && bytes > 0;
         ++d.counters.staged_buffers;
@@ -650,38 +542,38 @@ class CudaDeviceAPI final : public DeviceAPI {
       std::vector<int64_t> scalars = launch.scalars;
       std::vector<void*> params;
       for (auto& p : ptrs) params.push_back(&p);
-      for (auto& s : scalars) params.push_back(&s);
-      if (d.events_used == d.events.size()) {
+      for (auto& v : scalars) params.push_back(&v);
+      if (s.events_used == s.events.size()) {
         // Timing is optional: a pair that cannot be made stays null (no time for its launch).
         CUevent start = nullptr, stop = nullptr;
         if (drv.cuEventCreate(&start, 0) != kCudaSuccess ||
             drv.cuEventCreate(&stop, 0) != kCudaSuccess)
           start = stop = nullptr;
-        d.events.emplace_back(start, stop);
+        s.events.emplace_back(start, stop);
       }
-      const auto& ev = d.events[d.events_used];
-      d.timed.resize(d.events.size());
-      uint8_t& timed = d.timed[d.events_used];
-      timed = ev.first && drv.cuEventRecord(ev.first, d.stream) == kCudaSuccess;
+      const auto& ev = s.events[s.events_used];
+      s.timed.resize(s.events.size());
+      uint8_t& timed = s.timed[s.events_used];
+      timed = ev.first && drv.cuEventRecord(ev.first, s.handle) == kCudaSuccess;
       drv.Check(drv.cuLaunchKernel(k.fn, static_cast<unsigned>(gx), static_cast<unsigned>(gy),
                                    static_cast<unsigned>(gz), k.block[0], k.block[1], k.block[2], 0,
-                                   d.stream, params.empty() ? nullptr : params.data(), nullptr),
+                                   s.handle, params.empty() ? nullptr : params.data(), nullptr),
                 "cuLaunchKernel", what);
-      timed = timed && drv.cuEventRecord(ev.second, d.stream) == kCudaSuccess;
-      ++d.events_used;
-      ++d.queued;
-      d.queued_last = k.name;
+      timed = timed && drv.cuEventRecord(ev.second, s.handle) == kCudaSuccess;
+      ++s.events_used;
+      ++s.queued;
+      s.queued_last = k.name;
       ++d.counters.launches;
       // Written device memory copied within the device goes back on the stream, after the
       // kernel (in buffer order, as the staged host buffers below).
       for (size_t i = 0; i < k.num_buffers; ++i) {
         if (in_place[i] != 2 || k.params[i] == KernelParamKind::kBufferRead) continue;
         const auto addr = static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(launch.buffers[i]));
-        drv.Check(drv.cuMemcpyDtoDAsync_v2(addr, ptrs[i], launch.buffer_bytes[i], d.stream),
+        drv.Check(drv.cuMemcpyDtoDAsync_v2(addr, ptrs[i], launch.buffer_bytes[i], s.handle),
                   "cuMemcpyDtoDAsync", what);
-        ++d.queued_copies;
+        ++s.queued_copies;
       }
-      if (!copy_back && d.defer && d.queued < kMaxQueued) {
+      if (!copy_back && d.defer && s.queued < kMaxQueued) {
         release();  // kept until the queue ran (Release defers while launches are queued)
         return;
       }
@@ -692,11 +584,11 @@ class CudaDeviceAPI final : public DeviceAPI {
             in_place[i])
           continue;
         drv.Check(
-            drv.cuMemcpyDtoHAsync_v2(launch.buffers[i], ptrs[i], launch.buffer_bytes[i], d.stream),
+            drv.cuMemcpyDtoHAsync_v2(launch.buffers[i], ptrs[i], launch.buffer_bytes[i], s.handle),
             "cuMemcpyDtoHAsync", what);
         d.counters.staged_out_bytes += static_cast<int64_t>(launch.buffer_bytes[i]);
       }
-      Sync(d);
+      Sync(drv, d, s);
     } catch (...) {
       release();
       throw;

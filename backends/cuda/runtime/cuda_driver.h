@@ -54,10 +54,12 @@ constexpr size_t kDriverAlignment = 256;
   X(cuMemcpyDtoDAsync_v2, CUresult (*)(CUdeviceptr, CUdeviceptr, size_t, CUstream))            \
   X(cuStreamCreate, CUresult (*)(CUstream*, unsigned int))                                     \
   X(cuStreamSynchronize, CUresult (*)(CUstream))                                               \
+  X(cuStreamDestroy_v2, CUresult (*)(CUstream))                                                \
   X(cuLaunchKernel, CUresult (*)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, \
                                  unsigned, unsigned, CUstream, void**, void**))                \
   X(cuEventCreate, CUresult (*)(CUevent*, unsigned int))                                       \
   X(cuEventRecord, CUresult (*)(CUevent, CUstream))                                            \
+  X(cuEventDestroy_v2, CUresult (*)(CUevent))                                                  \
   X(cuEventElapsedTime, CUresult (*)(float*, CUevent, CUevent))                                \
   X(cuGetErrorName, CUresult (*)(CUresult, const char**))
 

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "relax/support/error.h"
+#include "vulkan_queue.h"
 
 namespace relax::backends::vulkan {
 namespace {
@@ -277,25 +278,9 @@ std::unique_ptr<Device> CreateDevice(Instance& in, int id) {
   pci.queueFamilyIndex = d->queue_family;
   Check(d->vkCreateCommandPool(d->device, &pci, nullptr, &d->cmd_pool), "vkCreateCommandPool",
         what);
-  VkCommandBufferAllocateInfo cai{};
-  cai.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
-  cai.commandPool = d->cmd_pool;
-  cai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-  cai.commandBufferCount = 1;
-  Check(d->vkAllocateCommandBuffers(d->device, &cai, &d->cmd), "vkAllocateCommandBuffers", what);
-  VkFenceCreateInfo fci{};
-  fci.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO;
-  Check(d->vkCreateFence(d->device, &fci, nullptr, &d->fence), "vkCreateFence", what);
   d->timestamp_bits = families[d->queue_family].timestampValidBits;
-  if (d->timestamp_bits > 0 && d->props.limits.timestampPeriod > 0) {
-    VkQueryPoolCreateInfo qpi{};
-    qpi.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO;
-    qpi.queryType = VK_QUERY_TYPE_TIMESTAMP;
-    qpi.queryCount = 2 * kMaxBatch;
-    // Without a pool the kernel time is unknown (-1); launches still work.
-    if (d->vkCreateQueryPool(d->device, &qpi, nullptr, &d->timestamps) != VK_SUCCESS)
-      d->timestamps = VK_NULL_HANDLE;
-  }
+  d->has_timestamps = d->timestamp_bits > 0 && d->props.limits.timestampPeriod > 0;
+  InitStream(*d, d->main, what);
   return d;
 }
 

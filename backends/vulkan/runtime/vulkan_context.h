@@ -64,6 +64,7 @@ std::string InstallHint();
   X(vkCreateCommandPool)           \
   X(vkDestroyCommandPool)          \
   X(vkAllocateCommandBuffers)      \
+  X(vkFreeCommandBuffers)          \
   X(vkResetCommandBuffer)          \
   X(vkBeginCommandBuffer)          \
   X(vkEndCommandBuffer)            \
@@ -125,8 +126,34 @@ struct DeviceBlock {
 // The most dispatches one submission holds (a batch: launches queued without waiting).
 inline constexpr uint32_t kMaxBatch = 256;
 
-// One logical device: queue, command buffer, fence, staging pool, the batch being recorded.
-// Launches hold `mu`.
+// One stream of a device (DeviceAPI::CreateStream; the default one for a null handle): a command
+// buffer, fence and timestamp pool of its own on the device's queue. Its batch: the dispatches
+// and copies recorded into `cmd` since its last submission (`recording`; `batch` dispatches, the
+// last one's kernel named for errors) and the pool of their descriptor sets (reset after each
+// submission). Two timestamp queries around each dispatch (VK_NULL_HANDLE when the queue family
+// has no timestamps).
+struct Stream {
+  VkCommandBuffer cmd = VK_NULL_HANDLE;
+  VkFence fence = VK_NULL_HANDLE;
+  VkQueryPool timestamps = VK_NULL_HANDLE;
+  bool recording = false;
+  uint32_t batch = 0;
+  std::string batch_last;
+  VkDescriptorPool batch_sets = VK_NULL_HANDLE;
+  // Unique per device, never reused (0: the default stream), so a record of a freed stream
+  // never matches a later one.
+  uint64_t serial = 0;
+};
+
+// A staging buffer or device block released while streams were recording (any of them may use
+// it): released once every stream in `waits` was submitted.
+struct PendingFree {
+  StagingBuffer staging;
+  DeviceBlock block;
+  std::vector<const Stream*> waits;
+};
+
+// One logical device: queue, streams, staging pool, device memory. Every use holds `mu`.
 struct Device {
   RELAX_VK_DEVICE_FNS(RELAX_VK_DECLARE)
   int id = 0;
@@ -137,26 +164,22 @@ struct Device {
   uint32_t queue_family = 0;
   VkQueue queue = VK_NULL_HANDLE;
   VkCommandPool cmd_pool = VK_NULL_HANDLE;
-  VkCommandBuffer cmd = VK_NULL_HANDLE;
-  VkFence fence = VK_NULL_HANDLE;
   uint32_t staging_type = 0;  // memory type index of the staging buffers
   // Memory type index of unified allocations (DeviceAPI::AllocUnified): host-visible and
   // coherent, device-local where the device has such a type.
   uint32_t unified_type = 0;
-  // Two timestamp queries around each dispatch (VK_NULL_HANDLE when the queue family has no
-  // timestamps), the valid bits of its timestamps and the running kernel time.
-  VkQueryPool timestamps = VK_NULL_HANDLE;
+  // Whether the queue family has timestamps (the streams then make timestamp pools), the valid
+  // bits of its timestamps, and the running totals over all streams.
+  bool has_timestamps = false;
   uint32_t timestamp_bits = 0;
   runtime::DeviceCounters counters;
-  // The batch: dispatches recorded into `cmd` since the last submission (`recording`), the
-  // staging buffers they read (released once it ran), the last kernel's name (for errors),
-  // and the pool of their descriptor sets (reset after each submission). `defer`: launches
-  // whose buffers need no copy back are queued (RELAX_GPU_ASYNC on).
-  bool recording = false;
-  uint32_t batch = 0;
-  std::vector<StagingBuffer> batch_staging;
-  std::string batch_last;
-  VkDescriptorPool batch_sets = VK_NULL_HANDLE;
+  // The default stream, the live streams of CreateStream (`next_serial` numbers them) and the
+  // blocks released while streams were recording. `defer`: launches whose buffers need no copy
+  // back are queued (RELAX_GPU_ASYNC on).
+  Stream main;
+  std::vector<std::unique_ptr<Stream>> streams;
+  uint64_t next_serial = 1;
+  std::vector<PendingFree> pending;
   bool defer = true;
   std::mutex mu;
   // Free buffers by (memory type, size class: a power of two >= kMinStaging), and their total
@@ -168,12 +191,10 @@ struct Device {
   // emptying the caches again).
   runtime::UnifiedBlocks<StagingBuffer> unified;
   bool unified_full = false;
-  // Memory type index of device memory (DEVICE_LOCAL where the device has it), the live
-  // allocations by address, and the ones freed while a batch that may use them was recording
-  // (destroyed once it ran).
+  // Memory type index of device memory (DEVICE_LOCAL where the device has it) and the live
+  // allocations by address.
   uint32_t device_type = 0;
   runtime::UnifiedBlocks<DeviceBlock> device_blocks;
-  std::vector<DeviceBlock> batch_frees;
 };
 #undef RELAX_VK_DECLARE
 
@@ -185,10 +206,9 @@ struct Device {
 std::unique_ptr<Instance> CreateInstance();
 /// Creates the logical device on physical device `id` (< in.physical.size()): a compute queue,
 /// the optional features kernels may use (int64, float64, int16, 8/16-bit storage,
-/// float16/int8) where supported, a command buffer, a fence, the host-visible coherent
-/// memory type of the staging buffers and (where the queue family has timestamps) a query
-/// pool of two timestamps per dispatch of a batch. Throws relax::Error naming the device and the
-/// failing call.
+/// float16/int8) where supported, a command pool, the default stream (InitStream), and the
+/// host-visible coherent memory type of the staging buffers. Throws relax::Error naming the
+/// device and the failing call.
 std::unique_ptr<Device> CreateDevice(Instance& in, int id);
 
 }  // namespace relax::backends::vulkan

@@ -1,7 +1,8 @@
 // The Vulkan device API (kDLVulkan): loads libvulkan.so.1 on first use, runs SPIR-V compute
 // kernels of a launch table on device memory (AllocData: device-local buffers the host never
 // maps) and unified memory (AllocUnified: mapped host-visible buffers) in place, and stages
-// every other host buffer per launch.
+// every other host buffer per launch; launches and copies are recorded on a stream (the device's
+// default one or one of CreateStream, vulkan_queue.h) and run when it is submitted.
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -44,8 +45,15 @@ struct Module {
   Device* dev = nullptr;
   std::vector<Kernel> kernels;
   // Device copies of constant buffers (KernelLaunch::constant: the params), uploaded on first
-  // use into device memory and kept until the module is unloaded, by (host pointer, bytes).
-  std::map<std::pair<const void*, uint64_t>, DeviceBlock> resident;
+  // use into device memory and kept until the module is unloaded, by (host pointer, bytes), with
+  // the serial of the stream whose batch records the upload (kUploaded once it is known to have
+  // run): a launch on another stream submits that one first.
+  struct Resident {
+    DeviceBlock block;
+    uint64_t stream;
+  };
+  static constexpr uint64_t kUploaded = ~uint64_t{0};
+  std::map<std::pair<const void*, uint64_t>, Resident> resident;
 };
 
 // Reads the 32-bit words of a SPIR-V binary (copied: the section need not be 4-byte aligned) and
@@ -170,41 +178,41 @@ uint32_t GroupLimitX(uint32_t limit) {
   return static_cast<uint32_t>(v);
 }
 
-// A descriptor set of `k`'s layout from the batch pool (made on first use; caller holds d.mu).
+// A descriptor set of `k`'s layout from `s`'s batch pool (made on first use; caller holds d.mu).
 // A full pool submits the batch first, which frees every set.
-VkDescriptorSet AllocateSet(Device& d, const Kernel& k, const std::string& what) {
+VkDescriptorSet AllocateSet(Device& d, Stream& s, const Kernel& k, const std::string& what) {
   // Outside a batch no set is in use (one left by a launch that failed before recording).
-  if (!d.recording && d.batch_sets) d.vkResetDescriptorPool(d.device, d.batch_sets, 0);
-  if (!d.batch_sets) {
+  if (!s.recording && s.batch_sets) d.vkResetDescriptorPool(d.device, s.batch_sets, 0);
+  if (!s.batch_sets) {
     VkDescriptorPoolSize ps{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 16 * kMaxBatch};
     VkDescriptorPoolCreateInfo dpci{};
     dpci.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO;
     dpci.maxSets = kMaxBatch;
     dpci.poolSizeCount = 1;
     dpci.pPoolSizes = &ps;
-    Check(d.vkCreateDescriptorPool(d.device, &dpci, nullptr, &d.batch_sets),
+    Check(d.vkCreateDescriptorPool(d.device, &dpci, nullptr, &s.batch_sets),
           "vkCreateDescriptorPool", what);
   }
   VkDescriptorSetAllocateInfo dai{};
   dai.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO;
-  dai.descriptorPool = d.batch_sets;
+  dai.descriptorPool = s.batch_sets;
   dai.descriptorSetCount = 1;
   dai.pSetLayouts = &k.set_layout;
   VkDescriptorSet set = VK_NULL_HANDLE;
   VkResult r = d.vkAllocateDescriptorSets(d.device, &dai, &set);
-  if (r != VK_SUCCESS && d.recording) {
-    Submit(d);
+  if (r != VK_SUCCESS && s.recording) {
+    Submit(d, s);
     r = d.vkAllocateDescriptorSets(d.device, &dai, &set);
   }
   Check(r, "vkAllocateDescriptorSets", what);
   return set;
 }
 
-// Records one dispatch of `k` into the batch and, when a buffer must be copied back (a staged
-// written buffer), when the batch is full or when queuing is off, submits it and waits.
-// Otherwise it returns with the dispatch queued: SyncStream (the VM, before host code touches
-// tensor data) submits it.
-void Launch(Module& m, const Kernel& k, const KernelLaunch& launch) {
+// Records one dispatch of `k` into the batch of `stream` (null: the default stream) and, when a
+// buffer must be copied back (a staged written buffer), when the batch is full or when queuing
+// is off, submits it and waits. Otherwise it returns with the dispatch queued: SyncStream on the
+// stream (the VM, before host code touches tensor data) submits it.
+void Launch(Module& m, const Kernel& k, const KernelLaunch& launch, StreamHandle stream) {
   Device& d = *m.dev;
   const std::string what = "kernel '" + k.name + "'";
   // Grid folding: an x count over the device limit L becomes (L, ceil(x / L) * y, z). The
@@ -229,6 +237,7 @@ void Launch(Module& m, const Kernel& k, const KernelLaunch& launch) {
                      << ", " << max[1] << ", " << max[2] << ") even folded");
 
   std::lock_guard<std::mutex> lock(d.mu);
+  Stream& s = StreamOf(d, stream, what);
   // Per buffer (and the scalar buffer): a staging buffer of this launch (released once the
   // launch ran), or nothing (used in place or resident).
   std::vector<StagingBuffer> staging;
@@ -272,7 +281,7 @@ void Launch(Module& m, const Kernel& k, const KernelLaunch& launch) {
         Aliased a{CreateDeviceBlock(d, bytes, 256, what), db->buffer, offset, bytes,
                   k.params[i] != KernelParamKind::kBufferRead};
         aliased.push_back(a);
-        RecordDeviceCopy(d, db->buffer, offset, a.copy.buffer, 0, bytes, what);
+        RecordDeviceCopy(d, s, db->buffer, offset, a.copy.buffer, 0, bytes, what);
         infos.push_back({a.copy.buffer, 0, bytes});
         continue;
       }
@@ -293,22 +302,27 @@ void Launch(Module& m, const Kernel& k, const KernelLaunch& launch) {
         if (it == m.resident.end()) {
           DeviceBlock db = CreateDeviceBlock(d, bytes, 256, what);
           try {
-            RecordUpload(d, launch.buffers[i], db.buffer, 0, bytes, what);
+            RecordUpload(d, s, launch.buffers[i], db.buffer, 0, bytes, what);
           } catch (...) {
             ReleaseDeviceBlock(d, db);
             throw;
           }
           d.counters.constant_bytes += static_cast<int64_t>(bytes);
-          it = m.resident.emplace(key, db).first;
+          it = m.resident.emplace(key, Module::Resident{db, s.serial}).first;
+        } else if (it->second.stream != s.serial && it->second.stream != Module::kUploaded) {
+          // Recorded on another stream: that one runs first (no order between streams).
+          if (Stream* u = StreamBySerial(d, it->second.stream)) Submit(d, *u);
+          it->second.stream = Module::kUploaded;
         }
+        const DeviceBlock& rb = it->second.block;
         staging.push_back(StagingBuffer());
         ++d.counters.in_place_buffers;
-        infos.push_back({it->second.buffer, 0, std::min<VkDeviceSize>(it->second.size, max_range)});
+        infos.push_back({rb.buffer, 0, std::min<VkDeviceSize>(rb.size, max_range)});
         continue;
       }
-      // The host copies it in now: dispatches still queued may write it (unified memory that
-      // cannot be bound in place), so they run first.
-      Submit(d);
+      // The host copies it in now: dispatches still queued on the stream may write it (unified
+      // memory that cannot be bound in place), so they run first.
+      Submit(d, s);
       staging.push_back(AcquireStaging(d, bytes, what, d.staging_type));
       // Write-only buffers are copied in too: a kernel that writes only part of its output
       // must leave the rest as it was when the buffer is copied back.
@@ -327,7 +341,7 @@ void Launch(Module& m, const Kernel& k, const KernelLaunch& launch) {
       infos.push_back(
           {staging.back().buffer, 0, std::min<VkDeviceSize>(staging.back().size, max_range)});
     }
-    VkDescriptorSet set = k.bindings > 0 ? AllocateSet(d, k, what) : VK_NULL_HANDLE;
+    VkDescriptorSet set = k.bindings > 0 ? AllocateSet(d, s, k, what) : VK_NULL_HANDLE;
     std::vector<VkWriteDescriptorSet> writes(infos.size());
     for (size_t i = 0; i < infos.size(); ++i) {
       writes[i].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
@@ -341,33 +355,33 @@ void Launch(Module& m, const Kernel& k, const KernelLaunch& launch) {
       d.vkUpdateDescriptorSets(d.device, static_cast<uint32_t>(writes.size()), writes.data(), 0,
                                nullptr);
 
-    BeginRecording(d, what);
-    const uint32_t slot = d.batch++;
-    d.batch_last = k.name;
+    BeginRecording(d, s, what);
+    const uint32_t slot = s.batch++;
+    s.batch_last = k.name;
     ++d.counters.launches;
-    d.vkCmdBindPipeline(d.cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k.pipeline);
+    d.vkCmdBindPipeline(s.cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k.pipeline);
     if (set)
-      d.vkCmdBindDescriptorSets(d.cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k.layout, 0, 1, &set, 0,
+      d.vkCmdBindDescriptorSets(s.cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k.layout, 0, 1, &set, 0,
                                 nullptr);
     if (k.push_constants)
-      d.vkCmdPushConstants(d.cmd, k.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
+      d.vkCmdPushConstants(s.cmd, k.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
                            static_cast<uint32_t>(k.num_scalars * sizeof(int64_t)),
                            launch.scalars.data());
-    if (d.timestamps)
-      d.vkCmdWriteTimestamp(d.cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, d.timestamps, 2 * slot);
-    d.vkCmdDispatch(d.cmd, static_cast<uint32_t>(gx), static_cast<uint32_t>(gy),
+    if (s.timestamps)
+      d.vkCmdWriteTimestamp(s.cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, s.timestamps, 2 * slot);
+    d.vkCmdDispatch(s.cmd, static_cast<uint32_t>(gx), static_cast<uint32_t>(gy),
                     static_cast<uint32_t>(gz));
-    if (d.timestamps)
-      d.vkCmdWriteTimestamp(d.cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, d.timestamps,
+    if (s.timestamps)
+      d.vkCmdWriteTimestamp(s.cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, s.timestamps,
                             2 * slot + 1);
     // The next dispatch or copy of the batch sees this one's writes (and does not overwrite
     // what this one still reads).
-    RecordBarrier(d);
+    RecordBarrier(d, s);
     for (auto& a : aliased)
-      if (a.written) RecordDeviceCopy(d, a.copy.buffer, 0, a.buffer, a.offset, a.bytes, what);
+      if (a.written) RecordDeviceCopy(d, s, a.copy.buffer, 0, a.buffer, a.offset, a.bytes, what);
 
-    if (copy_back || !d.defer || d.batch == kMaxBatch) {
-      Submit(d);
+    if (copy_back || !d.defer || s.batch == kMaxBatch) {
+      Submit(d, s);
       for (size_t i = 0; i < k.num_buffers; ++i) {
         if (k.params[i] == KernelParamKind::kBufferRead || launch.buffer_bytes[i] == 0 ||
             !staging[i].buffer)
@@ -377,7 +391,7 @@ void Launch(Module& m, const Kernel& k, const KernelLaunch& launch) {
       }
       release();
     } else {
-      release();  // while the batch records, they are kept until it ran
+      release();  // while the batch records, they are kept until it was submitted
     }
   } catch (...) {
     release();
@@ -439,8 +453,10 @@ class VulkanDeviceAPI final : public DeviceAPI {
     DeviceBlock b;
     if (d->device_blocks.Erase(ptr, &b)) ReleaseDeviceBlock(*d, b);
   }
+  // Recorded on `stream` after the work recorded on it before; a copy to the host submits the
+  // stream and waits.
   void CopyDataFromTo(const void* src, void* dst, size_t nbytes, DLDevice src_dev, DLDevice dst_dev,
-                      StreamHandle) override {
+                      StreamHandle stream) override {
     const bool src_gpu = src_dev.device_type == kDLVulkan,
                dst_gpu = dst_dev.device_type == kDLVulkan;
     if ((!src_gpu && src_dev.device_type != kDLCPU) || (!dst_gpu && dst_dev.device_type != kDLCPU))
@@ -456,6 +472,7 @@ class VulkanDeviceAPI final : public DeviceAPI {
     std::lock_guard<std::mutex> lock(d.mu);
     const std::string what =
         "copy from " + runtime::DeviceToString(src_dev) + " to " + runtime::DeviceToString(dst_dev);
+    Stream& s = StreamOf(d, stream, what);
     // A vulkan-side pointer is device memory or unified memory of this device (the host
     // addresses the latter); anything else is an error, never a host access.
     uint64_t so = 0, doff = 0;
@@ -475,30 +492,52 @@ class VulkanDeviceAPI final : public DeviceAPI {
     if (src_gpu) check_side(src, sb, "source");
     if (dst_gpu) check_side(dst, db, "destination");
     if (sb && db) {
-      RecordDeviceCopy(d, sb->buffer, so, db->buffer, doff, nbytes, what);
+      RecordDeviceCopy(d, s, sb->buffer, so, db->buffer, doff, nbytes, what);
     } else if (sb) {
-      Download(d, sb->buffer, so, dst, nbytes, what);
+      Download(d, s, sb->buffer, so, dst, nbytes, what);
       d.counters.copy_out_bytes += static_cast<int64_t>(nbytes);
     } else if (db) {
-      RecordUpload(d, src, db->buffer, doff, nbytes, what);
+      RecordUpload(d, s, src, db->buffer, doff, nbytes, what);
       d.counters.copy_in_bytes += static_cast<int64_t>(nbytes);
     } else {
-      // Unified memory and host memory: queued dispatches may use either side.
-      Submit(d);
+      // Unified memory and host memory: dispatches queued on the stream may use either side.
+      Submit(d, s);
       std::memmove(dst, src, nbytes);
       ++d.counters.copies;
       if (dst_gpu && !src_gpu) d.counters.copy_in_bytes += static_cast<int64_t>(nbytes);
       if (src_gpu && !dst_gpu) d.counters.copy_out_bytes += static_cast<int64_t>(nbytes);
     }
   }
-  StreamHandle CreateStream(DLDevice) override { return nullptr; }
-  void FreeStream(DLDevice, StreamHandle) override {}
-  // Submits the queued dispatches of `dev` and waits for them.
-  void SyncStream(DLDevice dev, StreamHandle) override {
+  // A command buffer, fence and timestamp pool of its own on the device's queue.
+  StreamHandle CreateStream(DLDevice dev) override {
+    Device& d = GetDevice(dev);
+    std::lock_guard<std::mutex> lock(d.mu);
+    auto s = std::make_unique<Stream>();
+    InitStream(d, *s, "CreateStream on " + runtime::DeviceToString(dev));
+    s->serial = d.next_serial++;
+    d.streams.push_back(std::move(s));
+    return d.streams.back().get();
+  }
+  // Submits the stream's batch, waits for it and destroys the stream; the default stream (null)
+  // is the device's: a no-op.
+  void FreeStream(DLDevice dev, StreamHandle stream) override {
+    if (!stream) return;
+    const std::string what = "FreeStream on " + runtime::DeviceToString(dev);
     Device* d = FindDevice(dev);
-    if (!d) return;
+    if (!d) RELAX_THROW(what << ": " << stream << " is not a stream of this device");
     std::lock_guard<std::mutex> lock(d->mu);
-    Submit(*d);
+    DestroyStream(*d, StreamOf(*d, stream, what));
+  }
+  // Submits the batch of `stream` only (null: the default stream) and waits for it.
+  void SyncStream(DLDevice dev, StreamHandle stream) override {
+    const std::string what = "SyncStream on " + runtime::DeviceToString(dev);
+    Device* d = FindDevice(dev);
+    if (!d) {
+      if (stream) RELAX_THROW(what << ": " << stream << " is not a stream of this device");
+      return;
+    }
+    std::lock_guard<std::mutex> lock(d->mu);
+    Submit(*d, StreamOf(*d, stream, what));
   }
 
   void* LoadKernels(DLDevice dev, const LaunchTable& table, const uint8_t* binary,
@@ -530,12 +569,12 @@ class VulkanDeviceAPI final : public DeviceAPI {
     {
       std::lock_guard<std::mutex> lock(m->dev->mu);  // no launch of its kernels is running
       try {
-        Submit(*m->dev);  // none is queued either
+        SubmitAll(*m->dev);  // none is queued on any stream either
       } catch (...) {
         // The batch failed; its error was the launches' to report. Unloading goes on.
       }
       for (auto& k : m->kernels) DestroyKernel(*m->dev, k);
-      for (auto& [key, db] : m->resident) ReleaseDeviceBlock(*m->dev, db);
+      for (auto& [key, r] : m->resident) ReleaseDeviceBlock(*m->dev, r.block);
     }
     delete m;
   }
@@ -569,8 +608,8 @@ class VulkanDeviceAPI final : public DeviceAPI {
     return d->counters;
   }
 
-  void LaunchKernel(DLDevice dev, void* module, int32_t index, const KernelLaunch& launch,
-                    StreamHandle) override {
+  void LaunchKernel(DLDevice, void* module, int32_t index, const KernelLaunch& launch,
+                    StreamHandle stream) override {
     auto* m = static_cast<Module*>(module);
     if (!m) RELAX_THROW("vulkan LaunchKernel: no module");
     if (index < 0 || static_cast<size_t>(index) >= m->kernels.size())
@@ -578,7 +617,7 @@ class VulkanDeviceAPI final : public DeviceAPI {
                                                        << m->kernels.size() << " kernels)");
     const Kernel& k = m->kernels[static_cast<size_t>(index)];
     runtime::CheckKernelLaunch(k.name, k.num_buffers, k.num_scalars, launch);
-    Launch(*m, k, launch);
+    Launch(*m, k, launch, stream);
   }
 
  private:

@@ -1,10 +1,12 @@
-// The Vulkan device API's staging pool, device memory and command batch (vulkan_queue.h).
+// The Vulkan device API's staging pool, device memory, streams and their command batches
+// (vulkan_queue.h).
 #include "vulkan_queue.h"
 
 #include <sys/mman.h>
 
 #include <algorithm>
 #include <cstring>
+#include <exception>
 #include <vector>
 
 #include "relax/support/error.h"
@@ -25,6 +27,16 @@ VkDeviceSize SizeClass(uint64_t bytes) {
   return s;
 }
 
+// The streams recording now: a block released now waits for them (which of them use it is not
+// tracked). A stream not recording cannot use it without a new (invalid) reference.
+std::vector<const Stream*> BusyStreams(const Device& d) {
+  std::vector<const Stream*> busy;
+  if (d.main.recording) busy.push_back(&d.main);
+  for (const auto& s : d.streams)
+    if (s->recording) busy.push_back(s.get());
+  return busy;
+}
+
 }  // namespace
 
 void FreeStaging(Device& d, StagingBuffer& s) {
@@ -34,6 +46,18 @@ void FreeStaging(Device& d, StagingBuffer& s) {
 }
 
 namespace {
+
+// Puts `s` into the pool (or destroys it when the pool is full); no stream may use it any more.
+void CacheStaging(Device& d, StagingBuffer& s) {
+  if (!s.buffer) return;
+  if (d.cached_bytes + s.size > kMaxCachedStaging) {
+    FreeStaging(d, s);
+    return;
+  }
+  d.cached_bytes += s.size;
+  d.free_staging[{s.type, s.size}].push_back(s);
+  s = StagingBuffer();
+}
 
 // Gives every cached staging buffer back (out of memory: try once more after this).
 void DropStagingCache(Device& d) {
@@ -90,19 +114,13 @@ StagingBuffer AcquireStaging(Device& d, uint64_t bytes, const std::string& what,
 
 void ReleaseStaging(Device& d, StagingBuffer& s) {
   if (!s.buffer) return;
-  if (d.recording) {
+  if (auto busy = BusyStreams(d); !busy.empty()) {
     // Queued dispatches may still use it: it becomes free (or is destroyed) once they ran.
-    d.batch_staging.push_back(s);
+    d.pending.push_back({s, DeviceBlock(), std::move(busy)});
     s = StagingBuffer();
     return;
   }
-  if (d.cached_bytes + s.size > kMaxCachedStaging) {
-    FreeStaging(d, s);
-    return;
-  }
-  d.cached_bytes += s.size;
-  d.free_staging[{s.type, s.size}].push_back(s);
-  s = StagingBuffer();
+  CacheStaging(d, s);
 }
 
 namespace {
@@ -130,31 +148,31 @@ uint32_t DeviceMemoryType(const Device& d, uint32_t bits, const std::string& wha
 
 // A barrier from the commands recorded so far to a transfer (before a copy), or from a transfer
 // to every later command (after it).
-void TransferBarrier(Device& d, bool before) {
+void TransferBarrier(Device& d, Stream& s, bool before) {
   VkMemoryBarrier mb{};
   mb.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
   if (before) {
     mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT |
                        VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT;
     mb.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
-    d.vkCmdPipelineBarrier(d.cmd, kWorkStages, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb, 0,
+    d.vkCmdPipelineBarrier(s.cmd, kWorkStages, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb, 0,
                            nullptr, 0, nullptr);
   } else {
     mb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT;
     mb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
                        VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
-    d.vkCmdPipelineBarrier(d.cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, kWorkStages, 0, 1, &mb, 0,
+    d.vkCmdPipelineBarrier(s.cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, kWorkStages, 0, 1, &mb, 0,
                            nullptr, 0, nullptr);
   }
 }
 
-void RecordCopy(Device& d, VkBuffer src, VkDeviceSize src_offset, VkBuffer dst,
+void RecordCopy(Device& d, Stream& s, VkBuffer src, VkDeviceSize src_offset, VkBuffer dst,
                 VkDeviceSize dst_offset, uint64_t bytes, const std::string& what) {
-  BeginRecording(d, what);
-  TransferBarrier(d, true);
+  BeginRecording(d, s, what);
+  TransferBarrier(d, s, true);
   VkBufferCopy region{src_offset, dst_offset, bytes};
-  d.vkCmdCopyBuffer(d.cmd, src, dst, 1, &region);
-  TransferBarrier(d, false);
+  d.vkCmdCopyBuffer(s.cmd, src, dst, 1, &region);
+  TransferBarrier(d, s, false);
   ++d.counters.copies;
 }
 
@@ -210,57 +228,162 @@ DeviceBlock CreateDeviceBlock(Device& d, uint64_t bytes, size_t alignment,
 
 void ReleaseDeviceBlock(Device& d, DeviceBlock& b) {
   if (!b.buffer && !b.base) return;
-  if (d.recording) {
-    d.batch_frees.push_back(b);
+  if (auto busy = BusyStreams(d); !busy.empty()) {
+    d.pending.push_back({StagingBuffer(), b, std::move(busy)});
     b = DeviceBlock();
     return;
   }
   DestroyDeviceBlock(d, b);
 }
 
-void BeginRecording(Device& d, const std::string& what) {
-  if (d.recording) return;
-  Check(d.vkResetCommandBuffer(d.cmd, 0), "vkResetCommandBuffer", what);
+namespace {
+
+// Destroys what InitStream made (null handles are skipped).
+void DestroyStreamObjects(Device& d, Stream& s) {
+  if (s.batch_sets) d.vkDestroyDescriptorPool(d.device, s.batch_sets, nullptr);
+  if (s.timestamps) d.vkDestroyQueryPool(d.device, s.timestamps, nullptr);
+  if (s.fence) d.vkDestroyFence(d.device, s.fence, nullptr);
+  if (s.cmd) d.vkFreeCommandBuffers(d.device, d.cmd_pool, 1, &s.cmd);
+  s.batch_sets = VK_NULL_HANDLE;
+  s.timestamps = VK_NULL_HANDLE;
+  s.fence = VK_NULL_HANDLE;
+  s.cmd = VK_NULL_HANDLE;
+}
+
+// `s` was submitted (its batch ran, or failed and the queue is idle): the pending blocks stop
+// waiting for it, and those that wait for no other stream are released.
+void Retire(Device& d, const Stream& s) {
+  std::vector<PendingFree> waiting, ready;
+  for (auto& f : d.pending) {
+    auto w = std::find(f.waits.begin(), f.waits.end(), &s);
+    if (w != f.waits.end()) f.waits.erase(w);
+    (f.waits.empty() ? ready : waiting).push_back(std::move(f));
+  }
+  d.pending = std::move(waiting);
+  for (auto& f : ready) {
+    CacheStaging(d, f.staging);
+    if (f.block.buffer || f.block.base) DestroyDeviceBlock(d, f.block);
+  }
+}
+
+}  // namespace
+
+void InitStream(Device& d, Stream& s, const std::string& what) {
+  try {
+    VkCommandBufferAllocateInfo cai{};
+    cai.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
+    cai.commandPool = d.cmd_pool;
+    cai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    cai.commandBufferCount = 1;
+    Check(d.vkAllocateCommandBuffers(d.device, &cai, &s.cmd), "vkAllocateCommandBuffers", what);
+    VkFenceCreateInfo fci{};
+    fci.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO;
+    Check(d.vkCreateFence(d.device, &fci, nullptr, &s.fence), "vkCreateFence", what);
+  } catch (...) {
+    DestroyStreamObjects(d, s);
+    throw;
+  }
+  if (d.has_timestamps) {
+    VkQueryPoolCreateInfo qpi{};
+    qpi.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO;
+    qpi.queryType = VK_QUERY_TYPE_TIMESTAMP;
+    qpi.queryCount = 2 * kMaxBatch;
+    // Without a pool the kernel time is unknown (-1); launches still work.
+    if (d.vkCreateQueryPool(d.device, &qpi, nullptr, &s.timestamps) != VK_SUCCESS)
+      s.timestamps = VK_NULL_HANDLE;
+  }
+}
+
+Stream& StreamOf(Device& d, void* handle, const std::string& what) {
+  if (!handle) return d.main;
+  for (auto& s : d.streams)
+    if (s.get() == handle) return *s;
+  RELAX_THROW(what << ": " << handle << " is not a stream of vulkan:" << d.id
+                   << " (from CreateStream, not yet freed)");
+}
+
+Stream* StreamBySerial(Device& d, uint64_t serial) {
+  if (serial == 0) return &d.main;
+  for (auto& s : d.streams)
+    if (s->serial == serial) return s.get();
+  return nullptr;
+}
+
+void DestroyStream(Device& d, Stream& s) {
+  std::exception_ptr failed;
+  try {
+    Submit(d, s);
+  } catch (...) {
+    failed = std::current_exception();
+  }
+  auto it = std::find_if(d.streams.begin(), d.streams.end(),
+                         [&](const auto& p) { return p.get() == &s; });
+  if (it != d.streams.end()) {
+    std::unique_ptr<Stream> gone = std::move(*it);
+    d.streams.erase(it);
+    Retire(d, *gone);  // nothing waits for it any more (Submit retired it unless it threw early)
+    DestroyStreamObjects(d, *gone);
+  }
+  if (failed) std::rethrow_exception(failed);
+}
+
+void SubmitAll(Device& d) {
+  std::exception_ptr first;
+  auto submit = [&](Stream& s) {
+    try {
+      Submit(d, s);
+    } catch (...) {
+      if (!first) first = std::current_exception();
+    }
+  };
+  submit(d.main);
+  for (auto& s : d.streams) submit(*s);
+  if (first) std::rethrow_exception(first);
+}
+
+void BeginRecording(Device& d, Stream& s, const std::string& what) {
+  if (s.recording) return;
+  Check(d.vkResetCommandBuffer(s.cmd, 0), "vkResetCommandBuffer", what);
   VkCommandBufferBeginInfo bi{};
   bi.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
   bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-  Check(d.vkBeginCommandBuffer(d.cmd, &bi), "vkBeginCommandBuffer", what);
-  if (d.timestamps) d.vkCmdResetQueryPool(d.cmd, d.timestamps, 0, 2 * kMaxBatch);
-  d.recording = true;
+  Check(d.vkBeginCommandBuffer(s.cmd, &bi), "vkBeginCommandBuffer", what);
+  if (s.timestamps) d.vkCmdResetQueryPool(s.cmd, s.timestamps, 0, 2 * kMaxBatch);
+  s.recording = true;
 }
 
-void RecordBarrier(Device& d) {
+void RecordBarrier(Device& d, Stream& s) {
   VkMemoryBarrier mb{};
   mb.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
   mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT;
   mb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
                      VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
-  d.vkCmdPipelineBarrier(d.cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, kWorkStages, 0, 1, &mb, 0,
+  d.vkCmdPipelineBarrier(s.cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, kWorkStages, 0, 1, &mb, 0,
                          nullptr, 0, nullptr);
 }
 
-void RecordUpload(Device& d, const void* src, VkBuffer dst, VkDeviceSize offset, uint64_t bytes,
-                  const std::string& what) {
+void RecordUpload(Device& d, Stream& s, const void* src, VkBuffer dst, VkDeviceSize offset,
+                  uint64_t bytes, const std::string& what) {
   if (bytes == 0) return;
   StagingBuffer sb = AcquireStaging(d, bytes, what, d.staging_type);
   std::memcpy(sb.mapped, src, bytes);
   try {
-    RecordCopy(d, sb.buffer, 0, dst, offset, bytes, what);
+    RecordCopy(d, s, sb.buffer, 0, dst, offset, bytes, what);
   } catch (...) {
     ReleaseStaging(d, sb);
     throw;
   }
-  d.batch_staging.push_back(sb);  // the batch releases it once it ran
-  if (!d.defer) Submit(d);
+  ReleaseStaging(d, sb);  // kept until `s` (recording now) was submitted
+  if (!d.defer) Submit(d, s);
 }
 
-void Download(Device& d, VkBuffer src, VkDeviceSize offset, void* dst, uint64_t bytes,
+void Download(Device& d, Stream& s, VkBuffer src, VkDeviceSize offset, void* dst, uint64_t bytes,
               const std::string& what) {
   if (bytes == 0) return;
   StagingBuffer sb = AcquireStaging(d, bytes, what, d.staging_type);
   try {
-    RecordCopy(d, src, offset, sb.buffer, 0, bytes, what);
-    Submit(d);
+    RecordCopy(d, s, src, offset, sb.buffer, 0, bytes, what);
+    Submit(d, s);
     std::memcpy(dst, sb.mapped, bytes);
   } catch (...) {
     ReleaseStaging(d, sb);
@@ -269,57 +392,55 @@ void Download(Device& d, VkBuffer src, VkDeviceSize offset, void* dst, uint64_t 
   ReleaseStaging(d, sb);
 }
 
-void RecordDeviceCopy(Device& d, VkBuffer src, VkDeviceSize src_offset, VkBuffer dst,
+void RecordDeviceCopy(Device& d, Stream& s, VkBuffer src, VkDeviceSize src_offset, VkBuffer dst,
                       VkDeviceSize dst_offset, uint64_t bytes, const std::string& what) {
   if (bytes == 0) return;
-  RecordCopy(d, src, src_offset, dst, dst_offset, bytes, what);
-  if (!d.defer) Submit(d);
+  RecordCopy(d, s, src, src_offset, dst, dst_offset, bytes, what);
+  if (!d.defer) Submit(d, s);
 }
 
-void Submit(Device& d) {
-  if (!d.recording) return;
-  const std::string what = d.batch == 0 ? std::string("the queued copies")
-                           : d.batch == 1
-                               ? "kernel '" + d.batch_last + "'"
-                               : "the " + std::to_string(d.batch) +
-                                     " kernels queued up to kernel '" + d.batch_last + "'";
-  const uint32_t dispatches = d.batch;
+void Submit(Device& d, Stream& s) {
+  if (!s.recording) return;
+  const std::string where = s.serial == 0 ? "" : " on stream " + std::to_string(s.serial);
+  const std::string what = s.batch == 0 ? "the queued copies" + where
+                           : s.batch == 1
+                               ? "kernel '" + s.batch_last + "'" + where
+                               : "the " + std::to_string(s.batch) +
+                                     " kernels queued up to kernel '" + s.batch_last + "'" + where;
+  const uint32_t dispatches = s.batch;
   ++d.counters.waits;
-  d.recording = false;
-  d.batch = 0;
-  std::vector<StagingBuffer> staging;
-  staging.swap(d.batch_staging);
-  std::vector<DeviceBlock> frees;
-  frees.swap(d.batch_frees);
+  s.recording = false;
+  s.batch = 0;
+  // The batch ran (or failed; a failed wait idles the device first), so what waited for it is
+  // free: its descriptor sets and the blocks released while it recorded.
   auto release = [&] {
-    for (auto& sb : staging) ReleaseStaging(d, sb);
-    for (auto& b : frees) ReleaseDeviceBlock(d, b);
-    if (d.batch_sets) d.vkResetDescriptorPool(d.device, d.batch_sets, 0);
+    if (s.batch_sets) d.vkResetDescriptorPool(d.device, s.batch_sets, 0);
+    Retire(d, s);
   };
   try {
     VkMemoryBarrier mb{};
     mb.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
     mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
     mb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
-    d.vkCmdPipelineBarrier(d.cmd, kWorkStages, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, nullptr, 0,
+    d.vkCmdPipelineBarrier(s.cmd, kWorkStages, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, nullptr, 0,
                            nullptr);
-    Check(d.vkEndCommandBuffer(d.cmd), "vkEndCommandBuffer", what);
+    Check(d.vkEndCommandBuffer(s.cmd), "vkEndCommandBuffer", what);
     VkSubmitInfo si{};
     si.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
     si.commandBufferCount = 1;
-    si.pCommandBuffers = &d.cmd;
-    Check(d.vkQueueSubmit(d.queue, 1, &si, d.fence), "vkQueueSubmit", what);
-    VkResult r = d.vkWaitForFences(d.device, 1, &d.fence, VK_TRUE, UINT64_MAX);
+    si.pCommandBuffers = &s.cmd;
+    Check(d.vkQueueSubmit(d.queue, 1, &si, s.fence), "vkQueueSubmit", what);
+    VkResult r = d.vkWaitForFences(d.device, 1, &s.fence, VK_TRUE, UINT64_MAX);
     if (r != VK_SUCCESS) {
       // The fence stays signaled-or-pending; wait the queue out so the next launch starts clean.
       d.vkDeviceWaitIdle(d.device);
-      d.vkResetFences(d.device, 1, &d.fence);
+      d.vkResetFences(d.device, 1, &s.fence);
       Check(r, "vkWaitForFences", what);
     }
-    Check(d.vkResetFences(d.device, 1, &d.fence), "vkResetFences", what);
-    if (d.timestamps) {
+    Check(d.vkResetFences(d.device, 1, &s.fence), "vkResetFences", what);
+    if (s.timestamps) {
       std::vector<uint64_t> ticks(2 * dispatches, 0);
-      if (d.vkGetQueryPoolResults(d.device, d.timestamps, 0, 2 * dispatches,
+      if (d.vkGetQueryPoolResults(d.device, s.timestamps, 0, 2 * dispatches,
                                   ticks.size() * sizeof(uint64_t), ticks.data(), sizeof(uint64_t),
                                   VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT) ==
           VK_SUCCESS) {

@@ -14,7 +14,8 @@
 
 namespace relax::runtime {
 
-/// An opaque device stream handle (nullptr = the default stream).
+/// An opaque device stream handle (CreateStream, WrapStream). nullptr is the device's default
+/// stream, which the VM and every caller that passes no stream use.
 using StreamHandle = void*;
 
 /// What the launches and copies on one device have cost so far (DeviceAPI::Counters), as
@@ -59,24 +60,46 @@ class DeviceAPI {
   /// a host access faults) and a launch buffer inside it is used in place. Throws relax::Error
   /// on failure or a bad alignment.
   virtual void* AllocData(DLDevice dev, size_t nbytes, size_t alignment) = 0;
-  /// Frees memory returned by AllocData (null is a no-op). Launches still queued that use it
-  /// run first (the GPU APIs defer the release until they did).
+  /// Frees memory returned by AllocData (null is a no-op) without waiting. Launches and copies
+  /// still queued that use it run first: the GPU APIs defer the release until every stream that
+  /// had work queued at the call (any of them may use the block; which one is not tracked) has
+  /// been synchronized (SyncStream, FreeStream, or a wait inside a launch or copy on it). The
+  /// same holds for unified memory (FreeUnified) and the APIs' internal staging blocks.
   virtual void FreeData(DLDevice dev, void* ptr) = 0;
   /// Copies `nbytes` from `src` on `src_dev` to `dst` on `dst_dev`, ordered on `stream` after
-  /// the launches queued before it. One side may be the CPU (host memory); a GPU side is memory
-  /// from AllocData (or AllocUnified, or host memory, which the GPU APIs copy as host memory).
-  /// A copy to the host returns once the data is there; a copy to the device may return with it
-  /// queued (the host source may be reused at once). Throws relax::Error when the device pair is
-  /// not supported by this API or a pointer is not inside memory it allocated with `nbytes` to
-  /// spare.
+  /// the launches and copies queued on it before (nullptr: the default stream). One side may be the
+  /// CPU (host memory); a GPU side is memory from AllocData (or AllocUnified, or host memory, which
+  /// the GPU APIs copy as host memory). A copy to the host waits for `stream` and returns once the
+  /// data is there; a copy to the device may return with it queued (the host source may be reused
+  /// at once). Throws relax::Error when the device pair is not supported by this API or a pointer
+  /// is not inside memory it allocated with `nbytes` to spare.
   virtual void CopyDataFromTo(const void* src, void* dst, size_t nbytes, DLDevice src_dev,
                               DLDevice dst_dev, StreamHandle stream) = 0;
-  /// Creates a stream (CPU: returns nullptr, work is synchronous).
+  /// Creates a stream of `dev`: a queue of its own for LaunchKernel and CopyDataFromTo. Work on
+  /// one stream runs in the order it was queued; between two streams (the default one
+  /// included) there is no order unless the caller synchronizes (SyncStream on one before
+  /// queuing on the other). The GPU APIs: a CUDA non-blocking stream; a Vulkan command buffer,
+  /// fence and timestamp pool of its own on the device's queue. The CPU API returns nullptr
+  /// (work is synchronous). Throws relax::Error when the device cannot make one.
   virtual StreamHandle CreateStream(DLDevice dev) = 0;
-  /// Destroys a stream made by CreateStream.
+  /// Wraps a stream the caller made with the device's own API (CUDA: a CUstream, e.g. a
+  /// framework's current stream) as a handle for LaunchKernel, CopyDataFromTo and SyncStream, so
+  /// that work is ordered with the caller's. FreeStream forgets the handle and leaves the native
+  /// stream to its owner. Returns nullptr when this API has no such streams (CPU, Vulkan): check
+  /// it (nullptr would name the default stream).
+  virtual StreamHandle WrapStream(DLDevice dev, void* native_stream) {
+    return (void)dev, (void)native_stream, nullptr;
+  }
+  /// Waits for the work queued on `stream`, then destroys it (CreateStream) or forgets it
+  /// (WrapStream). nullptr (the default stream, which the device owns) is a no-op. Blocks that
+  /// were freed while it had work queued become reusable once no other busy stream holds them
+  /// (see FreeData). Throws relax::Error as SyncStream does (the handle is gone even then), or
+  /// when `stream` is not a live stream of `dev`.
   virtual void FreeStream(DLDevice dev, StreamHandle stream) = 0;
-  /// Blocks until all work queued on `stream` is done (the GPU APIs: every launch queued on
-  /// `dev`). Throws relax::Error naming the last queued kernel when the device failed.
+  /// Blocks until all work queued on `stream` is done; nullptr waits for the default stream
+  /// only, not for streams from CreateStream / WrapStream (the VM queues only on the default
+  /// stream, so its waits cover all of its work). Throws relax::Error naming the last queued
+  /// kernel when the device failed, or when `stream` is not a live stream of `dev`.
   virtual void SyncStream(DLDevice dev, StreamHandle stream) = 0;
   /// Loads the kernels of an artifact's launch table onto `dev` (`binary` is its "device"
   /// section; SPIR-V modules / PTX / cubin per LaunchTable::format) and returns a module
@@ -91,9 +114,10 @@ class DeviceAPI {
   /// one of the two is written; a resident constant (KernelLaunch::constant) is uploaded once;
   /// every other buffer is staged: copied to the device before the launch and, when the kernel
   /// writes it, back after it (docs/design.md, "GPU runtime"). A launch with a staged written
-  /// buffer waits for its kernel (and every one queued before it); any other launch may
-  /// return with its kernel queued: call SyncStream before the host reads or writes memory a
-  /// queued kernel uses. Kernel ABI:
+  /// buffer waits for its kernel (and every one queued before it on `stream`); any other launch
+  /// may return with its kernel queued on `stream` (nullptr: the default stream): call
+  /// SyncStream on that stream before the host reads or writes memory a queued kernel uses.
+  /// Kernel ABI:
   /// Vulkan: descriptor set 0, binding i = buffer i (storage buffer); the int64 scalars are
   /// one push-constant block (KernelSpec::push_constants) or, in older artifacts and beyond
   /// kMaxPushConstantScalars, binding num_buffers (a storage buffer); CUDA: the buffers'

@@ -2,9 +2,12 @@
 // LD_LIBRARY_PATH): staged and in-place buffers, launches queued on the stream until a sync,
 // blocks released while launches are queued, kernel time from events, and a failing queue;
 // device memory (AllocData/FreeData), copies each way (CopyDataFromTo) and launches on device
-// memory in place. The stand-in runs a stream only when it is synchronized, so a launch or copy
+// memory in place; streams (CreateStream, WrapStream): independent queues, copies ordered on
+// theirs, frees deferred until every busy stream ran, FreeStream waiting. The stand-in runs a
+// stream only when it is synchronized (and drops a destroyed stream's work), so a launch or copy
 // that returns before its results are copied back shows as stale data, and it poisons freed
 // memory, so work that runs after its memory was freed shows as NaN.
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -84,10 +87,35 @@ class CudaMockTest : public ::testing::Test {
   void ToDevice(float* dst, const float* src, int64_t n) {
     api_->CopyDataFromTo(src, dst, n * sizeof(float), kCpu, module_->dev, nullptr);
   }
-  std::vector<float> FromDevice(const float* src, int64_t n) {
+  std::vector<float> FromDevice(const float* src, int64_t n, StreamHandle stream = nullptr) {
     std::vector<float> out(static_cast<size_t>(n), -1.0f);
-    api_->CopyDataFromTo(src, out.data(), n * sizeof(float), module_->dev, kCpu, nullptr);
+    api_->CopyDataFromTo(src, out.data(), n * sizeof(float), module_->dev, kCpu, stream);
     return out;
+  }
+  // Launches kernel `index` over n elements of in -> out on `stream` (DeviceAPI::LaunchKernel);
+  // `constant`: `in` is a resident constant.
+  void LaunchOn(StreamHandle stream, const float* in, float* out, int64_t n, int32_t index = 0,
+                bool constant = false) {
+    KernelLaunch l;
+    l.grid[0] = (n + 63) / 64;
+    l.buffers = {const_cast<float*>(in), out};
+    l.buffer_bytes = {n * sizeof(float), n * sizeof(float)};
+    if (constant) l.constant = {1, 0};
+    l.scalars = {n};
+    api_->LaunchKernel(module_->dev, module_->handle, index, l, stream);
+  }
+  // A function of the stand-in driver (libcuda.so.1, already loaded by the device API).
+  template <typename F>
+  static F Driver(const char* name) {
+    void* lib = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    void* f = lib ? ::dlsym(lib, name) : nullptr;
+    if (!f) ADD_FAILURE() << "the stand-in driver has no " << name;
+    return reinterpret_cast<F>(f);
+  }
+  // Whether the stand-in driver still holds `p` (allocated, not yet freed).
+  static bool Live(const void* p) {
+    static auto live = Driver<int (*)(unsigned long long, size_t)>("mock_cuda_is_live");  // NOLINT
+    return live && live(reinterpret_cast<uintptr_t>(p), 1) == 1;
   }
 
   static constexpr DLDevice kCpu{kDLCPU, 0};
@@ -408,6 +436,220 @@ TEST_F(CudaMockTest, NoConcurrentManagedAccessWaitsPerLaunch) {
   const DeviceCounters c1 = Counters();
   EXPECT_EQ(c1.waits - c0.waits, 2);
   EXPECT_EQ(c1.in_place_buffers - c0.in_place_buffers, 4);
+  Free({a, b});
+}
+
+// Two streams and the default one, each with a launch queued: a sync runs its own stream's work
+// only, the others' results stay stale until their own sync; the counters cover every stream.
+TEST_F(CudaMockTest, StreamsRunOnlyWhenTheirOwnIsSynced) {
+  const DLDevice dev = module_->dev;
+  StreamHandle s1 = api_->CreateStream(dev);
+  StreamHandle s2 = api_->CreateStream(dev);
+  ASSERT_NE(s1, nullptr);
+  ASSERT_NE(s2, nullptr);
+  EXPECT_NE(s1, s2);
+  float* a = Unified(64);
+  float* b1 = Unified(64);
+  float* b2 = Unified(64);
+  float* b0 = Unified(64);
+  for (int i = 0; i < 64; ++i) a[i] = 1.0f, b1[i] = b2[i] = b0[i] = 0.0f;
+  const DeviceCounters c0 = Counters();
+  LaunchOn(s1, a, b1, 64);
+  LaunchOn(s2, b1, b2, 64);  // reads b1 with no order after s1: the value when s2 runs
+  LaunchOn(nullptr, a, b0, 64);
+  EXPECT_EQ(b1[0], 0.0f);
+  api_->SyncStream(dev, s1);
+  EXPECT_EQ(b1[0], 3.0f);
+  EXPECT_EQ(b1[63], 3.0f);
+  EXPECT_EQ(b2[0], 0.0f);          // still queued on s2
+  EXPECT_EQ(b0[0], 0.0f);          // still queued on the default stream
+  api_->SyncStream(dev, nullptr);  // the default stream only
+  EXPECT_EQ(b0[63], 3.0f);
+  EXPECT_EQ(b2[0], 0.0f);
+  module_->Sync();  // the same: nothing more to run
+  EXPECT_EQ(b2[0], 0.0f);
+  api_->SyncStream(dev, s2);
+  EXPECT_EQ(b2[0], 7.0f);
+  EXPECT_EQ(b2[63], 7.0f);
+  const DeviceCounters c1 = Counters();
+  EXPECT_EQ(c1.launches - c0.launches, 3);
+  EXPECT_EQ(c1.waits - c0.waits, 3);
+  EXPECT_EQ(c1.in_place_buffers - c0.in_place_buffers, 6);
+  EXPECT_EQ(c1.kernel_ns - std::max<int64_t>(c0.kernel_ns, 0), 3000000);
+  api_->SyncStream(dev, s2);  // nothing queued: no wait
+  EXPECT_EQ(Counters().waits, c1.waits);
+  api_->FreeStream(dev, s1);
+  api_->FreeStream(dev, s2);
+  Free({a, b1, b2, b0});
+}
+
+// Copies are ordered on their stream with its launches: a copy in after a launch does not change
+// what the launch reads, a copy to the host waits for its own stream only (the default stream's
+// queued launch stays stale), and a copy within the device sees the writes before it.
+TEST_F(CudaMockTest, CopiesAreOrderedOnTheirStream) {
+  const DLDevice dev = module_->dev;
+  StreamHandle s = api_->CreateStream(dev);
+  float* a = Device(100);
+  float* b = Device(100);
+  float* c = Device(100);
+  float* u = Unified(100);
+  float* v = Unified(100);
+  for (int i = 0; i < 100; ++i) u[i] = 1.0f, v[i] = 0.0f;
+  std::vector<float> h(100, 1.0f);
+  api_->CopyDataFromTo(h.data(), a, 400, kCpu, dev, s);
+  h.assign(100, 10.0f);                                  // the queued copy took the bytes already
+  LaunchOn(s, a, b, 100);                                // b = 3
+  api_->CopyDataFromTo(h.data(), a, 400, kCpu, dev, s);  // after the launch read a
+  LaunchOn(s, b, a, 100);                                // a = 7
+  api_->CopyDataFromTo(a, c, 400, dev, dev, s);          // c = 7
+  LaunchOn(nullptr, u, v, 100);                          // queued on the default stream
+  const int64_t waits = Counters().waits;
+  std::vector<float> out = FromDevice(c, 100, s);
+  EXPECT_EQ(out[0], 7.0f);
+  EXPECT_EQ(out[99], 7.0f);
+  EXPECT_EQ(Counters().waits - waits, 1);
+  EXPECT_EQ(v[0], 0.0f);  // the default stream was not waited for
+  EXPECT_EQ(FromDevice(b, 100, s)[99], 3.0f);
+  module_->Sync();
+  EXPECT_EQ(v[99], 3.0f);
+  // A copy to the device from managed memory that a launch queued on the stream writes: the
+  // stream runs first (the source is read when the copy is issued).
+  for (int i = 0; i < 100; ++i) u[i] = 2.0f;
+  LaunchOn(s, u, v, 100);  // v = 5
+  api_->CopyDataFromTo(v, a, 400, kCpu, dev, s);
+  EXPECT_EQ(FromDevice(a, 100, s)[50], 5.0f);
+  api_->FreeStream(dev, s);
+  Free({u, v});
+  FreeDevice({a, b, c});
+}
+
+// FreeData of a block that work queued on a stream uses does not wait, and the block stays
+// valid (no poisoned reads) until every stream that had work queued at the free ran; a managed
+// block freed likewise is not handed out again before that.
+TEST_F(CudaMockTest, FreeDataWaitsForEveryBusyStream) {
+  const DLDevice dev = module_->dev;
+  StreamHandle s1 = api_->CreateStream(dev);
+  StreamHandle s2 = api_->CreateStream(dev);
+  float* a = Device(64);
+  float* b = Device(64);
+  float* u = Unified(64);
+  float* v = Unified(64);
+  std::vector<float> h(64, 2.0f);
+  api_->CopyDataFromTo(h.data(), a, 256, kCpu, dev, s1);
+  api_->SyncStream(dev, s1);  // a holds the data (a queued copy would overwrite poison)
+  LaunchOn(s1, a, b, 64);     // queued: b = 5
+  LaunchOn(s2, u, v, 64);     // s2 busy too
+  const int64_t waits = Counters().waits;
+  FreeDevice({a});
+  EXPECT_EQ(Counters().waits, waits);  // freeing does not wait
+  EXPECT_TRUE(Live(a));
+  std::vector<float> out = FromDevice(b, 64, s1);
+  EXPECT_EQ(out[0], 5.0f);  // not NaN: a was still valid when the launch ran
+  EXPECT_EQ(out[63], 5.0f);
+  EXPECT_TRUE(Live(a));  // s2, busy at the free, may still use it
+  api_->SyncStream(dev, s2);
+  EXPECT_FALSE(Live(a));
+  // A managed block freed while s2 uses it is not reused before s2 ran.
+  LaunchOn(s2, u, v, 64);
+  api_->FreeUnified(dev, u);
+  float* w = Unified(64);
+  EXPECT_NE(w, u);
+  api_->SyncStream(dev, nullptr);  // another stream's sync does not free it
+  float* x = Unified(64);
+  EXPECT_NE(x, u);
+  api_->SyncStream(dev, s2);
+  Free({w, x});
+  float* y = Unified(64);
+  EXPECT_TRUE(y == u || y == w || y == x);  // free again after the wait
+  Free({v, y});
+  FreeDevice({b});
+  api_->FreeStream(dev, s1);
+  api_->FreeStream(dev, s2);
+}
+
+// FreeStream waits for the stream's queued work before destroying it (the stand-in drops a
+// destroyed stream's work), even when it fails; a freed handle is an error, null a no-op.
+TEST_F(CudaMockTest, FreeStreamWaitsForItsWork) {
+  const DLDevice dev = module_->dev;
+  StreamHandle s = api_->CreateStream(dev);
+  float* a = Unified(64);
+  float* b = Unified(64);
+  for (int i = 0; i < 64; ++i) a[i] = 1.0f, b[i] = 0.0f;
+  const int64_t waits = Counters().waits;
+  LaunchOn(s, a, b, 64);
+  EXPECT_EQ(b[0], 0.0f);
+  api_->FreeStream(dev, s);
+  EXPECT_EQ(b[0], 3.0f);
+  EXPECT_EQ(Counters().waits - waits, 1);
+  std::string e = ErrorOf([&] { api_->SyncStream(dev, s); });
+  EXPECT_NE(e.find("SyncStream on cuda:0: "), std::string::npos) << e;
+  EXPECT_NE(e.find("is not a stream of cuda:0"), std::string::npos) << e;
+  e = ErrorOf([&] { LaunchOn(s, a, b, 64); });
+  EXPECT_NE(e.find("is not a stream of cuda:0"), std::string::npos) << e;
+  e = ErrorOf([&] { FromDevice(a, 4, s); });
+  EXPECT_NE(e.find("is not a stream of cuda:0"), std::string::npos) << e;
+  EXPECT_NE(ErrorOf([&] { api_->FreeStream(dev, s); }).find("is not a stream of cuda:0"),
+            std::string::npos);
+  api_->FreeStream(dev, nullptr);  // the default stream: a no-op
+  // A stream whose queue fails: FreeStream reports it, naming the stream, and the handle is gone.
+  StreamHandle t = api_->CreateStream(dev);
+  LaunchOn(t, a, b, 64, 1);
+  e = ErrorOf([&] { api_->FreeStream(dev, t); });
+  EXPECT_NE(e.find("kernel 'trap' on stream "), std::string::npos) << e;
+  EXPECT_NE(e.find("CUDA_ERROR_LAUNCH_FAILED"), std::string::npos) << e;
+  EXPECT_NE(ErrorOf([&] { api_->SyncStream(dev, t); }).find("is not a stream of cuda:0"),
+            std::string::npos);
+  Free({a, b});
+}
+
+// A resident constant uploaded on one stream and then used by a launch on another: that launch
+// waits for the upload's stream first (no order between streams), so it reads the whole upload.
+TEST_F(CudaMockTest, ConstantUploadedOnAnotherStream) {
+  const DLDevice dev = module_->dev;
+  static const std::vector<float> params(64, 4.0f);
+  module_->constant_begin = reinterpret_cast<const uint8_t*>(params.data());
+  module_->constant_size = params.size() * sizeof(float);
+  StreamHandle s1 = api_->CreateStream(dev);
+  StreamHandle s2 = api_->CreateStream(dev);
+  float* b1 = Device(64);
+  float* b2 = Device(64);
+  LaunchOn(s1, params.data(), b1, 64, 0, true);  // uploads on s1, queued
+  LaunchOn(s2, params.data(), b2, 64, 0, true);  // s1 runs first
+  EXPECT_EQ(FromDevice(b2, 64, s2)[63], 9.0f);
+  EXPECT_EQ(FromDevice(b1, 64, s1)[0], 9.0f);
+  FreeDevice({b1, b2});
+  api_->FreeStream(dev, s1);
+  api_->FreeStream(dev, s2);
+}
+
+// A caller's own CUstream, wrapped: launches queued through the handle run on it (the caller's
+// cuStreamSynchronize runs them), SyncStream waits for it, and FreeStream leaves it alive.
+TEST_F(CudaMockTest, WrapsACallersStream) {
+  using StreamFn = int (*)(void*);
+  auto create = Driver<int (*)(void**, unsigned)>("cuStreamCreate");
+  auto sync = Driver<StreamFn>("cuStreamSynchronize");
+  auto destroy = Driver<StreamFn>("cuStreamDestroy_v2");
+  ASSERT_TRUE(create && sync && destroy);
+  const DLDevice dev = module_->dev;
+  void* native = nullptr;
+  ASSERT_EQ(create(&native, 1), 0);
+  StreamHandle s = api_->WrapStream(dev, native);
+  ASSERT_NE(s, nullptr);
+  float* a = Unified(64);
+  float* b = Unified(64);
+  for (int i = 0; i < 64; ++i) a[i] = 1.0f, b[i] = 0.0f;
+  LaunchOn(s, a, b, 64);
+  EXPECT_EQ(b[0], 0.0f);
+  EXPECT_EQ(sync(native), 0);  // the caller's own wait
+  EXPECT_EQ(b[0], 3.0f);
+  LaunchOn(s, b, a, 64);
+  api_->SyncStream(dev, s);
+  EXPECT_EQ(a[63], 7.0f);
+  LaunchOn(s, a, b, 64);
+  api_->FreeStream(dev, s);  // waits, then forgets the handle
+  EXPECT_EQ(b[0], 15.0f);
+  EXPECT_EQ(sync(native), 0);  // still alive: the caller's to destroy
+  EXPECT_EQ(destroy(native), 0);
   Free({a, b});
 }
 

@@ -1,7 +1,10 @@
 // A stand-in for the NVIDIA driver library (built as libcuda.so.1) that runs the CUDA device
 // API's logic on the CPU: device and managed memory are host memory, and a stream is a queue
 // that runs only when synchronized, so a launch that should have waited but did not shows as
-// missing results. Kernels are C++ functions chosen by name (any "binary" loads):
+// missing results. Streams are independent: synchronizing one runs its queue only, and
+// destroying one drops the work it still holds (so a stream freed without a wait shows as
+// missing results too); a destroyed stream is an invalid handle (CUDA_ERROR_INVALID_HANDLE).
+// Kernels are C++ functions chosen by name (any "binary" loads):
 //   add_scale(A read, B write, n): B[i] = A[i] * 2 + 1 for i < n
 //   trap(...): fails the stream (CUDA_ERROR_LAUNCH_FAILED at the next synchronize)
 // Each launch takes 1 ms of "kernel time" between its events. Allocations are tracked: one of
@@ -17,14 +20,15 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
 namespace {
 
 using CUresult = int;
-constexpr CUresult kOk = 0, kInvalidValue = 1, kNotReady = 600, kNotFound = 500,
-                   kLaunchFailed = 719;
+constexpr CUresult kOk = 0, kInvalidValue = 1, kInvalidHandle = 400, kNotReady = 600,
+                   kNotFound = 500, kLaunchFailed = 719;
 
 struct Stream {
   std::deque<std::function<void()>> work;
@@ -39,11 +43,17 @@ struct Func {
 
 std::mutex mu;
 Stream default_stream;
+std::set<Stream*> live_streams;           // from cuStreamCreate, not yet destroyed
 std::map<uintptr_t, size_t> live_blocks;  // address -> bytes of each block not yet freed
 std::vector<void*> freed_blocks;          // poisoned, kept (still reachable: no leak reports)
 double clock_ms = 0;                      // advanced 1 ms per kernel run
 
-Stream* S(void* s) { return s ? static_cast<Stream*>(s) : &default_stream; }
+// The stream `s` names (null: the legacy default stream), or null for one not live.
+Stream* S(void* s) {
+  if (!s) return &default_stream;
+  auto* st = static_cast<Stream*>(s);
+  return live_streams.count(st) ? st : nullptr;
+}
 
 void Drain(Stream* s) {
   while (!s->work.empty()) {
@@ -115,6 +125,7 @@ CUresult cuMemcpyDtoH_v2(void* h, unsigned long long d, size_t n) {  // NOLINT
 // Written to the host when the stream runs.
 CUresult cuMemcpyDtoHAsync_v2(void* h, unsigned long long d, size_t n, void* s) {  // NOLINT
   std::lock_guard<std::mutex> lock(mu);
+  if (!S(s)) return kInvalidHandle;
   S(s)->work.push_back(
       [h, d, n] { std::memcpy(h, reinterpret_cast<const void*>(static_cast<uintptr_t>(d)), n); });
   return kOk;
@@ -124,6 +135,7 @@ CUresult cuMemcpyHtoDAsync_v2(unsigned long long d, const void* h, size_t n,  //
                               void* s) {
   std::string bytes(static_cast<const char*>(h), n);
   std::lock_guard<std::mutex> lock(mu);
+  if (!S(s)) return kInvalidHandle;
   S(s)->work.push_back([d, bytes] {
     std::memcpy(reinterpret_cast<void*>(static_cast<uintptr_t>(d)), bytes.data(), bytes.size());
   });
@@ -133,15 +145,32 @@ CUresult cuMemcpyHtoDAsync_v2(unsigned long long d, const void* h, size_t n,  //
 CUresult cuMemcpyDtoDAsync_v2(unsigned long long d, unsigned long long src,  // NOLINT
                               size_t n, void* s) {
   std::lock_guard<std::mutex> lock(mu);
+  if (!S(s)) return kInvalidHandle;
   S(s)->work.push_back([d, src, n] {
     std::memmove(reinterpret_cast<void*>(static_cast<uintptr_t>(d)),
                  reinterpret_cast<const void*>(static_cast<uintptr_t>(src)), n);
   });
   return kOk;
 }
-CUresult cuStreamCreate(void** s, unsigned) { return *s = new Stream, kOk; }
+CUresult cuStreamCreate(void** s, unsigned) {
+  auto* st = new Stream;
+  std::lock_guard<std::mutex> lock(mu);
+  live_streams.insert(st);
+  return *s = st, kOk;
+}
+// Drops the work still queued (the real driver would finish it; dropping it shows a missing
+// wait as missing results).
+CUresult cuStreamDestroy_v2(void* s) {
+  std::lock_guard<std::mutex> lock(mu);
+  Stream* st = s ? S(s) : nullptr;
+  if (!st) return kInvalidHandle;
+  live_streams.erase(st);
+  delete st;
+  return kOk;
+}
 CUresult cuStreamSynchronize(void* s) {
   std::lock_guard<std::mutex> lock(mu);
+  if (!S(s)) return kInvalidHandle;
   Drain(S(s));
   bool failed = S(s)->failed;
   S(s)->failed = false;
@@ -152,6 +181,7 @@ CUresult cuLaunchKernel(void* f, unsigned, unsigned, unsigned, unsigned, unsigne
   const std::string name = static_cast<Func*>(f)->name;
   std::lock_guard<std::mutex> lock(mu);
   Stream* st = S(s);
+  if (!st) return kInvalidHandle;
   if (name == "trap") {
     st->work.push_back([st] { st->failed = true; });
     return kOk;
@@ -168,9 +198,14 @@ CUresult cuLaunchKernel(void* f, unsigned, unsigned, unsigned, unsigned, unsigne
   return kOk;
 }
 CUresult cuEventCreate(void** e, unsigned) { return *e = new Event, kOk; }
+CUresult cuEventDestroy_v2(void* e) {
+  delete static_cast<Event*>(e);
+  return kOk;
+}
 CUresult cuEventRecord(void* e, void* s) {
   auto* ev = static_cast<Event*>(e);
   std::lock_guard<std::mutex> lock(mu);
+  if (!S(s)) return kInvalidHandle;
   ev->at = -1;
   S(s)->work.push_back([ev] { ev->at = clock_ms; });
   return kOk;
@@ -197,6 +232,8 @@ CUresult cuGetErrorName(CUresult r, const char** name) {
       return *name = "CUDA_ERROR_NOT_FOUND", kOk;
     case kNotReady:
       return *name = "CUDA_ERROR_NOT_READY", kOk;
+    case kInvalidHandle:
+      return *name = "CUDA_ERROR_INVALID_HANDLE", kOk;
     default:
       return kInvalidValue;
   }

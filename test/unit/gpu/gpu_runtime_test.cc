@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "../error_of.h"
+#include "add_scale_kernel.h"
 #include "relax/runtime/artifact.h"
 #include "relax/runtime/c_api.h"
 #include "relax/runtime/device_module.h"
@@ -27,58 +28,16 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
 void WriteFile(const std::string& path, const std::string& bytes) {
   std::ofstream f(path, std::ios::binary | std::ios::trunc);
   f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 }
 
+using gpu_test::AddScaleSpirv;
+using gpu_test::AddScaleTable;
+using gpu_test::Pack;
+using gpu_test::ReadFile;
 using relax::test::ErrorOf;
-
-// test/unit/data/add_scale.spvasm, assembled at build time.
-const std::string& AddScaleSpirv() {
-  static const std::string bytes = ReadFile(RELAX_TEST_SPV_DIR "/add_scale.spv");
-  return bytes;
-}
-
-// One kernel "add_scale" (A read, B write, n) over `binary_size` bytes of the device section.
-LaunchTable AddScaleTable(uint64_t binary_size, const std::string& name = "add_scale") {
-  LaunchTable t;
-  t.format = "spirv";
-  t.target = "vulkan";
-  KernelSpec k;
-  k.name = name;
-  k.params = {KernelParamKind::kBufferRead, KernelParamKind::kBufferWrite,
-              KernelParamKind::kScalar};
-  k.block[0] = 64;
-  k.grid_exprs = {"(n + 63) // 64", "1", "1"};
-  k.rule = "test";
-  k.binary_offset = 0;
-  k.binary_size = binary_size;
-  t.kernels = {k};
-  return t;
-}
-
-// The packed launch array of RelaxLaunchKernel for add_scale.
-std::vector<int64_t> Pack(int64_t grid_x, const float* a, float* b, int64_t n_elems,
-                          int64_t n_scalar) {
-  int64_t bytes = n_elems * static_cast<int64_t>(sizeof(float));
-  return {grid_x,
-          1,
-          1,
-          2,
-          static_cast<int64_t>(reinterpret_cast<intptr_t>(a)),
-          bytes,
-          static_cast<int64_t>(reinterpret_cast<intptr_t>(b)),
-          bytes,
-          1,
-          n_scalar};
-}
 
 // The device APIs are registered at start-up without opening any driver library (first in this
 // file: the tests below open libvulkan.so.1).
@@ -91,7 +50,7 @@ TEST(DeviceApiRegistrationTest, RegisteredWithoutLoadingDrivers) {
   EXPECT_NE(vk, cu);
   EXPECT_EQ(::dlopen("libvulkan.so.1", RTLD_NOW | RTLD_NOLOAD), nullptr);
   EXPECT_EQ(::dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD), nullptr);
-  EXPECT_EQ(vk->CreateStream({kDLVulkan, 0}), nullptr);
+  EXPECT_EQ(vk->WrapStream({kDLVulkan, 0}, nullptr), nullptr);  // no native streams to wrap
 }
 
 class VulkanRuntimeTest : public ::testing::Test {
