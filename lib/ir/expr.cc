@@ -3,6 +3,7 @@
 
 #include <xxhash.h>
 
+#include <map>
 #include <mutex>
 
 #include "relax/support/error.h"
@@ -138,6 +139,36 @@ const T& GetAttr(const Attrs& a, const std::string& key, const char* what) {
   return *v;
 }
 }  // namespace
+
+std::string ParamDefaultMismatch(const StructInfo& param, const Expr& value) {
+  const ConstantNode* c = As<ConstantNode>(value);
+  if (!c) return "a default value must be a constant";
+  if (!param || param->kind != SIKind::kTensor) return "only a tensor parameter takes a default";
+  auto shape_text = [&] {
+    std::string t = "(";
+    for (size_t i = 0; i < c->shape.size(); ++i) t += (i ? ", " : "") + std::to_string(c->shape[i]);
+    return t + (c->shape.size() == 1 ? ",)" : ")");
+  };
+  if (param->dtype != c->dtype)
+    return "the default is " + ToString(c->dtype) + ", the parameter " + ToString(param->dtype);
+  if (param->ndim >= 0 && param->ndim != static_cast<int>(c->shape.size()))
+    return "the default " + shape_text() + " has rank " + std::to_string(c->shape.size()) +
+           ", the parameter rank " + std::to_string(param->ndim);
+  if (!param->values) return "";
+  std::map<const PrimExprNode*, int64_t> seen;  // symbolic dim -> the default's size
+  for (size_t i = 0; i < param->values->size(); ++i) {
+    const PrimExpr& d = (*param->values)[i];
+    int64_t v = 0;
+    const bool fixed = d.AsInt(&v);
+    if (!fixed && d.kind() != PrimKind::kVar)
+      return "dim " + std::to_string(i) + " of the parameter is the expression " + ToString(d);
+    auto [it, fresh] = seen.emplace(d.get(), c->shape[i]);
+    if ((fixed && v != c->shape[i]) || (!fixed && !fresh && it->second != c->shape[i]))
+      return "the default " + shape_text() + " does not fit the parameter's shape (dim " +
+             std::to_string(i) + " is " + ToString(d) + ")";
+  }
+  return "";
+}
 
 int64_t GetIntAttr(const Attrs& a, const std::string& key) {
   return GetAttr<int64_t>(a, key, "an integer");

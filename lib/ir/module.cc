@@ -278,8 +278,13 @@ class RelaxPrinter {
 
   void PrintFunction(std::ostream& os, const std::string& name, const FunctionNode* f) {
     os << "func @" << name << "(";
-    for (size_t i = 0; i < f->params.size(); ++i)
+    for (size_t i = 0; i < f->params.size(); ++i) {
       os << (i ? ", " : "") << "%" << Name(f->params[i]) << ": " << ToString(f->params[i]->sinfo);
+      if (i < f->param_defaults.size() && f->param_defaults[i]) {
+        os << " = ";
+        PrintExpr(os, f->param_defaults[i]);
+      }
+    }
     os << ") -> " << ToString(f->ret_sinfo);
     PrintAttrs(os, f->attrs);
     os << " {\n";

@@ -283,6 +283,10 @@ class Equal {
       if (a->params[i]->kind != b->params[i]->kind) return Fail("parameter kind");
       if (!SInfo(a->params[i]->sinfo, b->params[i]->sinfo)) return false;
       Pair(a->params[i].get(), b->params[i].get(), true);
+      const ConstantNode* da = ParamDefault(*a, i);
+      const ConstantNode* db = ParamDefault(*b, i);
+      if (!da != !db) return Fail("parameter default");
+      if (da && !RExpr(a->param_defaults[i], b->param_defaults[i])) return false;
     }
     if (!SInfo(a->ret_sinfo, b->ret_sinfo) || !AttrsEq(a->attrs, b->attrs)) return false;
     return Seq(a->body, b->body);

@@ -53,6 +53,31 @@ struct ModuleState {
   std::map<uint64_t, std::vector<std::pair<const ConstantNode*, int64_t>>> const_index;
 };
 
+// The constant-pool index of tensor constant `c`, its bytes appended to the params section
+// (64-aligned). Weights are deduplicated by content: same dtype, shape and bytes (the digest
+// only picks the candidates).
+int64_t TensorConstant(ModuleState* st, const ConstantNode* c) {
+  auto& bucket = st->const_index[c->digest];
+  for (const auto& [other, index] : bucket)
+    if (other->dtype == c->dtype && other->shape == c->shape &&
+        (other->data == c->data || *other->data == *c->data))
+      return index;
+  std::string& blob = st->result.params;
+  blob.resize((blob.size() + 63) / 64 * 64, '\0');
+  Constant k;
+  k.kind = Constant::kTensor;
+  k.str = ToRuntimeString(c->dtype);
+  k.shape = c->shape;
+  k.params_offset = blob.size();
+  k.nbytes = c->data->size();
+  blob.append(reinterpret_cast<const char*>(c->data->data()), c->data->size());
+  auto& consts = st->result.exec.constants;
+  consts.push_back(std::move(k));
+  const int64_t index = static_cast<int64_t>(consts.size() - 1);
+  bucket.push_back({c, index});
+  return index;
+}
+
 class FunctionCodegen {
  public:
   FunctionCodegen(ModuleState* st, const std::string& name, const FunctionNode* fn)
@@ -388,27 +413,7 @@ class FunctionCodegen {
 
   // ---- values --------------------------------------------------------------------
   Arg ArgOf(const Expr& e) {
-    if (const ConstantNode* c = As<ConstantNode>(e)) {
-      // Weights are deduplicated by content: same dtype, shape and bytes (the digest only
-      // picks the candidates).
-      auto& bucket = st_->const_index[c->digest];
-      for (const auto& [other, index] : bucket)
-        if (other->dtype == c->dtype && other->shape == c->shape &&
-            (other->data == c->data || *other->data == *c->data))
-          return {Arg::kConst, index};
-      std::string& blob = st_->result.params;
-      blob.resize((blob.size() + 63) / 64 * 64, '\0');
-      Constant k;
-      k.kind = Constant::kTensor;
-      k.str = ToRuntimeString(c->dtype);
-      k.shape = c->shape;
-      k.params_offset = blob.size();
-      k.nbytes = c->data->size();
-      blob.append(reinterpret_cast<const char*>(c->data->data()), c->data->size());
-      Arg a = Const(k);
-      bucket.push_back({c, a.value});
-      return a;
-    }
+    if (const ConstantNode* c = As<ConstantNode>(e)) return {Arg::kConst, TensorConstant(st_, c)};
     if (const PrimValueNode* p = As<PrimValueNode>(e)) {
       int64_t v;
       if (p->value.AsInt(&v)) return Imm(v);
@@ -660,7 +665,9 @@ std::string SigDevice(const IRModule& mod, const StructInfo& s, const std::strin
   return DeviceOfString(mod, s->device, ctx).device_type == kDLCPU ? "" : s->device;
 }
 
-void EmitSignature(const IRModule& mod, const FunctionNode* fn, runtime::Executable* exec) {
+void EmitSignature(ModuleState* st, const FunctionNode* fn) {
+  const IRModule& mod = st->mod;
+  runtime::Executable* exec = &st->result.exec;
   for (size_t i = 0; i < fn->params.size(); ++i) {
     const VarRef& p = fn->params[i];
     auto it = mod.attrs.find("input_name." + std::to_string(i));
@@ -670,15 +677,24 @@ void EmitSignature(const IRModule& mod, const FunctionNode* fn, runtime::Executa
       auto et = mod.attrs.find("input_sequence." + std::to_string(i));
       if (et == mod.attrs.end())
         RELAX_THROW("@main parameter '" << p->name << "' is an Object that is not a sequence");
-      exec->inputs.push_back({name, et->second, {}, true, ""});
+      if (ParamDefault(*fn, i))
+        RELAX_THROW("@main parameter '" << p->name << "' is a sequence and cannot take a default");
+      exec->inputs.push_back({name, et->second, {}, true, "", -1});
       continue;
     }
     if (p->sinfo->kind != SIKind::kTensor || !p->sinfo->values)
       RELAX_THROW("@main parameter '" << p->name << "' must be a tensor of known rank, got "
                                       << ToString(p->sinfo));
-    runtime::TensorSig s{name, ToRuntimeString(p->sinfo->dtype), {}, false, ""};
+    runtime::TensorSig s{name, ToRuntimeString(p->sinfo->dtype), {}, false, "", -1};
     for (const auto& d : *p->sinfo->values) s.dims.push_back(Dim(d));
     s.device = SigDevice(mod, p->sinfo, "@main parameter '" + p->name + "'");
+    // An optional input: its default is a tensor constant in the params section (host memory;
+    // the VM copies it where `device` says, as it does a caller's host tensor).
+    if (const ConstantNode* d = ParamDefault(*fn, i)) {
+      std::string why = ParamDefaultMismatch(p->sinfo, fn->param_defaults[i]);
+      if (!why.empty()) RELAX_THROW("@main parameter '" << p->name << "': " << why);
+      s.default_constant = TensorConstant(st, d);
+    }
     exec->inputs.push_back(s);
   }
   std::vector<StructInfo> outs;
@@ -693,10 +709,10 @@ void EmitSignature(const IRModule& mod, const FunctionNode* fn, runtime::Executa
       auto et = mod.attrs.find("output_sequence." + std::to_string(i));
       if (et == mod.attrs.end())
         RELAX_THROW("@main result " << i << " is an Object that is not a sequence");
-      exec->outputs.push_back({name, et->second, {}, true, ""});
+      exec->outputs.push_back({name, et->second, {}, true, "", -1});
       continue;
     }
-    runtime::TensorSig s{name, ToRuntimeString(outs[i]->dtype), {}, false, ""};
+    runtime::TensorSig s{name, ToRuntimeString(outs[i]->dtype), {}, false, "", -1};
     if (outs[i]->values)
       for (const auto& d : *outs[i]->values) s.dims.push_back(Dim(d));
     s.device = SigDevice(mod, outs[i], "@main result " + std::to_string(i));
@@ -724,7 +740,7 @@ VMCodegenResult VMCodegen(const IRModule& mod) {
                                   << " is a primitive function that fuse-tir did not lower");
     st.result.exec.functions.push_back(FunctionCodegen(&st, name, fn).Run());
   }
-  EmitSignature(mod, main_fn, &st.result.exec);
+  EmitSignature(&st, main_fn);
   st.result.exec.placed = mod.attrs.count("device_placement") > 0;
   return std::move(st.result);
 }

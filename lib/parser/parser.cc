@@ -24,7 +24,11 @@ ConstantTable CollectConstants(const IRModule& mod) {
     ConstantTable t;
     void VisitExpr_(const ConstantNode*, const Expr& e) override { t.Add(e); }
   } c;
-  for (const auto& [name, fn] : mod.functions) c.VisitExpr(fn);
+  for (const auto& [name, fn] : mod.functions) {
+    c.VisitExpr(fn);
+    for (const Expr& d : As<FunctionNode>(fn)->param_defaults)
+      if (d) c.t.Add(d);
+  }
   return std::move(c.t);
 }
 
@@ -228,7 +232,18 @@ Expr Parser::ParseFunction(std::string* name) {
       VarRef v = MakeVar(nt.text, s);
       rvars_[nt.text] = v;
       fn->params.push_back(v);
+      // `= const[...]`: the parameter's default (an optional input of @main).
+      if (AcceptPunct("=")) {
+        const Token dt = Peek();
+        if (!IsIdent("const")) Expected("a constant default value 'const[...]'");
+        Expr def = ParseConstant();
+        std::string why = ParamDefaultMismatch(s, def);
+        if (!why.empty()) Fail(dt, "parameter '%" + nt.text + "': " + why);
+        fn->param_defaults.resize(fn->params.size());
+        fn->param_defaults.back() = def;
+      }
     } while (AcceptPunct(","));
+    if (!fn->param_defaults.empty()) fn->param_defaults.resize(fn->params.size());
   }
   ExpectPunct(")");
   ExpectPunct("->");

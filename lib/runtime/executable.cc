@@ -2,6 +2,7 @@
 #include "relax/runtime/executable.h"
 
 #include <cmath>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <unordered_set>
 
@@ -72,6 +73,7 @@ json SigToJson(const TensorSig& s) {
   json j = {{"name", s.name}, {"dtype", s.dtype}, {"dims", dims}};
   if (s.sequence) j["sequence"] = true;
   if (!s.device.empty()) j["device"] = s.device;
+  if (s.default_constant >= 0) j["default"] = s.default_constant;
   return j;
 }
 
@@ -163,6 +165,34 @@ TensorSig ParseSig(const json& j, const std::string& where) {
   return s;
 }
 
+// An input's "default" (version >= 2): the index of a tensor constant of its dtype whose shape
+// fits the signature's dims (fixed dims equal, a symbolic dim used twice the same size).
+void ParseDefault(const json& j, const Executable& e, TensorSig* s, const std::string& where) {
+  if (!j.contains("default")) return;
+  const std::string w = where + ".default";
+  if (e.version < 2) Fail(w, "defaults need executable version 2, this is version 1");
+  const int64_t k = GetInt(j["default"], w);
+  if (k < 0 || k >= static_cast<int64_t>(e.constants.size()))
+    Fail(w, "constant index " + std::to_string(k) + " out of range [0, " +
+                std::to_string(e.constants.size()) + ")");
+  const Constant& c = e.constants[k];
+  if (c.kind != Constant::kTensor) Fail(w, "constant " + std::to_string(k) + " is not a tensor");
+  if (s->sequence) Fail(w, "a sequence input has no default");
+  if (c.str != s->dtype) Fail(w, "the default is " + c.str + ", the input " + s->dtype);
+  if (c.shape.size() != s->dims.size())
+    Fail(w, "the default has rank " + std::to_string(c.shape.size()) + ", the input " +
+                std::to_string(s->dims.size()));
+  std::map<std::string, int64_t> sym;
+  for (size_t d = 0; d < c.shape.size(); ++d) {
+    const DimSig& ds = s->dims[d];
+    auto [it, fresh] = sym.emplace(ds.sym, c.shape[d]);
+    if (ds.sym.empty() ? ds.value != c.shape[d] : (!fresh && it->second != c.shape[d]))
+      Fail(w, "the default's dim " + std::to_string(d) + " is " + std::to_string(c.shape[d]) +
+                  ", which does not fit the input's dims");
+  }
+  s->default_constant = k;
+}
+
 }  // namespace
 
 std::string Executable::ToJSON() const {
@@ -241,6 +271,9 @@ std::string Executable::ToJSON() const {
 
 std::string Executable::ToText() const {
   std::string out;
+  for (const TensorSig& s : inputs)
+    if (s.default_constant >= 0)
+      out += "input '" + s.name + "' default c" + std::to_string(s.default_constant) + "\n";
   for (const Function& f : functions) {
     out += "func @" + f.name + "(";
     for (size_t i = 0; i < f.param_names.size(); ++i) out += (i ? ", " : "") + f.param_names[i];
@@ -287,8 +320,9 @@ Executable Executable::FromJSON(const std::string& text) {
     if (!j.is_object()) Fail("top level", "expected an object");
     Executable e;
     int64_t version = GetInt(Field(j, "top level", "version"), "version");
-    if (version != kExecutableVersion)
+    if (version < kOldestExecutableVersion || version > kExecutableVersion)
       RELAX_THROW("executable JSON: version " << version << " is not supported (this runtime reads "
+                                              << kOldestExecutableVersion << " to "
                                               << kExecutableVersion << ")");
     e.version = static_cast<int>(version);
     e.entry = GetStr(Field(j, "top level", "entry"), "entry");
@@ -426,9 +460,14 @@ Executable Executable::FromJSON(const std::string& text) {
     const json& jin = GetArray(Field(j, "top level", "inputs"), "inputs");
     for (size_t i = 0; i < jin.size(); ++i)
       e.inputs.push_back(ParseSig(jin[i], "inputs[" + std::to_string(i) + "]"));
+    for (size_t i = 0; i < jin.size(); ++i)
+      ParseDefault(jin[i], e, &e.inputs[i], "inputs[" + std::to_string(i) + "]");
     const json& jout = GetArray(Field(j, "top level", "outputs"), "outputs");
-    for (size_t i = 0; i < jout.size(); ++i)
-      e.outputs.push_back(ParseSig(jout[i], "outputs[" + std::to_string(i) + "]"));
+    for (size_t i = 0; i < jout.size(); ++i) {
+      std::string w = "outputs[" + std::to_string(i) + "]";
+      e.outputs.push_back(ParseSig(jout[i], w));
+      if (jout[i].contains("default")) Fail(w + ".default", "an output has no default");
+    }
     for (const Function& f : e.functions) {
       if (f.name == e.entry && f.param_names.size() != e.inputs.size())
         Fail("inputs", "entry function '" + e.entry + "' takes " +

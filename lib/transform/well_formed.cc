@@ -36,6 +36,14 @@ class RelaxChecker : public ExprVisitor {
       if (p->sinfo->values)
         for (const auto& d : *p->sinfo->values) CollectVars(d, &sym_);
     }
+    if (!f->param_defaults.empty() && f->param_defaults.size() != f->params.size())
+      Fail(std::to_string(f->param_defaults.size()) + " parameter defaults for " +
+           std::to_string(f->params.size()) + " parameters");
+    for (size_t i = 0; i < f->param_defaults.size(); ++i) {
+      if (!f->param_defaults[i]) continue;
+      std::string why = ParamDefaultMismatch(f->params[i]->sinfo, f->param_defaults[i]);
+      if (!why.empty()) Fail("parameter '" + f->params[i]->name + "': " + why);
+    }
     const SeqExprNode* seq = As<SeqExprNode>(f->body);
     if (!seq) Fail("function body is not a SeqExpr");
     VisitSeq(seq, /*branch=*/false);

@@ -49,6 +49,19 @@ void DeleteManagedOutput(DLManagedTensor* t) {
   if (t) delete static_cast<ManagedOutput*>(t->manager_ctx);
 }
 
+// `a` as a compact DLManagedTensor owning a reference to it (freed by its deleter).
+std::unique_ptr<ManagedOutput> Managed(NDArray a) {
+  auto m = std::make_unique<ManagedOutput>();
+  m->array = std::move(a);
+  m->managed.dl_tensor = *m->array.dl();
+  m->managed.dl_tensor.data = m->array.data();
+  m->managed.dl_tensor.strides = nullptr;
+  m->managed.dl_tensor.byte_offset = 0;
+  m->managed.manager_ctx = m.get();
+  m->managed.deleter = DeleteManagedOutput;
+  return m;
+}
+
 // Runs `f`, turning any exception into RelaxSetLastError + a non-zero return.
 template <typename F>
 int32_t Guard(F&& f) {
@@ -69,7 +82,9 @@ int32_t Guard(F&& f) {
 // VirtualMachine::Run, which names the input and dim.
 NDArray WrapInput(const DLTensor* t, const TensorSig& sig) {
   std::string what = "input '" + sig.name + "'";
-  if (!t) RELAX_THROW(what << ": null DLTensor");
+  if (!t)
+    RELAX_THROW(what << ": null DLTensor (only an input with a default may be given as NULL, "
+                        "and this one has none)");
   if (t->ndim < 0) RELAX_THROW(what << ": negative ndim " << t->ndim);
   if (!sig.sequence && t->ndim != static_cast<int32_t>(sig.dims.size()))
     RELAX_THROW(what << ": expected " << sig.dims.size() << " dims, got " << t->ndim);
@@ -103,6 +118,7 @@ bool Overlaps(const NDArray& out, const std::vector<NDArray>& arrays) {
   auto lo = reinterpret_cast<uintptr_t>(out.data());
   uintptr_t hi = lo + out.nbytes();
   for (const NDArray& in : arrays) {
+    if (!in.defined()) continue;  // an omitted input (its default is in the params section)
     auto ilo = reinterpret_cast<uintptr_t>(in.data());
     uintptr_t ihi = ilo + in.nbytes();
     if (lo < ihi && ilo < hi) return true;
@@ -191,6 +207,33 @@ extern "C" int32_t RelaxModuleGetOutputInfo(const RelaxModule* mod, int32_t inde
   return GetInfo(mod, index, out, false);
 }
 
+extern "C" int32_t RelaxModuleInputHasDefault(const RelaxModule* mod, int32_t index, int32_t* out) {
+  return Guard([&] {
+    if (!mod || !out) RELAX_THROW("RelaxModuleInputHasDefault: null " << (mod ? "out" : "module"));
+    const auto& sigs = mod->runner.inputs();
+    if (index < 0 || static_cast<size_t>(index) >= sigs.size())
+      RELAX_THROW("input index " << index << " out of range [0, " << sigs.size() << ")");
+    *out = sigs[index].default_constant >= 0 ? 1 : 0;
+  });
+}
+
+extern "C" int32_t RelaxModuleGetInputDefault(const RelaxModule* mod, int32_t index,
+                                              DLManagedTensor** out) {
+  if (out) *out = nullptr;
+  return Guard([&] {
+    if (!mod || !out) RELAX_THROW("RelaxModuleGetInputDefault: null " << (mod ? "out" : "module"));
+    const auto& sigs = mod->runner.inputs();
+    if (index < 0 || static_cast<size_t>(index) >= sigs.size())
+      RELAX_THROW("input index " << index << " out of range [0, " << sigs.size() << ")");
+    const int64_t k = sigs[index].default_constant;
+    if (k < 0) RELAX_THROW("input '" << sigs[index].name << "' has no default");
+    // A copy the caller owns: the constant itself views the module's read-only params.
+    *out = &Managed(CopyOf(mod->runner.artifact().constant_tensors().at(static_cast<size_t>(k))))
+                .release()
+                ->managed;
+  });
+}
+
 extern "C" int32_t RelaxModuleRun(RelaxModule* mod, const DLTensor* const* inputs,
                                   int32_t num_inputs, DLManagedTensor** outputs,
                                   int32_t num_outputs) {
@@ -204,10 +247,12 @@ extern "C" int32_t RelaxModuleRun(RelaxModule* mod, const DLTensor* const* input
       RELAX_THROW("RelaxModuleRun: the module has " << mod->outputs.size()
                                                     << " outputs, the caller gave " << num_outputs
                                                     << " slots");
-    // A wrong count is reported by the signature check ("expected 1 input (x), got 2").
+    // A wrong count is reported by the signature check ("expected 1 input (x), got 2"). A NULL
+    // input with a default stays undefined: the VM takes the default.
     std::vector<NDArray> in(num_inputs);
     if (static_cast<size_t>(num_inputs) == sig.size())
-      for (int32_t i = 0; i < num_inputs; ++i) in[i] = WrapInput(inputs[i], sig[i]);
+      for (int32_t i = 0; i < num_inputs; ++i)
+        if (inputs[i] || sig[i].default_constant < 0) in[i] = WrapInput(inputs[i], sig[i]);
     std::vector<NDArray> outs;
     {
       std::lock_guard<std::mutex> lock(mod->mu);
@@ -226,15 +271,7 @@ extern "C" int32_t RelaxModuleRun(RelaxModule* mod, const DLTensor* const* input
                                 DLDataType{kDLUInt, 8, 1}, nullptr);
     for (NDArray& o : outs) {
       bool alias = Overlaps(o, in) || (params_view.defined() && Overlaps(o, {params_view}));
-      auto m = std::make_unique<ManagedOutput>();
-      m->array = alias ? CopyOf(o) : o;
-      m->managed.dl_tensor = *m->array.dl();
-      m->managed.dl_tensor.data = m->array.data();
-      m->managed.dl_tensor.strides = nullptr;
-      m->managed.dl_tensor.byte_offset = 0;
-      m->managed.manager_ctx = m.get();
-      m->managed.deleter = DeleteManagedOutput;
-      made.push_back(std::move(m));
+      made.push_back(Managed(alias ? CopyOf(o) : o));
     }
     for (int32_t i = 0; i < num_outputs; ++i) outputs[i] = &made[i].release()->managed;
   });

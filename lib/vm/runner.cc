@@ -25,7 +25,9 @@ std::string ArtifactRunner::OutputName(size_t i) const {
 
 std::string ArtifactRunner::InputNamesText() const {
   std::string names;
-  for (size_t i = 0; i < inputs().size(); ++i) names += (i ? ", " : "") + inputs()[i].name;
+  for (size_t i = 0; i < inputs().size(); ++i)
+    names += (i ? ", " : "") + inputs()[i].name +
+             (inputs()[i].default_constant >= 0 ? " (optional)" : "");
   return names.empty() ? "none" : names;
 }
 

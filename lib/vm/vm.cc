@@ -447,7 +447,8 @@ void VirtualMachine::CheckInputValues(const std::vector<Value>& inputs) const {
   const auto& sig = artifact_->exec().inputs;
   if (inputs.size() != sig.size()) {
     std::string names;
-    for (size_t i = 0; i < sig.size(); ++i) names += (i ? ", " : "") + sig[i].name;
+    for (size_t i = 0; i < sig.size(); ++i)
+      names += (i ? ", " : "") + sig[i].name + (sig[i].default_constant >= 0 ? " (optional)" : "");
     RELAX_THROW("expected " << sig.size() << (sig.size() == 1 ? " input" : " inputs") << " ("
                             << names << "), got " << inputs.size());
   }
@@ -525,7 +526,24 @@ std::vector<NDArray> VirtualMachine::Run(const std::vector<NDArray>& inputs) {
   return outs;
 }
 
-std::vector<Value> VirtualMachine::RunValues(const std::vector<Value>& inputs) {
+std::vector<Value> VirtualMachine::WithDefaults(const std::vector<Value>& given) const {
+  const auto& sig = artifact_->exec().inputs;
+  std::vector<Value> inputs(given);
+  if (inputs.size() != sig.size()) return inputs;  // CheckInputValues reports the count
+  for (size_t i = 0; i < sig.size(); ++i) {
+    const NDArray* t = std::get_if<NDArray>(&inputs[i]);
+    if (!std::holds_alternative<std::monostate>(inputs[i]) && (!t || t->defined())) continue;
+    if (sig[i].default_constant < 0)
+      RELAX_THROW("input '" << sig[i].name
+                            << "' is required: it has no default (only inputs with a default, "
+                               "ONNX initializers that are also graph inputs, may be omitted)");
+    inputs[i] = constants_[sig[i].default_constant];
+  }
+  return inputs;
+}
+
+std::vector<Value> VirtualMachine::RunValues(const std::vector<Value>& given) {
+  const std::vector<Value> inputs = WithDefaults(given);
   CheckInputValues(inputs);
   const Executable& exec = artifact_->exec();
   const DeviceModule* dm = artifact_->device_module();

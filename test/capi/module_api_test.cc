@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "capi_tensor.h"
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -21,16 +23,7 @@ std::string Artifact() {
   return p ? p : "";
 }
 
-DLTensor Tensor(std::vector<float>* data, std::vector<int64_t>* shape,
-                DLDataType dt = {kDLFloat, 32, 1}) {
-  DLTensor t{};
-  t.data = data->data();
-  t.device = {kDLCPU, 0};
-  t.ndim = static_cast<int32_t>(shape->size());
-  t.dtype = dt;
-  t.shape = shape->data();
-  return t;
-}
+using relax_capi_test::Tensor;
 
 class ModuleApiTest : public ::testing::Test {
  protected:

@@ -7,10 +7,14 @@ set(RELAX_CAPI_ARTIFACT ${RELAX_CAPI_WORK}/small.so)
 # The same model for vulkan (device placement) beside it: ModuleApiDevice runs it on
 # device-resident tensors.
 set(RELAX_CAPI_VULKAN_ARTIFACT ${RELAX_CAPI_WORK}/small_vulkan.so)
+# And defaults.so, a model with an optional input (an initializer that is also a graph input), for
+# ModuleApiDefaults.
+set(RELAX_CAPI_DEFAULTS_ARTIFACT ${RELAX_CAPI_WORK}/defaults.so)
 add_test(NAME capi.compile
-         COMMAND bash -c "mkdir -p '${RELAX_CAPI_WORK}' && bash '${RELAX_VENV_PYTHON}' '${CMAKE_CURRENT_SOURCE_DIR}/capi/make_model.py' '${RELAX_CAPI_WORK}/small.onnx' && '$<TARGET_FILE:relaxc>' compile '${RELAX_CAPI_WORK}/small.onnx' -o '${RELAX_CAPI_ARTIFACT}' && '$<TARGET_FILE:relaxc>' compile '${RELAX_CAPI_WORK}/small.onnx' --target vulkan -o '${RELAX_CAPI_VULKAN_ARTIFACT}'")
+         COMMAND bash -c "mkdir -p '${RELAX_CAPI_WORK}' && bash '${RELAX_VENV_PYTHON}' '${CMAKE_CURRENT_SOURCE_DIR}/capi/make_model.py' '${RELAX_CAPI_WORK}/small.onnx' '${RELAX_CAPI_WORK}/defaults.onnx' && '$<TARGET_FILE:relaxc>' compile '${RELAX_CAPI_WORK}/small.onnx' -o '${RELAX_CAPI_ARTIFACT}' && '$<TARGET_FILE:relaxc>' compile '${RELAX_CAPI_WORK}/small.onnx' --target vulkan -o '${RELAX_CAPI_VULKAN_ARTIFACT}' && '$<TARGET_FILE:relaxc>' compile '${RELAX_CAPI_WORK}/defaults.onnx' -o '${RELAX_CAPI_DEFAULTS_ARTIFACT}'")
 set_tests_properties(capi.compile PROPERTIES FIXTURES_SETUP capi_artifact TIMEOUT 300 LABELS unit)
-add_executable(relax_module_api_tests ${CMAKE_CURRENT_SOURCE_DIR}/capi/module_api_test.cc)
+add_executable(relax_module_api_tests ${CMAKE_CURRENT_SOURCE_DIR}/capi/module_api_test.cc
+               ${CMAKE_CURRENT_SOURCE_DIR}/capi/module_api_defaults_test.cc)
 target_link_libraries(relax_module_api_tests PRIVATE relax_runtime_shared dlpack::dlpack
                       GTest::gtest_main)
 target_compile_options(relax_module_api_tests PRIVATE ${RELAX_WARNINGS})

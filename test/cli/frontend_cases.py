@@ -127,9 +127,10 @@ class Runner:
             raise SystemExit(f"FAIL: exit code {p.returncode}")
         return p
 
-    def run(self, so, inputs, out_dir=None, expect_error=None):
-        """Runs the artifact on `inputs` (name -> array); returns the outputs in order."""
-        args = [self.relaxc, "run", so]
+    def run(self, so, inputs, out_dir=None, expect_error=None, tool=None):
+        """Runs the artifact on `inputs` (name -> array) with `tool` (the command before the
+        artifact; default `relaxc run`); returns the outputs in order."""
+        args = (tool or [self.relaxc, "run"]) + [so]
         for k, v in inputs.items():
             f = self.path(f"{os.path.basename(so)}.{k}.npy")
             np.save(f, v)

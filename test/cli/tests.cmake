@@ -312,6 +312,23 @@ foreach(case positions errors roundtrip)
   set_tests_properties(cli.sequence.${case} PROPERTIES TIMEOUT 300 LABELS cli)
 endforeach()
 
+# Initializers that are also graph inputs (initializer_input_cases.py CASE, outputs checked
+# against onnxruntime): optional inputs with the initializer as default at IR >= 4, fed or not,
+# through relaxc run, relax-run and python/relaxrt.py; constants at IR < 4 and with
+# --freeze-initializers; bad overrides and declarations; the warning for many of them; vulkan.
+foreach(case defaults ir3 freeze errors many relaxrt vulkan)
+  set(labels cli)
+  if(case STREQUAL "vulkan")
+    set(labels "cli;gpu")
+  endif()
+  add_test(NAME cli.initializer_inputs.${case}
+           COMMAND bash ${RELAX_VENV_PYTHON} ${RELAX_CLI_TEST_DIR}/initializer_input_cases.py ${case}
+                   --relaxc $<TARGET_FILE:relaxc> --relax-run $<TARGET_FILE:relax-run>
+                   --lib $<TARGET_FILE:relax_runtime_shared>
+                   --work ${RELAX_CLI_WORK}/initializer_inputs)
+  set_tests_properties(cli.initializer_inputs.${case} PROPERTIES TIMEOUT 300 LABELS "${labels}")
+endforeach()
+
 # Sampling, linear-algebra and rearranging ops (GridSample, AffineGrid, RoiAlign, DeformConv,
 # Einsum, Det, Col2Im, CenterCropPad, ReverseSequence, MaxUnpool): symbolic dims and run-time
 # shape operands checked against onnx.reference, run-time shape checks, import errors; pads

@@ -32,7 +32,7 @@ namespace {
 struct CompileOptions {
   std::string model, output, target = "cpu";
   bool print_after_all = false, time_passes = false, stats = false, no_verify = false;
-  bool bounds_check = false;
+  bool bounds_check = false, freeze_initializers = false;
   std::vector<std::string> print_after, bounds, disabled, pass_options, plugins, stats_at;
   std::string byoc, partition_graph, tuning_db;
   bool partition_report = false;
@@ -111,6 +111,13 @@ void PrintMemoryStats(const BuildStats& st, const frontend::OnnxImportStats& imp
   if (!text_ir)
     std::cout << "ops imported: " << imp.nodes - imp.constant_nodes << " (" << imp.nodes
               << " nodes, " << imp.constant_nodes << " Constant)\n";
+  if (imp.initializers_frozen)
+    std::cout << "initializer inputs: " << imp.initializer_inputs
+              << " frozen into constants (--freeze-initializers)\n";
+  else if (imp.initializer_inputs > 0)
+    std::cout << "initializer inputs: " << imp.initializer_inputs << " optional inputs ("
+              << imp.initializer_input_bytes
+              << " bytes of defaults; --freeze-initializers makes them constants)\n";
   std::cout << "kernel calls per inference: " << m.kernel_calls
             << "\ndistinct kernels: " << st.num_prim_funcs
             << "\nmemory: planned static bytes: " << m.planned_static_bytes
@@ -132,6 +139,7 @@ int RunCompile(const CompileOptions& o) {
     frontend::OnnxImportOptions iopts;
     frontend::OnnxImportStats import_stats;
     iopts.stats = &import_stats;
+    iopts.freeze_initializers = o.freeze_initializers;
     std::map<std::string, int64_t> stats_at;
     for (const auto& spec : o.stats_at) {
       int64_t v = 0;
@@ -329,6 +337,11 @@ void AddCompileCommand(CLI::App& app) {
               "Debugging: every load and store of a CPU kernel checks its index and fails with "
               "an error naming kernel, buffer and index (slower; no vector loops)");
   c->add_option("--bound", o->bounds, "Bound a symbolic dim: NAME=MAX or NAME=MIN..MAX");
+  c->add_flag("--freeze-initializers", o->freeze_initializers,
+              "Import initializers that are also graph inputs as constants. By default (ONNX IR "
+              "version >= 4) each is an optional input whose default is the initializer, which "
+              "callers may override as with onnxruntime; frozen, they take part in constant "
+              "folding and weight packing but can no longer be fed");
   c->add_option("--tuning-db", o->tuning_db,
                 "Tuning database (JSON, from `relaxc tune`): kernels it has a record for on this "
                 "CPU take the recorded schedule setting");

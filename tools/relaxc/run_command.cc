@@ -161,6 +161,10 @@ void RunOrThrow(const RunOptions& opts) {
   std::vector<runtime::Value> inputs;
   for (const auto& s : sig) {
     auto it = files.find(s.name);
+    if (it == files.end() && s.default_constant >= 0) {
+      inputs.emplace_back();  // not given: the VM takes the input's default
+      continue;
+    }
     if (it == files.end())
       RELAX_THROW("missing input '" << s.name << "' (expected inputs: " << expected << ")");
     if (s.sequence)
@@ -298,7 +302,8 @@ void AddRunOptions(CLI::App& app, std::shared_ptr<RunOptions> opts) {
   app.add_option("artifact", opts->artifact, "Compiled artifact (.so) to run")->required();
   app.add_option("--input,-i", opts->inputs,
                  "Input as NAME=FILE.npy, or NAME=DIR for a sequence input (DIR/0.npy, 1.npy, ...;"
-                 " repeatable)");
+                 " repeatable). An optional input (an ONNX initializer that is also a graph "
+                 "input) not given takes its default");
   app.add_option("--output-dir,-o", opts->output_dir, "Write each output as DIR/<name>.npy");
   app.add_option("--repeat", opts->repeat, "Run N times and print the mean latency");
   app.add_option("--device", opts->device,

@@ -46,11 +46,13 @@ struct TuneOptions {
   std::string model, output, target = "cpu", byoc;
   std::vector<std::string> bounds, dims, inputs, only;
   int rounds = 7;
+  bool freeze_initializers = false;
 };
 
 // The inputs the artifact runs on: --input files, else generated from the signature (floats
 // uniform in [-1, 1) from a fixed seed, other dtypes zero: valid indices and masks), with
-// symbolic dims from --dim.
+// symbolic dims from --dim; an input with a default (an initializer that is also a graph input)
+// takes it.
 std::vector<runtime::Value> MakeInputs(const runtime::ArtifactRunner& runner,
                                        const TuneOptions& o) {
   std::map<std::string, std::string> files;
@@ -72,6 +74,10 @@ std::vector<runtime::Value> MakeInputs(const runtime::ArtifactRunner& runner,
     auto f = files.find(sig.name);
     if (f != files.end()) {
       out.push_back(runtime::LoadNpy(f->second));
+      continue;
+    }
+    if (sig.default_constant >= 0) {
+      out.emplace_back();  // null: the VM takes the default
       continue;
     }
     if (sig.sequence)
@@ -151,6 +157,7 @@ int RunTune(const TuneOptions& o) {
   try {
     if (o.rounds < 1 || o.rounds > 1000) throw Error("--rounds must be in [1, 1000]");
     frontend::OnnxImportOptions iopts;
+    iopts.freeze_initializers = o.freeze_initializers;
     for (const auto& b : o.bounds) {
       std::string name;
       auto r = ParseBound(b, &name);
@@ -314,6 +321,9 @@ void AddTuneCommand(CLI::App& app) {
       ->required();
   c->add_option("--target", o->target, "Target: cpu [-mcpu=NAME]")->capture_default_str();
   c->add_option("--bound", o->bounds, "Bound a symbolic dim: NAME=MAX or NAME=MIN..MAX");
+  c->add_flag("--freeze-initializers", o->freeze_initializers,
+              "Initializers that are also graph inputs are constants (as `relaxc compile "
+              "--freeze-initializers`: tune the kernels the artifact will have)");
   c->add_option("--dim", o->dims,
                 "Size of a symbolic input dim for the timing runs: NAME=VALUE (repeatable)");
   c->add_option("--input,-i", o->inputs,

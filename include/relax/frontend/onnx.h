@@ -28,6 +28,11 @@ struct OnnxImportStats {
   int64_t constant_nodes = 0;       ///< of which Constant nodes (they import as constants)
   int64_t nodes_converted = 0;      ///< nodes whose converter ran to completion
   bool reached_conversion = false;  ///< the model passed loading and checks; conversion began
+  /// Initializers that are also graph inputs (IR version >= 4): imported as optional inputs with
+  /// their value as default, or as constants with OnnxImportOptions::freeze_initializers.
+  int64_t initializer_inputs = 0;
+  int64_t initializer_input_bytes = 0;  ///< their bytes
+  bool initializers_frozen = false;     ///< they were imported as constants
 };
 
 struct OnnxImportOptions {
@@ -40,11 +45,19 @@ struct OnnxImportOptions {
   /// When not null, gets one line per warning (without a "warning: " prefix): what the model
   /// declares and the import does not follow (a graph output declared with another rank).
   std::vector<std::string>* warnings = nullptr;
+  /// An initializer that is also a graph input is, from IR version 4 on, an overridable default
+  /// (onnxruntime lets the caller feed it): by default it becomes an optional input of @main
+  /// with the initializer as its default (FunctionNode::param_defaults). True imports it as a
+  /// constant instead, as below IR version 4 (`relaxc compile --freeze-initializers`):
+  /// constant folding and weight packing then apply to it.
+  bool freeze_initializers = false;
 };
 
 /// Imports the ONNX model at `path`.
 ///
-/// - Graph inputs (those not initializers) become parameters of @main. A dim
+/// - Graph inputs become parameters of @main; one that is also an initializer is an optional
+///   parameter with the initializer as its default at IR version >= 4 (onnxruntime's
+///   overridable initializer; freeze_initializers makes it a constant), a constant below. A dim
 ///   with dim_value >= 0 is a constant; each distinct dim_param becomes one symbolic
 ///   var (shared across inputs), named after it when it is an identifier, else after
 ///   its cleaned form (non-alphanumerics -> '_') with a suffix `_2`, `_3`... if that is
@@ -64,7 +77,9 @@ struct OnnxImportOptions {
 /// version above 10, a default-domain opset outside 1..22, two opset imports for one
 /// domain, checker failure, malformed node (message names node and op), external
 /// data, a tensor whose declared size does not match its data or whose byte size
-/// overflows int64, a graph output with an undefined or mismatching element type.
+/// overflows int64, a graph output with an undefined or mismatching element type, an
+/// initializer that is also a graph input but does not have the input's declared element type
+/// or shape.
 /// UnsupportedOpError as described above.
 /// External data (ONNX IR spec, external tensor data) is read from files relative to the
 /// model's folder; a location outside that folder (absolute, "..", or through a symlink) is

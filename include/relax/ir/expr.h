@@ -134,6 +134,12 @@ struct SeqExprNode : ExprNode {
 struct FunctionNode : ExprNode {
   FunctionNode() : ExprNode(ExprKind::kFunction) {}
   std::vector<VarRef> params;
+  /// Default values of parameters: empty, or one entry per parameter, null for a required one.
+  /// A default is a ConstantNode of the parameter's dtype and rank whose shape fits the
+  /// parameter's StructInfo (well_formed.cc). On @main it makes the input optional: the VM takes
+  /// the default when the caller gives none (an ONNX initializer that is also a graph input,
+  /// IR version >= 4; printed `%b: Tensor[(3,), f32] = const[...]`).
+  std::vector<Expr> param_defaults;
   Expr body;  // a SeqExpr after normalization
   StructInfo ret_sinfo;
   Attrs attrs;
@@ -166,6 +172,15 @@ RELAX_DEFINE_AS(IfNode, ExprKind::kIf)
 RELAX_DEFINE_AS(SeqExprNode, ExprKind::kSeqExpr)
 RELAX_DEFINE_AS(FunctionNode, ExprKind::kFunction)
 #undef RELAX_DEFINE_AS
+
+/// The default of parameter `i` of `f` (FunctionNode::param_defaults), or null.
+inline const ConstantNode* ParamDefault(const FunctionNode& f, size_t i) {
+  return i < f.param_defaults.size() ? As<ConstantNode>(f.param_defaults[i]) : nullptr;
+}
+/// Why `value` cannot be the default of a parameter of StructInfo `param` ("" when it can): it
+/// must be a constant, the parameter a tensor of its dtype and rank, every static dim equal to
+/// the constant's and a symbolic dim used twice given the same size both times.
+std::string ParamDefaultMismatch(const StructInfo& param, const Expr& value);
 
 VarRef MakeVar(const std::string& name, StructInfo sinfo, bool dataflow = false);
 Expr MakeConstant(DataType t, std::vector<int64_t> shape, std::vector<uint8_t> data,

@@ -13,7 +13,10 @@
 
 namespace relax::runtime {
 
-constexpr int kExecutableVersion = 1;
+/// The version this compiler writes and the oldest this runtime still reads. 2 added optional
+/// inputs (TensorSig::default_constant); a version-1 executable is read as one without them.
+constexpr int kExecutableVersion = 2;
+constexpr int kOldestExecutableVersion = 1;
 
 /// Per-dim modes of a vm.builtin.match_shape pattern (mode, value): the dim must equal
 /// `value`; the dim is stored into heap[value]; the dim must equal heap[value].
@@ -81,6 +84,10 @@ struct TensorSig {
   /// tensor that is elsewhere (one copy) before the call, and device outputs to the host for
   /// callers that want host tensors.
   std::string device;
+  /// An input with a default (an optional input; version >= 2): the index of a kTensor constant
+  /// of the constant pool (its bytes in the params section) of the input's dtype and a shape
+  /// that fits `dims`, which the VM takes when the caller gives no value; -1: required.
+  int64_t default_constant = -1;
 };
 
 struct Executable {
@@ -96,7 +103,8 @@ struct Executable {
 
   /// Serializes to JSON text.
   std::string ToJSON() const;
-  /// A readable listing, one instruction per line, for tests and debugging:
+  /// A readable listing, one instruction per line, for tests and debugging: a line
+  ///   `input 'b' default c7` per input with a default, then per function
   ///   `func @loop(i, n, x) regs=12` then `  3: r5 = vm.builtin.move(r4)`, `  7: if r6 else +9`,
   ///   `  15: goto -12`, `  16: ret r2`; operands print as `rN`, `cN` (constant), `#N` (imm).
   std::string ToText() const;

@@ -62,6 +62,15 @@ int32_t RelaxModuleNumOutputs(const RelaxModule* mod);
 int32_t RelaxModuleGetInputInfo(const RelaxModule* mod, int32_t index, RelaxTensorInfo* out);
 int32_t RelaxModuleGetOutputInfo(const RelaxModule* mod, int32_t index, RelaxTensorInfo* out);
 
+/* Optional inputs. An input with a default (an ONNX initializer that is also a graph input, IR
+ * version >= 4, compiled without --freeze-initializers) may be given as NULL to RelaxModuleRun,
+ * which then takes the default. RelaxModuleInputHasDefault stores 1 in *out for such an input, 0
+ * for a required one. RelaxModuleGetInputDefault stores a new host copy of the default in *out
+ * (the caller frees it with `t->deleter(t)`); an input without a default is an error. Both fail on
+ * a bad index or a NULL argument. */
+int32_t RelaxModuleInputHasDefault(const RelaxModule* mod, int32_t index, int32_t* out);
+int32_t RelaxModuleGetInputDefault(const RelaxModule* mod, int32_t index, DLManagedTensor** out);
+
 /* Runs the entry function.
  *
  * inputs: `num_inputs` pointers, in the input order above (RelaxModuleGetInputInfo), each a CPU
@@ -71,15 +80,17 @@ int32_t RelaxModuleGetOutputInfo(const RelaxModule* mod, int32_t index, RelaxTen
  * is the first element; `strides` must be NULL or the compact row-major strides. kDLBool (8 bits)
  * is accepted for bool. A storage-only dtype (bfloat16, float8_*, int4/uint4: one value per byte)
  * may also be given as its bit pattern (uint16, uint8, int8), as relax-run accepts. The inputs are
- * only read, and only during the call (the caller keeps ownership). outputs: an array of
+ * only read, and only during the call (the caller keeps ownership). NULL for an input with a
+ * default (RelaxModuleInputHasDefault) runs it on its default. outputs: an array of
  * `num_outputs` slots, which must equal RelaxModuleNumOutputs(mod). On success each slot receives a
  * new DLManagedTensor in output order: a compact CPU tensor (or a device tensor,
  * RelaxModuleSetOutputsOnDevice) (strides NULL, byte_offset 0) allocated by the runtime,
  * independent of the inputs and of the module. The caller owns it and releases it with
  * `t->deleter(t)`. On failure no slot is written and nothing needs freeing. Errors (non-zero,
- * message as relax-run prints it): a wrong count, NULL tensor, a device other than the host's or
- * the module's, wrong dtype or rank, a dim that breaks the signature (the message names the input,
- * the dim and the constraint), non-compact strides, a failing kernel or builtin. */
+ * message as relax-run prints it): a wrong count, a NULL tensor for an input without a default,
+ * a device other than the host's or the module's, wrong dtype or rank, a dim that breaks the
+ * signature (the message names the input, the dim and the constraint), non-compact strides, a
+ * failing kernel or builtin. */
 int32_t RelaxModuleRun(RelaxModule* mod, const DLTensor* const* inputs, int32_t num_inputs,
                        DLManagedTensor** outputs, int32_t num_outputs);
 

@@ -28,10 +28,13 @@ class ArtifactRunner {
   const std::vector<TensorSig>& outputs() const { return artifact_->exec().outputs; }
   /// The name of output `i`: the signature's, or "output<i>" when it has none.
   std::string OutputName(size_t i) const;
-  /// The input names joined by ", " ("none" when there are no inputs), for messages.
+  /// The input names joined by ", " ("none" when there are no inputs), an input with a default
+  /// marked " (optional)", for messages.
   std::string InputNamesText() const;
 
-  /// Runs the entry function on `inputs` (signature order). An input of a storage-only dtype
+  /// Runs the entry function on `inputs` (signature order; an undefined tensor, or a null Value
+  /// for RunValues, takes the input's default: VirtualMachine::RunValues). An input of a
+  /// storage-only dtype
   /// (bfloat16, float8_*, int4/uint4) may be given as its bit pattern (BitPatternDType: uint16,
   /// uint8, int8), since NumPy and many callers have no such dtype; it is viewed as the
   /// declared dtype. Then VirtualMachine::Run checks every input against the signature (count,

@@ -65,6 +65,10 @@ class VirtualMachine {
   /// already on the artifact's device is used as is), and device outputs are copied to the host
   /// (set_outputs_on_device keeps them). An older GPU artifact runs inside a UnifiedMemoryScope:
   /// its tensors are unified memory, or with RELAX_GPU_UNIFIED=0 every launch stages them.
+  /// An input given as null (std::monostate) or an undefined NDArray takes its default
+  /// (TensorSig::default_constant: a view of the read-only params section, copied where the
+  /// signature takes it like a caller's host tensor); an input without one is an error ("input
+  /// 'x' is required: it has no default ...").
   std::vector<Value> RunValues(const std::vector<Value>& inputs);
 
   /// Where a placed artifact's tensors live (its kernels' device, else the device its signature
@@ -105,6 +109,8 @@ class VirtualMachine {
   Value CallCallee(const Callee& callee, std::vector<Value>& args, int depth);
   void CheckInputs(const std::vector<NDArray>& inputs) const;
   void CheckInputValues(const std::vector<Value>& inputs) const;
+  // `given` with each omitted input (null or an undefined tensor) replaced by its default.
+  std::vector<Value> WithDefaults(const std::vector<Value>& given) const;
   // The entry function's result as the signature's outputs (checked).
   std::vector<Value> SplitOutputs(const Value& result) const;
   // `v` with every tensor (also inside tuples) copied to host memory.

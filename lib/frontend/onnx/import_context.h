@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -108,12 +109,23 @@ class ImportContext {
   /// Notes the bounds of `out`, bound to `value`, when `value` only moves elements of operands
   /// with known bounds (reshape, slices, gathers, broadcasts, concat) (value_range.cc).
   void NoteRange(const Expr& out, const Expr& value);
+  /// Records the ranks graph `g` declares for its values (value_info, outputs); names are
+  /// unique across a model's graphs (SSA), so subgraphs add theirs (declared_types.cc).
+  void NoteDeclaredRanks(const onnx::GraphProto& g);
+  /// The rank the model declares for value `name`, if any.
+  std::optional<int> DeclaredRank(const std::string& name) const;
+  /// Main-graph inputs that have a default (initializer_inputs.h): ConvertGraphBody does not
+  /// define their initializers as constants, and a node failing on one of them says so.
+  void SetInputsWithDefault(std::set<std::string> names) { with_default_ = std::move(names); }
+  bool HasDefault(const std::string& name) const { return with_default_.count(name) != 0; }
 
  private:
   BlockBuilder* bb_;
   int64_t opset_;
   Scopes scopes_ = Scopes(1);
   std::map<const ExprNode*, std::pair<Expr, IntRange>> ranges_;  // keeps its keys alive
+  std::map<std::string, int> declared_ranks_;
+  std::set<std::string> with_default_;
 };
 
 /// The value of a one-element integer input i of `n` when it is known at import (a constant or
@@ -189,6 +201,11 @@ std::vector<PrimExpr> RuntimeDims(ImportContext& ctx, const onnx::NodeProto& n, 
 void CheckIndices(ImportContext& ctx, const onnx::NodeProto& n, const Expr& idx,
                   const std::vector<PrimExpr>& extents, const std::string& operand = "indices",
                   const std::string& kind = "index", std::optional<int64_t> except = std::nullopt);
+/// The element types subgraph `g` (an If branch, a Loop or Scan body, converted) declares for
+/// its inputs and outputs match the values it takes and computes, as onnxruntime's type
+/// checks require; Error naming `what` (the node and attribute) and the value otherwise
+/// (declared_types.cc).
+void CheckSubgraphTypes(ImportContext& ctx, const onnx::GraphProto& g, const std::string& what);
 /// Input `i` as a 1-D integer tensor of static length (a 0-D tensor is reshaped to (1,));
 /// Error naming the node otherwise.
 Expr Vector(ImportContext& ctx, const onnx::NodeProto& n, int i);

@@ -3,6 +3,7 @@
 #include <onnx/checker.h>
 
 #include <cstring>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -13,6 +14,7 @@
 
 #include "external_data.h"
 #include "import_context.h"
+#include "initializer_inputs.h"
 #include "relax/op/op.h"
 #include "relax/support/file.h"
 #include "relax/support/utf8.h"
@@ -250,7 +252,7 @@ void ConvertNode(ImportContext& ctx, const onnx::NodeProto& n) {
     std::string msg = e.what();
     std::string where = ctx.Where(n);
     if (msg.rfind(where, 0) != 0) msg = where + msg;
-    RELAX_THROW(msg);
+    RELAX_THROW(msg << DefaultInputNote(ctx, n));
   }
   ctx.bb().set_context(saved);
   for (size_t i = 0; i < outs.size() && i < static_cast<size_t>(n.output_size()); ++i)
@@ -258,7 +260,9 @@ void ConvertNode(ImportContext& ctx, const onnx::NodeProto& n) {
 }
 
 void ConvertGraphBody(ImportContext& ctx, const onnx::GraphProto& g, int64_t* converted) {
+  ctx.NoteDeclaredRanks(g);
   for (const auto& t : g.initializer()) {
+    if (ctx.HasDefault(t.name())) continue;  // an optional input of @main, not a constant
     Expr c = TensorProtoToConstant(t, "initializer '" + t.name() + "'");
     const ConstantNode* cn = As<ConstantNode>(c);
     ctx.Set(t.name(), Value{c, KnownInts(c), cn->shape.empty(), cn->dtype});
@@ -542,8 +546,19 @@ IRModule ImportOnnxBytes(const std::string& bytes, const std::string& path,
   };
   for (int i = 0; i < g.input_size(); ++i) check_name(g.input(i), "input", i);
   for (int i = 0; i < g.output_size(); ++i) check_name(g.output(i), "output", i);
+  // Initializers that are also graph inputs (IR version >= 4) are optional inputs with the
+  // initializer as default, unless frozen into constants (initializer_inputs.h).
+  std::map<std::string, const onnx::TensorProto*> with_default = InitializerInputs(model);
+  stats.initializer_inputs = static_cast<int64_t>(with_default.size());
+  stats.initializers_frozen = options.freeze_initializers && !with_default.empty();
+  if (options.freeze_initializers) with_default.clear();
+  std::deque<onnx::ValueInfoProto> default_decls;  // stable addresses for `inputs`
   std::vector<const onnx::ValueInfoProto*> inputs;
   for (const auto& in : g.input()) {
+    if (auto it = with_default.find(in.name()); it != with_default.end()) {
+      inputs.push_back(&default_decls.emplace_back(InitializerInputDecl(in, *it->second)));
+      continue;
+    }
     if (init_names.count(in.name())) continue;
     if (!InputTensorType(in) && !SequenceElemType(in.type()))
       RELAX_THROW("graph input '" << in.name() << "' is not a tensor or a sequence of tensors");
@@ -582,6 +597,7 @@ IRModule ImportOnnxBytes(const std::string& bytes, const std::string& path,
         param_vars.emplace(p, new_var(unique_name(CleanName(p))));
       }
   std::vector<VarRef> params;
+  std::vector<Expr> defaults;  // FunctionNode::param_defaults
   for (const auto* in : inputs) {
     if (const auto* et = SequenceElemType(in->type())) {
       // A sequence input: a run-time VM tuple (StructInfo Object); the element dtype goes to
@@ -631,7 +647,13 @@ IRModule ImportOnnxBytes(const std::string& bytes, const std::string& path,
     VarRef p = MakeVar(CleanName(in->name()), TensorSInfo(dims, dt));
     params.push_back(p);
     ctx.Set(in->name(), Value{p, std::nullopt, false});
+    if (auto it = with_default.find(in->name()); it != with_default.end()) {
+      defaults.resize(params.size());
+      defaults.back() = InitializerDefault(p, in->name(), *it->second);
+    }
   }
+  if (!defaults.empty()) defaults.resize(params.size());
+  NoteInputsWithDefault(ctx, defaults, with_default, &stats, options.warnings);
   // --bound NAME: the dim_param as written in the model, or the var's (printed) name.
   std::map<std::string, std::pair<int64_t, int64_t>> var_bounds;  // by var name
   for (const auto& [name, b] : options.bounds) {
@@ -742,6 +764,7 @@ IRModule ImportOnnxBytes(const std::string& bytes, const std::string& path,
   seq->sinfo = body->sinfo;
   auto fn = std::make_shared<FunctionNode>();
   fn->params = params;
+  fn->param_defaults = defaults;
   fn->body = seq;
   fn->ret_sinfo = body->sinfo;
   fn->attrs["global_symbol"] = std::string("main");

@@ -3,7 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
+#include <vector>
 
 #include "relax/support/error.h"
 
@@ -115,8 +117,9 @@ TEST(ExecutableTest, Malformed) {
   ExpectBad("", "not valid JSON");
   ExpectBad("{\"version\": 1", "not valid JSON");
   ExpectBad("[1,2]", "expected an object");
-  ExpectBad(Replace(good, "\"version\":1", "\"version\":2"), "version 2");
-  ExpectBad(Replace(good, "\"version\":1", "\"version\":\"1\""), "version");
+  ExpectBad(Replace(good, "\"version\":2", "\"version\":3"), "version 3 is not supported");
+  ExpectBad(Replace(good, "\"version\":2", "\"version\":0"), "version 0 is not supported");
+  ExpectBad(Replace(good, "\"version\":2", "\"version\":\"2\""), "version");
   ExpectBad(Replace(good, "\"entry\":\"main\"", "\"entry\":\"nope\""), "nope");
   ExpectBad(Replace(good, "\"op\":\"goto\"", "\"op\":\"jump\""), "unknown instruction op 'jump'");
   ExpectBad(Replace(good, "\"kind\":\"reg\",\"value\":0", "\"kind\":\"reg\",\"value\":9"),
@@ -135,6 +138,43 @@ TEST(ExecutableTest, Malformed) {
   ExpectBad(Replace(good, "\"inputs\":[", "\"inputs\":[1,"), "inputs[0]");
   ExpectBad(Replace(good, "\"functions\":[", "\"functionz\":["), "functions");
   ExpectBad(Replace(good, "\"name\":\"x\"", "\"name\":7"), "name");
+}
+
+// Version 1 (before optional inputs) still loads, as an executable without defaults.
+TEST(ExecutableTest, ReadsVersion1) {
+  std::string v1 = Replace(Sample().ToJSON(), "\"version\":2", "\"version\":1");
+  Executable d = Executable::FromJSON(v1);
+  EXPECT_EQ(d.version, 1);
+  ASSERT_EQ(d.inputs.size(), 1u);
+  EXPECT_EQ(d.inputs[0].default_constant, -1);
+  ExpectBad(Replace(v1, "\"name\":\"x\"", "\"default\":4,\"name\":\"x\""),
+            "inputs[0].default: defaults need executable version 2");
+}
+
+// An optional input: "default" names a tensor constant whose dtype and shape fit the input.
+TEST(ExecutableTest, InputDefaults) {
+  Executable e = Sample();
+  e.inputs[0].dims = {{"", 2}, {"n", -1}};
+  e.inputs[0].default_constant = 4;  // float32 (2, 2)
+  std::string good = e.ToJSON();
+  EXPECT_NE(good.find("\"default\":4"), std::string::npos) << good;
+  Executable d = Executable::FromJSON(good);
+  EXPECT_EQ(d.inputs[0].default_constant, 4);
+  EXPECT_EQ(d.ToJSON(), good);
+  EXPECT_EQ(d.ToText().rfind("input 'x' default c4\n", 0), 0u) << d.ToText();
+  // (text to replace, its replacement, words of the error)
+  const std::vector<std::array<const char*, 3>> bad = {
+      {"\"default\":4", "\"default\":9", "constant index 9 out of range"},
+      {"\"default\":4", "\"default\":2", "constant 2 is not a tensor"},
+      {"\"default\":4", "\"default\":\"4\"", "inputs[0].default"},
+      {"\"dims\":[2,\"n\"]", "\"dims\":[3,\"n\"]",
+       "the default's dim 0 is 2, which does not fit the input's dims"},
+      {"\"dims\":[2,\"n\"]", "\"dims\":[2]", "the default has rank 2"},
+      {"\"dtype\":\"float32\",\"name\":\"x\"", "\"dtype\":\"int32\",\"name\":\"x\"",
+       "the default is float32, the input int32"},
+      {"\"name\":\"y\"", "\"default\":4,\"name\":\"y\"",
+       "outputs[0].default: an output has no default"}};
+  for (const auto& [from, to, words] : bad) ExpectBad(Replace(good, from, to), words);
 }
 
 }  // namespace
