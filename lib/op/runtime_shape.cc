@@ -34,8 +34,10 @@ namespace {
 //  - "resize_taps" (x, v) {axes, sizes, support}: R = rank(x), the antialias tap count per axis:
 //                2 ceil(support / min(s, 1)) with s = v[j] (scales) or v[j] / dim (sizes = 1) on
 //                axis axes[j] (f32), 2 elsewhere and for s <= 0
-//  - "reduce"    (x, axes): R = 2 * rank(x), the keepdims output dims, then the extent reduced
-//                on each axis (dyn_reduce's carrier); an axis out of range or repeated reads -1
+//  - "reduce"    (x, axes) {noop}: R = 2 * rank(x), the keepdims output dims, then the extent
+//                reduced on each axis (dyn_reduce's carrier); an axis out of range or repeated
+//                reads -1. Axes of symbolic length may be empty at run time: every axis is
+//                reduced then, none with noop = 1 (noop_with_empty_axes)
 int64_t RuntimeShapeRank(const CallNode& c) {
   const std::string& fn = GetStrAttr(c.attrs, "fn");
   auto len = [&](size_t i) {
@@ -77,6 +79,7 @@ te::Tensor ComputeRuntimeShape(const CallNode& c, const std::vector<te::Tensor>&
   int64_t r = RuntimeShapeRank(c);
   auto at = [&](size_t t, int64_t k) { return I64((*in[t])({PrimExpr(k)})); };
   std::vector<PrimExpr> dims;
+  te::Tensor counts;  // "reduce" over symbolic-length axes: read by the result's compute
   if (fn == "slice") {
     for (const auto& [ax, step] : DynSlices(in)) dims.push_back(ax.len);
   } else if (fn == "slice_params") {
@@ -205,15 +208,36 @@ te::Tensor ComputeRuntimeShape(const CallNode& c, const std::vector<te::Tensor>&
   } else if (fn == "reduce") {
     const auto& xs = in[0]->shape();
     int64_t rx = static_cast<int64_t>(xs.size()), k = 0;
-    in[1]->shape()[0].AsInt(&k);
     PrimExpr bad = IntImm(0, DataType::Bool());
     std::vector<PrimExpr> hits(rx, PrimExpr(0));
-    for (int64_t j = 0; j < k; ++j) {
-      PrimExpr a = at(1, j);
-      bad = bad || a < PrimExpr(-rx) || a >= PrimExpr(rx);
-      PrimExpr na = Select(a < PrimExpr(0), a + PrimExpr(rx), a);
-      for (int64_t d = 0; d < rx; ++d)
-        hits[d] = hits[d] + Select(Eq(na, PrimExpr(d)), PrimExpr(1), PrimExpr(0));
+    if (in[1]->shape()[0].AsInt(&k)) {
+      for (int64_t j = 0; j < k; ++j) {
+        PrimExpr a = at(1, j);
+        bad = bad || a < PrimExpr(-rx) || a >= PrimExpr(rx);
+        PrimExpr na = Select(a < PrimExpr(0), a + PrimExpr(rx), a);
+        for (int64_t d = 0; d < rx; ++d)
+          hits[d] = hits[d] + Select(Eq(na, PrimExpr(d)), PrimExpr(1), PrimExpr(0));
+      }
+    } else {
+      // Axes of symbolic length: per-axis hit counts and the out-of-range count as reductions
+      // over the axes; none at run time reduces every axis unless `noop` (ONNX
+      // noop_with_empty_axes).
+      const PrimExpr len = in[1]->shape()[0];
+      counts = te::Compute(
+          {PrimExpr(rx + 1)},
+          [&](const std::vector<Var>& i) {
+            te::ReduceAxis j = te::RAxis(len, "j");
+            PrimExpr a = I64((*in[1])({j.var}));
+            PrimExpr na = Select(a < PrimExpr(0), a + PrimExpr(rx), a);
+            PrimExpr out_of_range = a < PrimExpr(-rx) || a >= PrimExpr(rx);
+            PrimExpr hit = Select(Eq(i[0], PrimExpr(rx)), out_of_range, Eq(na, i[0]));
+            return te::Sum(Select(hit, PrimExpr(1), PrimExpr(0)), {j});
+          },
+          "axis_hits");
+      const bool noop = c.attrs.count("noop") && GetIntAttr(c.attrs, "noop") != 0;
+      PrimExpr all = noop ? IntImm(0, DataType::Bool()) : Eq(len, PrimExpr(0));
+      for (int64_t d = 0; d < rx; ++d) hits[d] = Select(all, PrimExpr(1), (*counts)({PrimExpr(d)}));
+      bad = (*counts)({PrimExpr(rx)}) > PrimExpr(0);
     }
     for (int64_t d = 0; d < rx; ++d) bad = bad || hits[d] > PrimExpr(1);
     for (int64_t d = 0; d < 2 * rx; ++d) {
@@ -330,14 +354,17 @@ te::Tensor ComputeTensorOfDims(const CallNode& c, const std::vector<te::Tensor>&
 
 void RegisterRuntimeShapeOps() {
   // Shape code: host kernels on GPU targets (OpInfo::host_kernel).
-  OpInfo runtime_shape{"relax.runtime_shape", OpPatternKind::kOpaque, InferRuntimeShape,
-                       ComputeRuntimeShape};
-  runtime_shape.host_kernel = true;
-  RegisterOp(std::move(runtime_shape));
-  OpInfo tensor_of_dims{"relax.tensor_of_dims", OpPatternKind::kOpaque, InferTensorOfDims,
-                        ComputeTensorOfDims};
-  tensor_of_dims.host_kernel = true;
-  RegisterOp(std::move(tensor_of_dims));
+  auto host_kernel = [](const char* name, FInferStructInfo infer, FTECompute compute) {
+    OpInfo info;
+    info.name = name;
+    info.pattern = OpPatternKind::kOpaque;
+    info.infer = std::move(infer);
+    info.compute = std::move(compute);
+    info.host_kernel = true;
+    RegisterOp(std::move(info));
+  };
+  host_kernel("relax.runtime_shape", InferRuntimeShape, ComputeRuntimeShape);
+  host_kernel("relax.tensor_of_dims", InferTensorOfDims, ComputeTensorOfDims);
 }
 
 }  // namespace relax

@@ -238,6 +238,59 @@ def slice_edge_cases():
                  np.array([g.choice(_e) for _ in range(_k)], np.int64) if sh == [_k] else g.standard_normal(sh).astype(np.float32)))
 
 
+def declare_output_rank(family, rank):
+    # The last case's output declared with `rank` symbolic dims (ONNX shape inference cannot
+    # give a rank that depends on a dim's value).
+    out = nn_cases.CASES[family][-1][1].graph.output[0]
+    out.type.tensor_type.ClearField("shape")
+    for j in range(rank):
+        out.type.tensor_type.shape.dim.add().dim_param = f"o{j}"
+
+
+def symbolic_shape_cases():
+    # Ops whose parameters depend on symbolic dims (issue 32), each run at two sizes:
+    i64 = TensorProto.INT64
+    # GatherND whose index depth (the last dim of indices) is symbolic: the result's rank is the
+    # one the model declares, the depth checked at run time.
+    for b, xs, rank, sh in ((0, [4, 5, 6], 2, [[2, 2], [3, 2]]), (0, [4, 5, 6], 1, [[3, 3], [1, 3]]),
+                            (1, [2, 5, 6], 2, [[2, 1], [2, 1]])):
+        case("symbolic_shape", f"GatherND_symbolic_depth_b{b}_r{rank}",
+             [node("GatherND", ["x", "i"], batch_dims=b)], [("x", xs), ("i", ["n", "q"])], ["y"],
+             dtypes={"i": i64}, shapes=[{"x": xs, "i": s} for s in sh],
+             gen=lambda g, s, _xs=xs, _b=b: (
+                 g.integers(-2, 2, s).astype(np.int64) if len(s) == 2 and s != _xs[:2]
+                 else g.standard_normal(s).astype(np.float32)))
+        declare_output_rank("symbolic_shape", rank)
+    # ConvTranspose with output_shape over symbolic spatial dims: the crop depends on the input
+    # extent (also an output_shape beyond the full extent: zeros at the end; SAME_UPPER's split).
+    w = np.random.default_rng(5).standard_normal((2, 3, 3, 3)).astype(np.float32)
+    bias = np.array([0.5, -1.0, 2.0], np.float32)
+    # (onnxruntime accepts an output_shape up to stride - 1 beyond the full extent F =
+    # s (in - 1) + (k - 1) d + 1, as zeros at the end; h = 4, 5 and w = 4, 6 below.)
+    for name, attrs in (("out_7x8", dict(strides=[2, 2], output_shape=[7, 8])),
+                        ("out_beyond", dict(strides=[2, 3], output_shape=[10, 13])),
+                        ("out_upper", dict(strides=[2, 3], output_shape=[9, 10], auto_pad="SAME_UPPER")),
+                        ("out_dil", dict(strides=[1, 2], dilations=[2, 1], output_shape=[6, 9]))):
+        case("symbolic_shape", f"ConvTranspose_output_shape_symbolic_{name}",
+             [node("ConvTranspose", ["x", "w", "b"], **attrs)], [("x", [1, 2, "h", "w"])], ["y"],
+             [("w", w), ("b", bias)], shapes=[{"x": [1, 2, 4, 4]}, {"x": [1, 2, 5, 6]}])
+    # Reduce* whose axes input has a symbolic length (and is empty at run time).
+    for noop in (0, 1):
+        for op in ("ReduceSum", "ReduceMax"):
+            case("symbolic_shape", f"{op}_axes_symbolic_length_noop{noop}",
+                 [node(op, ["x", "a"], keepdims=1, noop_with_empty_axes=noop)],
+                 [("x", [2, 3, 4]), ("a", ["k"])], ["y"], opset=18, dtypes={"a": i64},
+                 shapes=[{"x": [2, 3, 4], "a": [2]}, {"x": [2, 3, 4], "a": [0]}],
+                 gen=lambda g, s: (np.array([0, -1], np.int64)[:s[0]] if len(s) == 1
+                                   else g.standard_normal(s).astype(np.float32)))
+    case("symbolic_shape", "ReduceMean_axes_symbolic_length_keepdims0",
+         [node("ReduceMean", ["x", "a"], keepdims=0)], [("x", [2, 3, 4]), ("a", ["k"])], ["y"],
+         opset=18, dtypes={"a": i64}, shapes=[{"x": [2, 3, 4], "a": [2]}] * 2,
+         gen=lambda g, s: (np.array([2, 0], np.int64) if len(s) == 1
+                           else g.standard_normal(s).astype(np.float32)))
+    declare_output_rank("symbolic_shape", 1)
+
+
 def walk_forest(model, feeds):
     """TreeEnsemble-5 by the operator text: every tree walked from its root per sample."""
     from onnx import numpy_helper
@@ -361,7 +414,7 @@ FAMILIES = {"pool_edge": pool_edge_cases, "scan_edge": scan_edge_cases,
             "intmm_edge": intmm_edge_cases, "math_edge": math_edge_cases,
             "shape_value_edge": shape_value_edge_cases, "special_values": special_value_cases,
             "einsum_edge": einsum_edge_cases, "tree_ensemble": tree_ensemble_cases,
-            "slice_edge": slice_edge_cases}
+            "slice_edge": slice_edge_cases, "symbolic_shape": symbolic_shape_cases}
 
 if __name__ == "__main__":
     nn_cases.FAMILIES.clear()

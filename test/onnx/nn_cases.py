@@ -554,9 +554,49 @@ def error_cases():
                expect="bicubic")
     error_case("conv_4d_window", [node("Conv", ["x", "w"])], [("x", [1, 1, 2, 2, 2, 2])],
                [("w", rnd([1, 1, 1, 1, 1, 1]))], expect="only 1-D, 2-D and 3-D Conv")
-    error_case("convtranspose_output_shape_symbolic",
-               [node("ConvTranspose", ["x", "w"], strides=[2, 2], output_shape=[9, 9])],
-               x4, [("w", rnd([2, 1, 3, 3]))], expect="output_shape needs static spatial input dims")
+    # ConvTranspose's output_shape may exceed the full output extent by less than the stride
+    # (onnxruntime's limit): static at import, symbolic at run time (3 x 3 with stride 2 gives 7).
+    error_case("convtranspose_output_shape_too_large",
+               [node("ConvTranspose", ["x", "w"], strides=[2, 2], output_shape=[9, 7])],
+               [("x", [1, 2, 3, 3])], [("w", rnd([2, 1, 3, 3]))],
+               expect=r"output_shape\[0\] = 9 exceeds the full output extent 7 by the stride")
+    error_case("convtranspose_output_shape_too_large_runtime",
+               [node("ConvTranspose", ["x", "w"], strides=[2, 2], output_shape=[9, 7])],
+               x4, [("w", rnd([2, 1, 3, 3]))], run_shapes=[{"x": [1, 2, 3, 3]}],
+               expect=r"ConvTranspose 'convtranspose0'.*output_shape\[0\] = 9 exceeds")
+    # A symbolic GatherND index depth, or number of axes with keepdims = 0, sets the result's
+    # rank: the model must declare it.
+    error_case("gathernd_symbolic_depth_undeclared", [node("GatherND", ["x", "i"])],
+               [("x", [4, 5, 6]), ("i", ["n", "q"])], opset=13,
+               expect=r"last dim of indices \(q\) is symbolic and the model declares no rank")
+    ERRORS[-1][1].graph.input[1].type.tensor_type.elem_type = TensorProto.INT64
+    ERRORS[-1][1].graph.output[0].type.tensor_type.ClearField("shape")
+    # Subgraphs' declared element types are checked as the main graph's are (onnxruntime
+    # refuses such models): an If branch output, a Loop body's carried input.
+    then_g = helper.make_graph([helper.make_node("Relu", ["x"], ["t"], name="r")], "then", [],
+                               [helper.make_tensor_value_info("t", TensorProto.INT64, None)])
+    else_g = helper.make_graph([helper.make_node("Neg", ["x"], ["e"], name="g")], "else", [],
+                               [helper.make_tensor_value_info("e", TensorProto.FLOAT, None)])
+    error_case("if_branch_output_declared_type", [node("If", ["c"], then_branch=then_g,
+                                                       else_branch=else_g)],
+               [("x", [2, 3])], [("c", np.array(True))],
+               expect=r"If 'if0'.*then_branch: output 't' is declared as i64 but is f32")
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cin"], ["cout"], name="i1"),
+         helper.make_node("Add", ["v", "v"], ["vout"], name="a1")], "body",
+        [helper.make_tensor_value_info("it", TensorProto.INT64, []),
+         helper.make_tensor_value_info("cin", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("v", TensorProto.INT64, None)],
+        [helper.make_tensor_value_info("cout", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("vout", TensorProto.INT64, None)])
+    error_case("loop_body_input_declared_type", [node("Loop", ["n", "", "x"], body=body)],
+               [("x", [2, 3])], [("n", np.array(2, np.int64))],
+               expect=r"Loop 'loop0': subgraph 'body': .*body: input 'v' is declared as i64 but is f32")
+    error_case("reduce_symbolic_axes_keepdims0_undeclared", [node("ReduceSum", ["x", "a"], keepdims=0)],
+               [("x", [2, 3]), ("a", ["k"])], opset=18,
+               expect=r"keepdims=0 with axes of symbolic length \(k\)")
+    ERRORS[-1][1].graph.input[1].type.tensor_type.elem_type = TensorProto.INT64
+    ERRORS[-1][1].graph.output[0].type.tensor_type.ClearField("shape")
     error_case("maxpool3d_input_too_small", [node("MaxPool", ["x"], kernel_shape=[3, 3, 3])],
                [("x", ["n", 1, "d", 4, 4])], opset=12, run_shapes=[{"x": [1, 1, 2, 4, 4]}],
                expect="max_pool3d output depth")

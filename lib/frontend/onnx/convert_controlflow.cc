@@ -172,6 +172,7 @@ Branch ConvertBranch(ImportContext& ctx, const onnx::NodeProto& n, const onnx::G
                      const std::string& which) {
   return ConvertBranch(ctx, n, which, [&] {
     ConvertGraphBody(ctx, g);
+    CheckSubgraphTypes(ctx, g, which);
     std::vector<Value> outs;
     for (const auto& o : g.output()) outs.push_back(GraphOutputValue(ctx, o.name(), which));
     return outs;
@@ -278,6 +279,8 @@ std::vector<Value> ConvertIf(ImportContext& ctx, const onnx::NodeProto& n) {
   if (c.taken) {
     ctx.PushScope();
     ConvertGraphBody(ctx, *c.taken);
+    CheckSubgraphTypes(ctx, *c.taken,
+                       ctx.Where(n) + (c.taken == &then_g ? "then_branch" : "else_branch"));
     std::vector<Value> outs;
     for (const auto& o : c.taken->output()) outs.push_back(ctx.Get(o.name()));
     ctx.PopScope();
@@ -332,6 +335,7 @@ void ConvertIfWithTail(ImportContext& ctx, const onnx::GraphProto& g, int i, int
     const onnx::GraphProto& sub = Subgraph(ctx, n, attr);
     return ConvertBranch(ctx, n, attr, [&] {
       ConvertGraphBody(ctx, sub);
+      CheckSubgraphTypes(ctx, sub, attr);
       for (int k = 0; k < n.output_size() && k < sub.output_size(); ++k)
         if (!n.output(k).empty()) ctx.Set(n.output(k), ctx.Get(sub.output(k).name()));
       ConvertNodes(ctx, g, i + 1, converted);

@@ -432,6 +432,7 @@ std::vector<Value> LoopImpl(ImportContext& ctx, const onnx::NodeProto& n) {
       c.Set(body.input(2 + j).name(), v);
     }
     ConvertGraphBody(c, body);
+    CheckSubgraphTypes(c, body, "body");
     BodyResult r;
     r.cond = GraphOutput(c, body.output(0).name(), "body");
     for (int j = 0; j < nc; ++j) {
@@ -514,6 +515,7 @@ std::vector<Value> ScanCore(ImportContext& ctx, const onnx::NodeProto& n,
       c.Set(body.input(nc + static_cast<int>(k)).name(), Value{slice, std::nullopt});
     }
     ConvertGraphBody(c, body);
+    CheckSubgraphTypes(c, body, "body");
     BodyResult r;
     for (int j = 0; j < nc; ++j) r.carried.push_back(GraphOutput(c, body.output(j).name(), "body"));
     for (int k = 0; k < ns; ++k)

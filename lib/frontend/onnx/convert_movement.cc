@@ -68,6 +68,30 @@ std::vector<PrimExpr> NdExtents(const Expr& data, const Expr& idx, int64_t batch
   return std::vector<PrimExpr>(ds.begin() + batch_dims, ds.begin() + batch_dims + k);
 }
 
+// GatherND's index depth (the last dim of indices) sets its result's rank, so it must be
+// static. A symbolic one is taken from the rank the model declares for the result (rank(indices)
+// - 1 + rank(data) - batch_dims - depth) and checked at run time by a match_cast.
+Expr StaticIndexDepth(ImportContext& ctx, const onnx::NodeProto& n, const Expr& x,
+                      const Expr& idx) {
+  const auto& is = Dims(idx);
+  if (is.empty() || is.back().AsInt()) return idx;
+  const int64_t b = AttrInt(n, "batch_dims", 0), rx = static_cast<int64_t>(Dims(x).size());
+  const int64_t ri = static_cast<int64_t>(is.size());
+  std::optional<int> declared = n.output_size() > 0 ? ctx.DeclaredRank(n.output(0)) : std::nullopt;
+  if (!declared)
+    RELAX_THROW(ctx.Where(n) << "the last dim of indices (" << ToString(is.back())
+                             << ") is symbolic and the model declares no rank for output '"
+                             << n.output(0) << "', so its rank is unknown");
+  const int64_t depth = ri - 1 + rx - b - *declared;
+  if (b < 0 || b >= ri || depth < 1 || depth > rx - b)
+    RELAX_THROW(ctx.Where(n) << "output '" << n.output(0) << "' is declared with rank " << *declared
+                             << ", which no index depth gives (indices rank " << ri
+                             << ", data rank " << rx << ", batch_dims " << b << ")");
+  std::vector<PrimExpr> dims = is;
+  dims.back() = PrimExpr(depth);
+  return ctx.bb().EmitMatchCast(idx, TensorSInfo(dims, idx->sinfo->dtype), "indices_depth");
+}
+
 }  // namespace
 
 std::vector<PrimExpr> RuntimeDims(ImportContext& ctx, const onnx::NodeProto& n, const Expr& dims,
@@ -467,6 +491,7 @@ void AddMovementConverters(ConverterTable* t) {
   };
   (*t)["GatherND"] = [](ImportContext& ctx, const onnx::NodeProto& n) -> std::vector<Value> {
     Expr x = ctx.Tensor(n, 0), idx = ctx.Tensor(n, 1);
+    idx = StaticIndexDepth(ctx, n, x, idx);
     CheckIndices(ctx, n, idx, NdExtents(x, idx, AttrInt(n, "batch_dims", 0)));
     return {ctx.Emit(
         MakeCall(Op("relax.gather_nd"), {x, idx}, {{"batch_dims", AttrInt(n, "batch_dims", 0)}}),

@@ -128,6 +128,46 @@ std::vector<Value> ConvertConv(ImportContext& ctx, const onnx::NodeProto& n) {
   return {v};
 }
 
+// ConvTranspose with output_shape over symbolic spatial input dims: the total pad (full extent
+// F = s*(in-1) + output_padding + (k-1)*d + 1, minus the requested extent) depends on `in`, so
+// the unpadded result is cropped at run time by relax.pad with negative begin pads (the split of
+// the static path below); an output_shape beyond F gets zeros at the end, as the static path's
+// extra output padding does, up to stride - 1 of them (onnxruntime's limit; more is a run-time
+// error naming the node).
+Expr CropToOutputShape(ImportContext& ctx, const onnx::NodeProto& n, const Expr& full,
+                       const std::vector<int64_t>& out_shape, const std::vector<int64_t>& strides,
+                       bool upper) {
+  auto& an = ctx.bb().analyzer();
+  const auto& fs = *full->sinfo->values;
+  const int r = static_cast<int>(fs.size()), k = r - 2;
+  std::vector<PrimExpr> pads(2 * r, PrimExpr(0)), shape = fs;
+  for (int i = 0; i < k; ++i) {
+    PrimExpr extra = an.Simplify(Max(PrimExpr(out_shape[i]) - fs[i + 2], PrimExpr(0)));
+    if (!an.CanProve(extra < PrimExpr(strides[i])))
+      ctx.bb().Emit(
+          MakeCall(GetOp("relax.check_dims_equal"),
+                   {MakeShapeExpr({Min(extra, PrimExpr(strides[i] - 1)), extra}),
+                    MakeStringImm(ctx.Where(n) + "output_shape[" + std::to_string(i) +
+                                  "] = " + std::to_string(out_shape[i]) +
+                                  " exceeds the full output extent by the stride (" +
+                                  std::to_string(strides[i]) + ") or more; excess and extent")}),
+          "check");
+    // (max, not a select: shape values become data through tensor_of_dims)
+    PrimExpr total = an.Simplify(Max(fs[i + 2] - PrimExpr(out_shape[i]), PrimExpr(0)));
+    PrimExpr half = FloorDiv(total, PrimExpr(2));
+    PrimExpr begin = an.Simplify(upper ? half : total - half);
+    pads[i + 2] = an.Simplify(PrimExpr(0) - begin);
+    pads[i + 2 + r] = an.Simplify(PrimExpr(out_shape[i]) - fs[i + 2] + begin);
+    shape[i + 2] = PrimExpr(out_shape[i]);
+  }
+  Expr p = ctx.ValueTensor(Value{nullptr, pads, false, DataType::Int(64)});
+  std::vector<uint8_t> zero(full->sinfo->dtype.bytes(), 0);
+  Expr fill = MakeConstant(full->sinfo->dtype, {}, zero);
+  return ctx.bb().Emit(MakeCall(GetOp("relax.pad"), {full, fill, p, MakeShapeExpr(shape)},
+                                {{"mode", std::string("constant")}}),
+                       CleanName(n.output(0)) + "_output_shape");
+}
+
 // ConvTranspose: output_shape (when given) or auto_pad SAME_* (output = in * stride) fix the
 // pads: total = s*(in-1) + output_padding + (k-1)*d + 1 - out, split as ONNX specifies
 // (SAME_UPPER: the odd extra at the end, otherwise at the beginning).
@@ -149,7 +189,16 @@ std::vector<Value> ConvertConvTranspose(ImportContext& ctx, const onnx::NodeProt
   std::vector<int64_t> pads(2 * k, 0);
   std::vector<int64_t> out_shape = AttrInts(n, "output_shape", {});
   const auto& xs = *x->sinfo->values;
-  if (!out_shape.empty() || auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+  bool crop = false;  // output_shape over symbolic input dims (CropToOutputShape)
+  for (int i = 0; i < k && !out_shape.empty(); ++i) crop = crop || !xs[i + 2].AsInt();
+  if (crop) {
+    if (static_cast<int>(out_shape.size()) == k + 2)
+      out_shape.erase(out_shape.begin(), out_shape.begin() + 2);
+    if (static_cast<int>(out_shape.size()) != k)
+      RELAX_THROW(ctx.Where(n) << "output_shape needs " << k << " entries");
+    for (int64_t o : out_shape)
+      if (o < 0) RELAX_THROW(ctx.Where(n) << "output_shape entries must be non-negative");
+  } else if (!out_shape.empty() || auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
     if (!out_shape.empty() && static_cast<int>(out_shape.size()) != k) {
       if (static_cast<int>(out_shape.size()) == k + 2)
         out_shape.erase(out_shape.begin(), out_shape.begin() + 2);
@@ -160,11 +209,14 @@ std::vector<Value> ConvertConvTranspose(ImportContext& ctx, const onnx::NodeProt
       // auto_pad SAME_* (output in * stride): the total pad s*(in-1) + out_pad + (k-1)*d + 1 -
       // in*s does not depend on `in`, so symbolic input dims need nothing at run time.
       int64_t in = 1;
-      if (!out_shape.empty() && !xs[i + 2].AsInt(&in))
-        RELAX_THROW(ctx.Where(n) << "output_shape needs static spatial input dims");
+      if (!out_shape.empty()) xs[i + 2].AsInt(&in);
       int64_t target = out_shape.empty() ? in * strides[i] : out_shape[i];
       int64_t total = strides[i] * (in - 1) + out_pad[i] + (kernel[i] - 1) * dil[i] + 1 - target;
       if (total < 0) {  // output_shape larger than the full output: the rest is output padding
+        if (-total >= strides[i])  // (onnxruntime's limit: less than the stride)
+          RELAX_THROW(ctx.Where(n) << "output_shape[" << i << "] = " << target
+                                   << " exceeds the full output extent " << target + total
+                                   << " by the stride (" << strides[i] << ") or more");
         out_pad[i] -= total;
         total = 0;
       }
@@ -190,6 +242,8 @@ std::vector<Value> ConvertConvTranspose(ImportContext& ctx, const onnx::NodeProt
           {"output_padding", out_pad}};
   Value y =
       ctx.Emit(MakeCall(GetOp(std::string("relax.nn.conv_transpose") + Suffix(k)), {x, w}, a), n);
+  if (crop)
+    y.expr = CropToOutputShape(ctx, n, y.expr, out_shape, strides, auto_pad == "SAME_UPPER");
   return AddBias(ctx, n, y, (*y.expr->sinfo->values)[1], k + 2);
 }
 

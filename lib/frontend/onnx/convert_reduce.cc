@@ -25,37 +25,54 @@ std::optional<std::vector<int64_t>> KnownAxes(ImportContext& ctx, const onnx::No
   return std::nullopt;
 }
 
-// Axes that are tensor data (1-D, static length k > 0): runtime_shape fn "reduce" computes, per
-// axis, the keepdims output dim and the extent reduced (-1 for an axis out of range or repeated:
-// a run-time error naming the node); RuntimeDims binds them, and dyn_reduce reads them from the
-// carrier's shape. keepdims = 0 then drops the reduced axes with a run-time squeeze (reshape).
+// Axes that are tensor data (1-D, static length k > 0 or symbolic): runtime_shape fn "reduce"
+// computes, per axis, the keepdims output dim and the extent reduced (-1 for an axis out of range
+// or repeated: a run-time error naming the node); RuntimeDims binds them, and dyn_reduce reads them
+// from the carrier's shape. keepdims = 0 then drops the reduced axes with a run-time squeeze
+// (reshape).
 Value RuntimeAxesReduce(ImportContext& ctx, const onnx::NodeProto& n, const std::string& kind,
                         const Expr& x) {
   auto& bb = ctx.bb();
   Expr ax = ctx.Tensor(n, 1);
   const auto& as = ax->sinfo->values;
-  if (!as || as->size() != 1 || !(*as)[0].AsInt())
-    RELAX_THROW(ctx.Where(n) << "input '" << n.input(1)
-                             << "' (axes) must be a 1-D tensor of static length");
+  if (!as || as->size() != 1)
+    RELAX_THROW(ctx.Where(n) << "input '" << n.input(1) << "' (axes) must be a 1-D tensor");
   if (!(ax->sinfo->dtype.is_int() || ax->sinfo->dtype.is_uint()))
     RELAX_THROW(ctx.Where(n) << "input '" << n.input(1) << "' (axes) must be an integer tensor");
   int r = x->sinfo->ndim;
+  const bool keep = AttrInt(n, "keepdims", 1) != 0;
+  int64_t k = 0;
+  Attrs shape_attrs{{"fn", std::string("reduce")}};
+  if (!(*as)[0].AsInt(&k)) {
+    // A symbolic number of axes (possibly none at run time: all axes, or none with
+    // noop_with_empty_axes): with keepdims the rank stays; without, the rank the model declares
+    // for the result gives the number (checked at run time by a match_cast).
+    if (keep) {
+      shape_attrs["noop"] = AttrInt(n, "noop_with_empty_axes", 0);
+    } else {
+      std::optional<int> declared = ctx.DeclaredRank(n.output(0));
+      if (!declared || *declared >= r)
+        RELAX_THROW(ctx.Where(n) << "keepdims=0 with axes of symbolic length ("
+                                 << ToString((*as)[0])
+                                 << "): the result's rank depends on it and the model declares "
+                                 << (declared ? "rank " + std::to_string(*declared) : "none")
+                                 << " for output '" << n.output(0) << "'");
+      k = r - *declared;
+      ax = bb.EmitMatchCast(ax, TensorSInfo({PrimExpr(k)}, ax->sinfo->dtype), "axes");
+    }
+  }
   // Distinct axes: at most the rank (the shape computation has one term per axis; a declared
   // length of 2^31 built an expression that took 23 GB).
-  int64_t k = 0;
-  (*as)[0].AsInt(&k);
   if (k > r)
     RELAX_THROW(ctx.Where(n) << "axes has " << k << " entries; the input has rank " << r
                              << " (axes must be distinct)");
-  Expr dims =
-      bb.Emit(MakeCall(GetOp("relax.runtime_shape"), {x, ax}, {{"fn", std::string("reduce")}}),
-              "reduce_dims");
+  Expr dims = bb.Emit(MakeCall(GetOp("relax.runtime_shape"), {x, ax}, shape_attrs), "reduce_dims");
   Expr carrier;
   std::string what = "axes must be distinct and in [" + std::to_string(-r) + ", " +
                      std::to_string(r - 1) + "]; reduce";
   RuntimeDims(ctx, n, dims, {}, what, &carrier);
   Expr call = MakeCall(GetOp("relax.dyn_reduce"), {x, carrier}, {{"kind", kind}});
-  if (AttrInt(n, "keepdims", 1) != 0) return ctx.Emit(call, n);
+  if (keep) return ctx.Emit(call, n);
   Expr red = bb.Emit(call, "reduced");
   Expr sq =
       bb.Emit(MakeCall(GetOp("relax.runtime_shape"), {red, ax}, {{"fn", std::string("squeeze")}}),
