@@ -146,7 +146,56 @@ def main():
     print(f"  close() during runs on other threads: {outcomes}")
     m.close()
     expect_error(lambda: m.run({"x": x}), "module is closed")
+    device_tensors(args, onnx_path, sess, rng)
     print("relaxrt: OK")
+
+
+def device_tensors(args, onnx_path, sess, rng):
+    """Tensors on the device (issue 30), on lavapipe: a vulkan artifact run on DeviceTensors with
+    its outputs kept on the device copies nothing between host and device and stages nothing; the
+    results (copied back by numpy()) match onnxruntime; host feeds still work."""
+    so = os.path.join(args.work, "relaxrt_small_vulkan.so")
+    p = subprocess.run([args.relaxc, "compile", onnx_path, "--target", "vulkan", "-o", so],
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        raise AssertionError(f"vulkan compile failed: {p.stderr}")
+    os.environ["RELAX_GPU_UNIFIED"] = "0"  # device memory, as on a discrete GPU
+    try:
+        m = relaxrt.Module(so)
+    except relaxrt.Error as e:
+        if "no Vulkan" in str(e) or "vkCreateInstance" in str(e):
+            print(f"  device tensors: skipped ({e})")
+            return
+        raise
+    assert m.device == "vulkan:0", m.device
+    x = rng.standard_normal((2, 9, 3)).astype(np.float32)
+    ref = sess.run(None, {"x": x})
+    for g, r in zip(m.run({"x": x}), ref):  # host in, host out
+        np.testing.assert_allclose(g, r, rtol=1e-4, atol=1e-5)
+    dx = m.to_device(x)
+    assert dx.shape == x.shape and dx.dtype == np.float32, dx
+    np.testing.assert_array_equal(dx.numpy(), x)
+    m.outputs_on_device = True
+    before = m.device_traffic()
+    outs = m.run({"x": dx})
+    after = m.device_traffic()
+    delta = {k: after[k] - before[k] for k in after}
+    assert all(isinstance(o, relaxrt.DeviceTensor) for o in outs), outs
+    assert delta["launches"] > 0 and delta["staged_bytes"] == 0, delta
+    assert delta["copy_in_bytes"] == 0 and delta["copy_out_bytes"] == 0, delta
+    assert delta["host_mapped_buffers"] == 0, delta
+    for o, r in zip(outs, ref):
+        np.testing.assert_allclose(o.numpy(), r, rtol=1e-4, atol=1e-5)
+    print(f"  device tensors: {delta}; outputs {outs} match onnxruntime")
+    # A freed device tensor is an error, never a read of freed memory; close() frees the rest.
+    dx.free()
+    expect_error(lambda: m.run({"x": dx}), "device tensor is freed")
+    dy = m.to_device(x)
+    m.close()
+    expect_error(dy.numpy, "device tensor is freed")
+    for o in outs:
+        o.free()
+    del os.environ["RELAX_GPU_UNIFIED"]
 
 
 if __name__ == "__main__":
