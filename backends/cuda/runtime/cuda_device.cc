@@ -63,13 +63,18 @@ CUdeviceptr Acquire(const Driver& drv, Device& d, uint64_t bytes, const std::str
     d.cached_bytes -= size;
     return p;
   }
+  return AllocOrFreeCached(drv, d, size, what + " (" + std::to_string(size) + " bytes)");
+}
+
+CUdeviceptr AllocOrFreeCached(const Driver& drv, Device& d, uint64_t size,
+                              const std::string& what) {
   CUdeviceptr p = 0;
   CUresult r = drv.cuMemAlloc_v2(&p, size);
   if (r == kCudaErrorOutOfMemory) {
     FreeCached(drv, d);
     r = drv.cuMemAlloc_v2(&p, size);
   }
-  drv.Check(r, "cuMemAlloc", what + " (" + std::to_string(size) + " bytes)");
+  drv.Check(r, "cuMemAlloc", what);
   return p;
 }
 

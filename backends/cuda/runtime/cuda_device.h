@@ -117,6 +117,9 @@ size_t SizeClass(uint64_t bytes);
 /// A device block of at least `bytes` from the staging cache or the driver. Throws relax::Error
 /// naming `what` when the driver fails.
 CUdeviceptr Acquire(const Driver& drv, Device& d, uint64_t bytes, const std::string& what);
+/// `size` bytes from cuMemAlloc; when the device is out of memory the cached free blocks go
+/// back to the driver and it tries once more. Throws naming `what` on failure.
+CUdeviceptr AllocOrFreeCached(const Driver& drv, Device& d, uint64_t size, const std::string& what);
 /// Gives a staging or managed block back to its cache, or an AllocData block to the driver, once
 /// every stream that had work queued when it was released has been synchronized.
 void Release(const Driver& drv, Device& d, CUdeviceptr p, uint64_t bytes,

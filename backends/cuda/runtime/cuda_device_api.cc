@@ -129,13 +129,8 @@ class CudaDeviceAPI final : public DeviceAPI {
     std::lock_guard<std::mutex> lock(d.mu);
     const Driver& drv = *driver_;
     drv.Check(drv.cuCtxSetCurrent(d.ctx), "cuCtxSetCurrent", what);
-    CUdeviceptr base = 0;
-    CUresult r = drv.cuMemAlloc_v2(&base, size);
-    if (r == kCudaErrorOutOfMemory) {
-      FreeCached(drv, d);
-      r = drv.cuMemAlloc_v2(&base, size);
-    }
-    drv.Check(r, "cuMemAlloc", what + " (" + std::to_string(nbytes) + " bytes)");
+    const CUdeviceptr base =
+        AllocOrFreeCached(drv, d, size, what + " (" + std::to_string(nbytes) + " bytes)");
     const CUdeviceptr p = (base + alignment - 1) & ~static_cast<CUdeviceptr>(alignment - 1);
     if (p - base + nbytes > size) {  // the driver broke its 256-byte promise
       drv.cuMemFree_v2(base);

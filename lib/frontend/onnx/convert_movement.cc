@@ -1,8 +1,8 @@
 // ONNX shape and data-movement converters on data tensors: Transpose, Split, GatherElements,
 // GatherND, DepthToSpace, SpaceToDepth, Tile, Expand, Pad, Trilu, EyeLike, OneHot, Range,
 // ConstantOfShape, Size, ScatterElements (and Scatter), ScatterND, and the
-// data-tensor paths of Slice, Gather, Concat and Reshape (convert_tensor.cc handles their
-// compile-time shape values).
+// data-tensor paths of Gather, Concat and Reshape (convert_slice.cc: Slice's; convert_tensor.cc
+// handles their compile-time shape values).
 //
 // Shape operands (Reshape shape, Expand shape, Slice starts, Tile repeats, Pad pads, ...)
 // that are constants or known shape values give exact, possibly symbolic, output shapes.
@@ -15,39 +15,13 @@
 #include <limits>
 
 #include "import_context.h"
+#include "movement_util.h"
 
 namespace relax::frontend::onnx_import {
 
 namespace {
 
 Expr Op(const char* name) { return GetOp(name); }
-
-Expr I64Const(const std::vector<int64_t>& v, bool scalar = false) {
-  std::vector<uint8_t> b(v.size() * 8);
-  if (!v.empty()) std::memcpy(b.data(), v.data(), b.size());
-  std::vector<int64_t> shape;
-  if (!scalar) shape.push_back(static_cast<int64_t>(v.size()));
-  return MakeConstant(DataType::Int(64), shape, std::move(b));
-}
-
-const std::vector<PrimExpr>& Dims(const Expr& e) {
-  if (e->sinfo->kind != SIKind::kTensor || !e->sinfo->values)
-    RELAX_THROW("input of unknown shape " << ToString(e->sinfo));
-  return *e->sinfo->values;
-}
-
-// Known values of input i when every one is a compile-time constant.
-std::optional<std::vector<int64_t>> StaticInts(ImportContext& ctx, const onnx::NodeProto& n,
-                                               int i) {
-  if (!ImportContext::HasInput(n, i)) return std::nullopt;
-  return ConstInts(ctx.Get(n.input(i)));
-}
-
-int Axis(ImportContext& ctx, const onnx::NodeProto& n, int64_t axis, int64_t rank) {
-  if (axis < -rank || axis >= rank)
-    RELAX_THROW(ctx.Where(n) << "axis " << axis << " out of range for rank " << rank);
-  return static_cast<int>(axis < 0 ? axis + rank : axis);
-}
 
 Expr Reshape(ImportContext& ctx, const Expr& x, const std::vector<PrimExpr>& s,
              const std::string& hint) {
@@ -144,95 +118,6 @@ Expr Vector(ImportContext& ctx, const onnx::NodeProto& n, int i) {
   if (!(t->sinfo->dtype.is_int() || t->sinfo->dtype.is_uint()))
     RELAX_THROW(ctx.Where(n) << "input '" << n.input(i) << "' must be an integer tensor");
   return t;
-}
-
-std::vector<Value> SliceData(ImportContext& ctx, const onnx::NodeProto& n) {
-  Expr x = ctx.Tensor(n, 0);
-  int64_t r = static_cast<int64_t>(Dims(x).size());
-  std::optional<std::vector<int64_t>> starts, ends, axes, steps;
-  if (ctx.opset() < 10) {
-    starts = AttrInts(n, "starts", {});
-    ends = AttrInts(n, "ends", {});
-    axes = AttrInts(n, "axes", {});
-    steps = std::vector<int64_t>(starts->size(), 1);
-  } else {
-    starts = StaticInts(ctx, n, 1);
-    ends = StaticInts(ctx, n, 2);
-    axes = ImportContext::HasInput(n, 3) ? StaticInts(ctx, n, 3) : std::nullopt;
-    steps = ImportContext::HasInput(n, 4) ? StaticInts(ctx, n, 4) : std::nullopt;
-  }
-  bool all_static = starts && ends && (axes || !ImportContext::HasInput(n, 3)) &&
-                    (steps || !ImportContext::HasInput(n, 4));
-  if (all_static) {
-    size_t k = starts->size();
-    if (!axes || axes->empty()) {
-      axes = std::vector<int64_t>();
-      for (size_t i = 0; i < k; ++i) axes->push_back(static_cast<int64_t>(i));
-    }
-    if (!steps || steps->empty()) steps = std::vector<int64_t>(k, 1);
-    if (ends->size() != k || axes->size() != k || steps->size() != k)
-      RELAX_THROW(ctx.Where(n) << "starts, ends, axes and steps differ in length");
-    for (int64_t s : *steps)
-      if (s == 0) RELAX_THROW(ctx.Where(n) << "a step is 0");
-    for (int64_t a : *axes) Axis(ctx, n, a, r);
-    return {ctx.Emit(
-        MakeCall(Op("relax.strided_slice"), {x},
-                 {{"begin", *starts}, {"end", *ends}, {"axes", *axes}, {"strides", *steps}}),
-        n)};
-  }
-  // Run-time parameters.
-  Expr st = Vector(ctx, n, 1), en = Vector(ctx, n, 2);
-  auto length = [](const Expr& v) {
-    int64_t len = -1;
-    (*v->sinfo->values)[0].AsInt(&len);
-    return len;
-  };
-  // One entry per sliced axis (each axis at most once), so at most the rank.
-  int64_t k = length(st);
-  if (k < 0 || k > r)
-    RELAX_THROW(ctx.Where(n) << "starts has " << k << " entries; the input has rank " << r);
-  std::vector<int64_t> iota, ones(k, 1);
-  for (int64_t i = 0; i < k; ++i) iota.push_back(i);
-  Expr ax = ImportContext::HasInput(n, 3) ? Vector(ctx, n, 3) : I64Const(iota);
-  Expr sp = ImportContext::HasInput(n, 4) ? Vector(ctx, n, 4) : I64Const(ones);
-  if (length(en) != k || length(ax) != k || length(sp) != k)
-    RELAX_THROW(ctx.Where(n) << "starts, ends, axes and steps differ in length");
-  if (steps)
-    for (int64_t s : *steps)
-      if (s == 0) RELAX_THROW(ctx.Where(n) << "a step is 0");
-  // Run-time axes must name dims of the input and run-time steps may not be 0 (they used to
-  // slice nothing and return the input).
-  if (ImportContext::HasInput(n, 3) && !axes) CheckIndices(ctx, n, ax, {PrimExpr(r)}, "axes");
-  if (ImportContext::HasInput(n, 4) && !steps)
-    CheckIndices(ctx, n, sp, {PrimExpr(1)}, "steps", "nonzero");
-  Expr dims = ctx.bb().Emit(
-      MakeCall(Op("relax.runtime_shape"), {x, st, en, ax, sp}, {{"fn", std::string("slice")}}),
-      "slice_dims");
-  // With constant axes, the axes not sliced keep their dims.
-  std::vector<PrimExpr> known;
-  if (!ImportContext::HasInput(n, 3) || axes) {
-    known = Dims(x);
-    for (int64_t i = 0; i < k; ++i) {
-      int64_t a = axes ? (*axes)[i] : i;
-      known[Axis(ctx, n, a, r)] = PrimExpr();
-    }
-  }
-  std::vector<PrimExpr> out = RuntimeDims(ctx, n, dims, known);
-  // Only the ends at run time (a slice up to a dim read from Shape): the kernel's first indices
-  // and steps are constants and the run-time dims its output shape, so no parameter tensor
-  // travels to the device.
-  if (starts && (axes || !ImportContext::HasInput(n, 3)) &&
-      (steps || !ImportContext::HasInput(n, 4))) {
-    std::vector<int64_t> a = axes ? *axes : iota, sp_ = steps && !steps->empty() ? *steps : ones;
-    for (int64_t& x : a) x = Axis(ctx, n, x, r);
-    return {ctx.Emit(MakeCall(Op("relax.strided_slice"), {x, MakeShapeExpr(out)},
-                              {{"begin", *starts}, {"axes", a}, {"strides", sp_}}),
-                     n)};
-  }
-  Expr params = ctx.bb().Emit(MakeCall(Op("relax.runtime_shape"), {x, st, en, ax, sp},
-                                       {{"fn", std::string("slice_params")}}),
-                              "slice_params");
-  return {ctx.Emit(MakeCall(Op("relax.dyn_slice"), {x, params, MakeShapeExpr(out)}), n)};
 }
 
 std::vector<Value> GatherData(ImportContext& ctx, const onnx::NodeProto& n) {

@@ -6,10 +6,13 @@
 
 #include <cstdint>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "../error_of.h"
+#include "relax/runtime/device_module.h"
 #include "relax/runtime/launch_table.h"
 
 namespace relax::runtime::gpu_test {
@@ -71,6 +74,23 @@ inline KernelLaunch AddScaleLaunch(const void* a, void* b, int64_t n) {
                     static_cast<uint64_t>(n) * sizeof(float)};
   l.scalars = {n};
   return l;
+}
+
+/// Loads the add_scale module onto the first Vulkan device into `*out`: "" when it loaded, else
+/// the error (a machine without Vulkan gives one naming libvulkan.so.1 or "no Vulkan device").
+inline std::string LoadAddScale(std::unique_ptr<DeviceModule>* out) {
+  const std::string& spv = AddScaleSpirv();
+  if (spv.empty()) return "missing " RELAX_TEST_SPV_DIR "/add_scale.spv";
+  std::string err = relax::test::ErrorOf([&] {
+    *out = DeviceModule::Load(AddScaleTable(spv.size()),
+                              reinterpret_cast<const uint8_t*>(spv.data()), spv.size(), 0);
+  });
+  return err == "<no error>" ? "" : err;
+}
+/// Whether LoadAddScale's error says this machine has no Vulkan (the test skips).
+inline bool NoVulkan(const std::string& err) {
+  return err.find("libvulkan.so.1 not found") != std::string::npos ||
+         err.find("no Vulkan device") != std::string::npos;
 }
 
 }  // namespace relax::runtime::gpu_test

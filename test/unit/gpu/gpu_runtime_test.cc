@@ -36,6 +36,8 @@ void WriteFile(const std::string& path, const std::string& bytes) {
 using gpu_test::AddScaleSpirv;
 using gpu_test::AddScaleTable;
 using gpu_test::Pack;
+using gpu_test::LoadAddScale;
+using gpu_test::NoVulkan;
 using gpu_test::ReadFile;
 using relax::test::ErrorOf;
 
@@ -56,16 +58,9 @@ TEST(DeviceApiRegistrationTest, RegisteredWithoutLoadingDrivers) {
 class VulkanRuntimeTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_FALSE(AddScaleSpirv().empty()) << "missing " RELAX_TEST_SPV_DIR "/add_scale.spv";
-    const std::string& spv = AddScaleSpirv();
-    std::string err = ErrorOf([&] {
-      module_ = DeviceModule::Load(AddScaleTable(spv.size()),
-                                   reinterpret_cast<const uint8_t*>(spv.data()), spv.size(), 0);
-    });
-    if (err.find("libvulkan.so.1 not found") != std::string::npos ||
-        err.find("no Vulkan device") != std::string::npos)
-      GTEST_SKIP() << err;
-    ASSERT_EQ(err, "<no error>");
+    std::string err = LoadAddScale(&module_);
+    if (NoVulkan(err)) GTEST_SKIP() << err;
+    ASSERT_EQ(err, "");
   }
 
   // Runs add_scale over n elements with `grid_x` blocks and checks every element.

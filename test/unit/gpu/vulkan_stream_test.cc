@@ -21,6 +21,8 @@ namespace {
 using gpu_test::AddScaleLaunch;
 using gpu_test::AddScaleSpirv;
 using gpu_test::AddScaleTable;
+using gpu_test::LoadAddScale;
+using gpu_test::NoVulkan;
 using relax::test::ErrorOf;
 
 constexpr DLDevice kCpu{kDLCPU, 0};
@@ -28,16 +30,9 @@ constexpr DLDevice kCpu{kDLCPU, 0};
 class VulkanStreamTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    const std::string& spv = AddScaleSpirv();
-    ASSERT_FALSE(spv.empty()) << "missing " RELAX_TEST_SPV_DIR "/add_scale.spv";
-    std::string err = ErrorOf([&] {
-      module_ = DeviceModule::Load(AddScaleTable(spv.size()),
-                                   reinterpret_cast<const uint8_t*>(spv.data()), spv.size(), 0);
-    });
-    if (err.find("libvulkan.so.1 not found") != std::string::npos ||
-        err.find("no Vulkan device") != std::string::npos)
-      GTEST_SKIP() << err;
-    ASSERT_EQ(err, "<no error>");
+    std::string err = LoadAddScale(&module_);
+    if (NoVulkan(err)) GTEST_SKIP() << err;
+    ASSERT_EQ(err, "");
     api_ = module_->api;
     dev_ = module_->dev;
   }
