@@ -35,9 +35,9 @@ void WriteFile(const std::string& path, const std::string& bytes) {
 
 using gpu_test::AddScaleSpirv;
 using gpu_test::AddScaleTable;
-using gpu_test::Pack;
 using gpu_test::LoadAddScale;
 using gpu_test::NoVulkan;
+using gpu_test::Pack;
 using gpu_test::ReadFile;
 using relax::test::ErrorOf;
 
