@@ -192,9 +192,13 @@ void RunOrThrow(const RunOptions& opts) {
   int64_t mem_base = 0;
   // A GPU artifact's kernel time (from the device's own timers) and buffer traffic over the
   // timed runs.
-  const runtime::DeviceModule* dm = runner.artifact().device_module();
+  // (the device the VM runs on: a placed artifact whose device work is all BYOC has no
+  // device module)
+  const DLDevice run_dev = runner.vm().run_device();
+  const bool on_device = run_dev.device_type != kDLCPU;
   auto counters = [&] {
-    return dm ? runtime::DeviceAPI::Get(dm->dev)->Counters(dm->dev) : runtime::DeviceCounters{};
+    return on_device ? runtime::DeviceAPI::Get(run_dev)->Counters(run_dev)
+                     : runtime::DeviceCounters{};
   };
   const runtime::DeviceCounters c0 = counters();
   for (int r = 0; r < opts.repeat; ++r) {
@@ -269,7 +273,7 @@ void RunOrThrow(const RunOptions& opts) {
                         opts.repeat);
       std::cout << buf << "\n";
     }
-    if (dm) {
+    if (on_device) {
       auto per_run = [&](int64_t a, int64_t b) { return (b - a) / opts.repeat; };
       std::cout << "device launches: " << per_run(c0.launches, c1.launches) << " per run ("
                 << per_run(c0.waits, c1.waits) << " waits); buffers in place: "
