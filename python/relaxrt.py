@@ -227,6 +227,7 @@ class DeviceTensor:
         self._module = module  # keeps the runtime library and device memory registry alive
         self._dl = dl  # a _DLTensor whose data is device memory
         self._release = release
+        self._uses = 0  # runs in progress reading it (free() waits for them; module._cond)
         self.shape = tuple(dl.shape[i] for i in range(dl.ndim))
         self.dtype = _np_dtype(dl.dtype)
 
@@ -243,9 +244,15 @@ class DeviceTensor:
         return out
 
     def free(self):
-        if self._dl is not None:
-            release, self._dl = self._release, None
-            release()
+        """Releases the device memory, after the runs in progress that read it (on other
+        threads) end."""
+        cond = self._module._cond
+        with cond:
+            while self._uses:
+                cond.wait()
+            if self._dl is not None:
+                release, self._dl = self._release, None
+                release()
 
     def __del__(self):
         try:
@@ -303,6 +310,7 @@ class Module:
     def to_device(self, array):
         """A DeviceTensor holding a copy of `array` in the memory of the module's device."""
         a = np.asarray(array)
+        _dl_dtype(a.dtype)  # an unsupported dtype is an Error before anything is allocated
         if not a.dtype.isnative:
             a = a.astype(a.dtype.newbyteorder("="))
         if not a.flags.c_contiguous:
@@ -386,7 +394,21 @@ class Module:
         if unknown:
             raise Error(f"unknown input '{unknown[0]}' (expected inputs: "
                         f"{', '.join(self.input_names) or 'none'})")
-        arrays, tensors, keep = [], [], []
+        arrays, tensors, keep, used = [], [], [], []
+        try:
+            return self._run_tensors(feeds, arrays, tensors, keep, used)
+        finally:
+            self._unuse(used)
+
+    @staticmethod
+    def _unuse(used):
+        for d in used:
+            with d._module._cond:
+                d._uses -= 1
+                d._module._cond.notify_all()
+        used.clear()
+
+    def _run_tensors(self, feeds, arrays, tensors, keep, used):
         for info in self.inputs:
             name = info.name
             if name not in feeds and info.has_default:
@@ -398,9 +420,12 @@ class Module:
                 raise Error(f"missing input '{name}' (expected inputs: {expected})")
             if isinstance(feeds[name], DeviceTensor):
                 d = feeds[name]
-                if d._dl is None:
-                    raise Error(f"input '{name}': device tensor is freed")
-                keep.append(d)
+                with d._module._cond:  # free() waits until this run ends
+                    if d._dl is None:
+                        self._unuse(used)
+                        raise Error(f"input '{name}': device tensor is freed")
+                    d._uses += 1
+                used.append(d)
                 tensors.append(d._dl)
                 continue
             a = np.asarray(feeds[name])

@@ -6,6 +6,8 @@
 #include <map>
 #include <mutex>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "relax/support/error.h"
 
@@ -63,14 +65,26 @@ Registry& GetRegistry() {
 
 }  // namespace
 
-void CheckHostLabel(DLDevice dev, const void* ptr, size_t nbytes, const std::string& what) {
-  if (dev.device_type == kDLCPU || nbytes == 0 || !ptr) return;
-  DeviceAPI* api = DeviceAPI::Get(dev);
+void CheckHostLabel(const void* ptr, size_t nbytes, const std::string& what) {
+  if (nbytes == 0 || !ptr) return;
+  std::vector<std::pair<int, DeviceAPI*>> gpus;
+  {
+    Registry& r = GetRegistry();
+    std::lock_guard<std::mutex> lock(r.mu);
+    for (const auto& [type, api] : r.apis)
+      if (type != kDLCPU && api) gpus.emplace_back(type, api);
+  }
+  // (device ids the APIs have not opened answer false without loading a driver)
+  constexpr int32_t kMaxDeviceId = 16;
   const char* first = static_cast<const char*>(ptr);
-  if (api->DeviceOnly(dev, first) || api->DeviceOnly(dev, first + (nbytes - 1)))
-    RELAX_THROW(what << ": its data (" << ptr << ") is device memory of " << DeviceToString(dev)
-                     << " but the tensor is labelled as host memory (cpu); label it with the "
-                        "device (DLTensor.device)");
+  for (const auto& [type, api] : gpus)
+    for (int32_t id = 0; id < kMaxDeviceId; ++id) {
+      const DLDevice dev{static_cast<DLDeviceType>(type), id};
+      if (api->DeviceOnly(dev, first) || api->DeviceOnly(dev, first + (nbytes - 1)))
+        RELAX_THROW(what << ": its data (" << ptr << ") is device memory of " << DeviceToString(dev)
+                         << " but the tensor is labelled as host memory (cpu); label it with "
+                            "the device (DLTensor.device)");
+    }
 }
 
 std::string DeviceToString(DLDevice dev) {

@@ -305,7 +305,7 @@ size_t CheckedBytes(const DLTensor* t, DLDevice dev, const char* what) {
   const size_t bytes = static_cast<size_t>(numel) * ((t->dtype.bits * t->dtype.lanes + 7) / 8);
   if (bytes > 0 && !t->data) RELAX_THROW("RelaxDeviceCopy: the " << what << " has no data");
   if (t->device.device_type == kDLCPU)
-    relax::runtime::CheckHostLabel(dev, static_cast<const char*>(t->data) + t->byte_offset, bytes,
+    relax::runtime::CheckHostLabel(static_cast<const char*>(t->data) + t->byte_offset, bytes,
                                    std::string("RelaxDeviceCopy: the ") + what);
   return bytes;
 }

@@ -43,6 +43,23 @@ std::vector<NDArray> ArtifactRunner::Run(std::vector<NDArray> in) {
   return outs;
 }
 
+namespace {
+// int4 / uint4 given as their bit patterns (int8 / uint8, one value per byte): each byte must
+// hold a value of the type ([-8, 7] / [0, 15]), as onnxruntime's int4 tensors can only hold.
+void CheckNibbles(const NDArray& t, DLDataType want, const std::string& name) {
+  const bool is_signed = want.code == kDLInt;
+  const int lo = is_signed ? -8 : 0, hi = is_signed ? 7 : 15;
+  const auto* p = static_cast<const uint8_t*>(t.data());
+  for (int64_t k = 0; k < t.numel(); ++k) {
+    const int v = is_signed ? static_cast<int8_t>(p[k]) : p[k];
+    if (v < lo || v > hi)
+      RELAX_THROW("input '" << name << "': element " << k << " is " << v << ", outside "
+                            << DTypeToString(want) << "'s range [" << lo << ", " << hi
+                            << "] (one value per byte)");
+  }
+}
+}  // namespace
+
 std::vector<Value> ArtifactRunner::RunValues(std::vector<Value> in) {
   const auto& sig = inputs();
   for (size_t i = 0; i < in.size() && i < sig.size(); ++i) {
@@ -50,7 +67,9 @@ std::vector<Value> ArtifactRunner::RunValues(std::vector<Value> in) {
     if (!t || !t->defined() || sig[i].sequence) continue;  // VirtualMachine reports it
     DLDataType want = ParseDType(sig[i].dtype);
     DLDataType bits = BitPatternDType(want);
-    if (!DTypeEqual(want, bits) && DTypeEqual(t->dtype(), bits)) *t = t->ReinterpretView(want);
+    if (DTypeEqual(want, bits) || !DTypeEqual(t->dtype(), bits)) continue;
+    if (want.bits == 4 && t->device().device_type == kDLCPU) CheckNibbles(*t, want, sig[i].name);
+    *t = t->ReinterpretView(want);
   }
   return vm_.RunValues(in);
 }

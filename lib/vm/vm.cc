@@ -485,8 +485,7 @@ void VirtualMachine::CheckInputValues(const std::vector<Value>& inputs) const {
                        << DeviceToString(td));
     // Device memory labelled as host memory would fault when the host reads it (Vulkan's
     // device addresses are inaccessible host ranges).
-    if (td.device_type == kDLCPU && has_run_device_)
-      CheckHostLabel(run_device_, t.data(), t.nbytes(), what);
+    if (td.device_type == kDLCPU) CheckHostLabel(t.data(), t.nbytes(), what);
     if (on_device && t.nbytes() > 0 && !DeviceAPI::Get(td)->HoldsData(td, t.data(), t.nbytes()))
       RELAX_THROW(what << ": its data (" << t.data() << ", " << t.nbytes()
                        << " bytes) is not memory of " << DeviceToString(td)

@@ -301,6 +301,18 @@ TEST(ModuleApiDevice, RunsOnDeviceResidentTensors) {
   EXPECT_NE(RelaxModuleRun(mod, in_mislabelled, 1, none, 2), 0);
   EXPECT_NE(std::string(RelaxGetLastError()).find("input 'x': its data"), std::string::npos)
       << RelaxGetLastError();
+  // The same through a CPU module (it used to read the device address: a segfault).
+  RelaxModule* cpu = nullptr;
+  ASSERT_EQ(RelaxModuleLoad(Artifact().c_str(), &cpu), 0) << RelaxGetLastError();
+  EXPECT_NE(RelaxModuleRun(cpu, in_mislabelled, 1, none, 2), 0);
+  EXPECT_NE(std::string(RelaxGetLastError()).find("is device memory of vulkan:0"),
+            std::string::npos)
+      << RelaxGetLastError();
+  EXPECT_NE(RelaxDeviceCopy(cpu, &mislabelled, &host_x), 0);
+  EXPECT_NE(std::string(RelaxGetLastError()).find("is device memory of vulkan:0"),
+            std::string::npos)
+      << RelaxGetLastError();
+  RelaxModuleFree(cpu);
   EXPECT_EQ(RelaxDeviceFree(mod, dx), 0) << RelaxGetLastError();
   EXPECT_NE(RelaxDeviceFree(mod, dx), 0);  // twice: an error, not a crash
   EXPECT_NE(std::string(RelaxGetLastError()).find("freed already"), std::string::npos);

@@ -175,6 +175,7 @@ def device_tensors(args, onnx_path, sess, rng):
     dx = m.to_device(x)
     assert dx.shape == x.shape and dx.dtype == np.float32, dx
     np.testing.assert_array_equal(dx.numpy(), x)
+    expect_error(lambda: m.to_device(np.zeros(3, np.complex64)), "unsupported numpy dtype")
     m.outputs_on_device = True
     before = m.device_traffic()
     outs = m.run({"x": dx})
@@ -187,6 +188,18 @@ def device_tensors(args, onnx_path, sess, rng):
     for o, r in zip(outs, ref):
         np.testing.assert_allclose(o.numpy(), r, rtol=1e-4, atol=1e-5)
     print(f"  device tensors: {delta}; outputs {outs} match onnxruntime")
+    # free() on one thread while a run on another reads the tensor waits for the run (it freed
+    # the memory under the run: a segfault).
+    import threading
+    big = rng.standard_normal((64, 512, 3)).astype(np.float32)
+    results = []
+    for _ in range(10):
+        d = m.to_device(big)
+        t = threading.Thread(target=lambda: results.append(m.run({"x": d})))
+        t.start()
+        d.free()
+        t.join()
+    print(f"  free() during runs on other threads: {len(results)} runs ended")
     # A freed device tensor is an error, never a read of freed memory; close() frees the rest.
     dx.free()
     expect_error(lambda: m.run({"x": dx}), "device tensor is freed")

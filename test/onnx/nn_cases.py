@@ -542,6 +542,13 @@ def error_case(name, nodes, inputs, inits=(), opset=13, run_shapes=None, expect=
     ERRORS.append((n, m, runs if run_shapes else None, expect))
 
 
+def declare_rank(value_info, rank):
+    """Declares `value_info` (a graph output) with `rank` symbolic dims."""
+    value_info.type.tensor_type.ClearField("shape")
+    for j in range(rank):
+        value_info.type.tensor_type.shape.dim.add().dim_param = f"o{j}"
+
+
 def error_cases():
     x4 = [("x", ["n", 2, "h", "w"])]
     error_case("resize_scales_length", [node("Resize", ["x", "", "s"], mode="linear")],
@@ -592,6 +599,35 @@ def error_cases():
     error_case("loop_body_input_declared_type", [node("Loop", ["n", "", "x"], body=body)],
                [("x", [2, 3])], [("n", np.array(2, np.int64))],
                expect=r"Loop 'loop0': subgraph 'body': .*body: input 'v' is declared as i64 but is f32")
+    # ... and a run-time value that breaks the declared rank is an error naming the node.
+    error_case("gathernd_symbolic_depth_runtime", [node("GatherND", ["x", "i"])],
+               [("x", [4, 5, 6]), ("i", ["n", "q"])], opset=13,
+               run_shapes=[{"x": [4, 5, 6], "i": [2, 1]}],
+               expect=r"GatherND 'gathernd0': the last dim of indices must be 2, the index depth "
+                      r"the rank 2 declared")
+    ERRORS[-1][1].graph.input[1].type.tensor_type.elem_type = TensorProto.INT64
+    declare_rank(ERRORS[-1][1].graph.output[0], 2)
+    ERRORS[-1][2][0]["i"] = np.zeros((2, 1), np.int64)
+    error_case("reduce_symbolic_axes_keepdims0_runtime",
+               [node("ReduceSum", ["x", "a"], keepdims=0)], [("x", [2, 3, 4]), ("a", ["k"])],
+               opset=18, run_shapes=[{"x": [2, 3, 4], "a": [1]}],
+               expect=r"ReduceSum 'reducesum0': keepdims=0 needs 2 axes for the rank 1 declared")
+    ERRORS[-1][1].graph.input[1].type.tensor_type.elem_type = TensorProto.INT64
+    declare_rank(ERRORS[-1][1].graph.output[0], 1)
+    ERRORS[-1][2][0]["a"] = np.array([0], np.int64)
+    # int4 inputs are given one value per byte (int8 bit patterns): a byte outside [-8, 7] is
+    # no int4 value.
+    error_case("int4_input_out_of_range", [node("Cast", ["x"], to=TensorProto.FLOAT)],
+               [("x", [3])], opset=21, run_shapes=[{"x": [3]}],
+               expect=r"input 'x': element 0 is 100, outside int4's range \[-8, 7\]")
+    ERRORS[-1][1].graph.input[0].type.tensor_type.elem_type = TensorProto.INT4
+    ERRORS[-1][2][0]["x"] = np.array([100, -100, 5], np.int8)
+    error_case("convtranspose_output_shape_huge",
+               [node("ConvTranspose", ["x", "w"], strides=[2, 2],
+                     output_shape=[9223372036854775807, 7])],
+               [("x", [1, 2, 3, 3])], [("w", rnd([2, 1, 3, 3]))],
+               expect=r"ConvTranspose 'convtranspose0'.*output_shape entry 9223372036854775807 is "
+                      r"outside \[0, 2\^48\]")
     error_case("reduce_symbolic_axes_keepdims0_undeclared", [node("ReduceSum", ["x", "a"], keepdims=0)],
                [("x", [2, 3]), ("a", ["k"])], opset=18,
                expect=r"keepdims=0 with axes of symbolic length \(k\)")

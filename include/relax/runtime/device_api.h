@@ -182,10 +182,10 @@ bool GpuSwitchFromEnv(const char* name);
 bool GpuSwitchFromEnv(const char* name, bool fallback);
 
 /// Throws relax::Error when host-labelled data [ptr, ptr + nbytes) begins or ends inside
-/// device-only memory of `dev` (DeviceAPI::DeviceOnly), where a host access would fault:
-/// "WHAT: its data (PTR) is device memory of vulkan:0 but ... labelled as host memory".
-/// Nothing to check for a CPU `dev` or no bytes.
-void CheckHostLabel(DLDevice dev, const void* ptr, size_t nbytes, const std::string& what);
+/// device-only memory (DeviceAPI::DeviceOnly) of any device a registered GPU API has opened,
+/// where a host access would fault: "WHAT: its data (PTR) is device memory of vulkan:0 but ...
+/// labelled as host memory". Nothing to check for no bytes.
+void CheckHostLabel(const void* ptr, size_t nbytes, const std::string& what);
 /// "cpu:0", "cuda:1", ... for messages.
 std::string DeviceToString(DLDevice dev);
 /// The device "KIND[:ID]" names (DeviceToString's form; ID defaults to 0). Throws relax::Error

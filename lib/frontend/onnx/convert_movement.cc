@@ -61,6 +61,13 @@ Expr StaticIndexDepth(ImportContext& ctx, const onnx::NodeProto& n, const Expr& 
     RELAX_THROW(ctx.Where(n) << "output '" << n.output(0) << "' is declared with rank " << *declared
                              << ", which no index depth gives (indices rank " << ri
                              << ", data rank " << rx << ", batch_dims " << b << ")");
+  ctx.bb().Emit(MakeCall(GetOp("relax.check_dims_equal"),
+                         {MakeShapeExpr({is.back(), PrimExpr(depth)}),
+                          MakeStringImm(ctx.Where(n) + "the last dim of indices must be " +
+                                        std::to_string(depth) + ", the index depth the rank " +
+                                        std::to_string(*declared) + " declared for output '" +
+                                        n.output(0) + "' implies; got and expected")}),
+                "check");
   std::vector<PrimExpr> dims = is;
   dims.back() = PrimExpr(depth);
   return ctx.bb().EmitMatchCast(idx, TensorSInfo(dims, idx->sinfo->dtype), "indices_depth");

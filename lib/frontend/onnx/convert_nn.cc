@@ -188,6 +188,9 @@ std::vector<Value> ConvertConvTranspose(ImportContext& ctx, const onnx::NodeProt
   std::string auto_pad = AttrString(n, "auto_pad", "NOTSET");
   std::vector<int64_t> pads(2 * k, 0);
   std::vector<int64_t> out_shape = AttrInts(n, "output_shape", {});
+  for (int64_t o : out_shape)
+    if (o < 0 || o > kMaxDim)
+      RELAX_THROW(ctx.Where(n) << "output_shape entry " << o << " is outside [0, 2^48]");
   const auto& xs = *x->sinfo->values;
   bool crop = false;  // output_shape over symbolic input dims (CropToOutputShape)
   for (int i = 0; i < k && !out_shape.empty(); ++i) crop = crop || !xs[i + 2].AsInt();
@@ -196,8 +199,6 @@ std::vector<Value> ConvertConvTranspose(ImportContext& ctx, const onnx::NodeProt
       out_shape.erase(out_shape.begin(), out_shape.begin() + 2);
     if (static_cast<int>(out_shape.size()) != k)
       RELAX_THROW(ctx.Where(n) << "output_shape needs " << k << " entries");
-    for (int64_t o : out_shape)
-      if (o < 0) RELAX_THROW(ctx.Where(n) << "output_shape entries must be non-negative");
   } else if (!out_shape.empty() || auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
     if (!out_shape.empty() && static_cast<int>(out_shape.size()) != k) {
       if (static_cast<int>(out_shape.size()) == k + 2)

@@ -58,6 +58,13 @@ Value RuntimeAxesReduce(ImportContext& ctx, const onnx::NodeProto& n, const std:
                                  << (declared ? "rank " + std::to_string(*declared) : "none")
                                  << " for output '" << n.output(0) << "'");
       k = r - *declared;
+      bb.Emit(MakeCall(GetOp("relax.check_dims_equal"),
+                       {MakeShapeExpr({(*as)[0], PrimExpr(k)}),
+                        MakeStringImm(ctx.Where(n) + "keepdims=0 needs " + std::to_string(k) +
+                                      " axes for the rank " + std::to_string(*declared) +
+                                      " declared for output '" + n.output(0) +
+                                      "'; axes given and needed")}),
+              "check");
       ax = bb.EmitMatchCast(ax, TensorSInfo({PrimExpr(k)}, ax->sinfo->dtype), "axes");
     }
   }
