@@ -79,7 +79,8 @@ int32_t RelaxModuleGetInputDefault(const RelaxModule* mod, int32_t index, DLMana
  * signature (fixed dims equal, one value per symbolic dim across all inputs). `data + byte_offset`
  * is the first element; `strides` must be NULL or the compact row-major strides. kDLBool (8 bits)
  * is accepted for bool. A storage-only dtype (bfloat16, float8_*, int4/uint4: one value per byte)
- * may also be given as its bit pattern (uint16, uint8, int8), as relax-run accepts. The inputs are
+ * may also be given as its bit pattern (uint16, uint8, int8), as relax-run accepts (an int4/uint4
+ * byte outside the type's range is an error). The inputs are
  * only read, and only during the call (the caller keeps ownership). NULL for an input with a
  * default (RelaxModuleInputHasDefault) runs it on its default. outputs: an array of
  * `num_outputs` slots, which must equal RelaxModuleNumOutputs(mod). On success each slot receives a
