@@ -105,6 +105,13 @@ def case_defaults(c):
                         ({"x": x[:1], "w": w}, "w fed (m = 5)"),
                         ({"x": x, "b": b, "w": w}, "both fed")]:
         c.check_both_tools(so, feeds, ort(m, feeds), what)
+    # An optional input that declares only its element type (no shape: the ONNX checker wants
+    # one, onnxruntime runs it) takes the initializer's shape.
+    m.graph.input[1].type.tensor_type.ClearField("shape")
+    so, _ = c.compile(m, "defaults_no_shape")
+    for feeds, what in [({"x": x}, "no declared shape, default"),
+                        ({"x": x, "b": b}, "no declared shape, b fed")]:
+        c.check_both_tools(so, feeds, ort(m, feeds), what)
 
 
 def case_ir3(c):

@@ -622,6 +622,12 @@ def error_cases():
                expect=r"input 'x': element 0 is 100, outside int4's range \[-8, 7\]")
     ERRORS[-1][1].graph.input[0].type.tensor_type.elem_type = TensorProto.INT4
     ERRORS[-1][2][0]["x"] = np.array([100, -100, 5], np.int8)
+    # A graph input that declares no shape (past IR version 8 the ONNX checker, which wants
+    # one, is skipped): its rank is unknown, not 0.
+    error_case("input_without_shape_ir9", [node("Relu", ["x"])], [("x", [2, 3])], opset=19,
+               expect=r"graph input 'x' declares no shape; its rank is needed")
+    ERRORS[-1][1].ir_version = 9
+    ERRORS[-1][1].graph.input[0].type.tensor_type.ClearField("shape")
     error_case("convtranspose_output_shape_huge",
                [node("ConvTranspose", ["x", "w"], strides=[2, 2],
                      output_shape=[9223372036854775807, 7])],

@@ -471,16 +471,22 @@ IRModule ImportOnnxBytes(const std::string& bytes, const std::string& path,
                     << ")");
   CheckModel(model, path);
   if (model.ir_version() <= 8 && max_opset <= 17) {
-    // The checker wants a shape on every graph output's tensor type; onnxruntime runs a model
-    // whose output declares only its element type (a debugging output added by
-    // make_tensor_value_info(name, FLOAT, None)). Such a type gets an empty shape for the
-    // checker's sake only, taken away again after it (the output's shape is then inferred).
+    // The checker wants a shape on every graph input's and output's tensor type; onnxruntime
+    // runs a model whose output (a debugging output added by make_tensor_value_info(name, FLOAT,
+    // None)) or initializer-backed input declares only its element type. Such a type gets an
+    // empty shape for the checker's sake only, taken away again after it (an output's shape is
+    // then inferred, an optional input's is its initializer's; other inputs need a shape).
+    std::set<std::string> inits;
+    for (const auto& t : model.graph().initializer()) inits.insert(t.name());
     std::vector<onnx::TypeProto_Tensor*> no_shape;
-    for (auto& vi : *model.mutable_graph()->mutable_output())
-      if (vi.type().has_tensor_type() && !vi.type().tensor_type().has_shape()) {
-        no_shape.push_back(vi.mutable_type()->mutable_tensor_type());
-        no_shape.back()->mutable_shape();
-      }
+    for (auto* values :
+         {model.mutable_graph()->mutable_output(), model.mutable_graph()->mutable_input()})
+      for (auto& vi : *values)
+        if (vi.type().has_tensor_type() && !vi.type().tensor_type().has_shape() &&
+            (values == model.mutable_graph()->mutable_output() || inits.count(vi.name()))) {
+          no_shape.push_back(vi.mutable_type()->mutable_tensor_type());
+          no_shape.back()->mutable_shape();
+        }
     try {
       onnx::checker::check_model(model);
     } catch (const std::exception& e) {
@@ -618,6 +624,10 @@ IRModule ImportOnnxBytes(const std::string& bytes, const std::string& path,
     }
     const auto& tt = *InputTensorType(*in);
     DataType dt = OnnxDType(tt.elem_type(), "graph input '" + in->name() + "'");
+    if (!tt.has_shape())  // (at IR version > 8 the ONNX checker, which requires one, is skipped)
+      RELAX_THROW("graph input '" << in->name()
+                                  << "' declares no shape; its rank is needed (declare its dims, "
+                                     "naming the symbolic ones)");
     if (tt.shape().dim_size() > kMaxRank)
       RELAX_THROW("graph input '" << in->name() << "' has rank " << tt.shape().dim_size()
                                   << "; ranks above " << kMaxRank << " are not supported");
