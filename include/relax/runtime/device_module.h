@@ -41,8 +41,9 @@ struct DeviceModule {
   /// constant.
   void Launch(int32_t index, KernelLaunch launch) const;
 
-  /// Waits for every launch still queued on the module's device (DeviceAPI::SyncStream): a
-  /// launch whose buffers are all used in place may return before its kernel ran, so the host
+  /// Waits for every launch still queued on the device's default stream, where all of the
+  /// module's launches go (DeviceAPI::SyncStream with nullptr): a launch whose buffers are all
+  /// used in place may return before its kernel ran, so the host
   /// calls this before it reads or writes what kernels use. Throws relax::Error naming the
   /// kernel when the device failed.
   void Sync() const;
