@@ -168,6 +168,8 @@ std::optional<int64_t> CheckedByteSize(const std::vector<int64_t>& dims, int64_t
 std::string DimsText(const std::vector<int64_t>& dims);
 /// ONNX elem_type -> DataType; Error for unsupported types.
 DataType OnnxDType(int elem_type, const std::string& what);
+/// Element `i` of integer constant `c` as int64 (a uint64 above 2^63 - 1 wraps negative).
+int64_t ConstantIntAt(const ConstantNode& c, int64_t i);
 /// Known integer values of a small integer constant (<= 64 elements), if any.
 std::optional<std::vector<PrimExpr>> KnownInts(const Expr& constant);
 

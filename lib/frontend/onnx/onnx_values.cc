@@ -168,35 +168,35 @@ Expr TensorProtoToConstant(const onnx::TensorProto& t, const std::string& what) 
   return MakeConstant(dt, shape, std::move(data), t.name());
 }
 
+int64_t ConstantIntAt(const ConstantNode& c, int64_t i) {
+  const uint8_t* p = c.data->data() + i * c.dtype.bytes();
+  switch (c.dtype.bits) {
+    case 64: {
+      int64_t v;
+      std::memcpy(&v, p, 8);
+      return v;
+    }
+    case 32: {
+      uint32_t u;
+      std::memcpy(&u, p, 4);
+      return c.dtype.is_uint() ? int64_t{u} : int64_t{static_cast<int32_t>(u)};
+    }
+    case 16: {
+      uint16_t u;
+      std::memcpy(&u, p, 2);
+      return c.dtype.is_uint() ? int64_t{u} : int64_t{static_cast<int16_t>(u)};
+    }
+    default:
+      return c.dtype.is_uint() ? int64_t{p[0]} : int64_t{static_cast<int8_t>(p[0])};
+  }
+}
+
 std::optional<std::vector<PrimExpr>> KnownInts(const Expr& e) {
   const ConstantNode* c = As<ConstantNode>(e);
   if (!c || !(c->dtype.is_int() || c->dtype.is_uint()) || c->shape.size() > 1 || c->numel() > 64)
     return std::nullopt;
   std::vector<PrimExpr> out;
-  for (int64_t i = 0; i < c->numel(); ++i) {
-    int64_t v = 0;
-    const uint8_t* p = c->data->data() + i * c->dtype.bytes();
-    switch (c->dtype.bits) {
-      case 64:
-        std::memcpy(&v, p, 8);
-        break;
-      case 32: {
-        int32_t x;
-        std::memcpy(&x, p, 4);
-        v = x;
-        break;
-      }
-      case 16: {
-        int16_t x;
-        std::memcpy(&x, p, 2);
-        v = x;
-        break;
-      }
-      default:
-        v = c->dtype.is_uint() ? p[0] : static_cast<int8_t>(p[0]);
-    }
-    out.push_back(IntImm(v));
-  }
+  for (int64_t i = 0; i < c->numel(); ++i) out.push_back(IntImm(ConstantIntAt(*c, i)));
   return out;
 }
 

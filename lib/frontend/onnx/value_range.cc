@@ -2,7 +2,6 @@
 // index checks of constant index tables sliced or reshaped at run time (BERT's position ids
 // sliced to the sequence length) are decided at import instead of reading the indices back.
 #include <algorithm>
-#include <cstring>
 #include <set>
 #include <string>
 
@@ -19,35 +18,11 @@ std::optional<IntRange> ScanConstant(const ConstantNode& c) {
   if (!(c.dtype.is_int() || c.dtype.is_uint()) || c.numel() <= 0 || c.numel() > kMaxScan ||
       !c.data || c.dtype.bits > 64)
     return std::nullopt;
-  const uint8_t* p = c.data->data();
-  int64_t bytes = c.dtype.bytes();
-  if (static_cast<int64_t>(c.data->size()) < c.numel() * bytes) return std::nullopt;
+  if (static_cast<int64_t>(c.data->size()) < c.numel() * c.dtype.bytes()) return std::nullopt;
   IntRange r{INT64_MAX, INT64_MIN};
-  for (int64_t i = 0; i < c.numel(); ++i, p += bytes) {
-    int64_t v = 0;
-    switch (c.dtype.bits) {
-      case 64: {
-        uint64_t u;
-        std::memcpy(&u, p, 8);
-        if (c.dtype.is_uint() && u > static_cast<uint64_t>(INT64_MAX)) return std::nullopt;
-        v = static_cast<int64_t>(u);
-        break;
-      }
-      case 32: {
-        uint32_t u;
-        std::memcpy(&u, p, 4);
-        v = c.dtype.is_uint() ? int64_t{u} : int64_t{static_cast<int32_t>(u)};
-        break;
-      }
-      case 16: {
-        uint16_t u;
-        std::memcpy(&u, p, 2);
-        v = c.dtype.is_uint() ? int64_t{u} : int64_t{static_cast<int16_t>(u)};
-        break;
-      }
-      default:
-        v = c.dtype.is_uint() ? int64_t{p[0]} : int64_t{static_cast<int8_t>(p[0])};
-    }
+  for (int64_t i = 0; i < c.numel(); ++i) {
+    const int64_t v = ConstantIntAt(c, i);
+    if (c.dtype.is_uint() && c.dtype.bits == 64 && v < 0) return std::nullopt;  // above 2^63
     r.lo = std::min(r.lo, v);
     r.hi = std::max(r.hi, v);
   }
