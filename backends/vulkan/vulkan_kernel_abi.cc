@@ -1,8 +1,8 @@
 // Vulkan's device-kernel ABI for the TIR -> MLIR bridge (codegen/device_abi.h): SPIR-V storage
 // buffers bound (descriptor set 0, binding i), the scalars in one push-constant block of i64s
 // (or one more storage buffer when there are too many: runtime::kMaxPushConstantScalars), the
-// workgroup size fixed in the shader; workgroup memory as module-level variables; C's pow and
-// fmod at the special values GLSL.std.450 and OpFRem leave to the driver.
+// workgroup size fixed in the shader; workgroup memory as module-level variables; C's pow at the
+// special values GLSL.std.450 leaves to the driver, and sin/cos/tan/fmod exact for every argument.
 #include <mlir/Dialect/Arith/IR/Arith.h>
 #include <mlir/Dialect/Math/IR/Math.h>
 #include <mlir/Dialect/MemRef/IR/MemRef.h>
@@ -85,16 +85,22 @@ class VulkanKernelAbi : public codegen::DeviceKernelAbi {
   Value FixMath(mlir::OpBuilder& b, mlir::Location loc, const std::string& name,
                 mlir::ValueRange args, Value r) const override {
     if (name == "pow") return PowSpecials(b, loc, args[0], args[1], r);
-    if (name == "fmod") {
-      // OpFRem is x - y * trunc(x / y): NaN for an infinite y, where C's fmod(x, inf) is x
-      // (a finite x).
-      Value x = args[0], y = args[1];
-      Value inf = codegen::FloatLike(b, loc, x, std::numeric_limits<double>::infinity());
-      Value ay = mlir::math::AbsFOp::create(b, loc, y), ax = mlir::math::AbsFOp::create(b, loc, x);
-      Value keep =
-          mlir::arith::AndIOp::create(b, loc, CmpFOp::create(b, loc, CmpFPredicate::OEQ, ay, inf),
-                                      CmpFOp::create(b, loc, CmpFPredicate::OLT, ax, inf));
-      return SelectOp::create(b, loc, keep, x, r);
+    // GLSL.std.450's Sin/Cos/Tan reduce only moderate arguments (lavapipe: sin(1e18) = 1) and
+    // OpFRem is x - y * trunc(x / y) (fmod(1e20, 3) = 0, NaN for an infinite y): computed in
+    // integer arithmetic instead (codegen/device_exact_math.cc), f16 through f32.
+    if (name == "fmod" || name == "sin" || name == "cos" || name == "tan") {
+      mlir::Type elem = mlir::getElementTypeOrSelf(r.getType());
+      auto f32 = [&](Value v) -> Value {
+        if (elem.isF32()) return v;
+        mlir::Type t = b.getF32Type();
+        if (auto vt = mlir::dyn_cast<mlir::VectorType>(v.getType()))
+          t = mlir::VectorType::get(vt.getShape(), t);
+        return mlir::arith::ExtFOp::create(b, loc, t, v);
+      };
+      if (!elem.isF32() && !elem.isF16()) return r;
+      Value e = name == "fmod" ? codegen::ExactFmodF32(b, loc, f32(args[0]), f32(args[1]))
+                               : codegen::ExactTrigF32(b, loc, name, f32(args[0]));
+      return elem.isF32() ? e : Value(mlir::arith::TruncFOp::create(b, loc, r.getType(), e));
     }
     return r;
   }

@@ -356,12 +356,14 @@ Value Emitter::Intrinsic(const tir::CallNode* n) {
     return widen(r);
   }
   if (name == "sin" || name == "cos" || name == "tan") {
-    // The math library's (CPU: libm, exact argument reduction for every input).
+    // The math library's (CPU: libm, exact argument reduction for every input; a device
+    // target's FixMath replaces an instruction that is not).
     want(1);
     Value x = narrow(arg(0));
     Value r = name == "sin"   ? Value(mlir::math::SinOp::create(b_, loc_, x))
               : name == "cos" ? Value(mlir::math::CosOp::create(b_, loc_, x))
                               : Value(mlir::math::TanOp::create(b_, loc_, x));
+    if (device_) r = device_->FixMath(b_, loc_, name, {x}, r);
     return widen(r);
   }
   if (name == "fmod") {  // C fmod (exact on the CPU: LLVM's frem is libm's fmod)

@@ -109,12 +109,43 @@ def math_edge_cases():
          [("a", [9]), ("b", [9])], ["y"], opset=13, gen=lambda r, sh: next(feeds))
 
 
+def math_ulp_cases():
+    # Sin, Cos and Tan in ulps of the correctly rounded result (the float64 C library's value of
+    # each float32 argument): 40,000 arguments of every binade up to 3.4e38, both signs, and
+    # 4,000 next to multiples of pi/2 (the hardest to reduce); within 1 ulp on the cpu and 4 on
+    # a GPU (issue 32). Mod with fmod = 1 on far-apart magnitudes: exact everywhere (float64's
+    # fmod of two float32 values is exact and a float32).
+    rng = np.random.default_rng(7)
+    n = 40000
+    mags = np.exp2(rng.uniform(-24, 128, n)) * rng.choice([-1.0, 1.0], n)
+    k = rng.integers(1, 1 << 40, 4000).astype(np.float64)
+    near = np.nextafter((k * (np.pi / 2)).astype(np.float32), np.float32(np.inf))
+    x = np.concatenate([mags.astype(np.float32), near]).astype(np.float32)
+    x = x[np.isfinite(x)]
+    fns = {"Sin": np.sin, "Cos": np.cos, "Tan": np.tan}
+    for op, fn in fns.items():
+        name = f"{op}_ulp"
+        case("math_ulp", name, [node(op, ["x"])], [("x", [x.size])], ["y"], opset=7,
+             gen=lambda r, sh, x=x: x)
+        nn_cases.CUSTOM_REFERENCE[name] = lambda m, feeds, fn=fn: (
+            ["y"], [fn(feeds["x"].astype(np.float64))])
+        nn_cases.ULP_LIMIT[name] = (1, 4)
+    a = (np.exp2(rng.uniform(-126, 128, n)) * rng.choice([-1.0, 1.0], n)).astype(np.float32)
+    b = (np.exp2(rng.uniform(-149, 40, n)) * rng.choice([-1.0, 1.0], n)).astype(np.float32)
+    a, b = a[np.isfinite(a) & (b != 0)], b[np.isfinite(a) & (b != 0)]
+    feeds = iter([a, b])
+    case("math_ulp", "Mod_fmod_ulp", [node("Mod", ["a", "b"], fmod=1)],
+         [("a", [a.size]), ("b", [b.size])], ["y"], opset=13, gen=lambda r, sh: next(feeds))
+    nn_cases.CUSTOM_REFERENCE["Mod_fmod_ulp"] = lambda m, feeds: (
+        ["y"], [np.fmod(feeds["a"].astype(np.float64), feeds["b"].astype(np.float64))])
+    nn_cases.ULP_LIMIT["Mod_fmod_ulp"] = (0, 0)
+
+
 # NaN, infinities and signed zeros through every float elementwise op: results must match
 # onnxruntime (NaN where it gives NaN, infinities of its sign) on every target, vulkan included
 # (GLSL.std.450 leaves pow and fmod undefined there; lavapipe gave pow(NaN, 2) = 0,
 # pow(-2.5, 0.5) = 0, fmod(1, inf) = NaN). Binary ops run every pair of the values. Large
-# arguments (sin(1e30), fmod(1e30, 1e-30)) are math_edge's, on the CPU: on a GPU they are not
-# exact yet.
+# arguments (sin(1e30), fmod(1e30, 1e-30)) are math_edge's and math_ulp's.
 SPECIAL = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 0.5, -2.5, 3.0, 7.25, -0.125],
                    np.float32)
 UNARY_SPECIAL = ("Abs", "Neg", "Sqrt", "Exp", "Log", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan",
@@ -411,7 +442,7 @@ def tree_ensemble_cases():
 
 
 FAMILIES = {"pool_edge": pool_edge_cases, "scan_edge": scan_edge_cases,
-            "intmm_edge": intmm_edge_cases, "math_edge": math_edge_cases,
+            "intmm_edge": intmm_edge_cases, "math_edge": math_edge_cases, "math_ulp": math_ulp_cases,
             "shape_value_edge": shape_value_edge_cases, "special_values": special_value_cases,
             "einsum_edge": einsum_edge_cases, "tree_ensemble": tree_ensemble_cases,
             "slice_edge": slice_edge_cases, "symbolic_shape": symbolic_shape_cases}

@@ -63,11 +63,12 @@ add_test(NAME onnx.edge_cases
                  --relaxc $<TARGET_FILE:relaxc> --work ${CMAKE_CURRENT_BINARY_DIR}/onnx_edge_cases)
 set_tests_properties(onnx.edge_cases PROPERTIES TIMEOUT 600 LABELS onnx)
 # NaN, infinities and signed zeros through every float elementwise op on the vulkan target
-# (lavapipe): the same results as onnxruntime and the cpu target (edge_cases.py special_values).
+# (lavapipe): the same results as onnxruntime and the cpu target (edge_cases.py special_values);
+# sin/cos/tan of large arguments within 4 ulp and fmod exact there too (math_edge, math_ulp).
 add_test(NAME onnx.special_values_vulkan
          COMMAND bash ${RELAX_VENV_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/onnx/edge_cases.py
                  --relaxc $<TARGET_FILE:relaxc> --target vulkan
-                 --work ${CMAKE_CURRENT_BINARY_DIR}/onnx_special_values_vulkan special_values)
+                 --work ${CMAKE_CURRENT_BINARY_DIR}/onnx_special_values_vulkan special_values math_edge math_ulp)
 set_tests_properties(onnx.special_values_vulkan PROPERTIES TIMEOUT 600 LABELS "onnx;gpu")
 
 # relaxc vs onnxruntime on LSTM / GRU / RNN variants the node tests leave out (bidirectional with

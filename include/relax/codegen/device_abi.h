@@ -59,8 +59,9 @@ class DeviceKernelAbi {
   /// Scalar `k` (i64) of the kernel, read from the entry block `entry` (its buffers first).
   virtual mlir::Value ScalarArg(mlir::OpBuilder& b, mlir::Location loc, mlir::Block* entry,
                                 size_t num_buffers, size_t k) const = 0;
-  /// The result `r` of math function `name` ("pow", "fmod") on `args`, corrected where the
-  /// target's instruction differs from C at special values; default `r`.
+  /// The result `r` of math function `name` ("pow", "fmod", "sin", "cos", "tan") on `args`,
+  /// corrected where the target's instruction differs from C (special values, the accuracy of
+  /// large arguments); default `r`.
   virtual mlir::Value FixMath(mlir::OpBuilder& b, mlir::Location loc, const std::string& name,
                               mlir::ValueRange args, mlir::Value r) const {
     (void)b, (void)loc, (void)name, (void)args;
@@ -71,6 +72,15 @@ class DeviceKernelAbi {
 /// A memref view (offset 0, stride 1, `size` elements) of raw pointer `data`, of type `type`.
 mlir::Value MemRefFromPointer(mlir::OpBuilder& b, mlir::Location loc, mlir::Value data,
                               mlir::Value size, mlir::MemRefType type);
+
+/// sin, cos or tan (`name`) of f32 `x` (a scalar or vector) within 3 ulp for every argument:
+/// Payne-Hanek argument reduction in 64-bit integer arithmetic, then polynomials
+/// (device_exact_math.cc). For targets whose instructions reduce only moderate arguments.
+mlir::Value ExactTrigF32(mlir::OpBuilder& b, mlir::Location loc, const std::string& name,
+                         mlir::Value x);
+/// C's fmod of f32 `x` and `y`, exact for every pair (integer long division of the
+/// significands; device_exact_math.cc).
+mlir::Value ExactFmodF32(mlir::OpBuilder& b, mlir::Location loc, mlir::Value x, mlir::Value y);
 
 /// The float constant `v` shaped like `x` (a splat for a vector x).
 mlir::Value FloatLike(mlir::OpBuilder& b, mlir::Location loc, mlir::Value x, double v);
