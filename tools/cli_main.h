@@ -43,21 +43,6 @@ inline bool ParseArgs(CLI::App& app, int argc, char** argv, int* exit_code) {
   return false;
 }
 
-/// Parses `--pass-option KEY=VALUE` specs into `*options` (the PassContext's options map).
-/// Throws std::invalid_argument naming the spec when it has no '=' or an empty key, or when a
-/// key is given twice.
-inline void ParsePassOptions(const std::vector<std::string>& specs,
-                             std::map<std::string, std::string>* options) {
-  for (const auto& spec : specs) {
-    auto eq = spec.find('=');
-    if (eq == std::string::npos || eq == 0)
-      throw std::invalid_argument("--pass-option expects KEY=VALUE, got '" + spec + "'");
-    std::string key = spec.substr(0, eq);
-    if (!options->emplace(key, spec.substr(eq + 1)).second)
-      throw std::invalid_argument("--pass-option: '" + key + "' is given twice");
-  }
-}
-
 }  // namespace relax::tools
 
 #endif  // RELAX_TOOLS_CLI_MAIN_H_

@@ -54,6 +54,15 @@ std::string BuildSharedObject(const IRModule& mod, const Target& target,
 BuildStats Build(IRModule mod, const Target& target, const std::string& out_path,
                  PassRunner& runner, const std::vector<std::string>& disabled,
                  CodegenOptions copts) {
+  runtime::ArtifactParts parts;
+  BuildStats stats = Build(std::move(mod), target, &parts, runner, disabled, std::move(copts));
+  runtime::WriteArtifact(out_path, parts);
+  return stats;
+}
+
+BuildStats Build(IRModule mod, const Target& target, runtime::ArtifactParts* out,
+                 PassRunner& runner, const std::vector<std::string>& disabled,
+                 CodegenOptions copts) {
   static const std::set<std::string> kOptional = {"convert-to-dataflow",
                                                   "remove-noop-ops",
                                                   "fold-batch-norm",
@@ -136,7 +145,7 @@ BuildStats Build(IRModule mod, const Target& target, const std::string& out_path
   // compiler's peak memory holds them twice at most (issue 12's peak-RSS bound).
   mod = IRModule();
   if (!byoc.empty()) parts.extra.push_back({"byoc", std::move(byoc), 8});
-  runtime::WriteArtifact(out_path, parts);
+  *out = std::move(parts);
   return stats;
 }
 

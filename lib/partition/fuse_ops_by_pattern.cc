@@ -49,8 +49,12 @@ bool IsPartitionFunction(const FunctionNode* f) {
 class PatternFuser : public MatchingMutator {
  public:
   PatternFuser(IRModule* mod, const std::vector<PluginPatterns>& tables, bool auto_mode,
-               std::set<std::string> choices)
-      : mod_(mod), tables_(tables), auto_mode_(auto_mode), choices_(std::move(choices)) {}
+               std::set<std::string> choices, PartitionReport* report)
+      : mod_(mod),
+        tables_(tables),
+        auto_mode_(auto_mode),
+        choices_(std::move(choices)),
+        report_(report) {}
 
   BindingBlock VisitBindingBlock(const BindingBlock& in) override {
     BindingBlock block = ExprMutator::VisitBindingBlock(in);  // nested Ifs first
@@ -101,7 +105,7 @@ class PatternFuser : public MatchingMutator {
         if (taken) break;
       }
     }
-    if (PartitionReport* rep = CurrentPartitionReport())
+    if (PartitionReport* rep = report_)
       for (auto& [v, r] : refusals)
         if (!claimed.count(v)) rep->refused.push_back(r);
     if (groups.empty()) return block;
@@ -188,7 +192,7 @@ class PatternFuser : public MatchingMutator {
     if (auto_mode_ && !choices_.count(ChoiceKey(*fn, call_args))) {
       // --byoc=auto: the tuning database did not measure the plugin faster for this
       // composite (or did not measure it).
-      if (PartitionReport* rep = CurrentPartitionReport())
+      if (PartitionReport* rep = report_)
         rep->refused.push_back({table.plugin->Name(), np.name, root->var->name,
                                 As<OpNode>(As<CallNode>(root->value)->op)->name,
                                 taken.ops.empty() ? std::string() : taken.ops.back(), "byoc=auto",
@@ -202,7 +206,7 @@ class PatternFuser : public MatchingMutator {
     std::string fname = mod_->FreshName(hint);
     mod_->AddFunction(fname, fn);
     taken.function = fname;
-    if (PartitionReport* rep = CurrentPartitionReport()) rep->taken.push_back(taken);
+    if (PartitionReport* rep = report_) rep->taken.push_back(taken);
     return WithSInfo(MakeCall(MakeGlobalVar(fname), call_args), root->var->sinfo);
   }
 
@@ -210,6 +214,7 @@ class PatternFuser : public MatchingMutator {
   const std::vector<PluginPatterns>& tables_;
   bool auto_mode_;
   std::set<std::string> choices_;
+  PartitionReport* report_;
 };
 
 }  // namespace
@@ -219,14 +224,15 @@ void FuseOpsByPattern(IRModule* mod, const PassContext& ctx) {
   for (const CodegenPlugin* p : ActivePlugins(ctx))
     tables.push_back({p, ParsePatternTable(p->PatternTable(), p->Name(),
                                            "pattern table of plugin '" + p->Name() + "'")});
-  if (PartitionReport* rep = CurrentPartitionReport()) {
+  if (PartitionReport* rep = ctx.partition_report) {
     rep->plugins.clear();
     for (const auto& t : tables) rep->plugins.push_back(t.plugin->Name());
   }
   if (tables.empty()) return;
   bool auto_mode = false;
   std::set<std::string> choices = OffloadChoices(ctx, &auto_mode);
-  PatternFuser(mod, tables, auto_mode, std::move(choices)).MutateModule(mod, IsPartitionFunction);
+  PatternFuser(mod, tables, auto_mode, std::move(choices), ctx.partition_report)
+      .MutateModule(mod, IsPartitionFunction);
 }
 
 }  // namespace relax::partition

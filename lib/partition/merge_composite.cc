@@ -22,7 +22,7 @@ struct RegionGroup {
 
 class CompositeMerger : public ExprMutator {
  public:
-  explicit CompositeMerger(IRModule* mod) : mod_(mod) {}
+  CompositeMerger(IRModule* mod, PartitionReport* report) : mod_(mod), report_(report) {}
 
   Expr VisitExpr_(const FunctionNode* op, const Expr& e) override {
     uses_ = CountVarUses(op->body);
@@ -214,7 +214,7 @@ class CompositeMerger : public ExprMutator {
     fn->sinfo = FuncSInfo(ps, ret);
     std::string fname = mod_->FreshName(grp.plugin + "_region");
     mod_->AddFunction(fname, fn);
-    if (PartitionReport* rep = CurrentPartitionReport()) {
+    if (PartitionReport* rep = report_) {
       for (size_t i : grp.members) {
         const std::string& cname =
             As<GlobalVarNode>(As<CallNode>(block.bindings[i].value)->op)->name;
@@ -238,6 +238,7 @@ class CompositeMerger : public ExprMutator {
   }
 
   IRModule* mod_;
+  PartitionReport* report_;
   std::map<const VarNode*, int> uses_;
 };
 
@@ -248,8 +249,8 @@ bool IsPartitionFunction(const FunctionNode* f) {
 
 }  // namespace
 
-void MergeComposite(IRModule* mod, const PassContext&) {
-  CompositeMerger(mod).MutateModule(mod, IsPartitionFunction);
+void MergeComposite(IRModule* mod, const PassContext& ctx) {
+  CompositeMerger(mod, ctx.partition_report).MutateModule(mod, IsPartitionFunction);
 }
 
 }  // namespace relax::partition

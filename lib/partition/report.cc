@@ -12,7 +12,6 @@
 namespace relax::partition {
 
 namespace {
-PartitionReport* g_report = nullptr;
 
 std::string ShortOp(const std::string& op) {
   return op.rfind("relax.", 0) == 0 ? op.substr(6) : op;
@@ -27,9 +26,6 @@ std::string DotEscape(const std::string& s) {
   return out;
 }
 }  // namespace
-
-void SetPartitionReport(PartitionReport* r) { g_report = r; }
-PartitionReport* CurrentPartitionReport() { return g_report; }
 
 std::string PartitionReport::Format() const {
   std::ostringstream os;

@@ -16,7 +16,8 @@ namespace {
 
 class RegionLowerer : public ExprMutator {
  public:
-  RegionLowerer(IRModule* mod, Target target) : mod_(mod), target_(std::move(target)) {}
+  RegionLowerer(IRModule* mod, Target target, PartitionReport* report)
+      : mod_(mod), target_(std::move(target)), report_(report) {}
 
   Expr VisitExpr_(const CallNode* op, const Expr& e) override {
     Expr visited = ExprMutator::VisitExpr_(op, e);
@@ -50,7 +51,7 @@ class RegionLowerer : public ExprMutator {
                                        << EscapeBytes(text->substr(0, 64)) << "')");
     mod_->extern_modules.push_back({plugin_name, gv->name, code.function, std::move(code.object),
                                     code.library, code.operands_on_device});
-    if (PartitionReport* rep = CurrentPartitionReport())
+    if (PartitionReport* rep = report_)
       rep->regions.push_back({plugin_name, gv->name, code.function, region.composites});
     regions_.insert(gv->name);
     std::vector<Expr> args;
@@ -70,6 +71,7 @@ class RegionLowerer : public ExprMutator {
  private:
   IRModule* mod_;
   Target target_;
+  PartitionReport* report_;
   std::set<std::string> regions_;
 };
 
@@ -80,7 +82,7 @@ void RunCodegen(IRModule* mod, const PassContext& ctx) {
   for (const auto& [name, f] : mod->functions)
     if (As<FunctionNode>(f)->attrs.count(kCodegenAttr)) any = true;
   if (!any) return;
-  RegionLowerer lowerer(mod, Target::Parse(ctx.target));
+  RegionLowerer lowerer(mod, Target::Parse(ctx.target), ctx.partition_report);
   lowerer.MutateModule(mod, [](const FunctionNode* f) {
     return f->attrs.count(kCompositeAttr) || f->attrs.count(kCodegenAttr) ||
            f->attrs.count("Primitive");

@@ -75,17 +75,30 @@ struct Mapping {
 
 }  // namespace
 
-void WriteArtifact(const std::string& path, const ArtifactParts& parts) {
+namespace {
+
+// The sections of `parts` in artifact order (`where` names the artifact in errors).
+std::vector<SectionView> PartsSections(const std::string& where, const ArtifactParts& parts) {
   std::vector<SectionView> sections;
   if (!parts.elf.empty()) sections.push_back({"elf", parts.elf, kArtifactPageSize});
   sections.push_back({"params", parts.params, kArtifactPageSize});
   sections.push_back({"executable", parts.executable_json, 8});
   for (const auto& s : parts.extra) {
     if (s.name == "elf" || s.name == "params" || s.name == "executable")
-      RELAX_THROW("cannot write artifact '" << path << "': section '" << s.name << "' is reserved");
+      RELAX_THROW("cannot write " << where << ": section '" << s.name << "' is reserved");
     sections.push_back({s.name, s.bytes, s.alignment});
   }
-  WriteSectionViews(path, sections);
+  return sections;
+}
+
+}  // namespace
+
+void WriteArtifact(const std::string& path, const ArtifactParts& parts) {
+  WriteSectionViews(path, PartsSections("artifact '" + path + "'", parts));
+}
+
+std::string ArtifactBytes(const ArtifactParts& parts) {
+  return SectionViewsBytes(PartsSections("an artifact", parts));
 }
 
 std::shared_ptr<LoadedArtifact> LoadedArtifact::Load(const std::string& path, int device_id) {

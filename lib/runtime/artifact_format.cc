@@ -7,6 +7,7 @@
 #include <cctype>
 #include <cerrno>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <set>
 
@@ -50,7 +51,11 @@ void WriteSections(const std::string& path, const std::vector<SectionData>& in) 
   WriteSectionViews(path, views);
 }
 
-void WriteSectionViews(const std::string& path, const std::vector<SectionView>& in) {
+namespace {
+
+// The artifact bytes of `in`, handed to `write` in order (`path` names the artifact in errors).
+void EmitSectionViews(const std::string& path, const std::vector<SectionView>& in,
+                      const std::function<void(const char*, size_t)>& write) {
   // "elf" first (offset 0: the file stays a loadable .so), then the others in order.
   std::vector<const SectionView*> order;
   for (const auto& s : in)
@@ -85,16 +90,13 @@ void WriteSectionViews(const std::string& path, const std::vector<SectionView>& 
   const uint64_t table_offset = (size + 7) / 8 * 8;
   const uint64_t body_size = table_offset + table.size();
 
-  // Written through OutputFile: a new temporary renamed over `path` (a symlink at `path` or at
-  // the temporary's name is never written through; a device, FIFO or directory is refused).
-  OutputFile out(path, "artifact", 0755);
   std::unique_ptr<XXH3_state_t, XXH_errorcode (*)(XXH3_state_t*)> hash(XXH3_createState(),
                                                                        XXH3_freeState);
   if (!hash || XXH3_64bits_reset(hash.get()) != XXH_OK)
     RELAX_THROW("cannot write artifact '" << path << "': hash state");
   uint64_t at = 0;
   auto emit = [&](const char* data, size_t n) {
-    out.Write(data, n);
+    write(data, n);
     XXH3_64bits_update(hash.get(), data, n);
     at += n;
   };
@@ -116,8 +118,23 @@ void WriteSectionViews(const std::string& path, const std::vector<SectionView>& 
   for (uint64_t v : {table_offset, static_cast<uint64_t>(order.size()), uint64_t{0}, checksum,
                      body_size + kArtifactTrailerSize, uint64_t{0}})
     PutU64(&trailer, v);
-  out.Write(trailer.data(), trailer.size());
+  write(trailer.data(), trailer.size());
+}
+
+}  // namespace
+
+void WriteSectionViews(const std::string& path, const std::vector<SectionView>& in) {
+  // Written through OutputFile: a new temporary renamed over `path` (a symlink at `path` or at
+  // the temporary's name is never written through; a device, FIFO or directory is refused).
+  OutputFile out(path, "artifact", 0755);
+  EmitSectionViews(path, in, [&out](const char* d, size_t n) { out.Write(d, n); });
   out.Commit(/*sync=*/true);
+}
+
+std::string SectionViewsBytes(const std::vector<SectionView>& in) {
+  std::string bytes;
+  EmitSectionViews("(in memory)", in, [&bytes](const char* d, size_t n) { bytes.append(d, n); });
+  return bytes;
 }
 
 std::vector<SectionEntry> ParseSections(const uint8_t* base, uint64_t file_size,

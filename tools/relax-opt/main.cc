@@ -9,6 +9,7 @@
 #include "../cli_main.h"
 #include "relax/codegen/codegen.h"
 #include "relax/codegen/fatal_error.h"
+#include "relax/driver/model_input.h"
 #include "relax/lower/flatten_buffer.h"
 #include "relax/lower/vm_codegen.h"
 #include "relax/parser/parser.h"
@@ -121,7 +122,7 @@ int main(int argc, char** argv) {
 
   relax::PassContext pctx;
   try {
-    relax::tools::ParsePassOptions(pass_options, &pctx.options);
+    relax::driver::ParsePassOptions(pass_options, &pctx.options);
     relax::CheckPassOptions(pctx);
     pctx.target = relax::Target::Parse(target).ToString();
   } catch (const std::exception& e) {

@@ -223,27 +223,6 @@ void WholeModelCheck(const IRModule& mod, const Target& target, const PassContex
 
 }  // namespace
 
-AutoOffload LoadAutoOffload(const std::string& db_path, const Target& target) {
-  schedule::TuningDatabase db = schedule::TuningDatabase::Load(db_path);
-  const std::string machine = GetBackend(target.kind).MachineKey(target);
-  std::set<std::string> plugins;
-  AutoOffload out;
-  for (const auto& [id, r] : db.records()) {
-    if (r.target != target.kind || r.machine != machine || r.rule.rfind("byoc:", 0) != 0) continue;
-    ++out.measured;
-    auto it = r.params.find("plugin");
-    if (it == r.params.end() || it->second != 1) continue;
-    const std::string plugin = r.rule.substr(5);
-    if (!partition::IsValidPluginName(plugin))
-      throw Error("tuning database '" + db_path + "': the record of composite '" + r.key +
-                  "' names the codegen plugin '" + plugin + "', not a valid plugin name");
-    plugins.insert(plugin);
-    out.keys.push_back(r.key);
-  }
-  out.plugins.assign(plugins.begin(), plugins.end());
-  return out;
-}
-
 size_t TuneByocChoices(const IRModule& mod, const Target& target, const PassContext& base,
                        const ByocTuneOptions& o, schedule::TuningDatabase* db) {
   PassInstrumentOptions popts;

@@ -1,7 +1,8 @@
 // --byoc=auto (relax/partition/choice.h) on the command line: `relaxc tune --byoc PLUGIN`
 // measures, per composite the plugin's patterns match in a model, the plugin against our own
 // kernels and records the faster in the tuning database; `relaxc compile --byoc=auto
-// --tuning-db DB` reads those records back as the composites each plugin may take.
+// --tuning-db DB` reads those records back as the composites each plugin may take
+// (lib/driver/compile.cc).
 #ifndef RELAX_TOOLS_RELAXC_BYOC_CHOICE_H_
 #define RELAX_TOOLS_RELAXC_BYOC_CHOICE_H_
 
@@ -18,16 +19,6 @@
 #include "relax/vm/runner.h"
 
 namespace relax::tools {
-
-/// What --byoc=auto hands the partitioner: the plugins with at least one composite recorded
-/// as faster with them, and those composites' keys (comma-separated). A record naming an
-/// invalid plugin name is an error (relax::Error naming the database and the composite);
-/// whether the plugins exist is checked once --plugin libraries are loaded.
-struct AutoOffload {
-  std::vector<std::string> plugins, keys;
-  size_t measured = 0;
-};
-AutoOffload LoadAutoOffload(const std::string& db_path, const Target& target);
 
 struct ByocTuneOptions {
   std::string plugin;                   // the plugin to measure against our kernels

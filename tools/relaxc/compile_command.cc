@@ -1,26 +1,19 @@
 // `relaxc compile MODEL.onnx -o OUT.so [--target cpu] [--print-ir-after-all]
 // [--print-ir-after=PASS] [--time-passes] [--bound n=1..4096] [--stats]
-// [--disable-pass=PASS] [--pass-option KEY=VALUE]`.
-#include <algorithm>
-#include <cstdlib>
+// [--disable-pass=PASS] [--pass-option KEY=VALUE]`: a thin CLI over relax::driver::Compile
+// (relax/driver/compile.h); it checks the output paths, renders the partition graph with
+// Graphviz and prints what the compile returns.
 #include <filesystem>
-#include <fstream>
-#include <iomanip>
 #include <iostream>
 #include <map>
 #include <memory>
-#include <optional>
 #include <set>
 
 #include "../cli_main.h"
-#include "byoc_choice.h"
 #include "commands.h"
 #include "model_input.h"
-#include "relax/codegen/build.h"
+#include "relax/driver/compile.h"
 #include "relax/frontend/onnx.h"
-#include "relax/partition/choice.h"
-#include "relax/partition/plugin.h"
-#include "relax/partition/report.h"
 #include "relax/support/file.h"
 #include "relax/support/output_file.h"
 #include "relax/support/process.h"
@@ -37,11 +30,6 @@ struct CompileOptions {
   std::string byoc, partition_graph, tuning_db;
   bool partition_report = false;
 };
-
-const std::set<std::string>& NonPassStages() {
-  static const std::set<std::string> s = {"import", "codegen-mlir", "codegen-llvm", "vm-codegen"};
-  return s;
-}
 
 // Writes the DOT text `dot` as `path`: .dot/.gv as is, anything else rendered by Graphviz's
 // `dot` in the format of the extension (svg, png, pdf). `dot` runs with an argument vector and
@@ -78,87 +66,14 @@ void WriteGraph(const std::string& dot, const std::string& path) {
   WriteFileReplacing(path, ReadRegularFile(out, "Graphviz output"), "partition graph");
 }
 
-// "memory at NAME=V,...: liveness lower bound L bytes, planned peak P bytes (Rx)": the summary
-// evaluated at `values` (the lower bound as the max of every point's live bytes, exactly).
-void PrintMemoryAt(const MemorySummary& m, const std::map<std::string, int64_t>& values) {
-  std::string where;
-  for (const auto& [name, v] : values)
-    where += (where.empty() ? "" : ",") + name + "=" + std::to_string(v);
-  int64_t lower = 0;
-  bool known = true;
-  for (const PrimExpr& e : m.live_at) {
-    std::optional<int64_t> v = EvaluateAt(e, values);
-    known = known && v.has_value();
-    if (v) lower = std::max(lower, *v);
-  }
-  std::optional<int64_t> peak = EvaluateAt(m.planned_peak, values);
-  const std::string unknown = "? (a dim has no value)";
-  std::cout << "memory at " << where << ": liveness lower bound "
-            << (known ? std::to_string(lower) : unknown) << " bytes, planned peak "
-            << (peak ? std::to_string(*peak) : unknown) << " bytes";
-  if (known && peak && lower > 0)
-    std::cout << " (" << std::fixed << std::setprecision(3)
-              << static_cast<double>(*peak) / static_cast<double>(lower) << "x)";
-  std::cout << "\n";
-}
-
-// The --stats lines on ops, kernel calls and @main's memory plan: formulas in the symbolic
-// dims, then their values at the --bound maxima (when given) and at --stats-at sizes.
-void PrintMemoryStats(const BuildStats& st, const frontend::OnnxImportStats& imp, bool text_ir,
-                      const std::map<std::string, int64_t>& at,
-                      const std::map<std::string, std::pair<int64_t, int64_t>>& bounds) {
-  const MemorySummary& m = st.memory;
-  if (!text_ir)
-    std::cout << "ops imported: " << imp.nodes - imp.constant_nodes << " (" << imp.nodes
-              << " nodes, " << imp.constant_nodes << " Constant)\n";
-  if (imp.initializers_frozen)
-    std::cout << "initializer inputs: " << imp.initializer_inputs
-              << " frozen into constants (--freeze-initializers)\n";
-  else if (imp.initializer_inputs > 0)
-    std::cout << "initializer inputs: " << imp.initializer_inputs << " optional inputs ("
-              << imp.initializer_input_bytes
-              << " bytes of defaults; --freeze-initializers makes them constants)\n";
-  std::cout << "kernel calls per inference: " << m.kernel_calls
-            << "\ndistinct kernels: " << st.num_prim_funcs
-            << "\nmemory: planned static bytes: " << m.planned_static_bytes
-            << "\nmemory: liveness lower bound: "
-            << (m.lower_bound.defined()
-                    ? ToString(m.lower_bound)
-                    : std::string("(more than 32 incomparable terms; see memory at NAME=V)"))
-            << "\nmemory: planned peak: " << ToString(m.planned_peak) << "\n";
-  if (!bounds.empty()) {
-    std::map<std::string, int64_t> hi;
-    for (const auto& [name, b] : bounds) hi[name] = b.second;
-    PrintMemoryAt(m, hi);
-  }
-  if (!at.empty()) PrintMemoryAt(m, at);
-}
-
 int RunCompile(const CompileOptions& o) {
   try {
-    frontend::OnnxImportOptions iopts;
-    frontend::OnnxImportStats import_stats;
-    iopts.stats = &import_stats;
-    iopts.freeze_initializers = o.freeze_initializers;
     std::map<std::string, int64_t> stats_at;
     for (const auto& spec : o.stats_at) {
       int64_t v = 0;
       std::string name = ParseDimValue(spec, "--stats-at", INT64_MAX, &v);
       stats_at[name] = v;
     }
-    for (const auto& b : o.bounds) {
-      std::string name;
-      auto r = ParseBound(b, &name);
-      if (iopts.bounds.count(name)) throw Error("--bound: '" + name + "' is bounded twice");
-      iopts.bounds[name] = r;
-    }
-    for (const auto& stage : o.print_after)
-      if (!FindPass(stage) && !NonPassStages().count(stage)) {
-        std::string known = "import";
-        for (const Pass* p : ListPasses()) known += ", " + p->name;
-        known += ", codegen-mlir, codegen-llvm, vm-codegen";
-        throw Error("--print-ir-after: unknown stage '" + stage + "' (stages: " + known + ")");
-      }
     // No output may replace the model, nor another output of this compile.
     auto same = [](const std::string& a, const std::string& b) {
       std::error_code ec;
@@ -176,116 +91,34 @@ int RunCompile(const CompileOptions& o) {
     if (!o.partition_graph.empty() && same(o.output, o.partition_graph))
       throw Error("--partition-graph '" + o.partition_graph + "' is the output artifact '" +
                   o.output + "'; give them different paths");
-    Target target = Target::Parse(o.target);
-    PassInstrumentOptions popts;
-    popts.print_after_all = o.print_after_all;
-    popts.print_after.insert(o.print_after.begin(), o.print_after.end());
-    popts.time_passes = o.time_passes;
-    popts.verify_each = !o.no_verify;
-    popts.out = &std::cout;
-    PassContext pctx;
-    pctx.target = target.ToString();
-    pctx.bounds = iopts.bounds;
-    // A malformed or unknown --pass-option, or a bad value, is a usage error (exit 2), found
-    // before any work whether or not its pass runs.
-    std::vector<std::string> auto_plugins;
-    try {
-      ParsePassOptions(o.pass_options, &pctx.options);
-      if (!o.tuning_db.empty()) pctx.options["schedule.tuning-db"] = o.tuning_db;
-      CheckPassOptions(pctx);
-      if (o.byoc == "auto") {
-        // Each composite goes to the plugin the tuning database measured faster for it.
-        if (o.tuning_db.empty())
-          throw Error("--byoc=auto needs --tuning-db DB (written by `relaxc tune --byoc PLUGIN`)");
-        AutoOffload ch = LoadAutoOffload(o.tuning_db, target);
-        pctx.options[partition::kChoicesOption] = JoinCommas(ch.keys);
-        auto_plugins = ch.plugins;
-      }
-    } catch (const std::exception& e) {
-      std::cerr << "error: " << EscapeControl(e.what(), /*keep_newlines=*/true) << "\n";
-      return 2;
-    }
-    // BYOC: --plugin libraries are loaded first (their names join the active list); --byoc
-    // names in-tree plugins; --byoc=none disables every plugin.
-    std::string active = o.byoc == "none"   ? ""
-                         : o.byoc == "auto" ? JoinCommas(auto_plugins)
-                                            : o.byoc;
-    for (const auto& path : o.plugins) {
-      std::string name = partition::LoadPluginLibrary(path);
-      if (o.byoc != "none") active += (active.empty() ? "" : ",") + name;
-    }
-    for (const auto& name : auto_plugins) {
-      if (partition::FindPlugin(name)) continue;
-      std::cerr << "error: tuning database '" << EscapeControl(o.tuning_db)
-                << "' offloads composites to the codegen plugin '" << EscapeControl(name)
-                << "', which is not registered (registered: "
-                << JoinCommas(partition::PluginNames(), ", ")
-                << "; out-of-tree plugins: --plugin LIB.so)\n";
-      return 2;
-    }
-    if (o.byoc == "none" || (o.byoc == "auto" && active.empty()))
-      pctx.options["partition.plugins"] = "none";
-    else if (!active.empty())
-      pctx.options["partition.plugins"] = active;
-    partition::ActivePlugins(pctx);  // unknown names / unsupported targets fail early
-    partition::PartitionReport report;
-    bool want_report = o.partition_report || !o.partition_graph.empty();
-    if (want_report) partition::SetPartitionReport(&report);
-    struct ResetReport {
-      ~ResetReport() { partition::SetPartitionReport(nullptr); }
-    } reset_report;
-    // The graph is drawn after fuse-ops (regions and fusion groups), or after run-codegen
-    // when fuse-ops is disabled.
-    std::string dot;
-    if (!o.partition_graph.empty())
-      popts.after_pass = [&dot](const std::string& pass, const IRModule& m) {
-        if (pass == "run-codegen" || pass == "fuse-ops") dot = partition::PartitionGraphDot(m);
-      };
-    PassRunner runner(popts, pctx);
-    std::vector<std::string> import_warnings;
-    iopts.warnings = &import_warnings;
-    IRModule mod = LoadModel(o.model, iopts);
-    for (const auto& w : import_warnings) std::cerr << "warning: " << w << "\n";
-    runner.Stage("import", ToString(mod));
-    CodegenOptions copts;
-    copts.bounds_check = o.bounds_check;
-    BuildStats st = Build(std::move(mod), target, o.output, runner, o.disabled, copts);
-    runner.Finish();
-    if (o.partition_report) std::cout << report.Format();
-    if (!o.partition_graph.empty()) WriteGraph(dot, o.partition_graph);
-    if (o.stats) {
-      std::cout << "kernels: " << st.num_prim_funcs << " PrimFuncs, " << st.kernel_bytes
-                << " bytes of code\n";
-      for (const auto& [rule, n] : st.schedule_rules)
-        std::cout << "schedule: " << rule << ": " << n << " PrimFuncs\n";
-      if (!o.tuning_db.empty())
-        std::cout << "tuning: " << st.tuned_kernels
-                  << " PrimFuncs take a setting from the tuning database\n";
-      if (!st.device_kernels.empty()) {
-        size_t fallbacks = 0;
-        for (const KernelReport& k : st.device_kernels) {
-          fallbacks += k.fallback;
-          std::cout << "kernel: " << k.name << " rule=" << k.rule << " bytes=" << k.binary_bytes
-                    << " shared=" << k.shared_bytes;
-          if (k.registers >= 0) std::cout << " registers=" << k.registers;
-          if (k.spill_bytes >= 0) std::cout << " spill_bytes=" << k.spill_bytes;
-          std::cout << (k.fallback ? " fallback=1" : "") << "\n";
-        }
-        std::cout << "device kernels: " << st.device_kernels.size() << ", fallbacks: " << fallbacks
-                  << "\n";
-      }
-      if (!st.placement.empty())
-        std::cout << "placement: tensors of device kernels on " << st.placement
-                  << "; device copies: " << st.copies_to_device << " to the device, "
-                  << st.copies_to_host
-                  << " to the host (inside the model; inputs and outputs cross once at the VM "
-                     "boundary)\n";
-      std::cout << "vm: " << st.num_instructions << " instructions\nparams: " << st.params_bytes
-                << " bytes\n";
-      PrintMemoryStats(st, import_stats, IsTextIR(o.model), stats_at, iopts.bounds);
-    }
+    driver::CompileOptions d;
+    d.target = o.target;
+    d.bounds = o.bounds;
+    d.byoc = o.byoc;
+    d.plugins = o.plugins;
+    d.pass_options = o.pass_options;
+    d.disabled_passes = o.disabled;
+    d.tuning_db = o.tuning_db;
+    d.freeze_initializers = o.freeze_initializers;
+    d.bounds_check = o.bounds_check;
+    d.verify = !o.no_verify;
+    d.print_after_all = o.print_after_all;
+    d.print_after = o.print_after;
+    d.time_passes = o.time_passes;
+    d.partition_report = o.partition_report;
+    d.partition_graph = !o.partition_graph.empty();
+    d.log = &std::cout;
+    d.on_warning = [](const std::string& w) { std::cerr << "warning: " << w << "\n"; };
+    driver::Artifact art = driver::Compile(o.model, d);
+    art.Save(o.output);
+    if (o.partition_report) std::cout << art.partition_report;
+    if (!o.partition_graph.empty()) WriteGraph(art.partition_dot, o.partition_graph);
+    if (o.stats) std::cout << art.StatsText(stats_at);
     std::cerr << "wrote " << o.output << "\n";
     return 0;
+  } catch (const driver::UsageError& e) {
+    std::cerr << "error: " << EscapeControl(e.what(), /*keep_newlines=*/true) << "\n";
+    return 2;
   } catch (const frontend::UnsupportedOpError& e) {
     std::cerr << "error: " << EscapeControl(e.what(), /*keep_newlines=*/true) << "\n";
     return 2;

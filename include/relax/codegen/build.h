@@ -9,6 +9,7 @@
 
 #include "relax/codegen/codegen.h"
 #include "relax/lower/memory_liveness.h"
+#include "relax/runtime/artifact.h"
 #include "relax/transform/pass.h"
 
 namespace relax {
@@ -52,6 +53,10 @@ struct BuildStats {
 /// `codegen` carries the caller's codegen choices (bounds_check); Build sets its dump, warning
 /// and report fields.
 BuildStats Build(IRModule mod, const Target& target, const std::string& out_path,
+                 PassRunner& runner, const std::vector<std::string>& disabled = {},
+                 CodegenOptions codegen = {});
+/// The same, keeping the artifact's sections in `*parts` instead of writing a file.
+BuildStats Build(IRModule mod, const Target& target, runtime::ArtifactParts* parts,
                  PassRunner& runner, const std::vector<std::string>& disabled = {},
                  CodegenOptions codegen = {});
 

@@ -11,6 +11,8 @@
 
 namespace relax::partition {
 
+/// Filled by the partition passes of a compilation whose PassContext::partition_report points
+/// at it.
 struct PartitionReport {
   /// One composite (a match of a pattern).
   struct Taken {
@@ -38,11 +40,6 @@ struct PartitionReport {
   /// every refusal with the predicate and the reason.
   std::string Format() const;
 };
-
-/// The report the partition passes fill while `r` is set (null: they record nothing). Not
-/// thread-safe: one compilation at a time per process.
-void SetPartitionReport(PartitionReport* r);
-PartitionReport* CurrentPartitionReport();
 
 /// Graphviz DOT of @main of `mod` (after fuse-ops): one node per binding; extern calls of BYOC
 /// regions filled with their plugin's colour; calls of fused primitive functions drawn as a box

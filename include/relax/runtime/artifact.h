@@ -35,6 +35,8 @@ struct ArtifactParts {
 /// then rename()d over `path`, so a failed write never leaves a partial file. Throws relax::Error
 /// (naming the path and errno text) on any I/O failure.
 void WriteArtifact(const std::string& path, const ArtifactParts& parts);
+/// The bytes WriteArtifact writes, in memory.
+std::string ArtifactBytes(const ArtifactParts& parts);
 
 /// A verified, loaded artifact: parsed executable, mmapped params, loaded kernels.
 class LoadedArtifact {

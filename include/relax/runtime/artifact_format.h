@@ -64,6 +64,8 @@ struct SectionView {
 /// WriteSections without copying the sections: they are streamed to the file (and hashed) one
 /// by one, so writing needs no second copy of the weights. Same layout, checks and errors.
 void WriteSectionViews(const std::string& path, const std::vector<SectionView>& sections);
+/// The bytes WriteSectionViews writes, in memory.
+std::string SectionViewsBytes(const std::vector<SectionView>& sections);
 
 /// Validates the trailer and section table of the `size` bytes at `data` (a whole artifact
 /// file) and returns the sections. Checks magic, format version, every reserved field, the

@@ -14,6 +14,10 @@
 
 namespace relax {
 
+namespace partition {
+struct PartitionReport;
+}
+
 /// Handed to every pass by the PassRunner. Passes read it; they never change it.
 struct PassContext {
   /// The target string as given to `relaxc compile --target` ("cpu", "cpu -mcpu=skylake").
@@ -24,6 +28,9 @@ struct PassContext {
   std::map<std::string, std::pair<int64_t, int64_t>> bounds;
   /// Free-form options for passes (`name` -> value); unknown keys are ignored.
   std::map<std::string, std::string> options;
+  /// Where the partition passes record what they took and refused (`--partition-report`);
+  /// null: nothing is recorded. Owned by the caller, one per compilation.
+  partition::PartitionReport* partition_report = nullptr;
 };
 
 /// Adds to `an` the facts a pass may assume inside `fn`: every symbolic var of a parameter's

@@ -22,8 +22,7 @@ const onnx::GraphProto& Subgraph(ImportContext& ctx, const onnx::NodeProto& n,
 }
 
 Var FreshDim(ImportContext& ctx, const std::string& hint) {
-  static int counter = 0;
-  Var v = MakeVar(CleanName(hint) + "_" + std::to_string(counter++));
+  Var v = MakeVar(CleanName(hint) + "_" + std::to_string(ctx.NextFreshId()));
   ctx.bb().analyzer().Bind(v, 0);
   return v;
 }

@@ -118,6 +118,9 @@ class ImportContext {
   /// define their initializers as constants, and a node failing on one of them says so.
   void SetInputsWithDefault(std::set<std::string> names) { with_default_ = std::move(names); }
   bool HasDefault(const std::string& name) const { return with_default_.count(name) != 0; }
+  /// A number not handed out before in this import (fresh symbolic dims' names: one model's
+  /// names never depend on what the process imported before).
+  int64_t NextFreshId() { return next_fresh_id_++; }
 
  private:
   BlockBuilder* bb_;
@@ -126,6 +129,7 @@ class ImportContext {
   std::map<const ExprNode*, std::pair<Expr, IntRange>> ranges_;  // keeps its keys alive
   std::map<std::string, int> declared_ranks_;
   std::set<std::string> with_default_;
+  int64_t next_fresh_id_ = 0;
 };
 
 /// The value of a one-element integer input i of `n` when it is known at import (a constant or
@@ -260,11 +264,31 @@ std::string CleanName(const std::string& s);
 bool HasControlFlow(const onnx::GraphProto& g);
 
 void AddRecurrentConverters(ConverterTable* t);
+/// The attributes of relax.nn.lstm / gru / rnn (`op`, `acts` activations per direction) from
+/// an ONNX LSTM / GRU / RNN node's (convert_recurrent.cc).
+Attrs RecurrentAttrs(ImportContext& ctx, const onnx::NodeProto& n, const std::string& op, int acts,
+                     bool lstm, bool gru);
 void AddSelectConverters(ConverterTable* t);    // convert_select.cc: TopK, Unique, NMS, CumSum...
 void AddSignalConverters(ConverterTable* t);    // convert_signal.cc: DFT, STFT, windows
 void AddTextConverters(ConverterTable* t);      // convert_text.cc: TfIdfVectorizer
 void AddQuantizeConverters(ConverterTable* t);  // convert_quantize.cc: Q/DQ, QLinear*, *Integer
 void AddMlConverters(ConverterTable* t);        // convert_ml.cc: the ai.onnx.ml domain
+/// com.microsoft ops of onnxruntime's transformers optimizer and saved optimized graphs
+/// (convert_contrib_transformer.cc; it adds the two below).
+void AddContribTransformerConverters(ConverterTable* t);
+void AddContribAttentionConverters(ConverterTable* t);  // convert_contrib_attention.cc
+void AddContribFusedConverters(ConverterTable* t);      // convert_contrib_fused.cc
+/// Whether `g` (subgraphs included) uses an op that onnxruntime registers in the default domain
+/// though ONNX has none of that name (SimplifiedLayerNormalization); the ONNX checker refuses
+/// those, so it checks a copy where MoveOrtDefaultDomainOps has moved them to com.microsoft
+/// (convert_contrib_transformer.cc).
+bool UsesOrtDefaultDomainOps(const onnx::GraphProto& g);
+void MoveOrtDefaultDomainOps(onnx::ModelProto* m);
+/// com.microsoft ops of onnxruntime's quantization tools (convert_contrib_quant.cc; with
+/// MatMulNBits and DynamicQuantizeLSTM, whose converters follow).
+void AddContribQuantConverters(ConverterTable* t);
+std::vector<Value> ConvertMatMulNBits(ImportContext& ctx, const onnx::NodeProto& n);
+std::vector<Value> ConvertDynamicQuantizeLSTM(ImportContext& ctx, const onnx::NodeProto& n);
 
 /// Emits a packed call `extern(builtin)(args) -> Tensor[ndim, dtype]` whose callee allocates its
 /// result, and one match_cast of it to `dims`: defined entries are checked at run time, the
