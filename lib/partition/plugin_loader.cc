@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <mutex>
 #include <sstream>
 
 #include "relax/partition/pattern.h"
@@ -120,6 +121,7 @@ struct CRegion {
 class CAbiPlugin : public CodegenPlugin {
  public:
   CAbiPlugin(std::string path, const RelaxPluginInfo* info) : path_(std::move(path)), info_(info) {}
+  const RelaxPluginInfo* info() const { return info_; }
   std::string Name() const override { return info_->name; }
   std::string PatternTable() const override { return info_->patterns ? info_->patterns : ""; }
   std::vector<std::string> TargetKinds() const override {
@@ -199,8 +201,19 @@ std::string LoadPluginLibrary(const std::string& path) {
   } catch (const Error& e) {
     RELAX_THROW(where << ": " << e.what());
   }
-  if (FindPlugin(name))
+  // The same library loaded again (a second compile in one process: dlopen returned the same
+  // handle, so the same info) is the plugin already registered; another plugin of that name is
+  // refused. One load at a time, so two compiles on two threads both find it.
+  static std::mutex load_mutex;
+  std::lock_guard<std::mutex> lock(load_mutex);
+  if (const CodegenPlugin* p = FindPlugin(name)) {
+    const auto* same = dynamic_cast<const CAbiPlugin*>(p);
+    if (same && same->info() == info) {
+      ::dlclose(h);  // the registered plugin holds its own reference
+      return name;
+    }
     RELAX_THROW(where << ": a codegen plugin named '" << name << "' is already loaded");
+  }
   RegisterPlugin(std::make_shared<CAbiPlugin>(path, info));
   return name;
 }

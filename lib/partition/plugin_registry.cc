@@ -75,6 +75,9 @@ const CodegenPlugin* LoadPatternFile(const std::string& path) {
   // The same table loaded again (each pass that partitions asks) is the plugin already
   // registered; any other plugin of that name (built in, loaded with --plugin, or another
   // table) is refused: a table must never stand in for, or silently lose to, another plugin.
+  // One load at a time, so two compiles on two threads loading the same table both find it.
+  static std::mutex load_mutex;
+  std::lock_guard<std::mutex> lock(load_mutex);
   if (const CodegenPlugin* p = FindPlugin(name)) {
     const auto* same = dynamic_cast<const PatternFilePlugin*>(p);
     if (same && same->PatternTable() == table && same->merge() == do_merge) return p;
