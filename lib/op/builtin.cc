@@ -27,9 +27,10 @@ StructInfo InferCheck(const CallNode& c, BlockBuilder&) {
   CheckArity(c, 2);
   return TupleSInfo({});
 }
-// check_index_range(v, extents (ShapeExpr), what (StringImm)) {kind: "index" | "nonzero",
-// except: int}: "index" (the default): every element at flat position p lies in [-e, e) with
-// e = extents[p % len(extents)]; "nonzero": every element is non-zero. An element equal to
+// check_index_range(v, extents (ShapeExpr), what (StringImm)) {kind: "index" | "nonzero" |
+// "equal", except: int}: "index" (the default): every element at flat position p lies in
+// [-e, e) with e = extents[p % len(extents)]; "nonzero": every element is non-zero; "equal":
+// every element equals its e. An element equal to
 // `except` (when given: a loss's ignore_index) always passes. A run-time error naming `what`
 // (node and operand) otherwise.
 StructInfo InferCheckIndexRange(const CallNode& c, BlockBuilder&) {
@@ -37,8 +38,8 @@ StructInfo InferCheckIndexRange(const CallNode& c, BlockBuilder&) {
   if (!TensorArg(c, 0).dtype.is_int())
     RELAX_THROW(OpName(c) << ": the checked values must be an int32 or int64 tensor");
   if (c.attrs.count("kind") && GetStrAttr(c.attrs, "kind") != "index" &&
-      GetStrAttr(c.attrs, "kind") != "nonzero")
-    RELAX_THROW(OpName(c) << ": kind must be 'index' or 'nonzero'");
+      GetStrAttr(c.attrs, "kind") != "nonzero" && GetStrAttr(c.attrs, "kind") != "equal")
+    RELAX_THROW(OpName(c) << ": kind must be 'index', 'nonzero' or 'equal'");
   const ShapeExprNode* ext = As<ShapeExprNode>(c.args[1]);
   if (!ext || ext->values.empty() || !As<StringImmNode>(c.args[2]))
     RELAX_THROW(OpName(c) << " expects (indices, (extents...), message)");

@@ -23,9 +23,19 @@
 // sum_k h[d, b, k] * R[d, row, k]), then the state update. Y_h (and Y_c) are the state buffers.
 // The PrimFunc carries `loop_kernel = "recurrent"`: the target's loop-kernel schedule rule picks
 // its parallel loops, vector loops and the layout of R (lib/schedule/loop_kernel.cc).
+//
+// relax.nn.lstm_steps with attribute `quantized_r` = 1 is onnxruntime's DynamicQuantizeLSTM
+// (com.microsoft; its CPU kernel's arithmetic): R holds the 8-bit weights minus their zero
+// point (small integers, as floats) and one more argument after the optional inputs,
+// R_scale [directions, gates * hidden], their scales. Each step quantizes a direction's state h
+// (every batch entry) to uint8 as DynamicQuantizeLinear does (range including 0, scale =
+// range / 255, zero point rounded half to even, values round(h / scale) + zp saturated) and
+// computes gates_h[d, b, row] = sum_k (q[d, b, k] - zp) * R[d, row, k] * (scale * R_scale[d, row])
+// + R's bias.
 #include <functional>
 #include <set>
 
+#include "elementwise_map.h"
 #include "op_common.h"
 #include "relax/te/te.h"
 
@@ -63,7 +73,13 @@ int NumDirections(const CallNode& c) {
   RELAX_THROW("op '" << OpName(c) << "': unknown direction '" << d << "'");
 }
 
-// Argument index of each optional input (-1: absent), checked against the argument count.
+// Whether the call is the quantized-R form of lstm_steps (see the file comment).
+bool QuantizedR(const CallNode& c) {
+  return c.attrs.count("quantized_r") && GetIntAttr(c.attrs, "quantized_r") != 0;
+}
+
+// Argument index of each optional input (-1: absent), then R_scale's when QuantizedR, checked
+// against the argument count.
 std::vector<int> OptionalArgs(const CallNode& c, const Family& f) {
   const auto& flags = GetIntsAttr(c.attrs, "optional_inputs");
   if (flags.size() != kNumOptional)
@@ -77,6 +93,11 @@ std::vector<int> OptionalArgs(const CallNode& c, const Family& f) {
         RELAX_THROW("op '" << OpName(c) << "' has no input " << kOptionalNames[i]);
       at[i] = next++;
     }
+  if (QuantizedR(c)) {
+    if (!f.lstm || !f.steps)
+      RELAX_THROW("op '" << OpName(c) << "': attribute quantized_r is for relax.nn.lstm_steps");
+    at.push_back(next++);  // R_scale
+  }
   CheckArity(c, static_cast<size_t>(next));
   return at;
 }
@@ -189,6 +210,11 @@ StructInfo InferRecurrent(const CallNode& c, BlockBuilder& bb) {
     unify(p[0], PrimExpr(dirs), "P dim 0 (directions)");
     unify(p[1], PrimExpr(3) * hidden, "P dim 1");
   }
+  if (QuantizedR(c)) {
+    const auto& rs = shape_of(opt[kNumOptional], "R_scale", 2);
+    unify(rs[0], PrimExpr(dirs), "R_scale dim 0 (directions)");
+    unify(rs[1], rows, "R_scale dim 1 (gates x hidden_size)");
+  }
   std::vector<PrimExpr> y = layout ? std::vector<PrimExpr>{batch, seq, PrimExpr(dirs), hidden}
                                    : std::vector<PrimExpr>{seq, PrimExpr(dirs), batch, hidden};
   std::vector<StructInfo> outs = {TensorSInfo(y, x.dtype), TensorSInfo(state_shape(), x.dtype)};
@@ -253,6 +279,10 @@ class StepsKernel {
     Yh_ = MakeBuffer("Y_h", t_, state);
     if (f_.lstm) Yc_ = MakeBuffer("Y_c", t_, state);
     gh_ = MakeBuffer("gates_h", t_, {D, batch_, PrimExpr(f_.gates) * hidden_});
+    if (QuantizedR(c)) {
+      rscale_ = params_[opt_[kNumOptional]];
+      hq_ = MakeBuffer("h_qparams", t_, {D, PrimExpr(2)});
+    }
     if (f_.gru && !lbr_) rh_ = MakeBuffer("reset_h", t_, {D, batch_, hidden_});
   }
 
@@ -260,10 +290,17 @@ class StepsKernel {
     s_ = MakeVar(Fresh("step", taken_));
     // GRU without linear_before_reset: the hidden gate's state rows wait for r * h.
     PrimExpr h_rows = rh_ ? PrimExpr(2) * hidden_ : PrimExpr(f_.gates) * hidden_;
-    auto h_at = [&](const PrimExpr& d, const PrimExpr& b, const PrimExpr& k) {
+    VecFn h_at = [&](const PrimExpr& d, const PrimExpr& b, const PrimExpr& k) {
       return Load(Yh_, StateIdx(d, b, k));
     };
-    std::vector<tir::Stmt> step = {MatVecStage(PrimExpr(0), h_rows, h_at)};
+    std::vector<tir::Stmt> step;
+    if (hq_) {
+      step.push_back(QuantParamsStage());
+      h_at = [&](const PrimExpr& d, const PrimExpr& b, const PrimExpr& k) {
+        return QuantizedState(d, Load(Yh_, StateIdx(d, b, k)));
+      };
+    }
+    step.push_back(MatVecStage(PrimExpr(0), h_rows, h_at));
     if (rh_) {
       step.push_back(ResetStage());
       auto rh_at = [&](const PrimExpr& d, const PrimExpr& b, const PrimExpr& k) {
@@ -277,6 +314,7 @@ class StepsKernel {
         tir::Seq({InitStage(), tir::For(s_, IntImm(0), seq_, tir::ForKind::kSerial, tir::Seq(step),
                                         "", tir::IterKind::kReduction)});
     if (rh_) body = tir::Allocate(rh_, body);
+    if (hq_) body = tir::Allocate(hq_, body);
     body = tir::Allocate(gh_, body);
     auto fn = std::make_shared<tir::PrimFuncNode>();
     fn->name = te::KernelNameHint(OpName(c_));
@@ -377,11 +415,46 @@ class StepsKernel {
           std::vector<PrimExpr> at = {d, b, row};
           Var k = MakeVar(Fresh("k_red", taken_));
           tir::Stmt upd = tir::Store(gh_, at, Load(gh_, at) + vec(d, b, k) * Load(R_, {d, row, k}));
+          tir::Stmt loop = tir::For(k, IntImm(0), hidden_, tir::ForKind::kSerial, upd, "",
+                                    tir::IterKind::kReduction);
+          if (!hq_) return tir::Seq({tir::Store(gh_, at, bias), loop});
+          // Quantized R: the integer sum times h's scale times the row's scale, then the bias.
+          PrimExpr scale = Load(hq_, {d, PrimExpr(0)}) * Load(rscale_, {d, row});
           return tir::Seq(
-              {tir::Store(gh_, at, bias), tir::For(k, IntImm(0), hidden_, tir::ForKind::kSerial,
-                                                   upd, "", tir::IterKind::kReduction)});
+              {tir::Store(gh_, at, F(0)), loop, tir::Store(gh_, at, Load(gh_, at) * scale + bias)});
         },
         "row");
+  }
+
+  // Quantized R: h's uint8 quantization parameters per direction, hq[d] = (scale, zero point),
+  // from the range of h[d, every batch entry, every unit] extended to include 0.
+  tir::Stmt QuantParamsStage() const {
+    Var d = MakeVar(Fresh("dir", taken_)), b = MakeVar(Fresh("batch_i", taken_)),
+        j = MakeVar(Fresh("unit", taken_));
+    std::vector<PrimExpr> lo = {d, PrimExpr(0)}, hi = {d, PrimExpr(1)};
+    PrimExpr h = Load(Yh_, StateIdx(d, b, j));
+    tir::Stmt minmax = tir::Seq(
+        {tir::Store(hq_, lo, Min(Load(hq_, lo), h)), tir::Store(hq_, hi, Max(Load(hq_, hi), h))});
+    tir::Stmt scan = tir::For(b, IntImm(0), batch_, tir::ForKind::kSerial,
+                              tir::For(j, IntImm(0), hidden_, tir::ForKind::kSerial, minmax, "",
+                                       tir::IterKind::kReduction),
+                              "", tir::IterKind::kReduction);
+    Lets l(&taken_);
+    PrimExpr mn = l.Bind("h_min", Load(hq_, lo)), mx = l.Bind("h_max", Load(hq_, hi));
+    PrimExpr range = mx - mn;
+    PrimExpr scale = l.Bind("h_scale", Select(Eq(range, F(0)), F(1), range / F(255)));
+    PrimExpr zp = Round(Max(F(0), Min(F(255), F(0) - mn / scale)));
+    tir::Stmt params = l.Wrap(tir::Seq({tir::Store(hq_, lo, scale), tir::Store(hq_, hi, zp)}));
+    tir::Stmt per_dir =
+        tir::Seq({tir::Store(hq_, lo, F(0)), tir::Store(hq_, hi, F(0)), scan, params});
+    return tir::For(d, IntImm(0), PrimExpr(dirs_), tir::ForKind::kSerial, per_dir);
+  }
+  // round(x) half to even, in the state's float type.
+  PrimExpr Round(const PrimExpr& x) const { return f64::To(f64::RoundHalfEven(f64::From(x)), t_); }
+  // h quantized with direction d's parameters, minus the zero point: an integer in [-255, 255].
+  PrimExpr QuantizedState(const PrimExpr& d, const PrimExpr& h) const {
+    PrimExpr scale = Load(hq_, {d, PrimExpr(0)}), zp = Load(hq_, {d, PrimExpr(1)});
+    return Max(F(0), Min(F(255), Round(h / scale) + zp)) - zp;
   }
 
   // GRU without linear_before_reset: reset_h = r * h, r = f(x part + state part of gate r).
@@ -466,6 +539,7 @@ class StepsKernel {
   std::vector<Buffer> params_;
   std::set<std::string> taken_;
   Buffer gx_, R_, Y_, Yh_, Yc_, gh_, rh_;
+  Buffer rscale_, hq_;  // quantized R: R_scale, h's (scale, zero point) per direction
   DataType t_;
   PrimExpr seq_, batch_, hidden_;
   Var s_;

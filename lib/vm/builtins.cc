@@ -141,12 +141,15 @@ Value CheckDimsEqual(const Args& a) {
 // -e <= v < e with e = extents[p % k] (k extents: one for Gather / GatherElements /
 // ScatterElements and run-time Slice axes, the indexed dims for GatherND / ScatterND, whose last
 // indices axis has k entries). kind "nonzero": every element is non-zero (run-time Slice
-// steps). ONNX leaves other values undefined; onnxruntime refuses them, and so does relaxc
-// (kernels clamp, which would give a result). `what` names the node and the operand.
+// steps). kind "equal": every element equals its extent (a length operand that must agree with
+// a dim, e.g. GroupQueryAttention's seqlens_k). ONNX leaves other values undefined; onnxruntime
+// refuses them, and so does relaxc (kernels clamp, which would give a result). `what` names the
+// node and the operand.
 Value CheckIndexRange(const Args& a) {
   const char* fn = "vm.builtin.check_index_range";
   if (a.size() != 5 && a.size() != 6) CheckArgc(fn, a, 4);
-  const bool nonzero = a.size() >= 5 && AsStr(fn, a, 4) == "nonzero";
+  const std::string kind = a.size() >= 5 ? AsStr(fn, a, 4) : "index";
+  const bool nonzero = kind == "nonzero", equal = kind == "equal";
   const bool has_except = a.size() == 6;
   const int64_t except = has_except ? AsInt(fn, a, 5) : 0;
   const NDArray& t = AsCpuTensor(fn, a, 0);
@@ -162,7 +165,7 @@ Value CheckIndexRange(const Args& a) {
     const int64_t v =
         dt.bits == 64 ? static_cast<const int64_t*>(data)[p] : static_cast<const int32_t*>(data)[p];
     const int64_t e = ext[static_cast<size_t>(p) % ext.size()];
-    if (nonzero ? v != 0 : (v >= -e && v < e)) continue;
+    if (nonzero ? v != 0 : equal ? v == e : (v >= -e && v < e)) continue;
     if (has_except && v == except) continue;
     // The element's position in the indices tensor, for the message.
     std::string pos;
@@ -174,6 +177,7 @@ Value CheckIndexRange(const Args& a) {
       rest /= s;
     }
     if (nonzero) RELAX_THROW(AsStr(fn, a, 3) << "[" << pos << "] is 0; it must be non-zero");
+    if (equal) RELAX_THROW(AsStr(fn, a, 3) << "[" << pos << "] = " << v << "; it must be " << e);
     RELAX_THROW(AsStr(fn, a, 3) << "[" << pos << "] = " << v
                                 << " is out of range for a dim of size " << e << " (valid: " << -e
                                 << " to " << e - 1 << ")");

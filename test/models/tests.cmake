@@ -288,3 +288,33 @@ add_test(NAME models.det.memory_plan
          COMMAND bash ${RELAX_VENV_PYTHON} ${RELAX_MODEL_TEST_DIR}/check_memory_plan.py
                  --relaxc $<TARGET_FILE:relaxc> --relax-run $<TARGET_FILE:relax-run>)
 set_tests_properties(models.det.memory_plan PROPERTIES TIMEOUT 600 LABELS models)
+
+# Models rewritten by onnxruntime's own optimizers (issue 33; test/models/contrib_optimized.py):
+# MiniLM and the GPT-2 step through onnxruntime.transformers.optimizer (bert / gpt2), resnet18 and
+# the optimized GPT-2 step saved by an onnxruntime session at ORT_ENABLE_ALL; compiled and matched
+# with onnxruntime on the rewritten model at two sizes. Skip (77) without the export cache when
+# RELAX_EXPORT_MODELS=0.
+foreach(model minilm_transformers gpt2_transformers resnet18_ort_all gpt2_ort_all)
+  add_test(NAME models.contrib_optimized.${model}
+           COMMAND bash ${RELAX_VENV_PYTHON} ${RELAX_MODEL_TEST_DIR}/contrib_optimized.py
+                   --relaxc $<TARGET_FILE:relaxc> --work ${RELAX_MODEL_WORK}/contrib_optimized
+                   --model ${model} --skip-if-not-exported)
+  set_tests_properties(models.contrib_optimized.${model} PROPERTIES TIMEOUT 600 LABELS models
+                       SKIP_RETURN_CODE 77)
+endforeach()
+
+# Models through onnxruntime's quantization tools (issue 33; test/models/contrib_quantized.py):
+# MiniLM and the LSTM LM through quantize_dynamic (DynamicQuantizeLSTM), the optimized MiniLM through
+# it (QAttention, QEmbedLayerNormalization), resnet18 through
+# quantize_static (QOperator: QLinearConv, QLinearAdd, QLinearGlobalAveragePool, QGemm) and the GPT-2
+# step through MatMulNBitsQuantizer (MatMulNBits, 4 bits, block 32); compiled and matched with
+# onnxruntime on the quantized model at two sizes. Skip (77) without the export cache when
+# RELAX_EXPORT_MODELS=0.
+foreach(model minilm_dynamic minilm_optimized_dynamic lstm_dynamic resnet18_static gpt2_nbits)
+  add_test(NAME models.contrib_quantized.${model}
+           COMMAND bash ${RELAX_VENV_PYTHON} ${RELAX_MODEL_TEST_DIR}/contrib_quantized.py
+                   --relaxc $<TARGET_FILE:relaxc> --work ${RELAX_MODEL_WORK}/contrib_quantized
+                   --model ${model} --skip-if-not-exported)
+  set_tests_properties(models.contrib_quantized.${model} PROPERTIES TIMEOUT 600 LABELS models
+                       SKIP_RETURN_CODE 77)
+endforeach()

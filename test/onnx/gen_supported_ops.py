@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # Writes docs/supported_ops.md (per-op ONNX node-test conformance) from run_node_tests.py's results.json files.
-"""Generate docs/supported_ops.md from the results of test/onnx/run_node_tests.py.
+"""Generate docs/supported_ops.md from the results of test/onnx/run_node_tests.py, and its
+section on onnxruntime's contrib ops from the contrib case files (CONTRIB_CASES).
 
 Takes the results.json of any of the four runs: the Debian suite (libonnx-testdata) and the
 pinned onnx wheel's suite, each static and dynamic (--dynamic). One row per ONNX op type used by
@@ -49,13 +50,77 @@ def load_run(path, run):
     return data
 
 
+# The case files of onnxruntime's contrib ops (com.microsoft, and the ops onnxruntime registers in
+# the default domain though ONNX has none of that name), each a ctest of its own.
+CONTRIB_CASES = (("contrib_transformer_cases", "onnx.contrib_transformer_cases"),
+                 ("contrib_quant_cases", "onnx.contrib_quant_cases"))
+CONTRIB_HEADER = "## onnxruntime contrib ops (com.microsoft)"
+
+
+def contrib_lines():
+    """The contrib-op section: one row per op the contrib case files build single-node models of
+    (their FAMILIES, errors left out), with those cases. Every case compares relaxc with
+    onnxruntime 1.32 in its ctest."""
+    import onnx
+    sys.path.insert(0, HERE)
+    import nn_cases
+    rows = {}  # (domain, op) -> (ctest, [case names])
+    for module, ctest in CONTRIB_CASES:
+        if not os.path.isfile(os.path.join(HERE, module + ".py")):
+            continue
+        mod = __import__(module)
+        nn_cases.CASES.clear()
+        for fam, fn in mod.FAMILIES.items():
+            if fam != "errors":
+                fn()
+        own = getattr(mod, "CASES", None)
+        tables = [nn_cases.CASES] + ([own] if isinstance(own, dict) and own is not nn_cases.CASES
+                                     else [])
+        for table in tables:
+            for fam, cases in table.items():
+                for c in cases:
+                    for n in c[1].graph.node:
+                        if n.domain in ("", "ai.onnx") and onnx.defs.has(n.op_type):
+                            continue
+                        key = (n.domain or "ai.onnx (onnxruntime)", n.op_type)
+                        rows.setdefault(key, (ctest, []))[1].append((fam, c[0]))
+    lines = [
+        CONTRIB_HEADER,
+        "",
+        "The contrib ops that onnxruntime's tools write (transformers optimizer, quantizers, graphs",
+        "saved at ORT_ENABLE_ALL). Each is lowered to relaxc's own ops and checked by single-node",
+        "models against onnxruntime 1.32 (fp32 rtol 1e-4 / atol 1e-5 unless the case file says",
+        "otherwise) in the ctest named; whole models in `models.contrib_*`. Regenerate this section",
+        "alone with `scripts/venv-python.sh test/onnx/gen_supported_ops.py --contrib-only`.",
+        "",
+        "| op | domain | ctest | single-node cases (families) |",
+        "|---|---|---|---|",
+    ]
+    for (domain, op), (ctest, cases) in sorted(rows.items(), key=lambda kv: kv[0][1]):
+        fams = ", ".join(f"`{f}`" for f in sorted({f for f, _ in cases}))
+        lines.append(f"| {op} | {domain} | `{ctest}` | {len(set(cases))} ({fams}) |")
+    lines.append("")
+    return lines
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("results", nargs="*",
                     help="results.json files (default: build/test/{onnx,onnx_dynamic,onnx_pypi,"
                          "onnx_pypi_dynamic}/results.json, those that exist)")
     ap.add_argument("-o", "--output", default=os.path.join(ROOT, "docs", "supported_ops.md"))
+    ap.add_argument("--contrib-only", action="store_true",
+                    help="rewrite only the contrib-op section of the existing output")
     args = ap.parse_args()
+    if args.contrib_only:
+        with open(args.output) as f:
+            text = f.read()
+        at = text.find("\n" + CONTRIB_HEADER)
+        text = (text if at < 0 else text[:at]).rstrip("\n") + "\n\n"
+        with open(args.output, "w") as f:
+            f.write(text + "\n".join(contrib_lines()))
+        print(f"wrote the contrib-op section of {args.output}")
+        return 0
     paths = args.results or [os.path.join(ROOT, "build", "test", WORK[r], "results.json") for r in RUNS]
     runs = {}
     for p in paths:
@@ -154,6 +219,7 @@ def main():
         conv = "yes" if op in ops else "no"
         lines.append(f"| {op} | {conv} | {orange} | {' | '.join(cols)} | {'<br>'.join(fails)} |")
     lines.append("")
+    lines += contrib_lines()
     with open(args.output, "w") as f:
         f.write("\n".join(lines))
     print(f"wrote {args.output} ({len(per_op)} ops; runs: {', '.join(order)})")

@@ -62,6 +62,25 @@ add_test(NAME onnx.edge_cases
          COMMAND bash ${RELAX_VENV_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/onnx/edge_cases.py
                  --relaxc $<TARGET_FILE:relaxc> --work ${CMAKE_CURRENT_BINARY_DIR}/onnx_edge_cases)
 set_tests_properties(onnx.edge_cases PROPERTIES TIMEOUT 600 LABELS onnx)
+# relaxc vs onnxruntime 1.32 on single-node models of the com.microsoft contrib ops that
+# onnxruntime's transformers optimizer and saved ORT_ENABLE_ALL graphs write (attention ops,
+# fused norms and Gelus, embeddings, rotary, FusedConv / FusedMatMul / NhwcConv) and their
+# errors; test/onnx/contrib_transformer_cases.py.
+add_test(NAME onnx.contrib_transformer_cases
+         COMMAND bash ${RELAX_VENV_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/onnx/contrib_transformer_cases.py
+                 --relaxc $<TARGET_FILE:relaxc>
+                 --work ${CMAKE_CURRENT_BINARY_DIR}/onnx_contrib_transformer_cases)
+set_tests_properties(onnx.contrib_transformer_cases PROPERTIES TIMEOUT 600 LABELS onnx)
+# relaxc vs onnxruntime 1.32 on single-node models of the com.microsoft quantized ops that
+# onnxruntime's quantization tools write (QLinearAdd / Mul / Sigmoid / LeakyRelu /
+# GlobalAveragePool / Concat, QGemm, DynamicQuantizeMatMul, MatMulIntegerToFloat,
+# DynamicQuantizeLSTM, QAttention, QEmbedLayerNormalization, MatMulNBits) and their errors;
+# test/onnx/contrib_quant_cases.py.
+add_test(NAME onnx.contrib_quant_cases
+         COMMAND bash ${RELAX_VENV_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/onnx/contrib_quant_cases.py
+                 --relaxc $<TARGET_FILE:relaxc>
+                 --work ${CMAKE_CURRENT_BINARY_DIR}/onnx_contrib_quant_cases)
+set_tests_properties(onnx.contrib_quant_cases PROPERTIES TIMEOUT 600 LABELS onnx)
 # NaN, infinities and signed zeros through every float elementwise op on the vulkan target
 # (lavapipe): the same results as onnxruntime and the cpu target (edge_cases.py special_values);
 # sin/cos/tan of large arguments within 4 ulp and fmod exact there too (math_edge, math_ulp).

@@ -22,6 +22,8 @@ void CheckIndices(ImportContext& ctx, const onnx::NodeProto& n, const Expr& idx,
       if (except && v == *except) continue;
       if (kind == "nonzero" && v == 0)
         RELAX_THROW(ctx.Where(n) << operand << "[" << p << "] is 0; it must be non-zero");
+      if (kind == "equal" && v != e)
+        RELAX_THROW(ctx.Where(n) << operand << "[" << p << "] = " << v << "; it must be " << e);
       if (kind == "index" && (v < -e || v >= e))
         RELAX_THROW(ctx.Where(n) << operand << "[" << p << "] = " << v
                                  << " is out of range for a dim of size " << e << " (valid: " << -e
@@ -41,6 +43,7 @@ void CheckIndices(ImportContext& ctx, const onnx::NodeProto& n, const Expr& idx,
       }
       if (kind == "index") inside = inside && r->lo >= -e && r->hi < e;
       if (kind == "nonzero") inside = inside && (r->lo > 0 || r->hi < 0);
+      if (kind == "equal") inside = inside && r->lo == e && r->hi == e;
     }
     if (inside) return;
   }

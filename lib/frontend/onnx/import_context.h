@@ -202,8 +202,9 @@ std::vector<PrimExpr> RuntimeDims(ImportContext& ctx, const onnx::NodeProto& n, 
 /// constants are checked now (an Error naming node, operand, position and value), others by
 /// relax.check_index_range at run time. Element p of `idx` indexes a dim of size
 /// extents[p % extents.size()] (valid: -e to e - 1); kind "nonzero" checks that every element is
-/// non-zero instead (run-time Slice steps). An element equal to `except` always passes (a
-/// loss's ignore_index). `operand` names the checked input in messages.
+/// non-zero instead (run-time Slice steps), kind "equal" that every element equals its extent. An
+/// element equal to `except` always passes (a loss's ignore_index). `operand` names the checked
+/// input in messages.
 void CheckIndices(ImportContext& ctx, const onnx::NodeProto& n, const Expr& idx,
                   const std::vector<PrimExpr>& extents, const std::string& operand = "indices",
                   const std::string& kind = "index", std::optional<int64_t> except = std::nullopt);

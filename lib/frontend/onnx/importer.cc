@@ -336,6 +336,8 @@ const ConverterTable& Converters() {
     AddSequenceConverters(&t);
     AddQuantizeConverters(&t);
     AddMlConverters(&t);
+    AddContribTransformerConverters(&t);  // com.microsoft (onnxruntime tools)
+    AddContribQuantConverters(&t);        // com.microsoft quantized ops
     return t;
   }();
   return table;
@@ -488,7 +490,13 @@ IRModule ImportOnnxBytes(const std::string& bytes, const std::string& path,
           no_shape.back()->mutable_shape();
         }
     try {
-      onnx::checker::check_model(model);
+      if (UsesOrtDefaultDomainOps(model.graph())) {  // checked as com.microsoft ops
+        onnx::ModelProto copy = model;
+        MoveOrtDefaultDomainOps(&copy);
+        onnx::checker::check_model(copy);
+      } else {
+        onnx::checker::check_model(model);
+      }
     } catch (const std::exception& e) {
       for (auto* t : no_shape) t->clear_shape();
       RELAX_THROW("'" << path << "' failed the ONNX checker: " << e.what());
