@@ -366,6 +366,30 @@ Value Emitter::Intrinsic(const tir::CallNode* n) {
     if (device_) r = device_->FixMath(b_, loc_, name, {x}, r);
     return widen(r);
   }
+  if (name == "round_even") {  // to the nearest integer, ties to even; NaN and +-inf as is
+    want(1);
+    Value x = arg(0);
+    // CPU: llvm.roundeven (one instruction from SSE4.1 on). Device targets: floors of one SSA
+    // value, which every device dialect has: f = floor(x), f + 1 when x - f > 1/2 or when it is
+    // 1/2 and f is odd; |x| >= 2^52 (2^23 for f32) is integral already, and kept with inf and NaN.
+    if (!device_) return mlir::math::RoundEvenOp::create(b_, loc_, x);
+    const bool f32 = n->dtype.bits <= 32;
+    auto c = [&](double v) { return ConstLike(x, mlir::getElementTypeOrSelf(x.getType()), v); };
+    auto cmp = [&](CmpFPredicate p, Value a, Value b) {
+      return Value(CmpFOp::create(b_, loc_, p, a, b));
+    };
+    Value f = mlir::math::FloorOp::create(b_, loc_, x);
+    Value d = SubFOp::create(b_, loc_, x, f);
+    Value f1 = AddFOp::create(b_, loc_, f, c(1.0));
+    Value half_f = mlir::math::FloorOp::create(b_, loc_, MulFOp::create(b_, loc_, f, c(0.5)));
+    Value even = cmp(CmpFPredicate::OEQ, MulFOp::create(b_, loc_, half_f, c(2.0)), f);
+    Value tie = SelectOp::create(b_, loc_, even, f, f1);
+    Value r = SelectOp::create(b_, loc_, cmp(CmpFPredicate::OLT, d, c(0.5)), f, tie);
+    r = SelectOp::create(b_, loc_, cmp(CmpFPredicate::OGT, d, c(0.5)), f1, r);
+    Value ax = mlir::math::AbsFOp::create(b_, loc_, x);
+    Value small = cmp(CmpFPredicate::OLT, ax, c(f32 ? 8388608.0 : 4503599627370496.0));
+    return SelectOp::create(b_, loc_, small, r, x);
+  }
   if (name == "fmod") {  // C fmod (exact on the CPU: LLVM's frem is libm's fmod)
     want(2);
     Value x = narrow(arg(0)), y = narrow(arg(1));

@@ -123,17 +123,22 @@ PrimExpr Trunc(const PrimExpr& x) {
   // NaN fails the comparison and is returned as is; so are +-inf and integral huge values.
   return Select(Abs(x) < C(kIntExact), Cast(kF64, Cast(DataType::Int(64), x)), x);
 }
+// A zero result keeps the sign IEEE gives it: floor(-0.0) and ceil(-0.0) are -0.0, ceil of
+// (-1, 0) is -0.0 (1 / ceil(-0.5) is -inf); the integer casts alone give +0.
 PrimExpr Floor(const PrimExpr& x) {
   PrimExpr t = Cast(kF64, Cast(DataType::Int(64), x));
-  return Select(Abs(x) < C(kIntExact), Select(t > x, t - C(1), t), x);
+  return Select(Abs(x) < C(kIntExact), Select(Eq(x, C(0)), x, Select(t > x, t - C(1), t)), x);
 }
-PrimExpr Ceil(const PrimExpr& x) { return C(0) - Floor(C(0) - x); }
-PrimExpr RoundHalfEven(const PrimExpr& x) {
-  PrimExpr f = Floor(x);
-  PrimExpr d = x - f;
-  PrimExpr f_even = Eq(Floor(f * C(0.5)) * C(2), f);
-  return Select(d > C(0.5), f + C(1), Select(d < C(0.5), f, Select(f_even, f, f + C(1))));
+PrimExpr Ceil(const PrimExpr& x) {
+  PrimExpr t = Cast(kF64, Cast(DataType::Int(64), x));
+  PrimExpr c = Select(t < x, t + C(1), Select(Eq(t, C(0)) && x < C(0), C(-0.0), t));
+  return Select(Abs(x) < C(kIntExact), Select(Eq(x, C(0)), x, c), x);
 }
+// The intrinsic T.round_even (the codegen computes it from one SSA value): as a formula of
+// floors it named x about 30 times, and the requantizations of a fused quantized network
+// (round -> saturate -> dequantize -> round ...) nested it into an expression tree that grew
+// 30-fold per level (5 GB of MLIR for one kernel of a quantized resnet18).
+PrimExpr RoundHalfEven(const PrimExpr& x) { return CallIntrin("round_even", {x}, x.dtype()); }
 
 PrimExpr Atan(const PrimExpr& x) {
   // atan(|x|) = pi/2 - atan(1/|x|) for |x| > 1, then atan(b) = pi/4 + atan((b-1)/(b+1)) for
