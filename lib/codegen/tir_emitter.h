@@ -182,6 +182,8 @@ class Emitter : public tir::StmtFunctor<void>, public tir::ExprFunctor<mlir::Val
   /// `elem`, or a vector of `elem` of x's shape when x is a vector.
   mlir::Type LikeType(mlir::Value x, mlir::Type elem);
   /// The constant `v` of type LikeType(x, elem) (a splat for a vector x).
+  /// atan(x) as arith code (device targets; the CPU calls libm).
+  mlir::Value AtanPoly(mlir::Value x);
   mlir::Value ConstLike(mlir::Value x, mlir::Type elem, double v);
   /// The x of `1 / (1 + exp(0 - x))` (f32), as the sigmoid is legalized; null otherwise.
   PrimExpr SigmoidOperand(const tir::BinaryOpNode* div);

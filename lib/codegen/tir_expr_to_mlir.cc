@@ -366,6 +366,12 @@ Value Emitter::Intrinsic(const tir::CallNode* n) {
     if (device_) r = device_->FixMath(b_, loc_, name, {x}, r);
     return widen(r);
   }
+  if (name == "atan") {
+    want(1);
+    Value x = arg(0);
+    if (!device_) return mlir::math::AtanOp::create(b_, loc_, x);  // libm
+    return AtanPoly(x);
+  }
   if (name == "round_even") {  // to the nearest integer, ties to even; NaN and +-inf as is
     want(1);
     Value x = arg(0);

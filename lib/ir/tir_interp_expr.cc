@@ -375,6 +375,11 @@ Scalar Machine::EvalIntrinsic(const PrimExpr& e) {
     s.f = RoundTo(name == "sin" ? std::sin(x) : name == "cos" ? std::cos(x) : std::tan(x), t);
     return s;
   }
+  if (name == "atan") {  // libm in double, rounded once
+    want(1);
+    s.f = RoundTo(std::atan(float_arg(0)), t);
+    return s;
+  }
   if (name == "round_even") {  // to the nearest integer, ties to even (the default mode)
     want(1);
     s.f = RoundTo(std::nearbyint(float_arg(0)), t);

@@ -171,8 +171,14 @@ void RegisterActivationOps() {
                   // Compare in f64 so that a fractional lambd is exact for integer inputs.
                   PrimExpr xf = t.is_float() ? x[0] : Cast(DataType::Float(64), x[0]);
                   DataType ft = xf.dtype();
-                  return Select(xf < FloatImm(-l, ft), x[0] + k(b),
-                                Select(xf > FloatImm(l, ft), x[0] - k(b), k(0)));
+                  PrimExpr lo = x[0] + k(b), hi = x[0] - k(b);
+                  if (!t.is_float() && b != std::trunc(b)) {
+                    // A fractional bias on integers: x -/+ bias in f64, truncated toward zero
+                    // (as onnxruntime and onnx.reference do; truncating bias first differs).
+                    lo = Cast(t, xf + FloatImm(b, ft));
+                    hi = Cast(t, xf - FloatImm(b, ft));
+                  }
+                  return Select(xf < FloatImm(-l, ft), lo, Select(xf > FloatImm(l, ft), hi, k(0)));
                 });
   // prelu(x, slope): slope broadcasts to x.
   RegisterMapOp("nn.prelu", 2, SameDType(IsNumericDT, "numeric"),

@@ -60,6 +60,8 @@ te::Tensor ComputeNllLoss(const CallNode& c, const std::vector<te::Tensor>& in) 
     *w = W ? (*W)({ci}) : FloatImm(1.0, dt);
     if (has_ignore) *w = Select(ign, FloatImm(0.0, dt), *w);
     *loss = FloatImm(0.0, dt) - (*X)(xi) * *w;
+    // An ignored target's loss is 0, also where its score is NaN or infinite (0 * NaN is NaN).
+    if (has_ignore) *loss = Select(ign, FloatImm(0.0, dt), *loss);
   };
   if (reduction == 0) {
     return te::Compute(

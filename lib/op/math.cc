@@ -106,12 +106,6 @@ constexpr double kPi = 3.14159265358979323846;
 // |x| below this: x converts to int64 exactly and has a fractional part (2^52).
 constexpr double kIntExact = 4503599627370496.0;
 
-PrimExpr Horner(const PrimExpr& z, const std::vector<double>& c) {
-  PrimExpr acc = C(c.back());
-  for (size_t i = c.size() - 1; i-- > 0;) acc = acc * z + C(c[i]);
-  return acc;
-}
-
 }  // namespace
 
 PrimExpr C(double v) { return FloatImm(v, kF64); }
@@ -140,21 +134,10 @@ PrimExpr Ceil(const PrimExpr& x) {
 // 30-fold per level (5 GB of MLIR for one kernel of a quantized resnet18).
 PrimExpr RoundHalfEven(const PrimExpr& x) { return CallIntrin("round_even", {x}, x.dtype()); }
 
-PrimExpr Atan(const PrimExpr& x) {
-  // atan(|x|) = pi/2 - atan(1/|x|) for |x| > 1, then atan(b) = pi/4 + atan((b-1)/(b+1)) for
-  // b > tan(pi/8), leaving |c| <= 0.4143 for the alternating series (21 terms, error < 1e-17).
-  PrimExpr a = Abs(x);
-  PrimExpr inv = a > C(1);
-  PrimExpr b = Select(inv, C(1) / a, a);
-  PrimExpr red = b > C(0.41421356237309503);
-  PrimExpr c = Select(red, (b - C(1)) / (b + C(1)), b);
-  std::vector<double> coef;
-  for (int k = 0; k <= 20; ++k) coef.push_back((k % 2 ? -1.0 : 1.0) / (2 * k + 1));
-  PrimExpr t = c * Horner(c * c, coef);
-  PrimExpr p = Select(red, C(kPi / 4) + t, t);
-  PrimExpr m = Select(inv, C(kPi / 2) - p, p);
-  return Select(x < C(0), C(0) - m, m);
-}
+// The intrinsic T.atan (libm's atan on the CPU; on devices a polynomial the codegen builds from
+// one SSA value, tir_expr_to_mlir.cc): as a TIR formula it named x about 50 times, and
+// Atan(Atan(x)) grew past 20 GB while compiling.
+PrimExpr Atan(const PrimExpr& x) { return CallIntrin("atan", {x}, x.dtype()); }
 PrimExpr Asin(const PrimExpr& x) {
   // asin(x) = atan(x / sqrt(1 - x^2)); |x| = 1 gives x / 0 = +-inf and atan = +-pi/2, |x| > 1
   // gives NaN.

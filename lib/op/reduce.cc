@@ -177,7 +177,8 @@ te::Tensor ReduceKernel(const std::string& kind, const te::Tensor& X,
                         const InputIdx& in_idx, const PrimExpr& count) {
   DataType t = X->dtype();
   auto imm = [&](double v) { return t.is_float() ? FloatImm(v, t) : IntImm(int64_t(v), t); };
-  // log_sum_exp: exp(x - m) summed, m the max (0 when the max is -inf: empty or all -inf).
+  // log_sum_exp: exp(x - m) summed, m the max (0 when the max is infinite: empty or all -inf,
+  // where the result is -inf, or a +inf element, where it is +inf; inf - inf would be NaN).
   te::Tensor mx;
   if (kind == "log_sum_exp") {
     auto ax = axes_for("m");
@@ -187,7 +188,7 @@ te::Tensor ReduceKernel(const std::string& kind, const te::Tensor& X,
   }
   auto shift = [&](const std::vector<Var>& i) {
     PrimExpr m = (*mx)(std::vector<PrimExpr>(i.begin(), i.end()));
-    return Select(m > te::MinValue(t), m, imm(0));
+    return Select(m > te::MinValue(t) && m < te::MaxValue(t), m, imm(0));
   };
   std::string comb = kind == "max"    ? "max"
                      : kind == "min"  ? "min"

@@ -46,9 +46,13 @@ Expr LegalizeCumSum(const CallNode& c, BlockBuilder& bb) {
   tir::Stmt next = tir::Store(out, at(j), Load(out, at(prev)) + Load(x, at(exclusive ? prev : j)));
   // The axis loop carries the sum (iteration kind reduction); the other dims' loops around it
   // are independent (the loop-kernel schedule makes them parallel).
+  // An axis of length 1 has only the first element (the other branch's index would be -1 or 1,
+  // outside the buffer, which the verifier refuses even where the branch never runs).
+  int64_t len = 0;
+  tir::Stmt step =
+      n.AsInt(&len) && len == 1 ? first : tir::IfThenElse(Eq(t, PrimExpr(0)), first, next);
   tir::Stmt body =
-      tir::For(t, IntImm(0), n, tir::ForKind::kSerial,
-               tir::IfThenElse(Eq(t, PrimExpr(0)), first, next), "", tir::IterKind::kReduction);
+      tir::For(t, IntImm(0), n, tir::ForKind::kSerial, step, "", tir::IterKind::kReduction);
   for (int i = static_cast<int>(s.size()); i-- > 0;) {
     if (i == axis) continue;
     body = tir::For(vars[i], IntImm(0), s[i], tir::ForKind::kSerial, body);

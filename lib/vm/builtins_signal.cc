@@ -184,7 +184,9 @@ Value Window(const Args& a) {
   double period = static_cast<double>(periodic ? n : n - 1);
   std::vector<double> v(n);
   for (int64_t i = 0; i < n; ++i) {
-    double t = period > 0 ? 2 * std::numbers::pi * static_cast<double>(i) / period : 0;
+    // A symmetric window of size 1 has period 0: 0 / 0 is NaN, as the operator's formula (and
+    // onnxruntime and onnx.reference) give.
+    double t = 2 * std::numbers::pi * static_cast<double>(i) / period;
     if (kind == 0) {
       v[i] = 0.5 - 0.5 * std::cos(t);
     } else if (kind == 1) {

@@ -441,11 +441,129 @@ def tree_ensemble_cases():
             nn_cases.CUSTOM_REFERENCE[nn_cases.CASES["tree_ensemble"][-1][0]] = walk_forest
 
 
+def diff_fuzz_cases():
+    # Found by the differential fuzzer (test/fuzz/diff_fuzz, issue 33).
+    # Shrink on integers with a fractional bias: x -/+ bias in float, truncated toward zero
+    # (2 - 0.25 -> 1); relaxc truncated the bias first (2 - 0 -> 2).
+    for dt, np_t in ((TensorProto.INT8, np.int8), (TensorProto.UINT64, np.uint64)):
+        case("diff_fuzz", f"Shrink_{np.dtype(np_t).name}_fractional_bias",
+             [node("Shrink", ["x"], bias=0.25, lambd=1.1)], [("x", ["n", 5])], ["y"],
+             opset=18, dtypes={"x": dt}, out_types={"y": dt},
+             shapes=[{"x": [2, 5]}, {"x": [3, 5]}],
+             gen=lambda r, sh, t=np_t: r.integers(0 if t == np.uint64 else -5, 6, sh).astype(t))
+
+    # Atan(Atan(Atan(x))) and Asin(Asin(x)): Atan was a TIR formula naming its operand ~50 times,
+    # so nesting multiplied the expression (Atan(Atan(x)) exhausted 22 GB while compiling); it is
+    # one intrinsic now.
+    case("diff_fuzz", "Atan_nested3",
+         [helper.make_node("Atan", [i], [o], name=f"atan{k}")
+          for k, (i, o) in enumerate((("x", "a"), ("a", "b"), ("b", "y")))],
+         [("x", ["n"])], ["y"], shapes=[{"x": [7]}, {"x": [40]}])
+    case("diff_fuzz", "Asin_nested2", [helper.make_node("Asin", ["x"], ["a"], name="asin0"),
+                                       helper.make_node("Asin", ["a"], ["y"], name="asin1")],
+         [("x", ["n"])], ["y"], shapes=[{"x": [7]}, {"x": [40]}],
+         gen=lambda r, sh: r.uniform(-0.8, 0.8, sh).astype(np.float32))
+
+    # SoftmaxCrossEntropyLoss / NegativeLogLikelihoodLoss: an ignored target's loss is 0 even
+    # where its scores are NaN (relaxc gave NaN: 0 * NaN).
+    def nan_scores(r, sh):
+        if len(sh) == 1:
+            return np.array([0, 1, 0], np.int64)[:sh[0]]
+        x = r.standard_normal(sh).astype(np.float32)
+        x[0, :] = np.nan
+        return x
+    for op in ("SoftmaxCrossEntropyLoss", "NegativeLogLikelihoodLoss"):
+        for red in ("none", "sum"):
+            case("diff_fuzz", f"{op}_ignored_nan_{red}",
+                 [node(op, ["x", "t"], ignore_index=0, reduction=red)], [("x", [3, 2]), ("t", [3])],
+                 ["y"], opset=13, dtypes={"t": TensorProto.INT64}, gen=nan_scores)
+
+    # BatchNormalization (opset 15) with scale / B and mean / var of other float types than X: the
+    # legalized kernel mixed f32 and f16 operands (a compile error). onnxruntime has no kernel for
+    # the mix: checked against onnx.reference.
+    mixed = {"x": TensorProto.FLOAT, "s": TensorProto.FLOAT16, "b": TensorProto.FLOAT16,
+             "mu": TensorProto.DOUBLE, "var": TensorProto.DOUBLE}
+    np_of = {TensorProto.FLOAT: np.float32, TensorProto.FLOAT16: np.float16,
+             TensorProto.DOUBLE: np.float64}
+
+    def bn_gen(r, sh):
+        t = np_of[next(bn_types)]
+        if len(sh) == 1:
+            return r.uniform(0.5, 2.0, sh).astype(t)
+        return r.standard_normal(sh).astype(t)
+    bn_types = iter([mixed[k] for k in mixed] * 2)
+    case("diff_fuzz", "BatchNormalization_mixed_float_types",
+         [node("BatchNormalization", ["x", "s", "b", "mu", "var"])],
+         [("x", ["n", 3, 4]), ("s", [3]), ("b", [3]), ("mu", [3]), ("var", [3])], ["y"],
+         opset=15, dtypes=mixed,
+         shapes=[{"x": [n, 3, 4], **{k: [3] for k in ("s", "b", "mu", "var")}} for n in (2, 1)],
+         gen=bn_gen)
+    nn_cases.ONNX_REFERENCE.add("BatchNormalization_mixed_float_types")
+
+    # LayerNormalization of float64 with its Mean / InvStdDev outputs: those have the stash type
+    # (float32 by default), not X's (relaxc computed f64 and refused the declared f32 outputs).
+    case("diff_fuzz", "LayerNormalization_f64_stash_outputs",
+         [node("LayerNormalization", ["x", "s", "b"], ["y", "mean", "inv_std"], axis=-1)],
+         [("x", ["n", 4]), ("s", [4]), ("b", [4])], ["y", "mean", "inv_std"], opset=17,
+         dtypes={k: TensorProto.DOUBLE for k in "xsb"}, out_types={"y": TensorProto.DOUBLE},
+         shapes=[{"x": [2, 4], "s": [4], "b": [4]}, {"x": [3, 4], "s": [4], "b": [4]}],
+         gen=lambda r, sh: r.standard_normal(sh))
+
+    # Gemm on float16 with alpha / beta: the scalars were f32 constants (a compile error).
+    # Small integers and powers of two: exact in float16, whatever the order of the rounding.
+    case("diff_fuzz", "Gemm_f16_alpha_beta",
+         [node("Gemm", ["a", "b", "c"], alpha=0.5, beta=-2.0, transB=1)],
+         [("a", ["m", 3]), ("b", [4, 3]), ("c", [4])], ["y"], opset=13,
+         dtypes={k: TensorProto.FLOAT16 for k in "abc"}, out_types={"y": TensorProto.FLOAT16},
+         shapes=[{"a": [2, 3], "b": [4, 3], "c": [4]}, {"a": [5, 3], "b": [4, 3], "c": [4]}],
+         gen=lambda r, sh: r.integers(-3, 4, sh).astype(np.float16))
+
+    # CumSum along an axis of length 1, exclusive or reversed: the kernel's branch for later
+    # elements indexed -1 / 1, which the verifier refused (a compile error).
+    for ex, rv in ((1, 0), (0, 1), (1, 1)):
+        case("diff_fuzz", f"CumSum_axis_len1_e{ex}_r{rv}",
+             [node("CumSum", ["x", "axis"], exclusive=ex, reverse=rv)], [("x", [4, 1, "n"])],
+             ["y"], inits=[("axis", np.array(1, np.int32))], opset=14,
+             shapes=[{"x": [4, 1, 2]}, {"x": [4, 1, 3]}])
+
+    # ReduceLogSumExp over +inf: the max is subtracted for stability, and inf - inf gave NaN
+    # where the result is +inf. Rows: finite, one +inf, all -inf (-inf), a NaN (NaN).
+    def lse_rows(r, sh, np_t):
+        x = r.standard_normal(sh).astype(np_t)
+        x[1, 2] = np.inf
+        x[2, :] = -np.inf
+        x[3, 0] = np.nan
+        return x
+    for dt, np_t in ((TensorProto.FLOAT, np.float32), (TensorProto.DOUBLE, np.float64)):
+        case("diff_fuzz", f"ReduceLogSumExp_inf_{np.dtype(np_t).name}",
+             [node("ReduceLogSumExp", ["x", "axes"], keepdims=0)], [("x", [4, 5])], ["y"],
+             inits=[("axes", np.array([1], np.int64))], opset=18, dtypes={"x": dt},
+             out_types={"y": dt}, gen=lambda r, sh, t=np_t: lse_rows(r, sh, t))
+
+    # Ceil / Floor of values whose result is zero keep IEEE's sign: ceil(-0.3) and floor(-0.0)
+    # are -0.0, seen through Sign(1 / y) = -1 (relaxc gave +0.0: 1 / y = +inf, sign 1).
+    zeros = np.array([-0.3, -0.9, 0.3, 0.9, -0.0, 0.0, -1.5, 2.5] * 2, np.float32)
+    for op in ("Ceil", "Floor", "Round"):
+        for dt, np_t in ((TensorProto.FLOAT, np.float32), (TensorProto.DOUBLE, np.float64)):
+            case("diff_fuzz", f"{op}_signed_zero_{np.dtype(np_t).name}",
+                 [node(op, ["x"], ["r"]), node("Div", ["one", "r"], ["q"]), node("Sign", ["q"])],
+                 [("x", [16])], ["y"],
+                 inits=[("one", np.array(1, np_t))], opset=13, dtypes={"x": dt},
+                 out_types={"y": dt}, gen=lambda r, sh, t=np_t: zeros.astype(t))
+
+    # A symmetric window of size 1: the formula's 0 / 0 is NaN (onnxruntime and onnx.reference);
+    # relaxc gave alpha - beta.
+    for op in ("HannWindow", "HammingWindow", "BlackmanWindow"):
+        case("diff_fuzz", f"{op}_size1_symmetric", [node(op, ["n"], periodic=0)], [], ["y"],
+             inits=[("n", np.array(1, np.int64))], opset=17)
+
+
 FAMILIES = {"pool_edge": pool_edge_cases, "scan_edge": scan_edge_cases,
             "intmm_edge": intmm_edge_cases, "math_edge": math_edge_cases, "math_ulp": math_ulp_cases,
             "shape_value_edge": shape_value_edge_cases, "special_values": special_value_cases,
             "einsum_edge": einsum_edge_cases, "tree_ensemble": tree_ensemble_cases,
-            "slice_edge": slice_edge_cases, "symbolic_shape": symbolic_shape_cases}
+            "slice_edge": slice_edge_cases, "symbolic_shape": symbolic_shape_cases,
+            "diff_fuzz": diff_fuzz_cases}
 
 if __name__ == "__main__":
     nn_cases.FAMILIES.clear()

@@ -108,3 +108,15 @@ add_test(NAME onnx.node_tests_vulkan
                  --src ${PROJECT_SOURCE_DIR} --work ${CMAKE_CURRENT_BINARY_DIR}/onnx_vulkan
                  --jobs 2 --timeout 120)
 set_tests_properties(onnx.node_tests_vulkan PROPERTIES TIMEOUT 1800 LABELS "onnx;gpu" PROCESSORS 2)
+
+# Differential fuzzer (test/fuzz/diff_fuzz, issue 33): random valid ONNX graphs through relaxc and
+# onnxruntime 1.32 for 150 s from a fixed seed, onnx.reference judging where they differ. Fails on
+# a mismatch, a relaxc crash or a timeout (onnxruntime off-spec results and unsupported ops are
+# reported only); repros land in fuzz_differential/repros. The 1-hour run: test/fuzz/README.md.
+add_test(NAME fuzz.differential
+         COMMAND bash ${RELAX_VENV_PYTHON} ${PROJECT_SOURCE_DIR}/test/fuzz/diff_fuzz/diff_fuzz.py
+                 --relaxc $<TARGET_FILE:relaxc> --seed 1 --seconds 150 --minimize-seconds 30
+                 --work ${CMAKE_CURRENT_BINARY_DIR}/fuzz_differential
+                 --repro-dir ${CMAKE_CURRENT_BINARY_DIR}/fuzz_differential/repros
+                 --report ${CMAKE_CURRENT_BINARY_DIR}/fuzz_differential/report.json)
+set_tests_properties(fuzz.differential PROPERTIES TIMEOUT 600 LABELS fuzz)

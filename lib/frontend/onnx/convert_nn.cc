@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "import_context.h"
+#include "relax/ir/tir_interpreter.h"
 #include "window_attrs.h"
 
 namespace relax::frontend::onnx_import {
@@ -302,6 +303,12 @@ Expr ScalarConst(DataType t, double v) {
   if (t == DataType::Float(64)) {
     std::vector<uint8_t> b(8);
     std::memcpy(b.data(), &v, 8);
+    return MakeConstant(t, {}, b);
+  }
+  if (t == DataType::Float(16)) {  // an f16 operand needs an f16 scalar (Gemm's alpha / beta)
+    uint16_t h = tir::FloatToHalf(static_cast<float>(v));
+    std::vector<uint8_t> b(2);
+    std::memcpy(b.data(), &h, 2);
     return MakeConstant(t, {}, b);
   }
   if (t.is_float()) {

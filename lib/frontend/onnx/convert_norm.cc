@@ -88,6 +88,14 @@ std::vector<Value> ConvertBatchNorm(ImportContext& ctx, const onnx::NodeProto& n
   double eps = AttrFloat(n, "epsilon", 1e-5f);
   std::vector<Expr> args;
   for (int i = 0; i < 5; ++i) args.push_back(ctx.Tensor(n, i));
+  // Since opset 15 scale / B (T1) and mean / var (T2) may have another float type than X:
+  // computed in X's type.
+  for (int i = 1; i < 5; ++i)
+    if (args[i]->sinfo->dtype != args[0]->sinfo->dtype)
+      args[i] = ctx.Emit(MakeCall(GetOp("relax.astype"), {args[i]},
+                                  {{"dtype", ToRuntimeString(args[0]->sinfo->dtype)}}),
+                         n)
+                    .expr;
   if (AttrInt(n, "training_mode", 0) == 0) {
     Attrs a{{"epsilon", eps}};
     return {ctx.Emit(MakeCall(GetOp("relax.nn.batch_norm"), args, a), n)};
@@ -149,9 +157,17 @@ std::vector<Value> ConvertLayerNorm(ImportContext& ctx, const onnx::NodeProto& n
     out.push_back(ctx.Emit(MakeCall(GetOp("relax.add"), {y, ctx.Tensor(n, 2)}), n));
   else
     out.push_back(ctx.Emit(MakeCall(GetOp("relax.identity"), {y}), n));
-  if (n.output_size() > 1) out.push_back(ctx.Emit(MakeCall(GetOp("relax.identity"), {mean}), n, 1));
-  if (n.output_size() > 2)
-    out.push_back(ctx.Emit(MakeCall(GetOp("relax.identity"), {inv_std}), n, 2));
+  // Mean and InvStdDev have the stash type U (stash_type, default float32), not X's type.
+  const int64_t stash = AttrInt(n, "stash_type", 1);
+  DataType u = stash == 11   ? DataType::Float(64)
+               : stash == 10 ? DataType::Float(16)
+                             : DataType::Float(32);
+  auto stat = [&](const Expr& v, int k) {
+    if (v->sinfo->dtype == u) return ctx.Emit(MakeCall(GetOp("relax.identity"), {v}), n, k);
+    return ctx.Emit(MakeCall(GetOp("relax.astype"), {v}, {{"dtype", ToRuntimeString(u)}}), n, k);
+  };
+  if (n.output_size() > 1) out.push_back(stat(mean, 1));
+  if (n.output_size() > 2) out.push_back(stat(inv_std, 2));
   return out;
 }
 
