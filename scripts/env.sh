@@ -1,5 +1,5 @@
 # Sourced environment for relaxc scripts and tests: exports RELAX_ROOT, RELAX_CACHE, RELAX_VENV, RELAX_PYTHON, RELAX_MODEL_DIR,
-# RELAX_EXPORT_VENV and RELAX_EXPORT_DIR.
+# RELAX_EXPORT_VENV, RELAX_EXPORT_DIR and RELAX_PKG_VENV.
 # The venv lives in a machine-level cache keyed by the hash of the pinned requirements files:
 #   ~/.cache/relaxc/venv-<first 12 hex of sha256 of `cat scripts/requirements-nodeps.txt scripts/requirements.txt`>
 # Any variable already set in the environment is kept (e.g. RELAX_VENV=/some/venv).
@@ -34,6 +34,13 @@ if [[ -z "${RELAX_EXPORT_DIR:-}" ]]; then
     "${RELAX_ROOT}/scripts/requirements-nodeps.txt" "${RELAX_ROOT}/test/models/export_models.py" \
     "${RELAX_ROOT}/test/models/torch_nets.py" | sha256sum | cut -c1-12)"
 fi
+# The venv the Python packages are pip-installed into by their tests (test/python/
+# install_package.sh): keyed by the two pyproject.toml and its pinned requirements.
+if [[ -z "${RELAX_PKG_VENV:-}" ]]; then
+  RELAX_PKG_VENV="${RELAX_CACHE}/pkg-venv-$(cat "${RELAX_ROOT}/pyproject.toml" \
+    "${RELAX_ROOT}/python/runtime/pyproject.toml" "${RELAX_ROOT}/test/python/requirements.txt" |
+    sha256sum | cut -c1-12)"
+fi
 RELAX_CLS_MODEL="${RELAX_CLS_MODEL:-${RELAX_MODEL_DIR:+${RELAX_MODEL_DIR}/ch_ppocr_mobile_v2.0_cls_infer.onnx}}"
 export RELAX_ROOT RELAX_CACHE RELAX_VENV RELAX_PYTHON RELAX_MODEL_DIR RELAX_CLS_MODEL RELAX_EXPORT_VENV
-export RELAX_EXPORT_DIR
+export RELAX_EXPORT_DIR RELAX_PKG_VENV

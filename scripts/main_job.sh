@@ -13,9 +13,15 @@ source scripts/env.sh
 PY=(bash scripts/venv-python.sh)
 WORK="${BUILD_DIR}/main_job"
 RELAXC="${BUILD_DIR}/tools/relaxc"
-export RELAX_RUNTIME_LIB="${BUILD_DIR}/lib/librelax_runtime.so"  # what python/relaxrt.py loads
 rm -rf "${WORK}"
 mkdir -p "${WORK}"
+# The relaxc Python package, pip-installed from the checkout (a venv of its own; a copy of the
+# package in ${BUILD_DIR}/python-pkg/site for the test venv): the pipeline loads the artifacts
+# with it.
+log "pip install . (the relaxc package; a rerun reuses build-pip-*)"
+bash test/python/install_package.sh "${BUILD_DIR}/python-pkg" > "${WORK}/pip_install.log" 2>&1 ||
+  { tail -30 "${WORK}/pip_install.log"; log "FAILED: pip install ."; exit 1; }
+grep '^pip install' "${WORK}/pip_install.log"
 
 # One artifact per network; each serves every size the pipeline feeds it (page, crops, batch).
 declare -A MODEL=([det]=ch_PP-OCRv4_det_infer.onnx [cls]=ch_ppocr_mobile_v2.0_cls_infer.onnx
@@ -30,7 +36,8 @@ log "rendering the page (4 lines, 2 fonts, one line upside down) and reading it:
 log "det -> boxes -> crops -> cls -> rec -> CTC decode, with relaxc and with onnxruntime"
 status=0
 "${PY[@]}" test/models/ocr_pipeline.py --work "${WORK}/page" \
-  --det "${WORK}/det.so" --cls "${WORK}/cls.so" --rec "${WORK}/rec.so" || status=1
+  --package-dir "${BUILD_DIR}/python-pkg/site" --det "${WORK}/det.so" --cls "${WORK}/cls.so" \
+  --rec "${WORK}/rec.so" || status=1
 if ((status)); then
   log "FAILED: a line relaxc misread, or relaxc and onnxruntime disagree (see above)"
 else

@@ -10,9 +10,9 @@ PKGS=(
   llvm-22-dev libclang-rt-22-dev libmlir-22-dev mlir-22-tools clang-22 llvm-22-tools lld-22
   libonnx-dev libprotobuf-dev protobuf-compiler libcli11-dev libdlpack-dev nlohmann-json3-dev
   libfmt-dev libxxhash-dev libgtest-dev libzstd-dev zlib1g-dev libcurl4-openssl-dev libxml2-dev
-  libedit-dev ninja-build ccache cmake g++ imagemagick fonts-dejavu-core python3-venv espeak-ng
-  libonnx-testdata libvulkan-dev mesa-vulkan-drivers spirv-tools libdnnl-dev graphviz strace
-  qemu-user libc6-dev-arm64-cross libstdc++-12-dev-arm64-cross
+  libedit-dev ninja-build ccache cmake g++ imagemagick fonts-dejavu-core python3-venv python3-dev
+  espeak-ng libonnx-testdata libvulkan-dev mesa-vulkan-drivers spirv-tools libdnnl-dev graphviz
+  strace qemu-user libc6-dev-arm64-cross libstdc++-12-dev-arm64-cross
 )
 missing=()
 for p in "${PKGS[@]}"; do

@@ -145,7 +145,7 @@ NDArray CopyOf(const NDArray& a) {
 }  // namespace
 
 struct RelaxModule {
-  explicit RelaxModule(const std::string& path) : runner(path) {
+  RelaxModule(const std::string& path, int device_id) : runner(path, device_id) {
     for (const auto& s : runner.inputs()) inputs.emplace_back(s);
     for (const auto& s : runner.outputs()) outputs.emplace_back(s);
   }
@@ -178,13 +178,18 @@ int32_t GetInfo(const RelaxModule* mod, int32_t index, RelaxTensorInfo* out, boo
 
 }  // namespace
 
-extern "C" int32_t RelaxModuleLoad(const char* path, RelaxModule** out) {
+extern "C" int32_t RelaxModuleLoadOnDevice(const char* path, int32_t device_id, RelaxModule** out) {
   if (out) *out = nullptr;
   return Guard([&] {
     if (!path) RELAX_THROW("RelaxModuleLoad: null path");
     if (!out) RELAX_THROW("RelaxModuleLoad: null out");
-    *out = new RelaxModule(path);
+    if (device_id < 0) RELAX_THROW("RelaxModuleLoad: negative device id " << device_id);
+    *out = new RelaxModule(path, device_id);
   });
+}
+
+extern "C" int32_t RelaxModuleLoad(const char* path, RelaxModule** out) {
+  return RelaxModuleLoadOnDevice(path, 0, out);
 }
 
 extern "C" void RelaxModuleFree(RelaxModule* mod) { delete mod; }

@@ -2,11 +2,12 @@
 """The PP-OCR pipeline on a rendered page: det (DB) -> boxes -> perspective crops -> cls (turn
 upside-down crops) -> rec -> CTC decode with the dictionary shipped in the wheel.
 
-The three networks run in one of two engines: relaxc (the compiled artifacts, called in-process
-through python/relaxrt.py, the runtime's C API) or onnxruntime. Each artifact is compiled once and
-serves every input size (the page, every crop width, the batch of crops). The pipeline runs with
-both engines; it prints, per line, the rendered truth, relaxc's text and onnxruntime's text, and
-exits non-zero unless relaxc's strings equal the rendered ones and onnxruntime's.
+The three networks run in one of two engines: relaxc (the compiled artifacts, loaded in-process
+with the relaxc Python package: relaxc.load / Module.run) or onnxruntime. Each artifact is
+compiled once and serves every input size (the page, every crop width, the batch of crops). The
+pipeline runs with both engines; it prints, per line, the rendered truth, relaxc's text and
+onnxruntime's text, and exits non-zero unless relaxc's strings equal the rendered ones and
+onnxruntime's.
 """
 import argparse
 import os
@@ -42,17 +43,18 @@ class OrtEngine:
 
 
 class RelaxEngine:
-    """A relaxc artifact through relaxrt.Module (in-process)."""
+    """A relaxc artifact loaded in-process by the relaxc package (relaxc.load)."""
 
     def __init__(self, artifact):
         try:
-            import relaxrt
+            import relaxc
         except ImportError as e:
-            raise SystemExit(f"FAIL: cannot import relaxrt (python/relaxrt.py, the runtime's ctypes "
-                             f"wrapper; searched {sys.path[:2]}): {e}")
+            raise SystemExit(f"FAIL: cannot import relaxc (pip install . from the checkout, or put "
+                             f"the installed package on PYTHONPATH as the ctest does: "
+                             f"test/python/install_package.sh): {e}")
         if not os.path.isfile(artifact):
             raise SystemExit(f"FAIL: artifact {artifact} not found (compile it with relaxc first)")
-        self.module = relaxrt.Module(artifact)
+        self.module = relaxc.load(artifact)
         self.input_names = list(self.module.input_names)
         self.calls = 0
 
@@ -82,11 +84,6 @@ def ocr(img, det, cls, rec, chars):
     return lines
 
 
-def _relaxrt_dir():
-    root = os.environ.get("RELAX_ROOT") or os.path.dirname(os.path.dirname(HERE))
-    return os.path.join(root, "python")
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--work", required=True, help="where the page is rendered")
@@ -95,15 +92,17 @@ def main():
     for k in MODELS:
         ap.add_argument(f"--{k}", required=True, metavar="ARTIFACT",
                         help=f"{k} compiled by relaxc from {MODELS[k]}")
-    ap.add_argument("--relaxrt-dir", default=_relaxrt_dir(),
-                    help="folder holding relaxrt.py (default: python/ at the repo root)")
+    ap.add_argument("--package-dir", default=None,
+                    help="a folder holding the installed relaxc package, put first on sys.path "
+                         "(default: relaxc as installed, or found through PYTHONPATH)")
     args = ap.parse_args()
     models = {k: os.path.join(args.model_dir or "", f) for k, f in MODELS.items()}
     for k, f in models.items():
         if not os.path.isfile(f):
             print(f"FAIL: {k} model {f} not found (run scripts/setup.sh)")
             return 1
-    sys.path.insert(0, args.relaxrt_dir)
+    if args.package_dir:
+        sys.path.insert(0, args.package_dir)
 
     page, truth = render(args.work)
     img = cv2.imread(page, cv2.IMREAD_COLOR)
@@ -123,7 +122,7 @@ def main():
                 engines = {k: OrtEngine(f) for k, f in models.items()}
             t0 = time.perf_counter()
             results[engine_name] = ocr(img, engines["det"], engines["cls"], engines["rec"], chars)
-        except Exception as e:  # relaxrt.Error and friends: report, do not hide
+        except Exception as e:  # relaxc.Error and friends: report, do not hide
             print(f"FAIL: the pipeline with {engine_name} raised {type(e).__name__}: {e}")
             return 1
         dt = time.perf_counter() - t0

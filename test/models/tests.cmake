@@ -82,17 +82,18 @@ set_tests_properties(models.rec.text_1x48x320 PROPERTIES FIXTURES_REQUIRED
                      "rec_artifact;cls_text_images")
 
 # The OCR job: a rendered page (4 lines, 2 fonts, one upside down) read by det -> crops -> cls -> rec
-# -> CTC with the three artifacts above, called in-process (python/relaxrt.py); the text must equal
-# the rendered lines and onnxruntime's (test/models/ocr_pipeline.py).
+# -> CTC with the three artifacts above, loaded in-process by the relaxc package (relaxc.load; the
+# test venv imports the copy python.package.install made, test/python/tests.cmake); the text must
+# equal the rendered lines and onnxruntime's (test/models/ocr_pipeline.py).
+set(RELAX_PY_PKG_SITE ${CMAKE_BINARY_DIR}/python-pkg/site)
 add_test(NAME models.job.ocr
          COMMAND bash ${RELAX_VENV_PYTHON} ${RELAX_MODEL_TEST_DIR}/ocr_pipeline.py
                  --work ${RELAX_MODEL_WORK}/ocr_job --det ${RELAX_MODEL_WORK}/det.so
                  --cls ${RELAX_CLS_ARTIFACT} --rec ${RELAX_MODEL_WORK}/rec.so
-                 --relaxrt-dir ${PROJECT_SOURCE_DIR}/python)
+                 --package-dir ${RELAX_PY_PKG_SITE})
 set_tests_properties(models.job.ocr PROPERTIES
-                     FIXTURES_REQUIRED "det_artifact;cls_artifact;rec_artifact" TIMEOUT 600
-                     LABELS models
-                     ENVIRONMENT "RELAX_RUNTIME_LIB=$<TARGET_FILE:relax_runtime_shared>")
+                     FIXTURES_REQUIRED "det_artifact;cls_artifact;rec_artifact;python_package"
+                     TIMEOUT 600 LABELS models)
 
 # det's output map is written in the input's symbolic dims (batch, h, w), not unknown dims.
 add_test(NAME models.det.symbolic_output_shape
@@ -251,15 +252,15 @@ set_tests_properties(models.gpu_check.quick PROPERTIES TIMEOUT 300 LABELS "model
                      ENVIRONMENT "RELAX_BUILD_DIR=${PROJECT_BINARY_DIR}")
 
 # The OCR job on vulkan: the page read by the det -> cls -> rec artifacts compiled with
-# --target vulkan (models.vulkan.*.compile), in-process through python/relaxrt.py on lavapipe;
+# --target vulkan (models.vulkan.*.compile), in-process through the relaxc package on lavapipe;
 # the text must equal the rendered lines and onnxruntime's. About 4 minutes on lavapipe, so it
 # runs in the full run only (RELAX_TEST_FULL=1, scripts/test_full.sh; exit 77 = skipped).
 add_test(NAME models.job.ocr_vulkan
-         COMMAND sh -c "[ \"$RELAX_TEST_FULL\" = 1 ] || exit 77; exec bash ${RELAX_VENV_PYTHON} ${RELAX_MODEL_TEST_DIR}/ocr_pipeline.py --work ${RELAX_MODEL_WORK}/ocr_job_vulkan --det ${RELAX_MODEL_WORK}/vulkan/det.so --cls ${RELAX_MODEL_WORK}/vulkan/cls.so --rec ${RELAX_MODEL_WORK}/vulkan/rec.so --relaxrt-dir ${PROJECT_SOURCE_DIR}/python")
+         COMMAND sh -c "[ \"$RELAX_TEST_FULL\" = 1 ] || exit 77; exec bash ${RELAX_VENV_PYTHON} ${RELAX_MODEL_TEST_DIR}/ocr_pipeline.py --work ${RELAX_MODEL_WORK}/ocr_job_vulkan --det ${RELAX_MODEL_WORK}/vulkan/det.so --cls ${RELAX_MODEL_WORK}/vulkan/cls.so --rec ${RELAX_MODEL_WORK}/vulkan/rec.so --package-dir ${RELAX_PY_PKG_SITE}")
 set_tests_properties(models.job.ocr_vulkan PROPERTIES
-                     FIXTURES_REQUIRED "vulkan_det_artifact;vulkan_cls_artifact;vulkan_rec_artifact"
-                     TIMEOUT 900 LABELS "models;gpu;gpu_full" SKIP_RETURN_CODE 77
-                     ENVIRONMENT "RELAX_RUNTIME_LIB=$<TARGET_FILE:relax_runtime_shared>")
+                     FIXTURES_REQUIRED
+                     "vulkan_det_artifact;vulkan_cls_artifact;vulkan_rec_artifact;python_package"
+                     TIMEOUT 900 LABELS "models;gpu;gpu_full" SKIP_RETURN_CODE 77)
 
 # BYOC dnnl (backends/plugins/dnnl): each model compiled with --byoc=dnnl --partition-report;
 # the report must show every 2-D Conv taken by a dnnl region or refused by a named predicate;

@@ -48,6 +48,10 @@ typedef struct {
  * path and the problem ("truncated", "checksum mismatch", ...). Also fails when RELAX_NUM_THREADS
  * is set to an invalid value. */
 int32_t RelaxModuleLoad(const char* path, RelaxModule** out);
+/* The same, with the GPU a GPU artifact's kernels run on: `device_id` (>= 0) picks it among the
+ * devices of the artifact's kind (RelaxModuleLoad takes 0; relax-run's --device). A CPU artifact
+ * ignores it. A device the machine does not have is an error naming it. */
+int32_t RelaxModuleLoadOnDevice(const char* path, int32_t device_id, RelaxModule** out);
 
 /* Frees a module (NULL is allowed). Output tensors of earlier runs stay valid: each holds its own
  * reference to what it needs. */

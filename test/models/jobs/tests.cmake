@@ -1,5 +1,6 @@
 # Real jobs on real input (issue 9): each compiles its model(s) once with relaxc and calls them
-# in-process through python/relaxrt.py (librelax_runtime.so), next to onnxruntime.
+# in-process through the relaxc package (relaxc.load; the copy python.package.install makes,
+# test/python/tests.cmake), next to onnxruntime.
 set(RELAX_VENV_PYTHON ${PROJECT_SOURCE_DIR}/scripts/venv-python.sh)
 set(RELAX_JOBS_DIR ${CMAKE_CURRENT_SOURCE_DIR}/models/jobs)
 set(RELAX_JOBS_WORK ${CMAKE_CURRENT_BINARY_DIR}/models_jobs)
@@ -9,10 +10,10 @@ set(RELAX_JOBS_WORK ${CMAKE_CURRENT_BINARY_DIR}/models_jobs)
 function(relax_model_job name script)
   add_test(NAME models.job.${name}
            COMMAND bash ${RELAX_VENV_PYTHON} ${RELAX_JOBS_DIR}/${script}
-                   --relaxc $<TARGET_FILE:relaxc> --lib $<TARGET_FILE:relax_runtime_shared>
+                   --relaxc $<TARGET_FILE:relaxc> --package-dir ${CMAKE_BINARY_DIR}/python-pkg/site
                    --work ${RELAX_JOBS_WORK}/${name} ${ARGN})
   set_tests_properties(models.job.${name} PROPERTIES TIMEOUT 600 LABELS models
-                       SKIP_RETURN_CODE 77)
+                       SKIP_RETURN_CODE 77 FIXTURES_REQUIRED python_package)
 endfunction()
 
 # Text generation: greedy decode of 32 tokens with the GPT-2-style step and its KV cache.

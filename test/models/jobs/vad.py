@@ -1,16 +1,16 @@
 """Real job "Voice activity" (issue 9): Silero VAD on a spoken sentence, relaxc vs onnxruntime.
 
 A sentence is synthesised with espeak-ng, resampled to 16 kHz and padded with silence before and
-after. Each model (--models; the .onnx files of the silero-vad wheel) is compiled once with
-relaxc and called in-process through python/relaxrt.py. Streaming models get the clip 512 new
-samples at a time, each call's window prefixed by the last 64 samples of the previous window
-(zeros first) and the recurrent state carried from call to call, as the silero-vad package
-feeds them; silero_vad_16k_sequence gets all windows in one call with zero h/c. The speech
-probabilities must match onnxruntime's chunk by chunk (rtol 1e-4, atol 1e-5), and the speech
-segments detected from them (one hysteresis detector, below, for both engines) must be
-identical; the segments must also cover the sentence, not the padding.
+after. Each model (--models; the .onnx files of the silero-vad wheel) is compiled once with relaxc
+and called in-process through the relaxc package (relaxc.load). Streaming models get the clip 512
+new samples at a time, each call's window prefixed by the last 64 samples of the previous window
+(zeros first) and the recurrent state carried from call to call, as the silero-vad package feeds
+them; silero_vad_16k_sequence gets all windows in one call with zero h/c. The speech probabilities
+must match onnxruntime's chunk by chunk (rtol 1e-4, atol 1e-5), and the speech segments detected
+from them (one hysteresis detector, below, for both engines) must be identical; the segments must
+also cover the sentence, not the padding.
 
-Usage: vad.py --relaxc RELAXC --work DIR [--lib LIB] [--models NAME,NAME...]
+Usage: vad.py --relaxc RELAXC --work DIR [--package-dir DIR] [--models NAME,NAME...]
 """
 
 import argparse
@@ -153,7 +153,7 @@ def main():
             ok = False
             continue
         artifact = job_util.compile_model(args.relaxc, onnx_path, args.work, name)
-        mod = job_util.load(artifact, args.lib)
+        mod = job_util.load(artifact, args.package_dir)
         opts = ort.SessionOptions()
         opts.log_severity_level = 3  # no warnings about the wheel's unused initializers
         sess = ort.InferenceSession(onnx_path, opts, providers=["CPUExecutionProvider"])
