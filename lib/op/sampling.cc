@@ -1,5 +1,5 @@
 // Sampling ops: relax.image.grid_sample, relax.image.affine_grid, relax.vision.roi_align and
-// relax.nn.deform_conv2d. Coordinates are computed in f32.
+// relax.nn.deform_conv2d. Coordinates are computed in f32 (roi_align: f64 for f64 inputs).
 // Semantics: ONNX operator spec sections GridSample (opsets 16 and 20: modes linear / nearest /
 // cubic, the opset-16 names bilinear / bicubic are mapped by the importer; padding_mode zeros /
 // border / reflection; align_corners; any number of spatial dims), AffineGrid (opset 20, 2-D and
@@ -266,6 +266,14 @@ te::Tensor ComputeRoiAlign(const CallNode& c, const std::vector<te::Tensor>& in)
   double scale = GetFloatAttr(c.attrs, "spatial_scale");
   bool half = GetIntAttr(c.attrs, "half_pixel") != 0;
   DataType t = X->dtype();
+  // Coordinates and weights in f32, or in f64 for an f64 X (f32 rounding showed at 5e-7).
+  const DataType ct = t.bits == 64 ? DataType::Float(64) : kF32;
+  auto F = [&](double v) { return FloatImm(v, ct); };
+  auto ToF = [&](const PrimExpr& e) { return e.dtype() == ct ? e : Cast(ct, e); };
+  auto CeilI = [&](const PrimExpr& x) {
+    PrimExpr ti = Cast(kI64, x);
+    return Select(ToF(ti) < x, ti + I(1), ti);
+  };
   std::vector<PrimExpr> out = {R->shape()[0], xs[1], PrimExpr(oh), PrimExpr(ow)};
   // The box of roi r: start, bin size and sampling grid (sampling_ratio, or adaptive:
   // ceil(bin extent) samples per bin, which differs per roi).

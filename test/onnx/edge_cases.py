@@ -464,6 +464,17 @@ def diff_fuzz_cases():
          [("x", ["n"])], ["y"], shapes=[{"x": [7]}, {"x": [40]}],
          gen=lambda r, sh: r.uniform(-0.8, 0.8, sh).astype(np.float32))
 
+    # RoiAlign of a float64 X computed its coordinates and weights in float32 (5e-7 off
+    # onnxruntime, 60 float32 ulps); now in float64 (bound: 1/100 of a float32 ulp).
+    rois = np.array([[0.3, 0.7, 4.1, 3.9], [1.2, 0.1, 5.3, 4.6], [0.0, 0.0, 2.5, 1.5]])
+    case("diff_fuzz", "RoiAlign_float64",
+         [node("RoiAlign", ["x", "rois", "b"], output_height=2, output_width=3, sampling_ratio=0)],
+         [("x", [1, 2, 5, 6])], ["y"], opset=16, dtypes={"x": TensorProto.DOUBLE},
+         out_types={"y": TensorProto.DOUBLE},
+         inits=[("rois", rois), ("b", np.zeros(3, np.int64))],
+         gen=lambda r, sh: r.standard_normal(sh))
+    nn_cases.ULP_LIMIT["RoiAlign_float64"] = (0.01, 0.01)
+
     # SoftmaxCrossEntropyLoss / NegativeLogLikelihoodLoss: an ignored target's loss is 0 even
     # where its scores are NaN (relaxc gave NaN: 0 * NaN).
     def nan_scores(r, sh):

@@ -762,7 +762,7 @@ def run_case(relaxc, work, name, m, runs):
             got = np.load(os.path.join(d, f"out{k}", n + ".npy"))
             if name in ULP_LIMIT:
                 limit = ULP_LIMIT[name][0 if TARGET in (None, "cpu") else 1]
-                err = ulp_error(got, ref)
+                err = ulp_error(got, ref).reshape(-1)
                 worst = int(np.argmax(err))
                 ok = bool(err[worst] <= limit)
                 msg = (f"max {err[worst]:.2f} ulp (bound {limit}) at x[{worst}]: got {got.flat[worst]!r},"
