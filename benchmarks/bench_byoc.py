@@ -4,11 +4,11 @@ onnxruntime, at 1 and 2 threads, in interleaved rounds.
 
 Each model is compiled twice (plain, and with --byoc=PLUGIN). Then, for each of --rounds rounds,
 every (model, shape, threads, engine) cell is measured in a fresh subprocess (so thread settings
-apply before the engine starts): load, --warmup calls, then --runs individually timed calls of
-the in-process API (python/relaxrt.py for relaxc, InferenceSession.run for onnxruntime); the
-cell's value for the round is the median. The engine order rotates every round. The table gives
-the median of the round medians, with the min..max of the round medians. Outputs are checked
-against onnxruntime once per cell (max abs diff above --tol is flagged).
+apply before the engine starts): load, --warmup calls, then --runs individually timed calls of the
+in-process API (python/relaxrt.py, the relaxc package, for relaxc; InferenceSession.run for
+onnxruntime); the cell's value for the round is the median. The engine order rotates every round.
+The table gives the median of the round medians, with the min..max of the round medians. Outputs are
+checked against onnxruntime once per cell (max abs diff above --tol is flagged).
 
 Threads: relaxc: RELAX_NUM_THREADS=N (its pool; the dnnl plugin applies the same N to oneDNN's
 OpenMP); onnxruntime: intra_op_num_threads=N, inter_op_num_threads=1.
@@ -114,7 +114,6 @@ def main():
         onnx.save(make_resnet18.resnet18(0, 1000), specs["resnet18"][0])
     threads = [int(t) for t in args.threads.split(",")]
     env_base = dict(os.environ)
-    env_base["RELAX_RUNTIME_LIB"] = os.path.join(args.build, "lib", "librelax_runtime.so")
 
     artifacts, cells, compile_s = {}, [], {}
     for m in models:

@@ -1,7 +1,7 @@
 # fp32 matmul throughput: relaxc's own codegen vs numpy (OpenBLAS), one thread, same run.
 """Builds a one-node ONNX MatMul model (both operands are graph inputs, so nothing can be packed
 at compile time), compiles it with relaxc, and times relaxc (in-process through
-python/relaxrt.py) against numpy's matmul with OPENBLAS_NUM_THREADS=1 and RELAX_NUM_THREADS=1.
+python/relaxrt.py, the relaxc package) against numpy's matmul with OPENBLAS_NUM_THREADS=1 and RELAX_NUM_THREADS=1.
 The engines alternate within each of >= 5 rounds; each round takes the best of a few calls, and
 the report is the median over rounds in GFLOP/s plus the ratio relaxc / numpy. The relaxc
 result is checked against numpy before timing.

@@ -11,6 +11,7 @@ import os
 import stat
 import tempfile
 import threading
+import warnings
 from typing import Any, Callable, Optional
 
 from . import _compiler_ext
@@ -69,13 +70,21 @@ def _private_dir(path: str) -> None:
 
 
 def cached_artifact(model: bytes, options: Any, compile_fn: Callable[[], Any],
-                    load_fn: Callable[[str], Any]) -> Any:
+                    load_fn: Callable[[str], Any],
+                    load_memory: Callable[[Any], Any]) -> Any:
     """load_fn(path) of the cached artifact of (model, options); on a miss (or a cached file
     that does not load), compile_fn() compiles it and the artifact is written to the cache as
     a new temporary file renamed over its name: readers never see part of a file, and a
-    symlink at the name is replaced, never followed."""
+    symlink at the name is replaced, never followed. A cache that cannot be used (not a folder
+    of ours, read-only, full, something else at the name) is warned about, and the artifact
+    is loaded from memory (load_memory) instead."""
     folder = cache_dir()
-    _private_dir(folder)
+    try:
+        _private_dir(folder)
+    except (OSError, Error) as e:
+        warnings.warn(f"relaxc: artifact cache not used ({e}); compiling without it",
+                      stacklevel=4)
+        return load_memory(compile_fn())
     path = os.path.join(folder, cache_key(model, options) + ".so")
     try:
         st = os.lstat(path)
@@ -87,17 +96,23 @@ def cached_artifact(model: bytes, options: Any, compile_fn: Callable[[], Any],
         pass  # truncated, corrupt, or for another runtime: compile it again
     artifact = compile_fn()
     data = artifact.bytes
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".so", dir=folder)
+    tmp = None
     try:
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".so", dir=folder)
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+        tmp = None
+    except OSError as e:
+        warnings.warn(f"relaxc: could not write to the artifact cache ({e}); the artifact is "
+                      f"used from memory", stacklevel=4)
+        return load_memory(artifact)
+    finally:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
     return load_fn(path)

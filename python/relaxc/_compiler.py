@@ -6,6 +6,8 @@ import os
 import warnings
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple, Union
 
+import numpy as np
+
 from . import _compiler_ext
 from ._errors import CompileError
 
@@ -34,7 +36,7 @@ class Artifact:
     def save(self, path: Union[str, os.PathLike]) -> None:
         """Writes the artifact to `path`: a new temporary file in its folder renamed over it (a
         symlink there is replaced, never written through)."""
-        self._a.save(os.fspath(path))
+        self._a.save(checked_path(path, CompileError))
 
     @property
     def stats(self) -> Dict[str, Any]:
@@ -43,7 +45,18 @@ class Artifact:
     def stats_text(self, at: Optional[Mapping[str, int]] = None) -> str:
         """`relaxc compile --stats`'s text; `at` ({dim: value}) adds the memory plan evaluated
         there (as --stats-at)."""
-        return self._a.stats_text(dict(at or {}))
+        values = {}
+        for dim, v in dict(at or {}).items():
+            known = self.bounds.get(str(dim))
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+                raise CompileError(f"stats_text: at['{dim}'] must be an integer, got {v!r}")
+            v = int(v)
+            lo, hi = known if known is not None else (0, (1 << 48) - 1)
+            if not lo <= v <= hi:
+                raise CompileError(f"stats_text: at['{dim}'] = {v} is outside "
+                                   f"{'its bound' if known else 'the valid range'} {lo}..{hi}")
+            values[str(dim)] = v
+        return self._a.stats_text(values)
 
     @property
     def warnings(self) -> List[str]:
@@ -68,6 +81,25 @@ class Artifact:
     def __repr__(self) -> str:
         s = self.stats
         return f"Artifact({s['kernels']} kernels, {s['params_bytes']} bytes of params)"
+
+
+def checked_path(path: Any, error: type) -> str:
+    """os.fspath(path), refusing a NUL byte (the C++ side would cut the name at it) with
+    `error` (a relaxc.Error subclass)."""
+    p = os.fspath(path)
+    if isinstance(p, bytes):
+        p = os.fsdecode(p)
+    if "\0" in p:
+        raise error(f"path {p!r} contains a NUL byte")
+    return p
+
+
+def _names(value: Union[str, os.PathLike, Iterable[Any]]) -> List[str]:
+    """A list argument given as one string (or path) is that one name, not its characters."""
+    if isinstance(value, (str, bytes, os.PathLike)):
+        value = [value]
+    return [os.fsdecode(os.fspath(v)) if isinstance(v, (bytes, os.PathLike)) else str(v)
+            for v in value]
 
 
 def _bound_spec(name: str, bound: Bound) -> str:
@@ -97,15 +129,15 @@ def compile_options(target: str = "cpu", bounds: Optional[Mapping[str, Bound]] =
         names = [byoc] if isinstance(byoc, str) else list(byoc)
         o.byoc = ",".join(names) if names else "none"
     o.pass_options = [f"{k}={v}" for k, v in (options or {}).items()]
-    o.disabled_passes = list(disabled_passes)
-    o.plugins = [os.fspath(p) for p in plugins]
+    o.disabled_passes = _names(disabled_passes)
+    o.plugins = _names(plugins)
     o.tuning_db = os.fspath(tuning_db) if tuning_db is not None else ""
     o.freeze_initializers = bool(freeze_initializers)
     o.bounds_check = bool(bounds_check)
     o.verify = bool(verify)
     o.partition_report = bool(partition_report)
     o.partition_graph = bool(partition_graph)
-    o.print_after = list(print_ir_after)
+    o.print_after = _names(print_ir_after)
     o.print_after_all = bool(print_ir_after_all)
     o.time_passes = bool(time_passes)
     return o
@@ -141,7 +173,7 @@ def compile(model: Model, target: str = "cpu", bounds: Optional[Mapping[str, Bou
     o = compile_options(target, bounds, byoc, options, **kwargs)
     data = model_bytes(model)
     if data is None:
-        a = _compiler_ext.compile_path(os.fspath(model), o)
+        a = _compiler_ext.compile_path(checked_path(model, CompileError), o)
     else:
         name = "<onnx.ModelProto>" if hasattr(model, "SerializeToString") else "<model bytes>"
         a = _compiler_ext.compile_bytes(data, name, o)

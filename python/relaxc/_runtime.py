@@ -13,7 +13,23 @@ import numpy as np
 from . import _runtime_ext
 from ._errors import ArtifactError, InputError
 
-__all__ = ["load", "Module", "TensorInfo"]
+__all__ = ["load", "Module", "TensorInfo", "DeviceTensor"]
+
+DeviceTensor = _runtime_ext.DeviceTensor
+DeviceTensor.__doc__ = """A tensor in the memory of a module's device: from Module.to_device(array),
+or an output of Module.run(..., outputs_on_device=True) on a GPU module.
+
+shape (a tuple of ints), dtype (a NumPy dtype: storage-only dtypes as their bit patterns),
+device ("vulkan:0"; "cpu:0" for a CPU module's to_device). numpy() copies it to a new NumPy
+array; free() releases the memory after the runs in progress that read it (garbage collection
+does too). Run feeds take it in place, with no host copy. It keeps its module's runtime alive;
+closing the module frees the tensors of to_device (numpy() then raises relaxc.Error "device
+tensor is freed") and leaves run outputs unreadable ("module is closed").
+
+__dlpack__ / __dlpack_device__ hand out a view of the memory (DLPack device (7, 0) for vulkan:0,
+(2, n) for cuda:n, (1, 0) for the host memory of a CPU module's to_device), which consumers on
+that device (torch, numpy for the host) take without a copy; the view keeps the tensor alive,
+but free() or closing the module invalidates it."""
 
 Dim = Union[int, str]
 
@@ -53,7 +69,9 @@ class TensorInfo:
 
 def _feed_array(value: Any) -> Any:
     """`value` as something the extension takes without copying where it can: a NumPy array in
-    native byte order and C order, or a DLPack CPU tensor (torch) as it is."""
+    native byte order and C order, a DeviceTensor, or a DLPack tensor (torch) as it is."""
+    if isinstance(value, DeviceTensor):
+        return value
     if isinstance(value, np.ndarray):
         if not value.dtype.isnative:
             value = value.astype(value.dtype.newbyteorder("="))
@@ -67,7 +85,11 @@ def _feed_array(value: Any) -> Any:
 
 class Module:
     """A loaded artifact. run() may be called any number of times and from several threads
-    (runs of one module take turns; load one module per thread to run concurrently)."""
+    (runs of one module take turns; load one module per thread to run concurrently).
+
+    outputs_on_device: the default of run()'s outputs_on_device (False)."""
+
+    outputs_on_device: bool = False
 
     def __init__(self, path: Union[str, os.PathLike], device: Optional[str] = None,
                  bounds: Optional[Mapping[str, Tuple[int, int]]] = None) -> None:
@@ -84,16 +106,25 @@ class Module:
         return ", ".join(i.name + (" (optional)" if i.has_default else "")
                          for i in self.inputs) or "none"
 
-    def run(self, feeds: Union[Mapping[str, Any], Sequence[Any]]) -> List[np.ndarray]:
+    def run(self, feeds: Union[Mapping[str, Any], Sequence[Any]],
+            outputs_on_device: Optional[bool] = None) -> List[Any]:
         """Runs the model and returns its outputs as new NumPy arrays, in output order.
 
         feeds: {input name: array} (NumPy arrays, anything np.asarray takes, or CPU tensors
-        with __dlpack__ such as torch tensors), or a sequence in input order. Each input without
+        with __dlpack__ such as torch tensors), or a sequence in input order. A DeviceTensor
+        (to_device, or an earlier run's device output), or a DLPack tensor whose
+        __dlpack_device__ is the module's device, is read in place with no host copy (a tensor
+        on another device is an InputError). Each input without
         a default must be given; one with a default may be left out. Arrays are read in place
         when they are C-contiguous and of native byte order; dtypes are never converted (a wrong
         dtype is an InputError naming the input). Storage-only dtypes (bfloat16, float8, int4)
         go in and come out as their bit patterns (uint16, uint8, int8). The GIL is released
-        while the model runs."""
+        while the model runs.
+
+        outputs_on_device (None: the module's outputs_on_device attribute): a GPU module returns
+        its outputs as DeviceTensors in device memory instead of NumPy arrays (a run on device
+        tensors then copies nothing between host and device). A CPU module returns NumPy arrays
+        either way."""
         if isinstance(feeds, Mapping):
             unknown = sorted(set(feeds) - set(self.input_names))
             if unknown:
@@ -110,7 +141,25 @@ class Module:
                                      f"{self._expected()})")
         else:
             ordered = [None if v is None else _feed_array(v) for v in feeds]
-        return self._m.run(ordered, self.input_names)
+        if outputs_on_device is None:
+            outputs_on_device = self.outputs_on_device
+        return self._m.run(ordered, self.input_names, bool(outputs_on_device))
+
+    def to_device(self, array: Any) -> DeviceTensor:
+        """A DeviceTensor holding a copy of `array` (a NumPy array, anything np.asarray takes, or
+        a DLPack CPU tensor) in the memory of the module's device: one allocation and one copy,
+        with the GIL released. Raises relaxc.Error for a dtype with no runtime equivalent
+        (complex) or when the device is out of memory."""
+        if not isinstance(array, DeviceTensor) and not hasattr(array, "__dlpack__"):
+            array = np.asarray(array)
+        return self._m.to_device(_feed_array(array))
+
+    def device_traffic(self) -> Dict[str, int]:
+        """Running totals of the host <-> device traffic on the module's device: launches,
+        staged_bytes (host buffers copied around kernel launches), copy_in_bytes,
+        copy_out_bytes (explicit copies: host inputs in, host outputs out, to_device, numpy())
+        and host_mapped_buffers; all 0 for a CPU module. Take differences around a run."""
+        return self._m.device_traffic()
 
     def input_default(self, name: str) -> np.ndarray:
         """A new NumPy array holding the default of input `name` (TensorInfo.has_default)."""
@@ -119,8 +168,10 @@ class Module:
         return self._m.input_default(self.input_names.index(name))
 
     def close(self) -> None:
-        """Frees the module now (also done when it is garbage-collected), after a run in
-        progress on another thread ends; later calls raise relaxc.Error."""
+        """Frees the module now (also done when it and its device tensors are garbage-collected),
+        after a run in progress on another thread ends; later calls raise relaxc.Error. Frees
+        the DeviceTensors of to_device too; device outputs of runs stay allocated until freed
+        but can no longer be copied back."""
         self._m.close()
 
     def __enter__(self) -> "Module":

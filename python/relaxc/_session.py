@@ -11,6 +11,7 @@ The model is compiled once per (model, options, target, relaxc build) and the ar
 from __future__ import annotations
 
 import os
+import stat
 import warnings
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
@@ -54,6 +55,8 @@ class NodeArg:
 def _target(providers: Optional[Sequence[Any]], target: Optional[str]) -> str:
     if target is not None:
         return target
+    if isinstance(providers, str):
+        providers = [providers]
     for p in providers or []:
         name = p[0] if isinstance(p, (tuple, list)) else p
         if name in _PROVIDERS:
@@ -62,6 +65,26 @@ def _target(providers: Optional[Sequence[Any]], target: Optional[str]) -> str:
                       f"here (available: {', '.join(_PROVIDERS)}); using the others",
                       stacklevel=3)
     return "cpu"
+
+
+# The serialized key of an ONNX external-data entry ("location", field 1 of a
+# StringStringEntryProto): its presence means some tensor's bytes live in another file.
+_EXTERNAL_DATA_MARK = b"\x0a\x08location"
+_MAX_MODEL_BYTES = 2 << 30  # protobuf's limit for one message
+
+
+def _read_model(path: str) -> Optional[bytes]:
+    """The bytes of the model file at `path`; None (compile from the path, which gives the
+    compiler's error) for anything but a regular file of a size protobuf can parse: a FIFO
+    would block and /dev/zero never end."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    if not stat.S_ISREG(st.st_mode) or st.st_size > _MAX_MODEL_BYTES:
+        return None
+    with open(path, "rb") as f:
+        return f.read(_MAX_MODEL_BYTES + 1)
 
 
 class InferenceSession:
@@ -81,27 +104,33 @@ class InferenceSession:
         self._providers = ["CPUExecutionProvider"]
         options = _compiler.compile_options(_target(providers, target), **compile_kwargs)
         data = _compiler.model_bytes(path_or_bytes)
+        path = None
         if data is None:
-            with open(os.fspath(path_or_bytes), "rb") as f:
-                key_bytes = f.read()
-            source: Any = os.fspath(path_or_bytes)
-        else:
-            key_bytes = data
-            source = data
+            path = _compiler.checked_path(path_or_bytes, _compiler.CompileError)
+            data = _read_model(path)
+        name = path if path is not None else "<model bytes>"
 
         def compile_fn() -> Any:
-            if isinstance(source, str):
-                a = _compiler_ext.compile_path(source, options)
+            # The bytes the cache key was computed from (no second read of the file), or the
+            # path when the model has tensors in external data (CompileOnnxBytes refuses them).
+            if data is None:
+                a = _compiler_ext.compile_path(path, options)
             else:
-                a = _compiler_ext.compile_bytes(source, "<model bytes>", options)
+                a = _compiler_ext.compile_bytes(data, name, options)
             for w in a.warnings:
                 warnings.warn(w, stacklevel=4)
             return _compiler.Artifact(a)
 
-        if cache:
+        # The cache keys on the model's bytes: a model whose weights live in other files (ONNX
+        # external data, whose "location" entries name them) is compiled every time, so that
+        # changed weights are never served from a stale artifact.
+        if cache and data is not None and _EXTERNAL_DATA_MARK not in data:
             self._module: Module = _cache.cached_artifact(
-                key_bytes, options, compile_fn, lambda p: Module(p, device))
+                data, options, compile_fn, lambda p: Module(p, device),
+                lambda a: load(a, device))
         else:
+            if data is not None and _EXTERNAL_DATA_MARK in data and path is not None:
+                data = None  # compile from the path: the external files are read beside it
             self._module = load(compile_fn(), device)
         self._inputs = [NodeArg(i) for i in self._module.inputs]
         self._outputs = [NodeArg(o) for o in self._module.outputs]
@@ -126,6 +155,8 @@ class InferenceSession:
         outs = self._module.run(input_feed)
         if output_names is None:
             return outs
+        if isinstance(output_names, str):
+            output_names = [output_names]
         index: Dict[str, int] = {n: i for i, n in enumerate(self._module.output_names)}
         for n in output_names:
             if n not in index:

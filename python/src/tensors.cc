@@ -15,7 +15,8 @@ namespace {
 // DLPack 1.x's kDLBool (Debian's dlpack.h, 0.6, does not name it; the runtime takes it).
 constexpr uint8_t kDLPackBool = 6;
 
-// The NumPy-representable dtype of a runtime output of dtype `t`.
+}  // namespace
+
 nb::dlpack::dtype NumpyDType(DLDataType t) {
   using nb::dlpack::dtype_code;
   auto make = [](dtype_code code, int bits) {
@@ -38,8 +39,6 @@ nb::dlpack::dtype NumpyDType(DLDataType t) {
   throw Failure(ErrorKind::kError, "output dtype (code " + std::to_string(t.code) + ", " +
                                        std::to_string(t.bits) + " bits) has no NumPy dtype");
 }
-
-}  // namespace
 
 HostArray ToHostArray(nb::handle obj, const std::string& what) {
   HostArray a;

@@ -24,6 +24,10 @@ HostArray ToHostArray(nanobind::handle obj, const std::string& what);
 /// runtime takes.
 DLTensor ToDLTensor(const HostArray& a);
 
+/// The NumPy-representable dtype of a runtime tensor of dtype `t` (the mapping ToNumpy uses);
+/// throws Failure(kError) for one with none (complex, vector lanes).
+nanobind::dlpack::dtype NumpyDType(DLDataType t);
+
 /// A NumPy array over the runtime-allocated host tensor `t`, which it takes over (t->deleter
 /// runs when the array is freed). Storage-only dtypes come out as their bit patterns (bfloat16
 /// as uint16, float8 as uint8, int4/uint4 one value per int8/uint8), bool as NumPy bool.

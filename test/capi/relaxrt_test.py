@@ -1,7 +1,17 @@
-"""python/relaxrt.py end to end: compile test/capi/make_model.py's model (symbolic batch, n) once
-with relaxc, run it in this one process at two sizes (and repeatedly, as a job calls a model in a
-loop) and compare with onnxruntime (rtol 1e-4, atol 1e-5); wrong-dtype, wrong-shape and unknown
-inputs raise relaxrt.Error with the runtime's message; a truncated artifact is an Error.
+"""The embedding C API (include/relax/runtime/module_api.h) from Python, through python/relaxrt.py
+(an alias of the relaxc package, whose runtime extension compiles in lib/vm/module_api.cc):
+compile test/capi/make_model.py's model (symbolic batch, n) once with relaxc, run it in this one
+process at two sizes (and repeatedly, as a job calls a model in a loop) and compare with
+onnxruntime (rtol 1e-4, atol 1e-5); wrong-dtype, wrong-shape and unknown inputs raise
+relaxrt.Error with the runtime's message; a truncated artifact is an Error; on vulkan, device
+tensors. C functions covered: RelaxModuleLoadOnDevice, RelaxModuleFree, RelaxModuleNumInputs /
+NumOutputs, RelaxModuleGetInputInfo / GetOutputInfo, RelaxModuleInputHasDefault, RelaxModuleRun,
+RelaxGetLastError, RelaxModuleDevice, RelaxDeviceAlloc, RelaxDeviceCopy, RelaxDeviceFree,
+RelaxModuleSetOutputsOnDevice, RelaxModuleDeviceTraffic (RelaxModuleGetInputDefault:
+test/cli/initializer_input_cases.py relaxrt). librelax_runtime.so itself (--lib): its exports are
+the C API only here; the gtest capi.* links it.
+
+The package is found on PYTHONPATH (build/python-pkg/site, fixture python_package).
 
 Usage: relaxrt_test.py --relaxc RELAXC --lib librelax_runtime.so --work DIR
 """
@@ -54,12 +64,11 @@ def main():
         assert "RelaxModuleRun" in exported, exported
         print(f"  exports: {' '.join(exported)}")
 
-    os.environ["RELAX_RUNTIME_LIB"] = args.lib  # the lookup path of Module(path)
     m = relaxrt.Module(so)
     print(m)
     assert m.input_names == ["x"], m.input_names
     assert m.output_names == ["y", "z"], m.output_names
-    assert m.inputs[0].shape == (None, None, 3) and m.inputs[0].dim_names[:2] == ("batch", "n")
+    assert m.inputs[0].shape == ("batch", "n", 3) and m.inputs[0].dim_names[:2] == ("batch", "n")
     sess = ort.InferenceSession(onnx_path, providers=["CPUExecutionProvider"])
     rng = np.random.default_rng(0)
     for shape in [(1, 7, 3), (4, 33, 3)]:
@@ -175,7 +184,7 @@ def device_tensors(args, onnx_path, sess, rng):
     dx = m.to_device(x)
     assert dx.shape == x.shape and dx.dtype == np.float32, dx
     np.testing.assert_array_equal(dx.numpy(), x)
-    expect_error(lambda: m.to_device(np.zeros(3, np.complex64)), "unsupported numpy dtype")
+    expect_error(lambda: m.to_device(np.zeros(3, np.complex64)), "unsupported dtype")
     m.outputs_on_device = True
     before = m.device_traffic()
     outs = m.run({"x": dx})
@@ -192,14 +201,24 @@ def device_tensors(args, onnx_path, sess, rng):
     # the memory under the run: a segfault).
     import threading
     big = rng.standard_normal((64, 512, 3)).astype(np.float32)
-    results = []
+    results, refused = [], []
+
+    def runner(d):
+        try:
+            results.append(m.run({"x": d}))
+        except relaxrt.Error as e:  # a run that starts after free(): refused, never a crash
+            assert str(e) == "input 'x': device tensor is freed", e
+            refused.append(e)
+
     for _ in range(10):
         d = m.to_device(big)
-        t = threading.Thread(target=lambda: results.append(m.run({"x": d})))
+        t = threading.Thread(target=runner, args=(d,))
         t.start()
         d.free()
         t.join()
-    print(f"  free() during runs on other threads: {len(results)} runs ended")
+    assert len(results) + len(refused) == 10, (results, refused)
+    print(f"  free() during runs on other threads: {len(results)} runs ended, "
+          f"{len(refused)} refused (started after free)")
     # A freed device tensor is an error, never a read of freed memory; close() frees the rest.
     dx.free()
     expect_error(lambda: m.run({"x": dx}), "device tensor is freed")

@@ -1,5 +1,6 @@
-# The embedding C API (include/relax/runtime/module_api.h, librelax_runtime.so) and its Python
-# wrapper (python/relaxrt.py). A small ONNX model with symbolic dims (make_model.py) is compiled
+# The embedding C API (include/relax/runtime/module_api.h, librelax_runtime.so) and, from Python,
+# through python/relaxrt.py (an alias of the relaxc package, which compiles the C API into its
+# runtime extension; the test venv imports the copy python.package.install made). A small ONNX model with symbolic dims (make_model.py) is compiled
 # once by relaxc (fixture capi_artifact) for the gtest, which links only librelax_runtime.so.
 set(RELAX_VENV_PYTHON ${PROJECT_SOURCE_DIR}/scripts/venv-python.sh)
 set(RELAX_CAPI_WORK ${CMAKE_CURRENT_BINARY_DIR}/capi)
@@ -26,4 +27,6 @@ add_test(NAME cli.relaxrt.python
          COMMAND bash ${RELAX_VENV_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/capi/relaxrt_test.py
                  --relaxc $<TARGET_FILE:relaxc> --lib $<TARGET_FILE:relax_runtime_shared>
                  --work ${RELAX_CAPI_WORK}/relaxrt)
-set_tests_properties(cli.relaxrt.python PROPERTIES TIMEOUT 300 LABELS cli)
+set_tests_properties(cli.relaxrt.python PROPERTIES TIMEOUT 300 LABELS cli
+                     FIXTURES_REQUIRED python_package
+                     ENVIRONMENT PYTHONPATH=${CMAKE_BINARY_DIR}/python-pkg/site)

@@ -5,7 +5,7 @@
 # initializer, and `relaxc compile --freeze-initializers` makes it a constant; below IR version 4
 # it stays a constant (onnxruntime does not let the caller feed it). Every expected value comes
 # from onnxruntime, fed the same tensors; runs go through `relaxc run`, `relax-run` and
-# python/relaxrt.py (the C API).
+# python/relaxrt.py (the C API, through the relaxc package it aliases).
 #
 #   initializer_input_cases.py CASE --relaxc PATH --work DIR [--relax-run PATH] [--lib PATH]
 import argparse
@@ -214,7 +214,7 @@ def case_many(c):
 
 
 def case_relaxrt(c):
-    """python/relaxrt.py (the C API): has_default per input, the default itself, runs without
+    """python/relaxrt.py (the C API through the relaxc package): has_default per input, the default itself, runs without
     and with overrides as onnxruntime, and the errors of a bad override or a missing x."""
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
                                     "python"))

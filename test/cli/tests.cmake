@@ -314,7 +314,7 @@ endforeach()
 
 # Initializers that are also graph inputs (initializer_input_cases.py CASE, outputs checked
 # against onnxruntime): optional inputs with the initializer as default at IR >= 4, fed or not,
-# through relaxc run, relax-run and python/relaxrt.py; constants at IR < 4 and with
+# through relaxc run, relax-run and python/relaxrt.py (the relaxc package); constants at IR < 4 and with
 # --freeze-initializers; bad overrides and declarations; the warning for many of them; vulkan.
 foreach(case defaults ir3 freeze errors many relaxrt vulkan)
   set(labels cli)
@@ -328,6 +328,9 @@ foreach(case defaults ir3 freeze errors many relaxrt vulkan)
                    --work ${RELAX_CLI_WORK}/initializer_inputs)
   set_tests_properties(cli.initializer_inputs.${case} PROPERTIES TIMEOUT 300 LABELS "${labels}")
 endforeach()
+# (relaxrt: the relaxc package, as the test venv imports it; test/python/tests.cmake.)
+set_tests_properties(cli.initializer_inputs.relaxrt PROPERTIES FIXTURES_REQUIRED python_package
+                     ENVIRONMENT PYTHONPATH=${CMAKE_BINARY_DIR}/python-pkg/site)
 
 # Sampling, linear-algebra and rearranging ops (GridSample, AffineGrid, RoiAlign, DeformConv,
 # Einsum, Det, Col2Im, CenterCropPad, ReverseSequence, MaxUnpool): symbolic dims and run-time
@@ -406,13 +409,15 @@ if(TARGET relax_byoc_dnnl)
 endif()
 
 # The runtime when the system refuses worker threads (issue 27): relax-run and the C API run with
-# the threads that started and warn (thread_start_cases.py, an LD_PRELOAD pthread_create shim).
+# the threads that started and warn (thread_start_cases.py, an LD_PRELOAD pthread_create shim;
+# the C API through python/relaxrt.py, the relaxc package).
 add_test(NAME cli.thread_start_failure
          COMMAND bash ${RELAX_VENV_PYTHON} ${RELAX_CLI_TEST_DIR}/thread_start_cases.py
                  --relax-run ${RELAX_RUN} --lib $<TARGET_FILE:relax_runtime_shared>
                  --artifact ${RELAX_CLS_ARTIFACT} --work ${RELAX_CLI_WORK}/thread_start)
-set_tests_properties(cli.thread_start_failure PROPERTIES FIXTURES_REQUIRED cls_artifact
-                     TIMEOUT 600 LABELS cli)
+set_tests_properties(cli.thread_start_failure PROPERTIES
+                     FIXTURES_REQUIRED "cls_artifact;python_package" TIMEOUT 600 LABELS cli
+                     ENVIRONMENT PYTHONPATH=${CMAKE_BINARY_DIR}/python-pkg/site)
 
 # relax-run --profile ends with the VM's own cost per inference (kernels, builtins, interpreter).
 add_test(NAME cli.profile_vm_cost

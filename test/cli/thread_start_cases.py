@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # The runtime when the system refuses worker threads (issue 27): with pthread_create failing
 # after K threads (an LD_PRELOAD shim, data/fail_threads.c, as under a container's pid or
-# thread limit), relax-run and the embedding C API (python/relaxrt.py in a child process) run
+# thread limit), relax-run and the embedding C API (python/relaxrt.py, the relaxc package on
+# PYTHONPATH, in a child process) run
 # with the threads that started, print one `warning:` line, and give the same outputs as an
 # unrestricted run; never an abort or a hang (each run has a 120 s timeout).
 # Usage: thread_start_cases.py --relax-run PATH --lib librelax_runtime.so --artifact CLS.so --work DIR

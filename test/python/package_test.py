@@ -10,7 +10,8 @@ the package venv's python.
 - Errors: CompileError with the CLI's message, InputError for a wrong dtype and a missing input,
   ArtifactError for a truncated artifact.
 - --torch (run by the export venv's python with the installed package on PYTHONPATH): torch CPU
-  tensors in through DLPack; exits 77 (skip) when torch is not importable there.
+  tensors in through DLPack, a DeviceTensor out to torch (torch.from_dlpack); exits 77 (skip)
+  when torch is not importable there.
 
 Usage: package_test.py --relaxc CLI --work DIR [--cls MODEL] [--export-dir DIR] [--torch]
 """
@@ -232,7 +233,76 @@ def test_torch(relaxc, args):
     check(np.array_equal(got_t, want), "a non-contiguous torch tensor (copied to C order)")
     expect_error(relaxc.InputError, "a torch float64 tensor", lambda: m.run({"x": x.double()}),
                  "'x'")
+    # A DeviceTensor (host memory on a CPU module) to torch through DLPack, and back in.
+    dx = m.to_device(x)
+    tx = torch.from_dlpack(dx)
+    check(torch.equal(tx, x), "torch.from_dlpack of a to_device tensor of a CPU module")
+    got_d, = m.run({"x": tx})
+    check(np.array_equal(got_d, want), "that view fed back (a torch CPU tensor)")
     return 0
+
+
+def test_hostile(relaxc, args):
+    """What a hostile-input review of the package found (each failed before its fix): outputs
+    the VM returns twice alias, DLPack views read freed memory, both packages in one process,
+    the session cache serving stale external weights, FIFO / NUL paths, an unusable cache."""
+    import warnings
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    work = os.path.join(args.work, "hostile")
+    os.makedirs(work, exist_ok=True)
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["b", 64])
+    g = helper.make_graph([helper.make_node("Relu", ["x"], ["r"]),
+                           helper.make_node("Identity", ["r"], ["r2"])], "alias", [x],
+                          [helper.make_tensor_value_info(n, TensorProto.FLOAT, ["b", 64])
+                           for n in ("r", "r2")])
+    m = relaxc.load(relaxc.compile(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]),
+                                   bounds={"b": (1, 8)}))
+    r, r2 = m.run({"x": np.ones((2, 64), np.float32)})
+    check(not np.shares_memory(r, r2), "two outputs of one value are two arrays")
+    t = m.to_device(np.full((8, 64), 7, np.float32))
+    view = np.from_dlpack(t)
+    t.free()
+    check(view[0, 0] == 7, "a DLPack view keeps a freed tensor's memory")
+    expect_error(relaxc.Error, "numpy() of a freed tensor", t.numpy, "freed")
+    t2 = m.to_device(np.full(1 << 20, 3, np.float32))
+    view2 = np.from_dlpack(t2)
+    m.close()
+    check(view2[-1] == 3, "a DLPack view keeps a closed module's to_device memory")
+    del view, view2
+    import relaxc_runtime  # noqa: F401 (both packages in one process: their own nanobind domains)
+    # External data: the cache must not serve the artifact of the old weights.
+    xin = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64])
+    w = numpy_helper.from_array(np.ones((64, 64), np.float32), "w")
+    mg = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"])], "ext", [xin],
+                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 64])], [w])
+    path = os.path.join(work, "ext.onnx")
+    for old in ("ext.onnx", "ext.data"):  # onnx.save appends to an existing data file
+        if os.path.exists(os.path.join(work, old)):
+            os.unlink(os.path.join(work, old))
+    onnx.save(helper.make_model(mg, opset_imports=[helper.make_opsetid("", 17)]), path,
+              save_as_external_data=True, location="ext.data", size_threshold=0)
+    os.environ["RELAX_ARTIFACT_CACHE"] = os.path.join(work, "cache")
+    ones = np.ones((1, 64), np.float32)
+    first = relaxc.InferenceSession(path).run(None, {"x": ones})[0][0, 0]
+    with open(os.path.join(work, "ext.data"), "wb") as f:
+        f.write(np.full((64, 64), 2, np.float32).tobytes())
+    second = relaxc.InferenceSession(path).run(None, {"x": ones})[0][0, 0]
+    check(first == 64 and second == 128, f"changed external weights are used: {first}, {second}")
+    fifo = os.path.join(work, "model.fifo")
+    if not os.path.exists(fifo):
+        os.mkfifo(fifo)
+    expect_error(relaxc.CompileError, "InferenceSession of a FIFO",
+                 lambda: relaxc.InferenceSession(fifo), "not a regular file")
+    expect_error(relaxc.CompileError, "a NUL in a path", lambda: relaxc.compile(path + "\0x"),
+                 "NUL")
+    os.environ["RELAX_ARTIFACT_CACHE"] = "/dev/null"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        s = relaxc.InferenceSession(args.cls)
+    check(any("cache not used" in str(c.message) for c in caught) and s.get_inputs(),
+          "an unusable cache folder is warned about and skipped")
+    del os.environ["RELAX_ARTIFACT_CACHE"]
 
 
 def main():
@@ -260,6 +330,7 @@ def main():
         if art is not None:
             test_errors(relaxc, args, art, saved)
         test_minilm(relaxc, ort, args)
+        test_hostile(relaxc, args)
     print(f"{len(failures)} failure(s)" if failures else "PASS")
     return 1 if failures else 0
 

@@ -29,6 +29,14 @@ add_test(NAME python.package.torch
 set_tests_properties(python.package.torch PROPERTIES FIXTURES_REQUIRED python_package
                      TIMEOUT 300 LABELS python SKIP_RETURN_CODE 77)
 
+# Tensors on the module's device (to_device, outputs_on_device, DLPack, device_traffic, free and
+# close) on a tiny model for vulkan (lavapipe) and cpu.
+add_test(NAME python.package.device
+         COMMAND bash ${RELAX_PY_TEST_DIR}/venv_run.sh ${RELAX_PY_PKG}
+                 ${RELAX_PY_TEST_DIR}/device_test.py --work ${RELAX_PY_WORK}/device)
+set_tests_properties(python.package.device PROPERTIES FIXTURES_REQUIRED python_package
+                     TIMEOUT 300 LABELS "python;gpu")
+
 # relaxc-runtime: no compiler library linked or mapped; loads and runs a CLI-compiled artifact.
 add_test(NAME python.runtime_package
          COMMAND bash ${RELAX_PY_TEST_DIR}/venv_run.sh ${RELAX_PY_PKG}

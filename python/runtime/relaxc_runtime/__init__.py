@@ -10,8 +10,8 @@ here), with the messages relax-run prints.
 """
 
 from ._errors import ArtifactError, CompileError, Error, InputError
-from ._runtime import Module, TensorInfo, load
+from ._runtime import DeviceTensor, Module, TensorInfo, load
 
-__all__ = ["load", "Module", "TensorInfo", "Error", "CompileError", "InputError",
-           "ArtifactError"]
+__all__ = ["load", "Module", "TensorInfo", "DeviceTensor", "Error", "CompileError",
+           "InputError", "ArtifactError"]
 __version__ = "0.1.0"
