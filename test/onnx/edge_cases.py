@@ -464,6 +464,13 @@ def diff_fuzz_cases():
          [("x", ["n"])], ["y"], shapes=[{"x": [7]}, {"x": [40]}],
          gen=lambda r, sh: r.uniform(-0.8, 0.8, sh).astype(np.float32))
 
+    # NonZero of a scalar was refused ("rank >= 1"); onnxruntime and onnx.reference take it as a
+    # 1-element vector: (1, 0) or (1, 1) indices.
+    for v in (0.0, 2.5):
+        case("diff_fuzz", f"NonZero_scalar_{'zero' if v == 0 else 'nonzero'}",
+             [node("NonZero", ["x"])], [("x", [])], ["y"], out_types={"y": TensorProto.INT64},
+             gen=lambda r, sh, v=v: np.array(v, np.float32))
+
     # RoiAlign of a float64 X computed its coordinates and weights in float32 (5e-7 off
     # onnxruntime, 60 float32 ulps); now in float64 (bound: 1/100 of a float32 ulp).
     rois = np.array([[0.3, 0.7, 4.1, 3.9], [1.2, 0.1, 5.3, 4.6], [0.0, 0.0, 2.5, 1.5]])

@@ -218,12 +218,17 @@ std::vector<Value> ConvertNms(ImportContext& ctx, const onnx::NodeProto& n) {
       {PrimExpr(), PrimExpr(3)}, DataType::Int(64))};
 }
 
-// NonZero (opset 13): the existing vm.builtin.nonzero, (rank, nnz) int64 indices.
+// NonZero (opset 13): the existing vm.builtin.nonzero, (rank, nnz) int64 indices. A scalar is
+// taken as a 1-element vector, as numpy.nonzero, onnxruntime and onnx.reference do: (1, 0) or
+// (1, 1) indices.
 std::vector<Value> ConvertNonZero(ImportContext& ctx, const onnx::NodeProto& n) {
   Expr x = ctx.Tensor(n, 0);
   CheckDType(ctx, n, x, "X");
   int64_t r = static_cast<int64_t>(Dims(ctx, n, x).size());
-  if (r < 1) RELAX_THROW(ctx.Where(n) << "input must have rank >= 1");
+  if (r == 0) {
+    x = ctx.Emit(MakeCall(GetOp("relax.reshape"), {x, MakeShapeExpr({PrimExpr(1)})}), n).expr;
+    r = 1;
+  }
   return {EmitDataDependent(ctx, n, 0, "vm.builtin.nonzero", {x}, {PrimExpr(r), PrimExpr()},
                             DataType::Int(64))};
 }
