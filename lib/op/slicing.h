@@ -70,6 +70,9 @@ inline SliceAxis SliceOne(const PrimExpr& dim, PrimExpr start, PrimExpr end, con
   PrimExpr astep = Sel(pos, step, PrimExpr(0) - step);
   PrimExpr dist = Sel(pos, e - s, s - e);
   PrimExpr len = Max(PrimExpr(0), FloorDiv(dist + astep - PrimExpr(1), astep));
+  // A negative step on an empty axis: [0, dim - 1] is empty, the clamps above give start 0 and
+  // end -1, one element; no slice is longer than its axis.
+  len = Sel(pos, len, Min(len, dim));
   return {s, len};
 }
 // Per-axis slices of an input of dims `dims` from ONNX (starts, ends, axes, steps); each list

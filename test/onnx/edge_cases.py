@@ -471,6 +471,14 @@ def diff_fuzz_cases():
              [node("NonZero", ["x"])], [("x", [])], ["y"], out_types={"y": TensorProto.INT64},
              gen=lambda r, sh, v=v: np.array(v, np.float32))
 
+    # Slice with a negative step along an empty axis: the start clamp [0, dim - 1] is empty,
+    # relaxc gave one element (an out-of-bounds read), onnxruntime none.
+    case("diff_fuzz", "Slice_negative_step_empty_axis",
+         [node("Slice", ["x", "st", "en", "ax", "sp"])], [("x", [0, "n"])], ["y"],
+         inits=[("st", np.array([1], np.int64)), ("en", np.array([-1], np.int64)),
+                ("ax", np.array([0], np.int64)), ("sp", np.array([-2], np.int64))],
+         shapes=[{"x": [0, 1]}, {"x": [0, 3]}])
+
     # RoiAlign of a float64 X computed its coordinates and weights in float32 (5e-7 off
     # onnxruntime, 60 float32 ulps); now in float64 (bound: 1/100 of a float32 ulp).
     rois = np.array([[0.3, 0.7, 4.1, 3.9], [1.2, 0.1, 5.3, 4.6], [0.0, 0.0, 2.5, 1.5]])
