@@ -24,7 +24,7 @@ from onnx import TensorProto, helper, numpy_helper
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models"))
 import compare  # noqa: E402
-from nn_cases import ort_run  # noqa: E402
+from nn_cases import ort_run, relaxc_run  # noqa: E402
 
 U8, I8, I32, F32 = TensorProto.UINT8, TensorProto.INT8, TensorProto.INT32, TensorProto.FLOAT
 NP = {U8: np.uint8, I8: np.int8, I32: np.int32, F32: np.float32}
@@ -451,14 +451,9 @@ def run_case(relaxc, work, name, m, runs, tol):
             names, refs = ort_run(path, feeds)
         except Exception as e:  # noqa: BLE001 (the reference itself failed: report the case)
             return False, f"the reference failed: {str(e)[:300]}"
-        args = [relaxc, "run", so, "--output-dir", os.path.join(d, f"out{k}")]
-        for n, v in feeds.items():
-            f = os.path.join(d, f"in{k}_{n}.npy")
-            np.save(f, v)
-            args += ["--input", f"{n}={f}"]
-        p = subprocess.run(args, capture_output=True, text=True)
-        if p.returncode != 0:
-            return False, f"run exit {p.returncode}: {(p.stderr or p.stdout).strip()[:300]}"
+        err = relaxc_run(relaxc, d, so, k, feeds)
+        if err:
+            return False, err
         for n, ref in zip(names, refs):
             got = np.load(os.path.join(d, f"out{k}", n + ".npy"))
             ok, msg = compare_output(got, ref, tol)

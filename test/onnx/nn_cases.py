@@ -731,6 +731,20 @@ def ort_run(model_path, feeds, onnx_reference=False):
 TARGET = None  # relaxc compile --target (main's --target), None: the default (cpu)
 
 
+def relaxc_run(relaxc, d, so, k, feeds):
+    """`relaxc run` of artifact `so` on `feeds` (written to d/in{k}_<name>.npy), outputs to
+    d/out{k}/<name>.npy; None, or the failure's message."""
+    args = [relaxc, "run", so, "--output-dir", os.path.join(d, f"out{k}")]
+    for n, v in feeds.items():
+        f = os.path.join(d, f"in{k}_{n}.npy")
+        np.save(f, v)
+        args += ["--input", f"{n}={f}"]
+    p = subprocess.run(args, capture_output=True, text=True)
+    if p.returncode != 0:
+        return f"run exit {p.returncode}: {(p.stderr or p.stdout).strip()[:300]}"
+    return None
+
+
 def run_case(relaxc, work, name, m, runs):
     d = os.path.join(work, name)
     os.makedirs(d, exist_ok=True)
@@ -750,14 +764,9 @@ def run_case(relaxc, work, name, m, runs):
                 names, refs = ort_run(path, feeds, name in ONNX_REFERENCE)
         except Exception as e:  # noqa: BLE001 (the reference itself failed: report the case)
             return False, f"the reference failed: {str(e)[:200]}"
-        args = [relaxc, "run", so, "--output-dir", os.path.join(d, f"out{k}")]
-        for n, v in feeds.items():
-            f = os.path.join(d, f"in{k}_{n}.npy")
-            np.save(f, v)
-            args += ["--input", f"{n}={f}"]
-        p = subprocess.run(args, capture_output=True, text=True)
-        if p.returncode != 0:
-            return False, f"run exit {p.returncode}: {(p.stderr or p.stdout).strip()[:300]}"
+        err = relaxc_run(relaxc, d, so, k, feeds)
+        if err:
+            return False, err
         for n, ref in zip(names, refs):
             got = np.load(os.path.join(d, f"out{k}", n + ".npy"))
             if name in ULP_LIMIT:

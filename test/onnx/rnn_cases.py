@@ -210,14 +210,9 @@ def run_case(relaxc, work, name, m, ref, runs):
         return False, f"compile exit {p.returncode}: {(p.stderr or p.stdout).strip()[:300]}"
     for k, feeds in enumerate(runs):
         names, refs = nn_cases.ort_run(ref_path, feeds)
-        args = [relaxc, "run", so, "--output-dir", os.path.join(d, f"out{k}")]
-        for n, v in feeds.items():
-            f = os.path.join(d, f"in{k}_{n}.npy")
-            np.save(f, v)
-            args += ["--input", f"{n}={f}"]
-        p = subprocess.run(args, capture_output=True, text=True)
-        if p.returncode != 0:
-            return False, f"run exit {p.returncode}: {(p.stderr or p.stdout).strip()[:300]}"
+        err = nn_cases.relaxc_run(relaxc, d, so, k, feeds)
+        if err:
+            return False, err
         for n, want in zip(names, refs):
             got = np.load(os.path.join(d, f"out{k}", n + ".npy"))
             ok, msg = nn_cases.compare.compare(got, want)
