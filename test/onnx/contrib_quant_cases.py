@@ -24,7 +24,7 @@ from onnx import TensorProto, helper, numpy_helper
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models"))
 import compare  # noqa: E402
-from nn_cases import ort_run, relaxc_run  # noqa: E402
+from nn_cases import ort_run, relaxc_run, save_and_compile  # noqa: E402
 
 U8, I8, I32, F32 = TensorProto.UINT8, TensorProto.INT8, TensorProto.INT32, TensorProto.FLOAT
 NP = {U8: np.uint8, I8: np.int8, I32: np.int32, F32: np.float32}
@@ -437,12 +437,7 @@ def compare_output(got, ref, tol):
 
 
 def run_case(relaxc, work, name, m, runs, tol):
-    d = os.path.join(work, name)
-    os.makedirs(d, exist_ok=True)
-    path = os.path.join(d, "model.onnx")
-    onnx.save(m, path)
-    so = os.path.join(d, "model.so")
-    p = subprocess.run([relaxc, "compile", path, "-o", so], capture_output=True, text=True)
+    d, path, so, p = save_and_compile(relaxc, work, name, m)
     if p.returncode != 0:
         return False, f"compile exit {p.returncode}: {(p.stderr or p.stdout).strip()[:400]}"
     msgs = []

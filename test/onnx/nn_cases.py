@@ -690,14 +690,22 @@ def error_cases():
                expect=r"No Op registered for Expand with domain_version of 3")
 
 
-def run_error_case(relaxc, work, name, m, runs, expect):
-    import re
+def save_and_compile(relaxc, work, name, m, extra=()):
+    """Saves `m` to work/name/model.onnx and compiles it to model.so there: (folder, model
+    path, artifact path, the finished relaxc compile process)."""
     d = os.path.join(work, name)
     os.makedirs(d, exist_ok=True)
     path = os.path.join(d, "model.onnx")
     onnx.save(m, path)
     so = os.path.join(d, "model.so")
-    p = subprocess.run([relaxc, "compile", path, "-o", so], capture_output=True, text=True)
+    p = subprocess.run([relaxc, "compile", path, "-o", so] + list(extra), capture_output=True,
+                       text=True)
+    return d, path, so, p
+
+
+def run_error_case(relaxc, work, name, m, runs, expect):
+    import re
+    d, path, so, p = save_and_compile(relaxc, work, name, m)
     if runs is not None and p.returncode == 0:
         args = [relaxc, "run", so, "--output-dir", os.path.join(d, "out")]
         for n, v in runs[0].items():
@@ -746,13 +754,8 @@ def relaxc_run(relaxc, d, so, k, feeds):
 
 
 def run_case(relaxc, work, name, m, runs):
-    d = os.path.join(work, name)
-    os.makedirs(d, exist_ok=True)
-    path = os.path.join(d, "model.onnx")
-    onnx.save(m, path)
-    so = os.path.join(d, "model.so")
-    target = ["--target", TARGET] if TARGET else []
-    p = subprocess.run([relaxc, "compile", path, "-o", so] + target, capture_output=True, text=True)
+    d, path, so, p = save_and_compile(relaxc, work, name, m,
+                                      ["--target", TARGET] if TARGET else [])
     if p.returncode != 0:
         return False, f"compile exit {p.returncode}: {(p.stderr or p.stdout).strip()[:300]}"
     msgs = []
