@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "relax/codegen/artifact_manifest.h"
 #include "relax/lower/outline_parallel.h"
 #include "relax/lower/place_devices.h"
 #include "relax/lower/vm_codegen.h"
@@ -104,8 +105,10 @@ BuildStats Build(IRModule mod, const Target& target, runtime::ArtifactParts* out
     if (f->attrs.count("device_kernel")) continue;
     ++stats.num_prim_funcs;
     auto it = f->attrs.find("schedule");
-    ++stats.schedule_rules[it == f->attrs.end() ? std::string("(unscheduled)") : it->second];
+    const std::string rule = it == f->attrs.end() ? std::string("(unscheduled)") : it->second;
+    ++stats.schedule_rules[rule];
     stats.tuned_kernels += f->attrs.count("tuning");
+    stats.host_kernels.push_back({name, rule, f->attrs.count("tuning") > 0});
     auto key = f->attrs.find("tuning_key"), space = f->attrs.find("tuning_space");
     if (key != f->attrs.end() && space != f->attrs.end() && it != f->attrs.end())
       stats.tunable.push_back({name, it->second, key->second, space->second});
@@ -117,11 +120,13 @@ BuildStats Build(IRModule mod, const Target& target, runtime::ArtifactParts* out
   if (runner.WantsDump("codegen-mlir")) copts.dump_mlir = &mlir_text;
   if (runner.WantsDump("codegen-llvm")) copts.dump_llvm = &llvm_text;
   std::vector<BackendSection> sections;
+  runner.Begin("codegen");
   std::string so = BuildSharedObject(mod, target, copts, &sections);
   runner.Stage("codegen-mlir", mlir_text.str());
   runner.Stage("codegen-llvm", llvm_text.str());
   stats.kernel_bytes = so.size();
 
+  runner.Begin("vm-codegen");
   VMCodegenResult vm = VMCodegen(mod);
   for (const auto& f : vm.exec.functions) stats.num_instructions += f.code.size();
   stats.params_bytes = vm.params.size();
@@ -141,6 +146,9 @@ BuildStats Build(IRModule mod, const Target& target, runtime::ArtifactParts* out
                                        << "with a tab or newline for region '" << e.region << "'");
     byoc += e.library + "\t" + e.function + "\t" + e.plugin + "\n";
   }
+  // What the other sections do not say (target, bounds, schedule rules; `relaxc inspect`).
+  parts.extra.push_back(
+      {codegen::kManifestSection, codegen::MakeArtifactManifest(mod, target, stats).ToJSON(), 8});
   // The weights now live in the params section: drop the module's copy before writing, so the
   // compiler's peak memory holds them twice at most (issue 12's peak-RSS bound).
   mod = IRModule();

@@ -184,6 +184,7 @@ DeviceBuild BuildDeviceKernels(const IRModule& mod, const Target& target,
   const char* broken = std::getenv("RELAX_TEST_BREAK_KERNEL");
   std::vector<tir::PrimFunc> kernels = DeviceKernels(mod);
   for (size_t i = 0; i < kernels.size(); ++i) {
+    if (options.progress) options.progress("device kernels", i, kernels.size());
     tir::PrimFunc f = kernels[i];
     KernelReport report;
     report.name = f->name;
@@ -230,6 +231,7 @@ DeviceBuild BuildDeviceKernels(const IRModule& mod, const Target& target,
     report.binary_bytes = ck.binary.size();
     if (options.kernel_report) options.kernel_report->push_back(std::move(report));
   }
+  if (options.progress) options.progress("device kernels", kernels.size(), kernels.size());
   return out;
 }
 

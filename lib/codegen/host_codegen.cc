@@ -374,6 +374,7 @@ std::string BuildHostLibrary(const IRModule& mod, const HostTarget& host,
     return s + (sh.funcs.size() > 3 ? ", ...)" : ")");
   };
   const VectorIsa isa = HostVectorIsa(host);
+  if (options.progress) options.progress("kernels", 0, funcs.size());
   ForEachShard(shards, [&](Shard* sh) {
     FatalErrorStage stage(shard_stage("codegen-mlir", *sh));
     TranslateShard(sh, options.dump_mlir != nullptr, options.bounds_check, isa);
@@ -395,9 +396,13 @@ std::string BuildHostLibrary(const IRModule& mod, const HostTarget& host,
         out += (out.empty() ? "" : ",") + std::string(kv.Key);
     *target_section = "cpu_features=" + out + "\ntriple=" + host.triple + "\n";
   }
+  // Progress counts a shard's kernels when its object is emitted (LLVM's O3 and instruction
+  // selection are most of the time).
+  std::atomic<size_t> compiled{0};
   ForEachShard(shards, [&](Shard* sh) {
     FatalErrorStage stage(shard_stage("codegen-llvm", *sh));
     CompileShard(sh, host, options.opt_level, options.dump_llvm != nullptr);
+    if (options.progress) options.progress("kernels", compiled += sh->funcs.size(), funcs.size());
   });
   for (const Shard& sh : shards) {
     if (options.dump_mlir) *options.dump_mlir << sh.mlir_dump;

@@ -46,6 +46,31 @@ AutoOffload LoadAutoOffload(const std::string& db_path, const Target& target) {
   return out;
 }
 
+// The import's debugging options (frontend::OnnxImportOptions::keep_node_values,
+// perturb_node), given as pass options "debug.*", are moved from `options` to `import`.
+void TakeDebugOptions(std::map<std::string, std::string>* options,
+                      frontend::OnnxImportOptions* import) {
+  for (auto it = options->begin(); it != options->end();) {
+    const auto& [key, value] = *it;
+    if (key.rfind("debug.", 0) != 0) {
+      ++it;
+      continue;
+    }
+    if (key == "debug.keep-node-values") {
+      if (value != "0" && value != "1")
+        throw UsageError("pass option debug.keep-node-values takes 0 or 1, got '" + value + "'");
+      import->keep_node_values = value == "1";
+    } else if (key == "debug.perturb-node") {
+      if (value.empty()) throw UsageError("pass option debug.perturb-node needs a node name");
+      import->perturb_node = value;
+    } else {
+      throw UsageError("unknown pass option '" + key +
+                       "' (debug options: debug.keep-node-values, debug.perturb-node)");
+    }
+    it = options->erase(it);
+  }
+}
+
 // Everything before the model is read: options parsed and checked, plugins loaded. Usage
 // errors are UsageError.
 struct Prepared {
@@ -78,6 +103,7 @@ Prepared Prepare(const CompileOptions& o, Artifact* art) {
   std::vector<std::string> auto_plugins;
   try {
     ParsePassOptions(o.pass_options, &pctx.options);
+    TakeDebugOptions(&pctx.options, &p.import);
     if (!o.tuning_db.empty()) pctx.options["schedule.tuning-db"] = o.tuning_db;
     CheckPassOptions(pctx);
     if (o.byoc == "auto") {
@@ -129,6 +155,8 @@ Artifact Run(const CompileOptions& o, bool text_ir,
   popts.time_passes = o.time_passes;
   popts.verify_each = o.verify;
   popts.out = o.log ? o.log : &own_log;
+  if (o.progress)
+    popts.on_stage = [&o](const std::string& stage) { o.progress({stage, "", 0, 0}); };
   partition::PartitionReport report;
   if (o.partition_report || o.partition_graph) p.pass_context.partition_report = &report;
   // The graph is drawn after fuse-ops (regions and fusion groups), or after run-codegen when
@@ -142,6 +170,7 @@ Artifact Run(const CompileOptions& o, bool text_ir,
   std::vector<std::string> warnings;
   p.import.warnings = &warnings;
   p.import.stats = &art.import_stats;
+  if (o.progress) o.progress({"import", "", 0, 0});
   IRModule mod = load(p.import);
   for (const auto& w : warnings) {
     if (o.on_warning) o.on_warning(w);
@@ -150,6 +179,10 @@ Artifact Run(const CompileOptions& o, bool text_ir,
   runner.Stage("import", ToString(mod));
   CodegenOptions copts;
   copts.bounds_check = o.bounds_check;
+  if (o.progress)
+    copts.progress = [&o](const char* unit, size_t done, size_t total) {
+      o.progress({"codegen", unit, done, total});
+    };
   art.stats = Build(std::move(mod), p.target, &art.parts, runner, o.disabled_passes, copts);
   runner.Finish();
   if (o.partition_report) art.partition_report = report.Format();

@@ -23,8 +23,26 @@ struct InParallelScope {
   ~InParallelScope() { t_in_parallel = saved; }
 };
 
-int DefaultNumThreads() { return NumThreadsFromEnv(); }
+// SetGlobalNumThreads' size (0: none asked for), and whether Global() has made the pool.
+std::atomic<int> g_requested_threads{0};
+std::atomic<bool> g_pool_made{false};
+
+int DefaultNumThreads() {
+  g_pool_made = true;
+  const int requested = g_requested_threads.load();
+  return requested > 0 ? requested : NumThreadsFromEnv();
+}
 }  // namespace
+
+void SetGlobalNumThreads(int num_threads) {
+  if (num_threads < 1 || num_threads > kMaxNumThreads)
+    RELAX_THROW("thread count " << num_threads << " is outside [1, " << kMaxNumThreads << "]");
+  if (g_pool_made.load() && ThreadPool::Global().num_threads() != num_threads)
+    RELAX_THROW("the runtime's thread pool already runs " << ThreadPool::Global().num_threads()
+                                                          << " threads; cannot resize it to "
+                                                          << num_threads);
+  g_requested_threads = num_threads;
+}
 
 int NumThreadsFromEnv() {
   if (const char* env = std::getenv("RELAX_NUM_THREADS")) {

@@ -59,6 +59,7 @@ void PassRunner::Run(IRModule* mod, const std::vector<std::string>& names) {
       for (const Pass* q : ListPasses()) known += (known.empty() ? "" : ", ") + q->name;
       RELAX_THROW("unknown pass '" << name << "' (registered passes: " << known << ")");
     }
+    if (opts_.on_stage) opts_.on_stage(name);
     auto t0 = std::chrono::steady_clock::now();
     p->run(mod, ctx_);
     double ms =

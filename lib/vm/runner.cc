@@ -23,11 +23,11 @@ std::string ArtifactRunner::OutputName(size_t i) const {
   return i < sig.size() && !sig[i].name.empty() ? sig[i].name : "output" + std::to_string(i);
 }
 
-std::string ArtifactRunner::InputNamesText() const {
+std::string ArtifactRunner::InputNamesText(const std::vector<TensorSig>& inputs) {
   std::string names;
-  for (size_t i = 0; i < inputs().size(); ++i)
-    names += (i ? ", " : "") + inputs()[i].name +
-             (inputs()[i].default_constant >= 0 ? " (optional)" : "");
+  for (size_t i = 0; i < inputs.size(); ++i)
+    names +=
+        (i ? ", " : "") + inputs[i].name + (inputs[i].default_constant >= 0 ? " (optional)" : "");
   return names.empty() ? "none" : names;
 }
 

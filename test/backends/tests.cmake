@@ -10,6 +10,8 @@ target_include_directories(relaxc-test-backends SYSTEM PRIVATE ${LLVM_INCLUDE_DI
 target_compile_options(relaxc-test-backends PRIVATE ${RELAX_WARNINGS})
 target_link_libraries(relaxc-test-backends PRIVATE relax_compiler relax_runtime MLIRGPUDialect
                       MLIRArithDialect MLIRIR)
+# What relaxc's own sources need (tools/CMakeLists.txt): JSON, the embedded Python peers.
+target_link_libraries(relaxc-test-backends PRIVATE nlohmann_json::nlohmann_json relaxc_peer_scripts)
 set_target_properties(relaxc-test-backends PROPERTIES ENABLE_EXPORTS ON)
 
 add_test(NAME backends.isolated

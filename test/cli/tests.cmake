@@ -427,3 +427,12 @@ add_test(NAME cli.profile_vm_cost
                  --repeat 3 --profile)
 set_tests_properties(cli.profile_vm_cost PROPERTIES
                      FIXTURES_REQUIRED "cls_artifact;cli_bad_inputs" TIMEOUT 120 LABELS cli)
+
+# relaxc bench (issue 36).
+include(${CMAKE_CURRENT_LIST_DIR}/bench_tests.cmake)
+
+# relaxc inspect and compile --progress (issue 36).
+include(${CMAKE_CURRENT_LIST_DIR}/tools_tests.cmake)
+
+# relaxc diff (issue 36).
+include(${CMAKE_CURRENT_LIST_DIR}/diff_tests.cmake)

@@ -1,8 +1,9 @@
 // `relaxc compile MODEL.onnx -o OUT.so [--target cpu] [--print-ir-after-all]
 // [--print-ir-after=PASS] [--time-passes] [--bound n=1..4096] [--stats]
-// [--disable-pass=PASS] [--pass-option KEY=VALUE]`: a thin CLI over relax::driver::Compile
-// (relax/driver/compile.h); it checks the output paths, renders the partition graph with
-// Graphviz and prints what the compile returns.
+// [--disable-pass=PASS] [--pass-option KEY=VALUE] [--progress=auto|always|never]`: a thin CLI
+// over relax::driver::Compile (relax/driver/compile.h); it checks the output paths, shows the
+// progress of long compiles (progress.h), renders the partition graph with Graphviz and prints
+// what the compile returns.
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -12,6 +13,7 @@
 #include "../cli_main.h"
 #include "commands.h"
 #include "model_input.h"
+#include "progress.h"
 #include "relax/driver/compile.h"
 #include "relax/frontend/onnx.h"
 #include "relax/support/file.h"
@@ -29,6 +31,7 @@ struct CompileOptions {
   std::vector<std::string> print_after, bounds, disabled, pass_options, plugins, stats_at;
   std::string byoc, partition_graph, tuning_db;
   bool partition_report = false;
+  std::string progress = "auto";
 };
 
 // Writes the DOT text `dot` as `path`: .dot/.gv as is, anything else rendered by Graphviz's
@@ -109,8 +112,13 @@ int RunCompile(const CompileOptions& o) {
     d.partition_graph = !o.partition_graph.empty();
     d.log = &std::cout;
     d.on_warning = [](const std::string& w) { std::cerr << "warning: " << w << "\n"; };
+    ProgressDisplay progress(ProgressDisplay::ParseMode(o.progress));
+    if (progress.enabled())
+      d.progress = [&progress](const driver::CompileProgress& p) { progress.Update(p); };
     driver::Artifact art = driver::Compile(o.model, d);
+    progress.Update("writing");
     art.Save(o.output);
+    progress.Finish();
     if (o.partition_report) std::cout << art.partition_report;
     if (!o.partition_graph.empty()) WriteGraph(art.partition_dot, o.partition_graph);
     if (o.stats) std::cout << art.StatsText(stats_at);
@@ -199,6 +207,11 @@ void AddCompileCommand(CLI::App& app) {
                 "A pass option KEY=VALUE (repeatable): fold-constants.max-elements, "
                 "fold-constants.max-steps, fold-constants.max-growth-bytes")
       ->allow_extra_args(false);  // one KEY=VALUE per occurrence
+  c->add_option("--progress", o->progress,
+                "Show the stage and the kernels compiled on stderr once a compile takes over 2 s: "
+                "auto (when stderr is a terminal), always (plain lines when it is not), never")
+      ->check(CLI::IsMember({"auto", "always", "never"}))
+      ->capture_default_str();
   c->callback([o]() {
     int rc = RunCompile(*o);
     if (rc != 0) throw CLI::RuntimeError(rc);

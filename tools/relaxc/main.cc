@@ -1,4 +1,4 @@
-// relaxc: the compiler driver (`relaxc compile`, `relaxc run`, `relaxc tune`).
+// relaxc: the compiler driver (`relaxc compile`, `relaxc run`, `relaxc tune`, `relaxc inspect`).
 #include <CLI/CLI.hpp>
 
 #include "../cli_main.h"
@@ -14,6 +14,9 @@ int main(int argc, char** argv) {
   relax::tools::AddCompileCommand(app);
   relax::tools::AddRunCommand(app);
   relax::tools::AddTuneCommand(app);
+  relax::tools::AddBenchCommand(app);
+  relax::tools::AddInspectCommand(app);
+  relax::tools::AddDiffCommand(app);
   int rc;
   relax::tools::ParseArgs(app, argc, argv, &rc);
   return rc;

@@ -22,6 +22,7 @@
 #include "relax/support/error.h"
 #include "relax/support/utf8.h"
 #include "relax/vm/runner.h"
+#include "tool_inputs.h"
 
 namespace relax::tools {
 namespace {
@@ -106,31 +107,6 @@ std::string SanitizeName(const std::string& name) {
   return s;
 }
 
-// A sequence input given as a directory of DIR/0.npy, DIR/1.npy, ... (consecutive from 0; an
-// empty directory is an empty sequence).
-runtime::Value LoadSequence(const std::string& name, const std::string& dir) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec))
-    RELAX_THROW("input '" << name << "' is a sequence: expected a directory of 0.npy, 1.npy, ..."
-                          << ", got '" << dir << "'");
-  size_t count = 0;
-  for (const auto& e : fs::directory_iterator(dir, ec))
-    if (e.path().extension() == ".npy") ++count;
-  std::vector<NDArray> elems;
-  for (size_t k = 0; k < count; ++k) {
-    fs::path f = fs::path(dir) / (std::to_string(k) + ".npy");
-    if (!fs::is_regular_file(f, ec))
-      RELAX_THROW("input '" << name << "': sequence directory '" << dir << "' holds " << count
-                            << " .npy files but no " << f.filename().string()
-                            << " (expected 0.npy to " << count - 1 << ".npy)");
-    elems.push_back(runtime::LoadNpy(f.string()));
-  }
-  auto seq = std::make_shared<runtime::TupleObj>();
-  seq->fields = std::vector<runtime::Value>(elems.begin(), elems.end());
-  return runtime::Tuple(std::move(seq));
-}
-
 std::string Describe(const std::string& name, const NDArray& o) {
   std::string line = name + ": shape=" + runtime::ShapeToString(o.shape()) +
                      " dtype=" + runtime::DTypeToString(o.dtype()) + " values=[";
@@ -146,18 +122,7 @@ void RunOrThrow(const RunOptions& opts) {
   const auto& sig = runner.inputs();
   std::string expected = runner.InputNamesText();
 
-  std::map<std::string, std::string> files;
-  for (const std::string& spec : opts.inputs) {
-    size_t eq = spec.find('=');
-    if (eq == std::string::npos || eq == 0)
-      RELAX_THROW("bad --input '" << spec << "': expected NAME=FILE.npy");
-    std::string name = spec.substr(0, eq);
-    bool known = false;
-    for (const auto& s : sig) known |= s.name == name;
-    if (!known) RELAX_THROW("unknown input '" << name << "' (expected inputs: " << expected << ")");
-    if (!files.emplace(name, spec.substr(eq + 1)).second)
-      RELAX_THROW("input '" << name << "' given more than once");
-  }
+  const std::map<std::string, std::string> files = ParseInputFiles(sig, opts.inputs);
   std::vector<runtime::Value> inputs;
   for (const auto& s : sig) {
     auto it = files.find(s.name);
@@ -167,10 +132,7 @@ void RunOrThrow(const RunOptions& opts) {
     }
     if (it == files.end())
       RELAX_THROW("missing input '" << s.name << "' (expected inputs: " << expected << ")");
-    if (s.sequence)
-      inputs.push_back(LoadSequence(s.name, it->second));
-    else
-      inputs.push_back(runtime::LoadNpy(it->second));
+    inputs.push_back(LoadInputFile(s, it->second));
   }
 
   // A bad output directory is an error before the run, not after it.

@@ -25,6 +25,13 @@ struct BuildStats {
   /// Schedule rule name (the PrimFunc's `schedule` attribute) -> number of kernels it scheduled;
   /// "(unscheduled)" for hand-written or already scheduled TIR.
   std::map<std::string, size_t> schedule_rules;
+  /// Every host kernel (PrimFuncs without `device_kernel`), in name order: its schedule rule
+  /// (as counted in schedule_rules) and whether it is tuned (as counted in tuned_kernels).
+  struct HostKernel {
+    std::string name, rule;
+    bool tuned = false;
+  };
+  std::vector<HostKernel> host_kernels;
   /// Kernels whose tunable setting is not the rule's default (a tuning database's choice or a
   /// forced setting: the PrimFunc's `tuning` attribute).
   size_t tuned_kernels = 0;

@@ -22,6 +22,16 @@
 
 namespace relax::driver {
 
+/// What a compile is doing, for a progress display (CompileOptions::progress).
+struct CompileProgress {
+  /// "import", a pass's name as it starts (DefaultPipeline), "codegen", "vm-codegen".
+  std::string stage;
+  /// In "codegen": "kernels" (host kernels) or "device kernels" (GPU targets); else empty.
+  std::string unit;
+  /// In "codegen": how many of `unit` are compiled, of how many.
+  size_t done = 0, total = 0;
+};
+
 /// What `relaxc compile` takes besides the model and the output path; the same spellings.
 struct CompileOptions {
   std::string target = "cpu";
@@ -44,6 +54,10 @@ struct CompileOptions {
   std::ostream* log = nullptr;
   /// Called with each import warning as it is found (it is also kept in Artifact::warnings).
   std::function<void(const std::string&)> on_warning = nullptr;
+  /// If set: called as each stage starts and, in "codegen", as kernels finish compiling. Kernels
+  /// compile on several threads, so it is called from any of them: it must be thread-safe, and
+  /// return quickly.
+  std::function<void(const CompileProgress&)> progress = nullptr;
 };
 
 /// A compiled model: the artifact's sections, and what the compile found out.

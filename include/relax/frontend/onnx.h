@@ -51,6 +51,17 @@ struct OnnxImportOptions {
   /// constant instead, as below IR version 4 (`relaxc compile --freeze-initializers`):
   /// constant folding and weight packing then apply to it.
   bool freeze_initializers = false;
+  /// Debugging (`relaxc diff`, pass option debug.keep-node-values=1): every tensor value a node
+  /// of the main graph computes becomes an output of @main too, named as in the model, after
+  /// the graph's own outputs. Each value is then computed on its own (fusion groups end at
+  /// values that leave the function), so a value read this way is the node's, fusion
+  /// notwithstanding.
+  bool keep_node_values = false;
+  /// Test hook (pass option debug.perturb-node=NAME): the first output of the node named NAME (an
+  /// unnamed node: its first output's name) is changed (x + 1 for numbers, not x for bool), so
+  /// tools that localize divergences can be tested. Error when no node has that name or its first
+  /// output is not tensor data.
+  std::string perturb_node;
 };
 
 /// Imports the ONNX model at `path`.

@@ -22,6 +22,12 @@ constexpr int kMaxNumThreads = 1024;
 /// "-3", "99999", ""). Tools call it at startup so a bad value is reported before any work.
 int NumThreadsFromEnv();
 
+/// Sets the size of the process-wide pool (ThreadPool::Global) to `num_threads` in place of
+/// NumThreadsFromEnv(), for a tool's own thread-count option (`relaxc bench --threads N`).
+/// Call it before the pool's first use. Throws relax::Error when `num_threads` is outside
+/// [1, kMaxNumThreads], or when the pool already runs with another size.
+void SetGlobalNumThreads(int num_threads);
+
 /// A fixed pool of worker threads. Each top-level ParallelForRange call is a job split into
 /// chunks; the calling thread works on its own job, and idle workers take chunks of any
 /// active job, so calls from several threads (two VMs) run at the same time and share the
@@ -37,7 +43,8 @@ class ThreadPool {
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
 
-  /// The process-wide pool, of NumThreadsFromEnv() threads (relax::Error if that throws).
+  /// The process-wide pool, of NumThreadsFromEnv() threads (relax::Error if that throws), or of
+  /// the size SetGlobalNumThreads asked for.
   static ThreadPool& Global();
 
   /// Total threads (workers + caller).

@@ -90,6 +90,11 @@ struct CodegenOptions {
   /// its buffer and fail with an error naming kernel, buffer and index (GPU device kernels are
   /// not checked).
   bool bounds_check = false;
+  /// If set: called as kernels finish compiling, with what is counted ("kernels": host kernels,
+  /// counted as the object file of their shard is emitted; "device kernels": GPU kernels), how
+  /// many are done and how many there are (first with done = 0). Host kernels compile on
+  /// several threads at once: it must be thread-safe, and cheap.
+  std::function<void(const char* unit, size_t done, size_t total)> progress = nullptr;
 };
 
 /// A named artifact section a backend adds (runtime/artifact_format.h: name, bytes, alignment).

@@ -46,6 +46,9 @@ struct PassInstrumentOptions {
   /// If set: called after each pass with its name and the module it produced (e.g. to draw the
   /// partitioned graph after fuse-ops).
   std::function<void(const std::string&, const IRModule&)> after_pass = nullptr;
+  /// If set: called with a stage's name as it starts: each pass, and the stages that are not
+  /// passes that PassRunner::Begin reports ("codegen", "vm-codegen"); for a progress display.
+  std::function<void(const std::string&)> on_stage = nullptr;
   std::ostream* out = nullptr;  // where IR dumps and timings go (stderr if null)
 };
 
@@ -61,6 +64,10 @@ class PassRunner {
   /// Reports a stage that is not a registered pass (e.g. "import", "codegen-mlir"):
   /// prints `text` when the options ask for it.
   void Stage(const std::string& name, const std::string& text);
+  /// Reports that a stage that is not a registered pass starts (PassInstrumentOptions::on_stage).
+  void Begin(const std::string& name) const {
+    if (opts_.on_stage) opts_.on_stage(name);
+  }
   bool WantsDump(const std::string& name) const {
     return opts_.print_after_all || opts_.print_after.count(name);
   }

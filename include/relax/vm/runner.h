@@ -30,7 +30,9 @@ class ArtifactRunner {
   std::string OutputName(size_t i) const;
   /// The input names joined by ", " ("none" when there are no inputs), an input with a default
   /// marked " (optional)", for messages.
-  std::string InputNamesText() const;
+  std::string InputNamesText() const { return InputNamesText(inputs()); }
+  /// The same text for the signature `inputs` (for tools that prepare inputs by signature).
+  static std::string InputNamesText(const std::vector<TensorSig>& inputs);
 
   /// Runs the entry function on `inputs` (signature order; an undefined tensor, or a null Value
   /// for RunValues, takes the input's default: VirtualMachine::RunValues). An input of a

@@ -121,6 +121,11 @@ class ImportContext {
   /// A number not handed out before in this import (fresh symbolic dims' names: one model's
   /// names never depend on what the process imported before).
   int64_t NextFreshId() { return next_fresh_id_++; }
+  /// The node whose first output ConvertNode perturbs (OnnxImportOptions::perturb_node; ""
+  /// for none), and whether a node of that name was converted.
+  void SetPerturbNode(std::string name) { perturb_node_ = std::move(name); }
+  const std::string& perturb_node() const { return perturb_node_; }
+  bool perturbed = false;
 
  private:
   BlockBuilder* bb_;
@@ -130,6 +135,7 @@ class ImportContext {
   std::map<std::string, int> declared_ranks_;
   std::set<std::string> with_default_;
   int64_t next_fresh_id_ = 0;
+  std::string perturb_node_;
 };
 
 /// The value of a one-element integer input i of `n` when it is known at import (a constant or

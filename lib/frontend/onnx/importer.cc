@@ -12,6 +12,7 @@
 #include <sstream>
 #include <vector>
 
+#include "debug_values.h"
 #include "external_data.h"
 #include "import_context.h"
 #include "initializer_inputs.h"
@@ -61,6 +62,10 @@ void ConvertNode(ImportContext& ctx, const onnx::NodeProto& n) {
     std::string where = ctx.Where(n);
     if (msg.rfind(where, 0) != 0) msg = where + msg;
     RELAX_THROW(msg << DefaultInputNote(ctx, n));
+  }
+  if (!ctx.perturb_node().empty() && NodeName(n) == ctx.perturb_node() && !outs.empty()) {
+    outs[0] = PerturbNodeValue(ctx, n, outs[0]);
+    ctx.perturbed = true;
   }
   ctx.bb().set_context(saved);
   for (size_t i = 0; i < outs.size() && i < static_cast<size_t>(n.output_size()); ++i)
@@ -352,6 +357,7 @@ IRModule ImportOnnxBytes(const std::string& bytes, const std::string& path,
   mod.attrs["opset"] = std::to_string(opset);
   BlockBuilder bb(&mod);
   ImportContext ctx(&bb, opset);
+  ctx.SetPerturbNode(options.perturb_node);
 
   std::set<std::string> init_names;
   for (const auto& t : g.initializer()) init_names.insert(t.name());
@@ -587,6 +593,13 @@ IRModule ImportOnnxBytes(const std::string& bytes, const std::string& path,
     result_sinfo.push_back(gv->sinfo);
   }
   if (results.empty()) RELAX_THROW("'" << path << "': the graph has no outputs");
+  if (!options.perturb_node.empty() && !ctx.perturbed)
+    RELAX_THROW("debug.perturb-node: the model has no node named '" << options.perturb_node << "'");
+  if (options.keep_node_values) {
+    std::set<std::string> graph_outputs;
+    for (const auto& out : g.output()) graph_outputs.insert(out.name());
+    EmitNodeValueOutputs(ctx, g, graph_outputs, &mod, &results, &oi);
+  }
   // libonnx's shape inference is not run: the import above computes every dim itself and
   // unifies the declared graph-output dims with them (authoritative), while libonnx 1.12's rules
   // lag the spec (e.g. MaxPool with ceil_mode drops a last window that starts in the padding

@@ -61,5 +61,20 @@ TEST(NumThreadsTest, InvalidValuesAreErrors) {
   }
 }
 
+// SetGlobalNumThreads refuses a count outside [1, kMaxNumThreads] (before looking at the pool,
+// which other tests of this process may have made already).
+TEST(NumThreadsTest, SetGlobalNumThreadsRange) {
+  for (int bad : {0, -1, kMaxNumThreads + 1}) {
+    try {
+      SetGlobalNumThreads(bad);
+      ADD_FAILURE() << "SetGlobalNumThreads(" << bad << ") was accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("thread count " + std::to_string(bad)),
+                std::string::npos)
+          << e.what();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace relax::runtime
