@@ -1,6 +1,7 @@
 // IsValidUtf8 and EscapeBytes (include/relax/support/utf8.h).
 #include "relax/support/utf8.h"
 
+#include <cstdint>
 #include <cstdio>
 
 namespace relax {
@@ -62,10 +63,65 @@ std::string EscapeBytes(std::string_view s) {
   return Escape(s, [](unsigned char c) { return c >= 0x20 && c < 0x7F && c != '\\'; });
 }
 
+namespace {
+
+// The length of the valid UTF-8 sequence at s[i] (a lead byte >= 0x80), 0 if none is there.
+size_t Utf8SequenceAt(std::string_view s, size_t i) {
+  for (size_t len = 2; len <= 4 && i + len <= s.size(); ++len)
+    if (IsValidUtf8(s.substr(i, len))) return len;
+  return 0;
+}
+
+// Code points a terminal acts on: C1 controls (0x9B is CSI in xterm) and the bidirectional
+// formatting characters, which reorder what is shown after them.
+bool IsTerminalControl(uint32_t cp) {
+  return (cp >= 0x80 && cp <= 0x9F) || cp == 0x061C || cp == 0x200E || cp == 0x200F ||
+         (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069);
+}
+
+uint32_t DecodeUtf8(std::string_view seq) {
+  const auto b = [&](size_t k) {
+    return static_cast<uint32_t>(static_cast<unsigned char>(seq[k]));
+  };
+  if (seq.size() == 2) return ((b(0) & 0x1F) << 6) | (b(1) & 0x3F);
+  if (seq.size() == 3) return ((b(0) & 0x0F) << 12) | ((b(1) & 0x3F) << 6) | (b(2) & 0x3F);
+  return ((b(0) & 0x07) << 18) | ((b(1) & 0x3F) << 12) | ((b(2) & 0x3F) << 6) | (b(3) & 0x3F);
+}
+
+}  // namespace
+
 std::string EscapeControl(std::string_view s, bool keep_newlines) {
-  return Escape(s, [keep_newlines](unsigned char c) {
-    return (c >= 0x20 && c != 0x7F) || (keep_newlines && (c == '\n' || c == '\t'));
-  });
+  std::string out;
+  char buf[16];
+  for (size_t i = 0; i < s.size();) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      if ((c >= 0x20 && c != 0x7F) || (keep_newlines && (c == '\n' || c == '\t'))) {
+        out += static_cast<char>(c);
+      } else {
+        std::snprintf(buf, sizeof buf, "\\x%02X", c);
+        out += buf;
+      }
+      ++i;
+      continue;
+    }
+    const size_t len = Utf8SequenceAt(s, i);
+    if (len == 0) {  // not UTF-8: a lone byte (0x80-0x9F are C1 controls in 8-bit terminals)
+      std::snprintf(buf, sizeof buf, "\\x%02X", c);
+      out += buf;
+      ++i;
+      continue;
+    }
+    const uint32_t cp = DecodeUtf8(s.substr(i, len));
+    if (IsTerminalControl(cp)) {
+      std::snprintf(buf, sizeof buf, "\\u%04X", static_cast<unsigned>(cp));
+      out += buf;
+    } else {
+      out.append(s.substr(i, len));
+    }
+    i += len;
+  }
+  return out;
 }
 
 }  // namespace relax

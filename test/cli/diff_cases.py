@@ -87,6 +87,12 @@ def case(args, name, model, inputs, perturb, in_fused_group=None):
     out = run([args.relaxc, "diff", rmodel] + repro_inputs + hook +
               ["--repro", os.path.join(work, "repro2")], DIVERGED)
     check(f"first divergent node: '{perturb}'" in out, f"{name}: the repro model reproduces it")
+    # A repro written over the model or the inputs it came from is refused (nothing replaced).
+    before = open(rmodel, "rb").read()
+    p = subprocess.run([args.relaxc, "diff", rmodel] + repro_inputs + hook + ["--repro", repro],
+                       capture_output=True, text=True, timeout=600)
+    check(p.returncode == 2 and "an input of this diff" in p.stderr and
+          open(rmodel, "rb").read() == before, f"{name}: --repro over the model is refused")
     out = run([args.relaxc, "diff", rmodel] + repro_inputs, 0)
     check("no divergence" in out, f"{name}: the repro model agrees without the hook")
 

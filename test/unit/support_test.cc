@@ -38,6 +38,12 @@ TEST(Utf8Test, Escaping) {
   EXPECT_EQ(EscapeBytes("a\xFF\\"), "a\\xFF\\x5C");
   EXPECT_EQ(EscapeControl("y\x1B[2J\nerror: x\xC3\xA9"), "y\\x1B[2J\\x0Aerror: x\xC3\xA9");
   EXPECT_EQ(EscapeControl("line 1\nline 2\x07", /*keep_newlines=*/true), "line 1\nline 2\\x07");
+  // C1 controls (CSI as UTF-8 and as a lone byte), a bidi override, a truncated sequence.
+  EXPECT_EQ(EscapeControl("a\xC2\x9B"
+                          "31m b\x9B c\xE2\x80\xAE"
+                          "d \xE2\x82"),
+            "a\\u009B31m b\\x9B c\\u202Ed \\xE2\\x82");
+  EXPECT_EQ(EscapeControl("\xE2\x82\xAC \xF0\x9F\x98\x80"), "\xE2\x82\xAC \xF0\x9F\x98\x80");
 }
 
 TEST(ProcessTest, ArgumentsNeverReachAShell) {

@@ -21,6 +21,7 @@
 #include <optional>
 
 #include "../cli_main.h"
+#include "command_errors.h"
 #include "commands.h"
 #include "python_peer.h"
 #include "relax/driver/compile.h"
@@ -297,101 +298,90 @@ void PrintText(const json& report, const Result& relaxc, const std::optional<Res
   }
 }
 
-int RunBench(const BenchOptions& o) {
-  try {
-    CheckRegularFile(o.path, "model or artifact file");
-    const bool is_artifact = IsArtifactFile(o.path);
-    if (is_artifact && (!o.target.empty() || !o.bounds.empty()))
-      throw driver::UsageError("--target and --bound apply to a model bench compiles; '" + o.path +
-                               "' is an artifact already");
-    if (!is_artifact && !o.onnx_model.empty())
-      throw driver::UsageError("--model names the ONNX model of an ARTIFACT argument; '" + o.path +
-                               "' is a model already");
-    std::string onnx_model = is_artifact ? o.onnx_model : o.path;
-    std::string python;
-    if (!o.vs.empty()) {
-      if (is_artifact && onnx_model.empty())
-        throw driver::UsageError("--vs " + o.vs + " needs the ONNX model of artifact '" + o.path +
-                                 "': give it with --model M.onnx");
-      if (driver::IsTextIR(onnx_model))
-        throw driver::UsageError("--vs " + o.vs + " needs an ONNX model; '" + onnx_model +
-                                 "' is text IR");
-      CheckRegularFile(onnx_model, "ONNX model");
-      python = FindOnnxruntimePython("--vs onnxruntime");
-    }
-    if (o.threads > 0) runtime::SetGlobalNumThreads(o.threads);
-    const int threads = runtime::ThreadPool::Global().num_threads();
-
-    json report = json::object();
-    if (!onnx_model.empty()) report["model"] = onnx_model;
-    if (is_artifact) report["artifact"] = o.path;
-    std::unique_ptr<TempDir> scratch;  // the compiled artifact (kept while it runs)
-    std::string artifact = o.path;
-    if (!is_artifact) {
-      driver::CompileOptions d;
-      d.target = o.target.empty() ? "cpu" : o.target;
-      d.bounds = o.bounds;
-      d.log = &std::cerr;
-      d.on_warning = [](const std::string& w) { std::cerr << "warning: " << w << "\n"; };
-      const auto t0 = Clock::now();
-      driver::Compile(o.path, d).Save(
-          (scratch = std::make_unique<TempDir>("relaxc-bench"))->File("model.so"));
-      report["compile_s"] = std::chrono::duration<double>(Clock::now() - t0).count();
-      report["target"] = d.target;
-      artifact = scratch->File("model.so");
-    }
-    // What relaxc's peak RSS covers: the runtime only (an artifact), this process after the
-    // compile (the compiler's code and caches stay resident), or the compile too.
-    report["peak_rss_scope"] = is_artifact      ? "runtime"
-                               : ResetPeakRss() ? "after_compile"
-                                                : "with_compile";
-
-    runtime::ArtifactRunner runner(artifact);
-    const auto& sig = runner.inputs();
-    const std::vector<runtime::Value> inputs = PrepareInputs(sig, o.inputs);
-    report["inputs"] = DescribeInputs(sig, inputs, o.inputs);
-    report["seed"] = o.inputs.seed;
-    std::vector<double> ms;
-    const auto t0 = Clock::now();
-    Result relaxc;
-    try {
-      relaxc = TimeRelaxc(runner, inputs, o, &ms);
-    } catch (const Error& e) {
-      const std::string note = DefaultedDimsNote(sig, o.inputs);
-      throw Error(std::string(e.what()) + (note.empty() ? "" : "\n(" + note + ")"));
-    }
-    const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-    relaxc.peak_rss_bytes = PeakRssBytes();
-    report.update({{"threads", threads},
-                   {"warmup", o.warmup},
-                   {"runs", static_cast<int>(ms.size())},
-                   {"relaxc", ResultJson(relaxc)}});
-    std::optional<Result> ort;
-    if (!o.vs.empty()) {
-      ort = TimeOnnxruntime(python, onnx_model, sig, inputs, threads, o.warmup,
-                            static_cast<int>(ms.size()), seconds);
-      report["onnxruntime"] = ResultJson(*ort);
-      report["speedup_p50"] = ort->latency.p50 / relaxc.latency.p50;
-    }
-    if (o.json)
-      std::cout << report.dump(2) << "\n";
-    else
-      PrintText(report, relaxc, ort);
-    return 0;
-  } catch (const driver::UsageError& e) {
-    std::cerr << "error: " << EscapeControl(e.what(), /*keep_newlines=*/true) << "\n";
-    return 2;
-  } catch (const frontend::UnsupportedOpError& e) {
-    std::cerr << "error: " << EscapeControl(e.what(), /*keep_newlines=*/true) << "\n";
-    return 2;
-  } catch (const std::bad_alloc&) {
-    std::cerr << "error: out of memory while benchmarking '" << o.path << "'\n";
-    return 1;
-  } catch (const std::exception& e) {
-    std::cout.flush();
-    std::cerr << "error: " << EscapeControl(e.what(), /*keep_newlines=*/true) << "\n";
-    return 1;
+int RunBenchOrThrow(const BenchOptions& o) {
+  CheckRegularFile(o.path, "model or artifact file");
+  const bool is_artifact = IsArtifactFile(o.path);
+  if (is_artifact && (!o.target.empty() || !o.bounds.empty()))
+    throw driver::UsageError("--target and --bound apply to a model bench compiles; '" + o.path +
+                             "' is an artifact already");
+  if (!is_artifact && !o.onnx_model.empty())
+    throw driver::UsageError("--model names the ONNX model of an ARTIFACT argument; '" + o.path +
+                             "' is a model already");
+  std::string onnx_model = is_artifact ? o.onnx_model : o.path;
+  std::string python;
+  if (!o.vs.empty()) {
+    if (is_artifact && onnx_model.empty())
+      throw driver::UsageError("--vs " + o.vs + " needs the ONNX model of artifact '" + o.path +
+                               "': give it with --model M.onnx");
+    if (driver::IsTextIR(onnx_model))
+      throw driver::UsageError("--vs " + o.vs + " needs an ONNX model; '" + onnx_model +
+                               "' is text IR");
+    CheckRegularFile(onnx_model, "ONNX model");
+    python = FindOnnxruntimePython("--vs onnxruntime");
   }
+  if (o.threads > 0) runtime::SetGlobalNumThreads(o.threads);
+  const int threads = runtime::ThreadPool::Global().num_threads();
+
+  json report = json::object();
+  if (!onnx_model.empty()) report["model"] = onnx_model;
+  if (is_artifact) report["artifact"] = o.path;
+  std::unique_ptr<TempDir> scratch;  // the compiled artifact (kept while it runs)
+  std::string artifact = o.path;
+  if (!is_artifact) {
+    driver::CompileOptions d;
+    d.target = o.target.empty() ? "cpu" : o.target;
+    d.bounds = o.bounds;
+    d.log = &std::cerr;
+    d.on_warning = [](const std::string& w) { std::cerr << "warning: " << w << "\n"; };
+    const auto t0 = Clock::now();
+    driver::Compile(o.path, d).Save(
+        (scratch = std::make_unique<TempDir>("relaxc-bench"))->File("model.so"));
+    report["compile_s"] = std::chrono::duration<double>(Clock::now() - t0).count();
+    report["target"] = d.target;
+    artifact = scratch->File("model.so");
+  }
+  // What relaxc's peak RSS covers: the runtime only (an artifact), this process after the
+  // compile (the compiler's code and caches stay resident), or the compile too.
+  report["peak_rss_scope"] = is_artifact      ? "runtime"
+                             : ResetPeakRss() ? "after_compile"
+                                              : "with_compile";
+
+  runtime::ArtifactRunner runner(artifact);
+  const auto& sig = runner.inputs();
+  const std::vector<runtime::Value> inputs = PrepareInputs(sig, o.inputs);
+  report["inputs"] = DescribeInputs(sig, inputs, o.inputs);
+  report["seed"] = o.inputs.seed;
+  std::vector<double> ms;
+  const auto t0 = Clock::now();
+  Result relaxc;
+  try {
+    relaxc = TimeRelaxc(runner, inputs, o, &ms);
+  } catch (const Error& e) {
+    const std::string note = DefaultedDimsNote(sig, o.inputs);
+    throw Error(std::string(e.what()) + (note.empty() ? "" : "\n(" + note + ")"));
+  }
+  const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  relaxc.peak_rss_bytes = PeakRssBytes();
+  report.update({{"threads", threads},
+                 {"warmup", o.warmup},
+                 {"runs", static_cast<int>(ms.size())},
+                 {"relaxc", ResultJson(relaxc)}});
+  std::optional<Result> ort;
+  if (!o.vs.empty()) {
+    ort = TimeOnnxruntime(python, onnx_model, sig, inputs, threads, o.warmup,
+                          static_cast<int>(ms.size()), seconds);
+    report["onnxruntime"] = ResultJson(*ort);
+    report["speedup_p50"] = ort->latency.p50 / relaxc.latency.p50;
+  }
+  if (o.json)
+    std::cout << report.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
+  else
+    PrintText(report, relaxc, ort);
+  return 0;
+}
+
+int RunBench(const BenchOptions& o) {
+  return ReportErrors([&] { return RunBenchOrThrow(o); }, "benchmarking '" + o.path + "'");
 }
 
 }  // namespace
@@ -419,6 +409,11 @@ void AddBenchCommand(CLI::App& app) {
                 "Time runs until S seconds have passed and at least 10 runs (at most 10000; "
                 "default 1)")
       ->check(CLI::Range(0.001, 3600.0))
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            return v.find_first_of("nN") != std::string::npos ? "not a number of seconds" : "";
+          },
+          "SECONDS"))
       ->excludes(runs);
   c->add_option("--target", o->target, "Target of the compile of a MODEL (default cpu)");
   c->add_option("--bound", o->bounds, "Bound a symbolic dim of a MODEL: NAME=MAX or NAME=MIN..MAX");

@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../cli_main.h"
+#include "command_errors.h"
 #include "commands.h"
 #include "progress.h"
 #include "python_peer.h"
@@ -98,8 +99,10 @@ std::string ComparisonText(const Comparison& c, const NDArray& got, const NDArra
   return s;
 }
 
-// Creates `dir` (a symlink there is not followed) and copies the files of `from` into it.
-void CopyRepro(const std::string& from, const std::string& dir) {
+// Creates `dir` (a symlink there is not followed) and copies the files of `from` into it;
+// none may replace one of `keep` (the model and the input files).
+void CopyRepro(const std::string& from, const std::string& dir,
+               const std::vector<std::string>& keep) {
   if (::mkdir(dir.c_str(), 0777) != 0) {
     const int err = errno;
     struct stat st;
@@ -109,11 +112,37 @@ void CopyRepro(const std::string& from, const std::string& dir) {
       RELAX_THROW("--repro '" << dir << "' exists and is not a directory (a symlink there is "
                               << "not followed)");
   }
-  for (const auto& e : std::filesystem::directory_iterator(from)) {
-    const std::string name = e.path().filename().string();
-    WriteFileReplacing(dir + "/" + name, ReadRegularFile(e.path().string(), "repro file"),
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(from))
+    names.push_back(e.path().filename().string());
+  for (const std::string& name : names)  // all checked before any is written
+    for (const std::string& k : keep) {
+      std::error_code ec;
+      if (std::filesystem::equivalent(dir + "/" + name, k, ec))
+        RELAX_THROW("--repro '" << dir << "': writing " << name << " would replace '" << k
+                                << "', an input of this diff; give another folder");
+    }
+  for (const std::string& name : names)
+    WriteFileReplacing(dir + "/" + name, ReadRegularFile(from + "/" + name, "repro file"),
                        "repro file");
-  }
+}
+
+// `s` as one word of a POSIX shell: as it is when it only has safe characters, else in single
+// quotes (a ' inside written '\'').
+std::string ShellQuote(const std::string& s) {
+  const bool safe = !s.empty() && s.find_first_not_of(
+                                      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnop"
+                                      "qrstuvwxyz0123456789@%_+=:,./-") == std::string::npos;
+  if (safe) return s;
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+std::string FormatDouble(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.9g", v);
+  return buf;
 }
 
 std::string DefaultReproDir(const std::string& model) {
@@ -123,6 +152,19 @@ std::string DefaultReproDir(const std::string& model) {
 
 int RunDiffOrThrow(const DiffOptions& o) {
   if (!(o.rtol >= 0) || !(o.atol >= 0)) throw driver::UsageError("--rtol and --atol must be >= 0");
+  // The repro folder may not hold the model or an input file (the repro's files would replace
+  // them): refused before any work.
+  const std::string repro_dir = o.repro.empty() ? DefaultReproDir(o.model) : o.repro;
+  std::vector<std::string> keep = {o.model};
+  for (const auto& spec : o.inputs.files) keep.push_back(spec.substr(spec.find('=') + 1));
+  for (const std::string& k : keep) {
+    std::error_code ec;
+    std::filesystem::path parent = std::filesystem::absolute(k, ec).parent_path();
+    if (std::filesystem::equivalent(parent, repro_dir, ec))
+      throw driver::UsageError("--repro '" + repro_dir + "' holds '" + k +
+                               "', an input of this diff, which the repro's files could replace; "
+                               "give another folder");
+  }
   const std::string python = FindOnnxruntimePython("relaxc diff");
   TempDir tmp("relaxc-diff");
   driver::CompileOptions copts;
@@ -200,6 +242,7 @@ int RunDiffOrThrow(const DiffOptions& o) {
   int64_t compared = 0, nodes = 0;
   const int64_t all_nodes = static_cast<int64_t>(index["nodes"].size());
   std::string first_node, first_op;
+  int64_t first_index = -1;
   for (const auto& node : index["nodes"]) {
     ++nodes;
     for (const auto& out : node["outputs"]) {
@@ -212,6 +255,7 @@ int RunDiffOrThrow(const DiffOptions& o) {
       Comparison c = Compare(it->second, ref, o.rtol, o.atol);
       if (!c.diverges()) continue;
       first_node = node["name"].get<std::string>();
+      first_index = nodes - 1;
       first_op = node["op_type"].get<std::string>();
       text << "first divergent node: '" << EscapeControl(first_node) << "' (" << first_op
            << "), output '" << EscapeControl(n) << "' " << Describe(ref) << "\n"
@@ -250,18 +294,23 @@ int RunDiffOrThrow(const DiffOptions& o) {
     else
       text << "no divergence\n";
   } else {
-    const std::string dir = o.repro.empty() ? DefaultReproDir(o.model) : o.repro;
+    const std::string& dir = repro_dir;
     std::filesystem::create_directory(tmp.File("repro"));
     try {
-      RunPeerScript(python, "ort_values.py",
-                    {"repro", o.model, first_node, tmp.File("ort"), tmp.File("repro")});
-      CopyRepro(tmp.File("repro"), dir);
+      RunPeerScript(
+          python, "ort_values.py",
+          {"repro", o.model, std::to_string(first_index), tmp.File("ort"), tmp.File("repro")});
+      CopyRepro(tmp.File("repro"), dir, keep);
       const json r = json::parse(ReadRegularFile(tmp.File("repro/repro.json"), "repro index"));
-      std::string cmd = "relaxc diff " + dir + "/model.onnx";
+      // The command, each word quoted for a POSIX shell where it needs it.
+      std::string cmd = "relaxc diff " + ShellQuote(dir + "/model.onnx");
       for (const auto& [name, file] : r["inputs"].items())
-        cmd += " --input " + name + "=" + dir + "/" + file.get<std::string>();
-      for (const auto& p : o.pass_options) cmd += " --pass-option " + p;
-      text << "repro: " << dir << "/model.onnx (node '" << EscapeControl(first_node)
+        cmd += " --input " + ShellQuote(name + "=" + dir + "/" + file.get<std::string>());
+      if (o.target != "cpu") cmd += " --target " + ShellQuote(o.target);
+      for (const auto& p : o.pass_options) cmd += " --pass-option " + ShellQuote(p);
+      if (o.rtol != 1e-3) cmd += " --rtol " + FormatDouble(o.rtol);
+      if (o.atol != 1e-4) cmd += " --atol " + FormatDouble(o.atol);
+      text << "repro: " << EscapeControl(dir) << "/model.onnx (node '" << EscapeControl(first_node)
            << "' alone, its inputs as onnxruntime computed them)\n  " << EscapeControl(cmd) << "\n";
       report["repro"] = {{"dir", dir}, {"command", cmd}};
     } catch (const Error& e) {
@@ -270,25 +319,14 @@ int RunDiffOrThrow(const DiffOptions& o) {
     }
   }
   if (o.json)
-    std::cout << report.dump(2) << "\n";
+    std::cout << report.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
   else
     std::cout << text.str();
   return first_node.empty() && !outputs_differ ? 0 : kDiverged;
 }
 
 int RunDiff(const DiffOptions& o) {
-  try {
-    return RunDiffOrThrow(o);
-  } catch (const driver::UsageError& e) {
-    std::cerr << "error: " << EscapeControl(e.what(), /*keep_newlines=*/true) << "\n";
-    return 2;
-  } catch (const frontend::UnsupportedOpError& e) {
-    std::cerr << "error: " << EscapeControl(e.what(), /*keep_newlines=*/true) << "\n";
-    return 2;
-  } catch (const std::exception& e) {
-    std::cerr << "error: " << EscapeControl(e.what(), /*keep_newlines=*/true) << "\n";
-    return 1;
-  }
+  return ReportErrors([&] { return RunDiffOrThrow(o); }, "diffing '" + o.model + "'");
 }
 
 }  // namespace

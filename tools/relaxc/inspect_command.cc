@@ -4,6 +4,7 @@
 // the compile knew (bounds, schedule rules, the -mcpu) comes from the "manifest" section
 // (relax/codegen/artifact_manifest.h); artifacts written before it say "not recorded".
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -32,32 +33,40 @@ namespace {
 
 using nlohmann::json;
 
-// The whole file at `path`, which must be a regular file of a plausible artifact size.
-std::string ReadArtifactFile(const std::string& path, const std::string& where) {
-  // O_NONBLOCK: opening a FIFO must not block before the regular-file check refuses it.
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) RELAX_THROW("cannot open " << where << ": " << std::strerror(errno));
-  std::unique_ptr<int, void (*)(int*)> closer(&fd, [](int* f) { ::close(*f); });
-  struct stat sb;
-  if (::fstat(fd, &sb) != 0) RELAX_THROW("cannot stat " << where << ": " << std::strerror(errno));
-  if (S_ISDIR(sb.st_mode)) RELAX_THROW("'" << path << "' is a directory, not an artifact");
-  if (!S_ISREG(sb.st_mode))
-    RELAX_THROW("'" << path << "' is not a regular file (artifact expected)");
-  const uint64_t size = static_cast<uint64_t>(sb.st_size);
-  if (size < runtime::kArtifactTrailerSize)
-    RELAX_THROW(where << " is truncated or not an artifact: " << size << " bytes, smaller than the "
-                      << runtime::kArtifactTrailerSize << "-byte trailer");
-  if (size > (uint64_t{1} << 40)) RELAX_THROW(where << " is too large (" << size << " bytes)");
-  std::string bytes(size, '\0');
-  for (uint64_t done = 0; done < size;) {
-    ssize_t n = ::pread(fd, bytes.data() + done, size - done, static_cast<off_t>(done));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) RELAX_THROW("cannot read " << where << ": " << std::strerror(errno));
-    if (n == 0) RELAX_THROW(where << " shrank while it was read");
-    done += static_cast<uint64_t>(n);
+// The file at `path`, which must be a regular file of a plausible artifact size, mapped
+// read-only: its pages are the file's (page cache), so a large file costs no memory of ours.
+class MappedArtifact {
+ public:
+  MappedArtifact(const std::string& path, const std::string& where) {
+    // O_NONBLOCK: opening a FIFO must not block before the regular-file check refuses it.
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) RELAX_THROW("cannot open " << where << ": " << std::strerror(errno));
+    std::unique_ptr<int, void (*)(int*)> closer(&fd, [](int* f) { ::close(*f); });
+    struct stat sb;
+    if (::fstat(fd, &sb) != 0) RELAX_THROW("cannot stat " << where << ": " << std::strerror(errno));
+    if (S_ISDIR(sb.st_mode)) RELAX_THROW("'" << path << "' is a directory, not an artifact");
+    if (!S_ISREG(sb.st_mode))
+      RELAX_THROW("'" << path << "' is not a regular file (artifact expected)");
+    const uint64_t size = static_cast<uint64_t>(sb.st_size);
+    if (size < runtime::kArtifactTrailerSize)
+      RELAX_THROW(where << " is truncated or not an artifact: " << size
+                        << " bytes, smaller than the " << runtime::kArtifactTrailerSize
+                        << "-byte trailer");
+    if (size > (uint64_t{1} << 40)) RELAX_THROW(where << " is too large (" << size << " bytes)");
+    void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (p == MAP_FAILED) RELAX_THROW("cannot map " << where << ": " << std::strerror(errno));
+    data_ = static_cast<const char*>(p);
+    size_ = size;
   }
-  return bytes;
-}
+  ~MappedArtifact() { ::munmap(const_cast<char*>(data_), size_); }
+  MappedArtifact(const MappedArtifact&) = delete;
+  MappedArtifact& operator=(const MappedArtifact&) = delete;
+  std::string_view bytes() const { return {data_, size_}; }
+
+ private:
+  const char* data_ = nullptr;
+  size_t size_ = 0;
+};
 
 // An input's or output's description; `input` adds whether it is optional (has a default).
 json Signature(const runtime::TensorSig& s, bool input) {
@@ -89,12 +98,13 @@ std::map<std::string, std::string> TargetLines(std::string_view text) {
 
 json Inspect(const std::string& path) {
   const std::string where = "artifact '" + path + "'";
-  const std::string bytes = ReadArtifactFile(path, where);
+  const MappedArtifact file(path, where);
+  const std::string_view bytes = file.bytes();
   const std::vector<runtime::SectionEntry> sections =
       runtime::ParseSections(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), where);
   auto section = [&](const char* name) -> std::optional<std::string> {
     for (const auto& e : sections)
-      if (e.name == name) return bytes.substr(e.offset, e.size);
+      if (e.name == name) return std::string(bytes.substr(e.offset, e.size));
     return std::nullopt;
   };
   std::optional<std::string> exec_text = section("executable");
@@ -170,15 +180,8 @@ json Inspect(const std::string& path) {
       tuned += k.tuned;
     }
     j["kernels"] = {{"count", manifest->kernels.size()}, {"tuned", tuned}, {"by_rule", by_rule}};
-    j["device_kernels"] = json::array();
-    for (const KernelReport& k : manifest->device_kernels)
-      j["device_kernels"].push_back({{"name", k.name},
-                                     {"rule", k.rule},
-                                     {"fallback", k.fallback},
-                                     {"registers", k.registers},
-                                     {"spill_bytes", k.spill_bytes},
-                                     {"shared_bytes", k.shared_bytes},
-                                     {"binary_bytes", k.binary_bytes}});
+    // The manifest's own form of the device kernels' reports.
+    j["device_kernels"] = json::parse(manifest->ToJSON())["device_kernels"];
   }
 
   // BYOC: the manifest's regions; an older artifact's "byoc" section (library, function,

@@ -44,7 +44,15 @@ std::string FindOnnxruntimePython(const std::string& why) {
   std::string python = env && *env ? env : "python3";
   std::string program = FindProgram(python);
   ProcessResult r;
-  if (!program.empty()) r = RunProcess({program, "-c", "import onnxruntime"});
+  if (!program.empty()) {
+    // Isolated (-I): no module of the current folder, PYTHON* variable or user site-packages
+    // is imported (an onnxruntime.py beside a downloaded model would run otherwise), and a
+    // time limit: a RELAX_PYTHON that hangs is an error, not a hung relaxc.
+    std::vector<std::string> argv = {program, "-I", "-c", "import onnxruntime"};
+    const std::string timeout = FindProgram("timeout");
+    if (!timeout.empty()) argv.insert(argv.begin(), {timeout, "--kill-after=5", "60"});
+    r = RunProcess(argv);
+  }
   if (program.empty() || !r.ok())
     throw Error(why + ": onnxruntime is not importable by '" + python +
                 "' (pip install onnxruntime, or set RELAX_PYTHON to a Python that has it)");
@@ -67,7 +75,7 @@ std::string RunPeerScript(const std::string& python, const std::string& name,
   const std::string timeout = FindProgram("timeout");
   if (!timeout.empty() && timeout_s > 0)
     argv = {timeout, "--kill-after=10", std::to_string(timeout_s)};
-  argv.insert(argv.end(), {python, "-c", script->source});
+  argv.insert(argv.end(), {python, "-I", "-c", script->source});  // -I: FindOnnxruntimePython
   argv.insert(argv.end(), args.begin(), args.end());
   ProcessResult r = RunProcess(argv);
   if (!r.started) throw Error("cannot run '" + python + "' for " + name + ": " + r.error);

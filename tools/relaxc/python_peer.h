@@ -12,7 +12,8 @@
 namespace relax::tools {
 
 /// The Python interpreter that can import onnxruntime: $RELAX_PYTHON when set and non-empty,
-/// else python3 on PATH. Runs `PYTHON -c "import onnxruntime"` to check. Throws relax::Error
+/// else python3 on PATH. Runs `PYTHON -I -c "import onnxruntime"` to check (isolated: nothing
+/// from the current folder, PYTHON* variables or the user site; at most 60 s). Throws relax::Error
 /// "<why>: onnxruntime is not importable by '<python>' (pip install onnxruntime, or set
 /// RELAX_PYTHON to a Python that has it)" when that fails or no Python is found (`why` says
 /// what needs it: "--vs onnxruntime").
@@ -21,7 +22,7 @@ std::string FindOnnxruntimePython(const std::string& why);
 /// The names of the embedded scripts ("ort_bench.py", ...), sorted.
 std::vector<std::string> PeerScriptNames();
 
-/// Runs the embedded script `name` ("ort_bench.py") as `PYTHON -c <source> ARGS...` (argument
+/// Runs the embedded script `name` ("ort_bench.py") as `PYTHON -I -c <source> ARGS...` (argument
 /// vector, no shell; the script sees ARGS as sys.argv[1:]), under coreutils `timeout` when it is
 /// on PATH: past `timeout_s` seconds the script is stopped (SIGTERM, SIGKILL 10 s later).
 /// Returns its stdout and stderr together (the first MiB). Throws relax::Error for an unknown

@@ -595,6 +595,10 @@ IRModule ImportOnnxBytes(const std::string& bytes, const std::string& path,
   if (results.empty()) RELAX_THROW("'" << path << "': the graph has no outputs");
   if (!options.perturb_node.empty() && !ctx.perturbed)
     RELAX_THROW("debug.perturb-node: the model has no node named '" << options.perturb_node << "'");
+  if (ctx.perturbed && options.warnings)
+    options.warnings->push_back("debug.perturb-node: the value of node '" + options.perturb_node +
+                                "' is changed on purpose (a test hook); this artifact computes "
+                                "wrong results");
   if (options.keep_node_values) {
     std::set<std::string> graph_outputs;
     for (const auto& out : g.output()) graph_outputs.insert(out.name());

@@ -5,8 +5,8 @@
 #       value) with every value a main-graph node computes exposed as a graph output; writes
 #       OUT_DIR/<k>.npy per value and OUT_DIR/index.json: the nodes in graph (topological)
 #       order with their inputs and outputs, and value name -> file.
-#   repro MODEL NODE VALUES_DIR OUT_DIR
-#       Writes OUT_DIR/model.onnx holding node NODE alone (its initializer and Constant inputs
+#   repro MODEL NODE_INDEX VALUES_DIR OUT_DIR
+#       Writes OUT_DIR/model.onnx holding the main graph's node NODE_INDEX (0-based) alone (its initializer and Constant inputs
 #       kept as initializers, the others graph inputs of the shapes and types VALUES_DIR holds
 #       for them), OUT_DIR/input_<k>.npy with those values and OUT_DIR/repro.json (input name ->
 #       file).
@@ -24,8 +24,21 @@ def fail(msg):
     sys.exit(1)
 
 
+def text(s):
+    return s.decode("utf-8", "replace") if isinstance(s, bytes) else s
+
+
 def node_label(n, i):
-    return n.name or (n.output[0] if len(n.output) and n.output[0] else "<node %d>" % i)
+    return text(n.name or (n.output[0] if len(n.output) and n.output[0] else "<node %d>" % i))
+
+
+def load_input(path):
+    """A tensor's .npy, or a sequence's folder of 0.npy, 1.npy, ..."""
+    if os.path.isdir(path):
+        count = len([f for f in os.listdir(path) if f.endswith(".npy")])
+        return [np.load(os.path.join(path, "%d.npy" % k), allow_pickle=False)
+                for k in range(count)]
+    return np.load(path, allow_pickle=False)
 
 
 def values(model_path, out_dir, specs):
@@ -44,8 +57,8 @@ def values(model_path, out_dir, specs):
                 known.add(o)
     feeds = {}
     for spec in specs:
-        name, _, path = spec.partition("=")
-        feeds[name] = np.load(path, allow_pickle=False)
+        name, _, path = spec.rpartition("=")  # the path (a scratch path) has no '='
+        feeds[name] = load_input(path)
     so = ort.SessionOptions()
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     so.log_severity_level = 3
@@ -55,10 +68,13 @@ def values(model_path, out_dir, specs):
     index = {"nodes": [], "values": {}, "graph_outputs": graph_outputs,
              "onnxruntime": ort.__version__}
     for i, n in enumerate(g.node):
-        index["nodes"].append({"name": node_label(n, i), "op_type": n.op_type,
-                               "domain": n.domain, "inputs": list(n.input),
-                               "outputs": list(n.output)})
+        index["nodes"].append({"name": node_label(n, i), "op_type": text(n.op_type),
+                               "domain": text(n.domain),
+                               "inputs": [text(x) for x in n.input],
+                               "outputs": [text(x) for x in n.output]})
     for name, value in feeds.items():  # graph inputs too (a repro's inputs may be one)
+        if not isinstance(value, np.ndarray):
+            continue
         f = "input_%d.npy" % len(index["values"])
         np.save(os.path.join(out_dir, f), value, allow_pickle=False)
         index["values"][name] = f
@@ -85,13 +101,13 @@ def constant_value(n):
     return None
 
 
-def repro(model_path, node_name, values_dir, out_dir):
+def repro(model_path, node_index, values_dir, out_dir):
     model = onnx.load(model_path)
     g = model.graph
-    nodes = [n for i, n in enumerate(g.node) if node_label(n, i) == node_name]
-    if not nodes:
-        fail("no node named '%s'" % node_name)
-    node = nodes[0]
+    if not 0 <= node_index < len(g.node):
+        fail("the model has no node %d" % node_index)
+    node = g.node[node_index]
+    node_name = node_label(node, node_index)
     if any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
            for a in node.attribute):
         fail("node '%s' (%s) has subgraphs; no single-node repro is written" %
@@ -146,9 +162,10 @@ def main(argv):
             fail("usage: values MODEL OUT_DIR [NAME=FILE.npy ...]")
         values(argv[1], argv[2], argv[3:])
     elif len(argv) == 5 and argv[0] == "repro":
-        repro(argv[1], argv[2], argv[3], argv[4])
+        repro(argv[1], int(argv[2]), argv[3], argv[4])
     else:
-        fail("usage: values MODEL OUT_DIR [NAME=FILE ...] | repro MODEL NODE VALUES_DIR OUT_DIR")
+        fail("usage: values MODEL OUT_DIR [NAME=FILE ...] | repro MODEL NODE_INDEX VALUES_DIR "
+             "OUT_DIR")
 
 
 main(sys.argv[1:])
