@@ -12,7 +12,7 @@ PKGS=(
   libfmt-dev libxxhash-dev libgtest-dev libzstd-dev zlib1g-dev libcurl4-openssl-dev libxml2-dev
   libedit-dev ninja-build ccache cmake g++ imagemagick fonts-dejavu-core python3-venv python3-dev
   espeak-ng libonnx-testdata libvulkan-dev mesa-vulkan-drivers spirv-tools libdnnl-dev graphviz
-  strace qemu-user libc6-dev-arm64-cross libstdc++-12-dev-arm64-cross
+  strace qemu-user libc6-dev-arm64-cross libstdc++-12-dev-arm64-cross chromium-headless-shell
 )
 missing=()
 for p in "${PKGS[@]}"; do
