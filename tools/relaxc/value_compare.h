@@ -27,7 +27,7 @@ struct Comparison {
   double max_abs_diff = 0;  // over the mismatched elements (infinity for a NaN against a number)
   double largest_diff = 0;  // over all elements whose difference is a number
   double scale = 0;         // the reference's root mean square
-  int64_t worst = -1;  // flat index of the largest difference among mismatched elements
+  int64_t worst = -1;       // flat index of the largest difference among mismatched elements
   double worst_got = 0, worst_ref = 0;
   bool diverges() const { return !mismatch.empty() || mismatched > 0; }
 };
