@@ -12,13 +12,11 @@
 // weight pointer when they are constants (the VM passes a constant at the same address on
 // every call), and on every call otherwise.
 //
-// Threads: Debian's libdnnl 2.6 is built with OpenMP (libgomp); RELAX_NUM_THREADS (1 to 1024)
-// sets omp_set_num_threads once on each calling thread, otherwise OpenMP's default applies
-// (OMP_NUM_THREADS, else every core); entry.cc makes OpenMP's idle workers sleep (passive). Errors
-// never throw across the C boundary: they return 1 with the message sent to the runtime's
+// Threads (dnnl_threads.cc): Debian's libdnnl 2.6 is built with OpenMP (libgomp); RELAX_NUM_THREADS
+// (1 to 1024) sets omp_set_num_threads once on each calling thread, otherwise OpenMP's default
+// applies (OMP_NUM_THREADS, else every core); entry.cc makes OpenMP's idle workers sleep (passive).
+// Errors never throw across the C boundary: they return 1 with the message sent to the runtime's
 // set_last_error (from __relax_init) and kept for relax_dnnl_impl_last_error().
-#include <dlfcn.h>
-
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -30,6 +28,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "dnnl_threads.h"
 #include "program.h"
 #include "relax/runtime/c_api.h"
 
@@ -64,80 +63,11 @@ std::string DimsStr(const Dims& d) {
   return s + (d.size() == 1 ? ",)" : ")");
 }
 
-// ---- threads ---------------------------------------------------------------------------------
-
-int ConfiguredThreads() {
-  static const int n = [] {
-    const char* s = std::getenv("RELAX_NUM_THREADS");
-    if (s == nullptr || *s == '\0') return 0;
-    char* end = nullptr;
-    long v = std::strtol(s, &end, 10);
-    return (*end == '\0' && v >= 1 && v <= 1024) ? static_cast<int>(v) : 0;
-  }();
-  return n;
-}
-
-// OpenMP's thread-count calls, looked up in the libgomp that came in with libdnnl (in this
-// library's local scope); null when oneDNN runs on another threading runtime.
-struct OmpFunctions {
-  void (*set_num_threads)(int) = nullptr;
-  int (*get_max_threads)() = nullptr;
-};
-const OmpFunctions& Omp() {
-  static const OmpFunctions f = [] {
-    OmpFunctions o;
-    void* h = dlopen("libgomp.so.1", RTLD_LAZY | RTLD_NOLOAD);
-    auto find = [&](const char* name) {
-      void* p = h != nullptr ? dlsym(h, name) : nullptr;
-      return p != nullptr ? p : dlsym(RTLD_DEFAULT, name);
-    };
-    o.set_num_threads = reinterpret_cast<void (*)(int)>(find("omp_set_num_threads"));
-    o.get_max_threads = reinterpret_cast<int (*)()>(find("omp_get_max_threads"));
-    if (o.set_num_threads == nullptr || o.get_max_threads == nullptr) o = OmpFunctions();
-    return o;
-  }();
-  return f;
-}
-
-// The calling thread's thread count for oneDNN: RELAX_NUM_THREADS, else OpenMP's default.
-thread_local int t_threads = 0;  // 0: not yet set on this thread
-thread_local int t_current = 0;  // what omp_set_num_threads last set here
-
-void ApplyThreads() {
-  if (t_threads != 0) return;
-  const OmpFunctions& omp = Omp();
-  if (omp.set_num_threads == nullptr) {
-    t_threads = t_current = 1;
-    return;
-  }
-  int n = ConfiguredThreads();
-  if (n > 0) omp.set_num_threads(n);
-  t_threads = t_current = omp.get_max_threads();
-}
-
-/// Runs oneDNN with `n` threads on this thread from now on (creation and execution of a
-/// primitive use the same count).
-void UseThreads(int n) {
-  if (n == t_current || Omp().set_num_threads == nullptr) return;
-  Omp().set_num_threads(n);
-  t_current = n;
-}
-
 // Below this many multiply-adds a step runs on the calling thread alone: forking an OpenMP team
 // costs more than it saves (tens of microseconds to wake sleeping workers, much more when the
 // machine is loaded and a worker waits for a core), and most convolutions of small CNNs at
 // small inputs are far below it.
 constexpr double kParallelMinMacs = 1 << 21;
-
-dnnl::engine& Engine() {
-  static dnnl::engine eng(dnnl::engine::kind::cpu, 0);
-  return eng;
-}
-
-dnnl::stream& Stream() {
-  thread_local dnnl::stream s(Engine());
-  return s;
-}
 
 // ---- per-call scratch ------------------------------------------------------------------------
 
@@ -543,7 +473,7 @@ class Planner {
   }
 
   static void SetStepThreads(double macs, StepPlan* sp) {
-    sp->threads = macs < kParallelMinMacs ? 1 : t_threads;
+    sp->threads = macs < kParallelMinMacs ? 1 : CallerThreads();
     UseThreads(sp->threads);
   }
 
@@ -822,7 +752,7 @@ RELAX_DNNL_EXPORT int32_t relax_dnnl_impl_run(const RelaxValue* args, int32_t nu
   namespace rt = relax::backends::plugins::dnnl_rt;
   if (ret != nullptr) ret->type_code = kRelaxNull;
   struct RestoreThreads {  // the calling thread's OpenMP count, as before the call
-    ~RestoreThreads() { rt::UseThreads(rt::t_threads); }
+    ~RestoreThreads() { rt::UseThreads(rt::CallerThreads()); }
   } restore;
   try {
     rt::ApplyThreads();
