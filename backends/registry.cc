@@ -12,6 +12,9 @@ void RegisterCudaBackend();
 namespace relax::backends::vulkan {
 void RegisterVulkanBackend();
 }  // namespace relax::backends::vulkan
+namespace relax::backends::webgpu {
+void RegisterWebGpuBackend();
+}  // namespace relax::backends::webgpu
 namespace relax::backends::plugins::dnnl {
 void RegisterDnnlPlugin();
 }  // namespace relax::backends::plugins::dnnl
@@ -27,6 +30,7 @@ const bool kRegistered = [] {
   relax::backends::cpu::RegisterCpuBackend();
   relax::backends::vulkan::RegisterVulkanBackend();
   relax::backends::cuda::RegisterCudaBackend();
+  relax::backends::webgpu::RegisterWebGpuBackend();
   relax::backends::plugins::dnnl::RegisterDnnlPlugin();
   relax::backends::plugins::cublas::RegisterCublasPlugin();
   relax::backends::plugins::cudnn::RegisterCudnnPlugin();

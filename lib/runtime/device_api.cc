@@ -88,6 +88,8 @@ void CheckHostLabel(const void* ptr, size_t nbytes, const std::string& what) {
 }
 
 std::string DeviceToString(DLDevice dev) {
+  if (static_cast<int>(dev.device_type) == kDLWebGPUDeviceType)
+    return "webgpu:" + std::to_string(dev.device_id);
   const char* name;
   switch (dev.device_type) {
     case kDLCPU:
@@ -121,7 +123,8 @@ std::string DeviceToString(DLDevice dev) {
 DLDevice ParseDevice(const std::string& text) {
   static const std::pair<const char*, DLDeviceType> kNames[] = {
       {"cpu", kDLCPU},       {"cuda", kDLCUDA},   {"cuda_host", kDLCUDAHost}, {"opencl", kDLOpenCL},
-      {"vulkan", kDLVulkan}, {"metal", kDLMetal}, {"rocm", kDLROCM}};
+      {"vulkan", kDLVulkan}, {"metal", kDLMetal}, {"rocm", kDLROCM},
+      {"webgpu", static_cast<DLDeviceType>(kDLWebGPUDeviceType)}};
   const size_t colon = text.find(':');
   const std::string kind = text.substr(0, colon);
   // DeviceToString's form for a type without a name: "device(N):ID".
@@ -143,7 +146,7 @@ DLDevice ParseDevice(const std::string& text) {
   for (const auto& [name, t] : kNames)
     if (kind == name) return DLDevice{t, id};
   RELAX_THROW("device '" << text
-                         << "': unknown kind (cpu, cuda, cuda_host, opencl, vulkan, metal, rocm)");
+                         << "': unknown kind (cpu, cuda, cuda_host, opencl, vulkan, metal, rocm, webgpu)");
 }
 
 DeviceAPI* DeviceAPI::Get(DLDevice dev) {

@@ -188,6 +188,8 @@ bool GpuSwitchFromEnv(const char* name, bool fallback);
 void CheckHostLabel(const void* ptr, size_t nbytes, const std::string& what);
 /// "cpu:0", "cuda:1", ... for messages.
 std::string DeviceToString(DLDevice dev);
+/// WebGPU's DLPack device type (kDLWebGPU in dlpack 0.8; Debian's dlpack.h predates it).
+inline constexpr int kDLWebGPUDeviceType = 15;
 /// The device "KIND[:ID]" names (DeviceToString's form; ID defaults to 0). Throws relax::Error
 /// for an unknown kind or a bad id.
 DLDevice ParseDevice(const std::string& text);

@@ -1,0 +1,131 @@
+// The WGSL helper functions the printer calls where WGSL's operators or builtins differ from
+// TIR's semantics (docs/design.md, "WebGPU"): integer division that never divides by zero and
+// rounds as TIR does (WGSL's x / 0 is x, and its % truncates), NaN-propagating float min/max
+// (WGSL leaves NaN to the implementation; the test is on the bits, which no compiler may fold
+// away), C's pow at negative bases and zero, erf (no builtin), tanh without inf / inf for large
+// arguments, fmod, and rounding to f16.
+#include <map>
+
+#include "relax/support/error.h"
+#include "webgpu_backend.h"
+
+namespace relax::backends::webgpu {
+
+namespace {
+
+const std::map<std::string, std::string>& Helpers() {
+  static const std::map<std::string, std::string> helpers = {
+      {"relax_safe_div_i32",
+       // The divisor 1 where it is 0 (the result is then replaced by 0) or where the quotient
+       // overflows (INT_MIN / -1, which wraps to INT_MIN: a / 1).
+       "fn relax_safe_div_i32(a: i32, b: i32) -> i32 {\n"
+       "  return select(b, 1i, b == 0i || (a == bitcast<i32>(0x80000000u) && b == -1i));\n"
+       "}\n"},
+      {"relax_truncdiv_i32",
+       "fn relax_truncdiv_i32(a: i32, b: i32) -> i32 {\n"
+       "  return select(a / relax_safe_div_i32(a, b), 0i, b == 0i);\n"
+       "}\n"},
+      {"relax_truncmod_i32",
+       "fn relax_truncmod_i32(a: i32, b: i32) -> i32 {\n"
+       "  return select(a % relax_safe_div_i32(a, b), 0i, b == 0i);\n"
+       "}\n"},
+      {"relax_floordiv_i32",
+       "fn relax_floordiv_i32(a: i32, b: i32) -> i32 {\n"
+       "  let d = relax_safe_div_i32(a, b);\n"
+       "  let q = a / d;\n"
+       "  let r = a % d;\n"
+       "  let fix = r != 0i && ((r < 0i) != (d < 0i));\n"
+       "  return select(select(q, q - 1i, fix), 0i, b == 0i);\n"
+       "}\n"},
+      {"relax_floormod_i32",
+       "fn relax_floormod_i32(a: i32, b: i32) -> i32 {\n"
+       "  let d = relax_safe_div_i32(a, b);\n"
+       "  let r = a % d;\n"
+       "  let fix = r != 0i && ((r < 0i) != (d < 0i));\n"
+       "  return select(select(r, r + d, fix), 0i, b == 0i);\n"
+       "}\n"},
+      {"relax_div_u32",
+       "fn relax_div_u32(a: u32, b: u32) -> u32 {\n"
+       "  return select(a / select(b, 1u, b == 0u), 0u, b == 0u);\n"
+       "}\n"},
+      {"relax_mod_u32",
+       "fn relax_mod_u32(a: u32, b: u32) -> u32 {\n"
+       "  return select(a % select(b, 1u, b == 0u), 0u, b == 0u);\n"
+       "}\n"},
+      // NaN and inf from private variables: a constant expression that is not finite is a
+      // shader-creation error.
+      {"relax_nanf",
+       "var<private> relax_nan_bits: u32 = 0x7fc00000u;\n"
+       "fn relax_nanf() -> f32 { return bitcast<f32>(relax_nan_bits); }\n"},
+      {"relax_inff",
+       "var<private> relax_inf_bits: u32 = 0x7f800000u;\n"
+       "fn relax_inff() -> f32 { return bitcast<f32>(relax_inf_bits); }\n"},
+      {"relax_isnan",
+       "fn relax_isnan(x: f32) -> bool {\n"
+       "  return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u;\n"
+       "}\n"},
+      {"relax_fmin",
+       "fn relax_fmin(a: f32, b: f32) -> f32 {\n"
+       "  return select(min(a, b), relax_nanf(), relax_isnan(a) || relax_isnan(b));\n"
+       "}\n"},
+      {"relax_fmax",
+       "fn relax_fmax(a: f32, b: f32) -> f32 {\n"
+       "  return select(max(a, b), relax_nanf(), relax_isnan(a) || relax_isnan(b));\n"
+       "}\n"},
+      {"relax_tanh",
+       // tanh(9) is 1 in f32; clamping keeps sinh/cosh-based builtins from inf / inf.
+       "fn relax_tanh(x: f32) -> f32 {\n"
+       "  return select(tanh(clamp(x, -9.0, 9.0)), x, relax_isnan(x));\n"
+       "}\n"},
+      {"relax_erf",
+       // |x| < 0.5: the Maclaurin series to x^9 (relative error below 1e-6); else
+       // 1 - (a1 t + ... + a5 t^5) exp(-x^2) with t = 1 / (1 + p |x|) (Abramowitz and Stegun
+       // 7.1.26, absolute error below 1.5e-7).
+       "fn relax_erf(x: f32) -> f32 {\n"
+       "  let ax = abs(x);\n"
+       "  if (ax < 0.5) {\n"
+       "    let x2 = x * x;\n"
+       "    return x * (1.1283791671 + x2 * (-0.3761263890 + x2 * (0.1128379167 + x2 * "
+       "(-0.0268661706 + x2 * 0.0052239776))));\n"
+       "  }\n"
+       "  let t = 1.0 / (1.0 + 0.3275911 * ax);\n"
+       "  let p = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + "
+       "t * 1.061405429))));\n"
+       "  let y = 1.0 - p * exp(-ax * ax);\n"
+       "  return select(select(-y, y, x >= 0.0), x, relax_isnan(x));\n"
+       "}\n"},
+      {"relax_pow",
+       // C's pow: x^0 = 1 and 1^y = 1 (even for NaN), 0^y = 0 or inf by the sign of y, a
+       // negative base only with an integral exponent (its sign by the exponent's parity).
+       "fn relax_pow(x: f32, y: f32) -> f32 {\n"
+       "  if (y == 0.0 || x == 1.0) { return 1.0; }\n"
+       "  let ax = abs(x);\n"
+       "  var r = pow(ax, y);\n"
+       "  if (ax == 0.0) { r = select(0.0, relax_inff(), y < 0.0); }\n"
+       "  if (x < 0.0) {\n"
+       "    if (floor(y) != y) { return relax_nanf(); }\n"
+       "    if (abs(y) < 16777216.0 && fract(y * 0.5) != 0.0) { r = -r; }\n"
+       "  }\n"
+       "  return r;\n"
+       "}\n"},
+      {"relax_fmod",
+       "fn relax_fmod(x: f32, y: f32) -> f32 {\n"
+       "  return x - y * trunc(x / y);\n"
+       "}\n"},
+      {"relax_round_f16",
+       "fn relax_round_f16(x: f32) -> f32 {\n"
+       "  return unpack2x16float(pack2x16float(vec2<f32>(x, 0.0))).x;\n"
+       "}\n"},
+  };
+  return helpers;
+}
+
+}  // namespace
+
+const std::string& WgslHelper(const std::string& name) {
+  auto it = Helpers().find(name);
+  if (it == Helpers().end()) RELAX_THROW("internal error: no WGSL helper '" << name << "'");
+  return it->second;
+}
+
+}  // namespace relax::backends::webgpu

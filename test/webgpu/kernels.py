@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+"""webgpu.kernels.*: every WGSL kernel of models compiled with `--target webgpu` compiles in the
+browser (Chromium's WebGPU on SwiftShader) with no error and no warning, and makes a compute
+pipeline with the layout the runtime binds (issue 34). A missing browser fails, unless
+RELAX_TEST_WEBGPU=0 (then exit 77: skipped).
+
+Usage: kernels.py --relaxc PATH MODEL [MODEL ...] [--timeout S] [--keep DIR]
+       kernels.py --artifact ART [ART ...]
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from browser import find_chromium, run_page  # noqa: E402
+
+SKIP = 77
+
+
+def read_kernels(relaxc, artifact):
+    """The WGSL kernels of `artifact`: [{name, params, source}] from its launch and device
+    sections (offsets from `relaxc inspect --json`)."""
+    info = json.loads(subprocess.run([relaxc, "inspect", "--json", artifact], check=True,
+                                     capture_output=True, text=True).stdout)
+    sections = {s["name"]: s for s in info["sections"]}
+    with open(artifact, "rb") as f:
+        data = f.read()
+
+    def section(name):
+        s = sections[name]
+        return data[s["offset"]:s["offset"] + s["size"]]
+    table = json.loads(section("launch"))
+    if table["format"] != "wgsl":
+        raise SystemExit("%s: launch table format is %r, not wgsl" % (artifact, table["format"]))
+    device = section("device")
+    out = []
+    for k in table["kernels"]:
+        blob = device[k["binary_offset"]:k["binary_offset"] + k["binary_size"]]
+        out.append({"name": k["name"], "params": k["params"],
+                    "source": blob.rstrip(b"\0").decode("utf-8")})
+    return out
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--relaxc", required=True)
+    p.add_argument("models", nargs="*")
+    p.add_argument("--artifact", nargs="*", default=[])
+    p.add_argument("--timeout", type=int, default=300)
+    p.add_argument("--keep", help="keep the kernels (one .wgsl each) in this folder")
+    args = p.parse_args()
+    chromium = find_chromium()
+    if not chromium:
+        if os.environ.get("RELAX_TEST_WEBGPU") == "0":
+            print("SKIP: no chromium-headless-shell (RELAX_TEST_WEBGPU=0)")
+            return SKIP
+        print("FAIL: chromium-headless-shell is not installed (bash scripts/setup.sh installs "
+              "it; RELAX_TEST_WEBGPU=0 skips the browser tests)")
+        return 1
+    here = os.path.dirname(os.path.abspath(__file__))
+    failures = []
+    with tempfile.TemporaryDirectory(prefix="relax-webgpu-kernels-") as work:
+        artifacts = list(args.artifact)
+        for i, model in enumerate(args.models):
+            art = os.path.join(work, "model%d.so" % i)
+            r = subprocess.run([args.relaxc, "compile", model, "--target", "webgpu", "-o", art],
+                               capture_output=True, text=True)
+            if r.returncode != 0:
+                failures.append("%s: compile failed: %s" % (model, r.stderr.strip()[-2000:]))
+                continue
+            if r.stderr.strip():
+                print(r.stderr.strip())
+            artifacts.append(art)
+        kernels = []
+        for art in artifacts:
+            kernels += read_kernels(args.relaxc, art)
+        site = os.path.join(work, "site")
+        os.mkdir(site)
+        shutil.copy(os.path.join(here, "kernels.html"), site)
+        with open(os.path.join(site, "kernels.json"), "w") as f:
+            json.dump(kernels, f)
+        if args.keep:
+            os.makedirs(args.keep, exist_ok=True)
+            for k in kernels:
+                with open(os.path.join(args.keep, k["name"] + ".wgsl"), "w") as f:
+                    f.write(k["source"])
+        result = run_page(chromium, site, "kernels.html", timeout=args.timeout)
+        if "error" in result:
+            failures.append("the page failed: " + result["error"])
+        else:
+            bad = 0
+            for k in result["kernels"]:
+                if k["messages"] or k["pipeline_error"]:
+                    bad += 1
+                    failures.append("%s: %s %s" % (k["name"], "; ".join(k["messages"][:5]),
+                                                   k["pipeline_error"] or ""))
+            print("%d kernels compiled in the browser (%s): %d with errors or warnings"
+                  % (len(result["kernels"]), result.get("adapter", ""), bad))
+    for f in failures:
+        print("FAIL: " + f)
+    if not failures:
+        print("PASS")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
