@@ -44,10 +44,11 @@ struct WgslKernel {
 
 /// Prints device kernel `f` (attribute `device_kernel`, flattened) as WGSL. Representation
 /// (docs/design.md, "WebGPU"): integers of up to 64 bits compute in i32/u32 (index arithmetic
-/// and int64 tensors narrowed; the runtime checks every scalar fits); f16 computes in f32;
+/// and int64 tensors narrowed; the runtime checks every scalar fits); f16 and f64 values compute
+/// in f32;
 /// 8- and 16-bit storage (bool, int8/uint8, f16, bf16, float8, int4) packed in u32 words,
 /// written with atomics; int64 storage as pairs of u32 (the low word read, both written).
-/// Errors (relax::Error naming the kernel): f64 anywhere, vector lanes, an unknown intrinsic or
+/// Errors (relax::Error naming the kernel): a float64 buffer, vector lanes, an unknown intrinsic or
 /// thread tag, a barrier in control flow that is not uniform across the workgroup, a shared or
 /// local buffer without a constant size.
 WgslKernel PrintWgslKernel(const tir::PrimFunc& f);

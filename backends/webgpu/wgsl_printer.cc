@@ -526,6 +526,8 @@ class WgslPrinter {
       if (from.compute == to.compute) return args[0];
       if (from.storage_bits == 32 && to.storage_bits == 32)
         return "bitcast<" + to.compute + ">(" + args[0] + ")";
+      if (from.compute != "f32" && to.compute != "f32" && from.storage_bits == to.storage_bits)
+        return CastText(args[0], n->args[0].dtype(), n->dtype, name_);  // the same bits
       if (from.is_half && to.compute == "i32")  // f16 -> its 16 bits, sign-extended
         return "((bitcast<i32>(pack2x16float(vec2<f32>(" + args[0] + ", 0.0))) << 16u) >> 16u)";
       if (to.is_half && from.compute != "f32")

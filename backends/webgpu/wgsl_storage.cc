@@ -17,11 +17,9 @@ WgslRepr ReprOf(DataType t, const std::string& kernel) {
     r.storage_bits = 8;
     return r;
   }
-  if (t.is_float() && t.bits == 64)
-    RELAX_THROW("device kernel '" << kernel
-                                  << "': f64 data; WGSL has no 64-bit floats (compute the model "
-                                     "in float32 for webgpu)");
   if (t.is_float()) {
+    // f64 values (the intermediates of f32 math the legalization widens) compute in f32; an
+    // f64 tensor has no storage (StorageBufferDecl).
     r.compute = "f32";
     r.storage_bits = t.bits;
     r.is_half = t.bits == 16;
@@ -53,6 +51,10 @@ std::string LocalElementType(DataType t, const std::string& kernel) {
 std::string StorageBufferDecl(int binding, const std::string& name, DataType t, bool written,
                               const std::string& kernel) {
   WgslRepr r = ReprOf(t, kernel);
+  if (t.is_float() && t.bits == 64)
+    RELAX_THROW("device kernel '" << kernel << "': buffer '" << name
+                                  << "' is float64; WGSL has no 64-bit floats (compute the model "
+                                     "in float32 for webgpu)");
   std::string elem = r.storage_bits == 32 ? r.compute : "u32";
   if (written && r.storage_bits < 32) elem = "atomic<u32>";
   std::ostringstream os;

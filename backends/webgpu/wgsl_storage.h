@@ -1,7 +1,8 @@
 // How TIR data types live in WGSL (private to backends/webgpu): the type values compute in and
 // the layout of a storage buffer's elements. WGSL has 32-bit scalars only (no i64/u64/f64, no
 // 8/16-bit storage without extensions this target does not ask for), so:
-//   - int8..int64 compute in i32, uint8..uint64 in u32 (narrowed), bool in bool, f16/f32 in f32;
+//   - int8..int64 compute in i32, uint8..uint64 in u32 (narrowed), bool in bool, f16/f32 in f32,
+//     and so do f64 values inside a kernel (no f64 tensor can be bound);
 //   - 32-bit elements are one array element each;
 //   - 64-bit integers are two u32 words, low first (a tensor's bytes as the host has them): the
 //     low word is read, both are written (the high one as the sign);
@@ -26,14 +27,14 @@ struct WgslRepr {
   bool is_half = false;  // f16: packed as IEEE binary16
 };
 
-/// The representation of `t`; relax::Error naming kernel `kernel` for f64 and vector types.
+/// The representation of `t`; relax::Error naming kernel `kernel` for vector types.
 WgslRepr ReprOf(DataType t, const std::string& kernel);
 
 /// The element type of a function- or workgroup-scope array of `t` (bool is u32 0/1 there).
 std::string LocalElementType(DataType t, const std::string& kernel);
 
 /// The declaration of storage buffer `name` at `binding` of group 0 (read-only unless
-/// `written`).
+/// `written`); relax::Error for a float64 buffer.
 std::string StorageBufferDecl(int binding, const std::string& name, DataType t, bool written,
                               const std::string& kernel);
 

@@ -40,7 +40,7 @@ def read_kernels(relaxc, artifact):
     out = []
     for k in table["kernels"]:
         blob = device[k["binary_offset"]:k["binary_offset"] + k["binary_size"]]
-        out.append({"name": k["name"], "params": k["params"],
+        out.append({"name": k["name"], "params": k["params"], "grid": k["grid"],
                     "source": blob.rstrip(b"\0").decode("utf-8")})
     return out
 
