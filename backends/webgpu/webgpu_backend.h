@@ -21,15 +21,15 @@ inline constexpr int kWorkgroupSize = 64;
 /// The limits every WebGPU adapter grants without asking (the spec's defaults), which a portable
 /// artifact meets. The device the JS runtime creates asks for nothing more.
 struct WebGpuLimits {
-  int max_storage_buffers_per_stage = 8;            // maxStorageBuffersPerShaderStage
-  int max_bind_groups = 4;                          // maxBindGroups (kernels use group 0)
-  int64_t max_workgroup_storage_bytes = 16 << 10;   // maxComputeWorkgroupStorageSize
-  int64_t max_invocations = 256;                    // maxComputeInvocationsPerWorkgroup
-  int64_t max_workgroup_size[3] = {256, 256, 64};   // maxComputeWorkgroupSize{X,Y,Z}
-  int64_t max_workgroups_per_dim = 65535;           // maxComputeWorkgroupsPerDimension
-  int64_t max_storage_binding_bytes = 128 << 20;    // maxStorageBufferBindingSize
-  int64_t max_buffer_bytes = 256 << 20;             // maxBufferSize
-  int64_t min_storage_offset_alignment = 256;       // minStorageBufferOffsetAlignment
+  int max_storage_buffers_per_stage = 8;           // maxStorageBuffersPerShaderStage
+  int max_bind_groups = 4;                         // maxBindGroups (kernels use group 0)
+  int64_t max_workgroup_storage_bytes = 16 << 10;  // maxComputeWorkgroupStorageSize
+  int64_t max_invocations = 256;                   // maxComputeInvocationsPerWorkgroup
+  int64_t max_workgroup_size[3] = {256, 256, 64};  // maxComputeWorkgroupSize{X,Y,Z}
+  int64_t max_workgroups_per_dim = 65535;          // maxComputeWorkgroupsPerDimension
+  int64_t max_storage_binding_bytes = 128 << 20;   // maxStorageBufferBindingSize
+  int64_t max_buffer_bytes = 256 << 20;            // maxBufferSize
+  int64_t min_storage_offset_alignment = 256;      // minStorageBufferOffsetAlignment
 };
 const WebGpuLimits& DefaultLimits();
 

@@ -233,8 +233,7 @@ class WgslPrinter {
       for (int64_t i = 0; i < ext; ++i) {
         Line("{");
         ++indent_;
-        Line("let " + Bind(op->loop_var) + " = " + IntLiteral(mn + i, op->loop_var.dtype()) +
-             ";");
+        Line("let " + Bind(op->loop_var) + " = " + IntLiteral(mn + i, op->loop_var.dtype()) + ";");
         Stmt(op->body);
         --indent_;
         Line("}");
@@ -250,8 +249,8 @@ class WgslPrinter {
     Line("{");
     ++indent_;
     Line("let " + iv + "_end = " + lo + " + " + ext_text + ";");
-    Line("for (var " + iv + ": " + t + " = " + lo + "; " + iv + " < " + iv + "_end; " + iv +
-         " = " + iv + " + 1" + (t == "u32" ? "u" : "i") + ") {");
+    Line("for (var " + iv + ": " + t + " = " + lo + "; " + iv + " < " + iv + "_end; " + iv + " = " +
+         iv + " + 1" + (t == "u32" ? "u" : "i") + ") {");
     Under(uniform, "the bounds of loop '" + VarName(op->loop_var) + "'", [&] {
       ++indent_;
       Stmt(op->body);
@@ -368,12 +367,12 @@ class WgslPrinter {
 
   // The helpers `text` calls.
   static std::set<std::string> Uses(const std::string& text) {
-    static const char* kNames[] = {
-        "relax_safe_div_i32", "relax_floordiv_i32", "relax_floormod_i32", "relax_truncdiv_i32",
-        "relax_truncmod_i32", "relax_div_u32",      "relax_mod_u32",      "relax_isnan",
-        "relax_fmin",         "relax_fmax",         "relax_tanh",         "relax_erf",
-        "relax_pow",          "relax_fmod",         "relax_round_f16",    "relax_nanf",
-        "relax_inff"};
+    static const char* kNames[] = {"relax_safe_div_i32", "relax_floordiv_i32", "relax_floormod_i32",
+                                   "relax_truncdiv_i32", "relax_truncmod_i32", "relax_div_u32",
+                                   "relax_mod_u32",      "relax_isnan",        "relax_fmin",
+                                   "relax_fmax",         "relax_tanh",         "relax_erf",
+                                   "relax_pow",          "relax_fmod",         "relax_round_f16",
+                                   "relax_nanf",         "relax_inff"};
     std::set<std::string> out;
     for (const char* n : kNames)
       if (text.find(std::string(n) + "(") != std::string::npos) out.insert(n);
@@ -412,8 +411,7 @@ class WgslPrinter {
     if (e.kind() == PrimKind::kVar) {
       auto it = vars_.find(e.get());
       if (it == vars_.end())
-        RELAX_THROW("device kernel '" << name_ << "': variable '" << VarName(e)
-                                      << "' is unbound");
+        RELAX_THROW("device kernel '" << name_ << "': variable '" << VarName(e) << "' is unbound");
       return it->second;
     }
     if (const auto* b = e.as<tir::BinaryOpNode>()) return Binary(b);
@@ -443,6 +441,10 @@ class WgslPrinter {
     const DataType t = op->a.dtype();
     const std::string c = ReprOf(t, name_).compute;
     std::string a = Expr(op->a), b = Expr(op->b);
+    // x != x (TIR's NaN test): WGSL lets a compiler assume no NaN and fold it to false; the
+    // test on the bits holds.
+    if (c == "f32" && a == b && (op->kind == PrimKind::kNE || op->kind == PrimKind::kEQ))
+      return std::string(op->kind == PrimKind::kEQ ? "!" : "") + Call("relax_isnan", {a});
     auto infix = [&](const char* o) { return "(" + a + " " + o + " " + b + ")"; };
     switch (op->kind) {
       case PrimKind::kAdd:
@@ -499,9 +501,9 @@ class WgslPrinter {
     std::vector<std::string> args;
     for (const auto& a : n->args) args.push_back(Expr(a));
     static const std::map<std::string, std::string> kUnary = {
-        {"exp", "exp"},        {"sqrt", "sqrt"},     {"log", "log"},   {"sin", "sin"},
-        {"cos", "cos"},        {"tan", "tan"},       {"atan", "atan"}, {"tanh", "relax_tanh"},
-        {"erf", "relax_erf"},  {"round_even", "round"}};
+        {"exp", "exp"},       {"sqrt", "sqrt"},       {"log", "log"},   {"sin", "sin"},
+        {"cos", "cos"},       {"tan", "tan"},         {"atan", "atan"}, {"tanh", "relax_tanh"},
+        {"erf", "relax_erf"}, {"round_even", "round"}};
     if (auto it = kUnary.find(op); it != kUnary.end()) {
       want(1);
       ReprOf(n->dtype, name_);

@@ -92,27 +92,27 @@ std::string StorageAccessors(const std::string& name, DataType t, bool written,
   const std::string& c = r.compute;
   if (r.storage_bits == 32) {
     os << "fn ld_" << name << "(i: i32) -> " << c << " { return " << name << "[i]; }\n";
-    if (written)
-      os << "fn st_" << name << "(i: i32, v: " << c << ") { " << name << "[i] = v; }\n";
+    if (written) os << "fn st_" << name << "(i: i32, v: " << c << ") { " << name << "[i] = v; }\n";
     return os.str();
   }
   if (r.storage_bits == 64) {
     os << "fn ld_" << name << "(i: i32) -> " << c << " { return "
        << (c == "i32" ? "bitcast<i32>(" + name + "[2 * i])" : name + "[2 * i]") << "; }\n";
     if (written)
-      os << "fn st_" << name << "(i: i32, v: " << c << ") {\n  " << name << "[2 * i] = "
-         << (c == "i32" ? "bitcast<u32>(v)" : "v") << ";\n  " << name << "[2 * i + 1] = "
-         << (c == "i32" ? "select(0u, 0xffffffffu, v < 0)" : "0u") << ";\n}\n";
+      os << "fn st_" << name << "(i: i32, v: " << c << ") {\n  " << name
+         << "[2 * i] = " << (c == "i32" ? "bitcast<u32>(v)" : "v") << ";\n  " << name
+         << "[2 * i + 1] = " << (c == "i32" ? "select(0u, 0xffffffffu, v < 0)" : "0u") << ";\n}\n";
     return os.str();
   }
   // Packed: `per` elements per word.
   const int per = 32 / r.storage_bits;
   const std::string lg = per == 4 ? "2u" : "1u";
-  const std::string lane = "(u32(i) & " + std::to_string(per - 1) + "u) * " +
-                           std::to_string(r.storage_bits) + "u";
+  const std::string lane =
+      "(u32(i) & " + std::to_string(per - 1) + "u) * " + std::to_string(r.storage_bits) + "u";
   const std::string mask = r.storage_bits == 8 ? "0xffu" : "0xffffu";
   const std::string word = "u32(i) >> " + lg;
-  const std::string read = written ? "atomicLoad(&" + name + "[" + word + "])" : name + "[" + word + "]";
+  const std::string read =
+      written ? "atomicLoad(&" + name + "[" + word + "])" : name + "[" + word + "]";
   os << "fn ld_" << name << "(i: i32) -> " << c << " {\n  let f = (" << read << " >> (" << lane
      << ")) & " << mask << ";\n  return " << FromField(r, "f") << ";\n}\n";
   if (written)
@@ -131,7 +131,7 @@ std::string CastText(const std::string& v, DataType from, DataType to, const std
     return "(" + v + " != 0" + (f.compute == "u32" ? "u" : "i") + ")";
   }
   if (t.compute == "f32") {
-    std::string x = f.compute == "bool" ? "select(0.0, 1.0, " + v + ")"
+    std::string x = f.compute == "bool"  ? "select(0.0, 1.0, " + v + ")"
                     : f.compute == "f32" ? v
                                          : "f32(" + v + ")";
     if (t.is_half && !f.is_half) return "relax_round_f16(" + x + ")";

@@ -21,7 +21,7 @@ namespace relax::backends::webgpu {
 
 /// The representation of data type `t`.
 struct WgslRepr {
-  std::string compute;   // "f32", "i32", "u32" or "bool"
+  std::string compute;    // "f32", "i32", "u32" or "bool"
   int storage_bits = 32;  // bits per element in a storage buffer: 8, 16, 32 or 64
   bool is_signed = false;
   bool is_half = false;  // f16: packed as IEEE binary16

@@ -122,8 +122,13 @@ std::string DeviceToString(DLDevice dev) {
 
 DLDevice ParseDevice(const std::string& text) {
   static const std::pair<const char*, DLDeviceType> kNames[] = {
-      {"cpu", kDLCPU},       {"cuda", kDLCUDA},   {"cuda_host", kDLCUDAHost}, {"opencl", kDLOpenCL},
-      {"vulkan", kDLVulkan}, {"metal", kDLMetal}, {"rocm", kDLROCM},
+      {"cpu", kDLCPU},
+      {"cuda", kDLCUDA},
+      {"cuda_host", kDLCUDAHost},
+      {"opencl", kDLOpenCL},
+      {"vulkan", kDLVulkan},
+      {"metal", kDLMetal},
+      {"rocm", kDLROCM},
       {"webgpu", static_cast<DLDeviceType>(kDLWebGPUDeviceType)}};
   const size_t colon = text.find(':');
   const std::string kind = text.substr(0, colon);
@@ -145,8 +150,9 @@ DLDevice ParseDevice(const std::string& text) {
   if (type >= 0) return DLDevice{static_cast<DLDeviceType>(type), id};
   for (const auto& [name, t] : kNames)
     if (kind == name) return DLDevice{t, id};
-  RELAX_THROW("device '" << text
-                         << "': unknown kind (cpu, cuda, cuda_host, opencl, vulkan, metal, rocm, webgpu)");
+  RELAX_THROW(
+      "device '" << text
+                 << "': unknown kind (cpu, cuda, cuda_host, opencl, vulkan, metal, rocm, webgpu)");
 }
 
 DeviceAPI* DeviceAPI::Get(DLDevice dev) {

@@ -5,7 +5,10 @@ pipeline with the layout the runtime binds (issue 34). A missing browser fails, 
 RELAX_TEST_WEBGPU=0 (then exit 77: skipped).
 
 Usage: kernels.py --relaxc PATH MODEL [MODEL ...] [--timeout S] [--keep DIR]
-       kernels.py --artifact ART [ART ...]
+       kernels.py --relaxc PATH --artifact ART [ART ...]
+A MODEL of cls, rec, det or minilm is the issue's model: PP-OCR's from $RELAX_MODEL_DIR (the
+rapidocr wheel), MiniLM from $RELAX_EXPORT_DIR (scripts/export_models.sh), as scripts/env.sh sets
+them.
 """
 import argparse
 import json
@@ -19,6 +22,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from browser import find_chromium, run_page  # noqa: E402
 
 SKIP = 77
+NAMED = {"cls": ("RELAX_MODEL_DIR", "ch_ppocr_mobile_v2.0_cls_infer.onnx"),
+         "rec": ("RELAX_MODEL_DIR", "ch_PP-OCRv4_rec_infer.onnx"),
+         "det": ("RELAX_MODEL_DIR", "ch_PP-OCRv4_det_infer.onnx"),
+         "minilm": ("RELAX_EXPORT_DIR", "all_minilm_l6_v2.onnx")}
 
 
 def read_kernels(relaxc, artifact):
@@ -66,6 +73,9 @@ def main():
     with tempfile.TemporaryDirectory(prefix="relax-webgpu-kernels-") as work:
         artifacts = list(args.artifact)
         for i, model in enumerate(args.models):
+            if model in NAMED:
+                env, name = NAMED[model]
+                model = os.path.join(os.environ[env], name)
             art = os.path.join(work, "model%d.so" % i)
             r = subprocess.run([args.relaxc, "compile", model, "--target", "webgpu", "-o", art],
                                capture_output=True, text=True)

@@ -5,3 +5,19 @@ add_test(NAME webgpu.browser_smoke
                  ${CMAKE_CURRENT_SOURCE_DIR}/webgpu/smoke.py)
 set_tests_properties(webgpu.browser_smoke PROPERTIES TIMEOUT 300 LABELS webgpu
                      SKIP_RETURN_CODE 77)
+# The WGSL printer's kernels in the browser: every kernel of the issue's models (PP-OCR cls, rec,
+# det and MiniLM, compiled with --target webgpu) compiles with no error and no warning and makes
+# a pipeline with the runtime's layout (kernels.py); node tests that compile to one kernel run it
+# on their inputs and match ONNX's outputs (ops.py; CI runs a 15 % sample, RELAX_TEST_FULL=1
+# every test: scripts/test_full.sh).
+add_test(NAME webgpu.kernels.models
+         COMMAND bash ${PROJECT_SOURCE_DIR}/scripts/venv-python.sh
+                 ${CMAKE_CURRENT_SOURCE_DIR}/webgpu/kernels.py --relaxc $<TARGET_FILE:relaxc>
+                 cls rec det minilm)
+set_tests_properties(webgpu.kernels.models PROPERTIES TIMEOUT 900 LABELS "webgpu;models"
+                     SKIP_RETURN_CODE 77)
+add_test(NAME webgpu.ops
+         COMMAND bash ${PROJECT_SOURCE_DIR}/scripts/venv-python.sh
+                 ${CMAKE_CURRENT_SOURCE_DIR}/webgpu/ops.py --relaxc $<TARGET_FILE:relaxc>
+                 --sample 0.15 --seed 1 --min-eligible 30)
+set_tests_properties(webgpu.ops PROPERTIES TIMEOUT 900 LABELS webgpu SKIP_RETURN_CODE 77)
