@@ -1,6 +1,7 @@
 // The WebGPU backend as one relax::Backend: kind "webgpu", the GPU schedule rules (workgroups of
 // 64), device kernels printed as WGSL and checked against WebGPU's default limits; sections
-// "target", "launch" (format "wgsl") and "device" (each kernel's WGSL module, NUL-terminated).
+// "target", "wasm", "launch" (format "wgsl") and "device" (each kernel's WGSL module,
+// NUL-terminated).
 // The host part is compiled for the host triple like the other GPU targets' (the wasm32 host
 // part and the browser runtime are the WebGPU issue's next step: docs/design.md, "WebGPU").
 #include "relax/codegen/device_kernels.h"
@@ -17,8 +18,9 @@ class WebGpuBackend : public Backend {
  public:
   std::string Kind() const override { return "webgpu"; }
   std::vector<TargetAttrInfo> Attributes() const override {
-    return {{"mcpu", "LLVM CPU name of the host part (default 'native')"},
-            {"mtriple", "LLVM triple of the host part (default: this machine's)"}};
+    return {
+        {"mcpu", "LLVM CPU name of the host part (wasm32: 'generic')"},
+        {"mtriple", "LLVM triple of the host part (default wasm32-unknown-unknown: the browser)"}};
   }
   void ValidateTarget(const Target& t) const override { codegen::HostTarget::FromTarget(t); }
   const std::vector<ScheduleRule>& ScheduleRules() const override {
@@ -29,14 +31,20 @@ class WebGpuBackend : public Backend {
   int DeviceType() const override { return runtime::kDLWebGPUDeviceType; }
   std::string BuildKernels(const IRModule& mod, const Target& t, const CodegenOptions& options,
                            std::vector<BackendSection>* sections) const override {
-    return codegen::BuildGpuKernels(mod, t, options, sections, [&](const tir::PrimFunc& f) {
-      WgslKernel k = PrintWgslKernel(f);
-      CheckWebGpuLimits(f, k, DefaultLimits());
-      if (options.dump_mlir) *options.dump_mlir << k.source;
-      codegen::CompiledKernel ck{k.source + std::string(1, '\0'), "wgsl"};
-      ck.shared_bytes = static_cast<int>(k.workgroup_bytes);
-      return ck;
-    });
+    std::string lib =
+        codegen::BuildGpuKernels(mod, t, options, sections, [&](const tir::PrimFunc& f) {
+          WgslKernel k = PrintWgslKernel(f);
+          CheckWebGpuLimits(f, k, DefaultLimits());
+          if (options.dump_mlir) *options.dump_mlir << k.source;
+          codegen::CompiledKernel ck{k.source + std::string(1, '\0'), "wgsl"};
+          ck.shared_bytes = static_cast<int>(k.workgroup_bytes);
+          return ck;
+        });
+    // The browser's host part is a wasm module in its own section (the artifact has no ELF
+    // part then); a host part for this machine (-mtriple) stays the ELF part.
+    if (!options.link || !codegen::HostTarget::FromTarget(t).IsWasm()) return lib;
+    if (sections) sections->push_back({"wasm", std::move(lib), 16});
+    return std::string();
   }
 };
 

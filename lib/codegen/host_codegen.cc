@@ -67,6 +67,10 @@ void InitializeHostTargets() {
     LLVMInitializeAArch64Target();
     LLVMInitializeAArch64TargetMC();
     LLVMInitializeAArch64AsmPrinter();
+    LLVMInitializeWebAssemblyTargetInfo();
+    LLVMInitializeWebAssemblyTarget();
+    LLVMInitializeWebAssemblyTargetMC();
+    LLVMInitializeWebAssemblyAsmPrinter();
   });
 }
 
@@ -100,6 +104,7 @@ std::string NativeTriple() {
 }
 
 bool HostTarget::IsAArch64() const { return llvm::Triple(triple).isAArch64(); }
+bool HostTarget::IsWasm() const { return llvm::Triple(triple).isWasm(); }
 
 HostTarget HostTarget::FromTarget(const Target& t) {
   // The schedule rules ask for every kernel: validate each (-mtriple, -mcpu) pair once.
@@ -118,9 +123,21 @@ HostTarget HostTarget::FromTarget(const Target& t) {
 HostTarget HostTarget::Resolve(const Target& t) {
   HostTarget h;
   const std::string native = NativeTriple();
-  const std::string given = t.Attr("mtriple", native);
+  // The browser's host part is wasm32 (webgpu); every other target's is this machine's.
+  const std::string given = t.Attr("mtriple", t.kind == "webgpu" ? kWasmTriple : native);
   if (given.empty()) RELAX_THROW("-mtriple= needs an LLVM triple (e.g. aarch64-linux-gnu)");
   llvm::Triple triple(llvm::Triple::normalize(given));
+  if (triple.getArch() == llvm::Triple::wasm32) {
+    // wasm32: the generic CPU with SIMD (every browser with WebGPU has it).
+    h.triple = kWasmTriple;
+    h.native_triple = false;
+    h.mcpu = t.Attr("mcpu", "generic");
+    if (h.mcpu != "generic")
+      RELAX_THROW("-mcpu=" << h.mcpu
+                           << ": the wasm32 host part is built for 'generic' (with "
+                              "SIMD); name no other CPU");
+    return h;
+  }
   // A bare architecture ("aarch64") means its Linux.
   if (given.find('-') == std::string::npos && triple.getOS() == llvm::Triple::UnknownOS)
     triple.setOS(llvm::Triple::Linux);
@@ -133,7 +150,8 @@ HostTarget HostTarget::Resolve(const Target& t) {
        triple.getObjectFormat() != llvm::Triple::UnknownObjectFormat))
     RELAX_THROW("-mtriple=" << given << " (" << triple.str()
                             << ") is not a host relaxc builds for: artifacts are ELF shared "
-                               "objects for x86_64-linux-gnu or aarch64-linux-gnu");
+                               "objects for x86_64-linux-gnu or aarch64-linux-gnu, or wasm32 "
+                               "modules (webgpu)");
   triple.setArch(triple.getArch());  // the canonical name: arm64 -> aarch64
   triple.setVendor(llvm::Triple::UnknownVendor);
   triple.setEnvironment(llvm::Triple::GNU);
@@ -178,6 +196,10 @@ bool HostCpuHasFeature(const HostTarget& host, const std::string& feature) {
 
 VectorIsa HostVectorIsa(const HostTarget& host) {
   VectorIsa isa;
+  if (host.IsWasm()) {  // simd128: 128-bit lanes, no FMA, no masked accesses
+    isa.bits = 128;
+    return isa;
+  }
   if (host.IsAArch64()) {
     // NEON: 32 128-bit registers and FMA on every AArch64 core; SVE is not used (its length is
     // not known at compile time).
@@ -201,6 +223,7 @@ std::unique_ptr<llvm::TargetMachine> MakeTargetMachine(const HostTarget& host) {
   const llvm::Target* t = LookupTarget(host);
   std::string cpu = HostCpuName(host);
   std::string features;
+  if (host.IsWasm()) features = kWasmFeatures;
   if (host.mcpu == "native") {
     llvm::StringMap<bool> native = llvm::sys::getHostCPUFeatures();
     for (const auto& f : native) features += (f.second ? "+" : "-") + f.first().str() + ",";
@@ -342,6 +365,25 @@ void ForEachShard(std::vector<Shard>& shards, const std::function<void(Shard*)>&
     if (sh.error) std::rethrow_exception(sh.error);
 }
 
+// The wasm32 host part: a position-independent module (wasm-ld -shared, the dylink.0 convention)
+// that imports the runtime's memory and function table; the browser runtime places its data
+// and functions (web/relax.js) and calls __relax_init with the runtime table as on the CPU.
+std::string LinkWasm(const std::vector<Shard>& shards, TempDir& scratch) {
+  std::string path = scratch.File("kernels.wasm");
+  std::vector<std::string> argv = {RELAX_WASM_LD_PATH, "-shared", "--experimental-pic",
+                                   "--no-entry",       "-o",      path};
+  for (size_t i = 0; i < shards.size(); ++i)
+    argv.push_back(scratch.Write("kernels_" + std::to_string(i) + ".o", shards[i].obj.str()));
+  ProcessResult r = RunProcess(argv);
+  std::string wasm = r.ok() ? ReadRegularFile(path, "linked kernel module") : std::string();
+  if (!r.ok() || wasm.empty())
+    RELAX_THROW("linking the wasm32 kernels with "
+                << argv[0] << " failed ("
+                << (r.started ? "exit " + std::to_string(r.exit_code) : r.error)
+                << "): " << r.output);
+  return wasm;
+}
+
 }  // namespace
 
 std::string BuildHostLibrary(const IRModule& mod, const HostTarget& host,
@@ -417,6 +459,7 @@ std::string BuildHostLibrary(const IRModule& mod, const HostTarget& host,
   // Link with ld.lld into a shared object, in a private scratch folder (TempDir: mode 0700, so
   // no other user can plant a link at the names lld writes).
   TempDir scratch("relaxc-link");
+  if (host.IsWasm()) return LinkWasm(shards, scratch);
   std::string so_path = scratch.File("kernels.so");
   std::vector<std::string> argv = {RELAX_LLD_PATH, "-shared", "--as-needed", "-o", so_path};
   for (size_t i = 0; i < shards.size(); ++i)

@@ -23,6 +23,7 @@ struct HostTarget {
   /// Whether `triple` is the triple of the machine relaxc runs on.
   bool native_triple = true;
   bool IsAArch64() const;
+  bool IsWasm() const;  // wasm32 (the webgpu target's host part)
   /// "TRIPLE MCPU": what caches of per-CPU facts are keyed by.
   std::string Key() const { return triple + " " + mcpu; }
 
@@ -35,6 +36,11 @@ struct HostTarget {
  private:
   static HostTarget Resolve(const Target& t);  // FromTarget without its cache
 };
+
+/// The triple of the webgpu target's host part, and the wasm features its code may use.
+inline constexpr const char* kWasmTriple = "wasm32-unknown-unknown";
+inline constexpr const char* kWasmFeatures =
+    "+simd128,+bulk-memory,+nontrapping-fptoint,+sign-ext,+mutable-globals";
 
 /// This machine's normalized LLVM triple (what -mtriple defaults to).
 std::string NativeTriple();
