@@ -78,7 +78,12 @@ void BindRuntimeTable(llvm::Module& m, bool define, uint32_t needed) {
     auto* entry = llvm::BasicBlock::Create(ctx, "entry", f);
     llvm::IRBuilder<> b(entry);
     llvm::Value* t = b.CreateLoad(ptr, table);
-    llvm::Value* slot = b.CreateConstGEP1_64(b.getInt8Ty(), t, 8 + 8 * static_cast<int64_t>(k));
+    // RelaxRuntimeTable as a type: the slot's offset follows the target's pointer size
+    // (8 + 8k on 64-bit hosts, 8 + 4k on wasm32).
+    auto* table_type = llvm::StructType::get(
+        ctx, {i32, i32, llvm::ArrayType::get(ptr, static_cast<uint64_t>(TableOrder().size()))});
+    llvm::Value* slot = b.CreateInBoundsGEP(
+        table_type, t, {b.getInt32(0), b.getInt32(2), b.getInt32(static_cast<uint32_t>(k))});
     llvm::Value* fp = b.CreateLoad(ptr, slot);
     std::vector<llvm::Value*> args;
     for (auto& a : f->args()) args.push_back(&a);

@@ -37,8 +37,6 @@ void LoadBridgeDialects(mlir::MLIRContext* ctx) {
 
 namespace {
 
-// DLTensor field offsets (dlpack.h): data @0, shape @24.
-constexpr int64_t kDLTensorShapeOffset = 24;
 // RelaxValue: 16 bytes, payload at offset 8.
 constexpr int64_t kRelaxValueSize = 16;
 constexpr int64_t kRelaxValuePayload = 8;
@@ -182,6 +180,17 @@ void Emitter::EmitEntry() {
         llvm::ArrayRef<mlir::LLVM::GEPArg>{static_cast<int32_t>(byte_off)});
     return mlir::LLVM::LoadOp::create(b_, loc_, t, p);
   };
+  // DLTensor (dlpack.h) as a type, so its field offsets follow the target's pointer size
+  // (shape at 24 on 64-bit hosts, 20 on wasm32): {data, device, ndim, dtype, shape, ...}.
+  auto* ctx = b_.getContext();
+  auto dl_tensor = mlir::LLVM::LLVMStructType::getLiteral(
+      ctx, {ptr, mlir::LLVM::LLVMStructType::getLiteral(ctx, {i32, i32}), i32,
+            mlir::LLVM::LLVMStructType::getLiteral(ctx, {i8, i8, b_.getI16Type()}), ptr, ptr, i64});
+  auto shape_of = [&](Value tensor) -> Value {
+    Value p = mlir::LLVM::GEPOp::create(b_, loc_, ptr, dl_tensor, tensor,
+                                        llvm::ArrayRef<mlir::LLVM::GEPArg>{0, 4});
+    return mlir::LLVM::LoadOp::create(b_, loc_, ptr, p);
+  };
   // First the argument check: count, tags, ranks, dtypes and dims against this PrimFunc.
   {
     std::vector<int64_t> sig = ArgSignature();
@@ -224,7 +233,7 @@ void Emitter::EmitEntry() {
     Value size = mlir::arith::ConstantIntOp::create(b_, loc_, 1, 64);
     size_t ndim = f_->param_shapes[i].size();
     if (ndim > 0) {
-      Value shape = load_at(tensors[i], kDLTensorShapeOffset, ptr);
+      Value shape = shape_of(tensors[i]);
       for (size_t d = 0; d < ndim; ++d)
         size = mlir::arith::MulIOp::create(b_, loc_, size,
                                            load_at(shape, 8 * static_cast<int64_t>(d), i64));
@@ -234,7 +243,7 @@ void Emitter::EmitEntry() {
   size_t scalar_index = f_->buffers.size();
   for (const auto& d : dims_) {
     if (d.buffer >= 0) {
-      Value shape = load_at(tensors[d.buffer], kDLTensorShapeOffset, ptr);
+      Value shape = shape_of(tensors[d.buffer]);
       call_args.push_back(load_at(shape, 8 * d.axis, i64));
     } else {
       call_args.push_back(load_at(

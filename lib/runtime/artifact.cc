@@ -56,10 +56,11 @@ struct Fd {
 // the in-memory copy it maps.
 struct Mapping {
   void* addr = nullptr;
+  std::vector<uint8_t> heap;  // wasm (no memfd, no mmap): the copy in the heap instead
   size_t size = 0;
   std::shared_ptr<Fd> keep;
   ~Mapping() {
-    if (addr && addr != MAP_FAILED) ::munmap(addr, size);
+    if (heap.empty() && addr && addr != MAP_FAILED) ::munmap(addr, size);
   }
 };
 
@@ -121,17 +122,31 @@ std::shared_ptr<LoadedArtifact> LoadedArtifact::Load(const std::string& path, in
   // Everything below works on a sealed in-memory copy of the file (memfd): the checksum, the
   // params the VM reads and the code dlopen() maps are the same bytes even if the file changes
   // meanwhile, and every load gets its own dynamic-linker identity (a new inode), so reloading
-  // a recompiled artifact from the same path runs the new kernels.
+  // a recompiled artifact from the same path runs the new kernels. In a browser (wasm) the copy
+  // is a heap buffer: there is no memfd, and the kernel module is instantiated from bytes.
   auto copy = std::make_shared<Fd>();
+  auto mapping = std::make_shared<Mapping>();
+  mapping->size = file_size;
+#ifdef __EMSCRIPTEN__
+  mapping->heap.resize(file_size);
+  for (uint64_t done = 0; done < file_size;) {
+    ssize_t r =
+        ::pread(fd.fd, mapping->heap.data() + done, file_size - done, static_cast<off_t>(done));
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) RELAX_THROW("cannot read " << where << ": " << ErrnoText());
+    if (r == 0) RELAX_THROW(where << " shrank while it was being loaded");
+    done += static_cast<uint64_t>(r);
+  }
+  mapping->addr = mapping->heap.data();
+#else
   copy->fd = static_cast<int>(::memfd_create("relax-artifact", MFD_CLOEXEC | MFD_ALLOW_SEALING));
   if (copy->fd < 0) RELAX_THROW("cannot load " << where << ": memfd_create: " << ErrnoText());
   CopyFile(fd.fd, copy->fd, file_size, where);
   if (::fcntl(copy->fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) != 0)
     RELAX_THROW("cannot load " << where << ": sealing the in-memory copy: " << ErrnoText());
-  auto mapping = std::make_shared<Mapping>();
-  mapping->size = file_size;
   mapping->addr = ::mmap(nullptr, file_size, PROT_READ, MAP_SHARED, copy->fd, 0);
   if (mapping->addr == MAP_FAILED) RELAX_THROW("cannot mmap " << where << ": " << ErrnoText());
+#endif
   mapping->keep = copy;
   const uint8_t* base = static_cast<const uint8_t*>(mapping->addr);
 
@@ -146,6 +161,13 @@ std::shared_ptr<LoadedArtifact> LoadedArtifact::Load(const std::string& path, in
   const SectionEntry* elf_sec = find("elf");
   if (elf_sec && elf_sec->offset != 0)
     RELAX_THROW(where << " is corrupt: the 'elf' section must start at offset 0");
+  // The host code: the section of the first loader of this runtime the artifact has ("elf"
+  // natively, "wasm" in a browser); another format's code is refused below with its triple.
+  const KernelLoader* code_loader = nullptr;
+  const SectionEntry* code_sec = nullptr;
+  for (const KernelLoader* loader : KernelLoaders())
+    if (const SectionEntry* e = find(loader->Section().c_str()); e && !code_sec)
+      code_loader = loader, code_sec = e;
   std::string triple;
   if (const SectionEntry* target = find("target")) {
     // The triple and CPU features the code needs: refuse code for another machine (dlopen
@@ -158,7 +180,7 @@ std::shared_ptr<LoadedArtifact> LoadedArtifact::Load(const std::string& path, in
   const SectionEntry* params_sec = find("params");
   const uint64_t params_offset = params_sec ? params_sec->offset : 0;
   const uint64_t params_size = params_sec ? params_sec->size : 0;
-  const uint64_t elf_size = elf_sec ? elf_sec->size : 0;
+  const uint64_t code_size = code_sec ? code_sec->size : 0;
   const uint64_t exec_offset = exec_sec->offset, exec_size = exec_sec->size;
 
   std::shared_ptr<LoadedArtifact> art(new LoadedArtifact());
@@ -203,16 +225,16 @@ std::shared_ptr<LoadedArtifact> LoadedArtifact::Load(const std::string& path, in
         const_cast<uint8_t*>(art->params_data_ + c.params_offset), c.shape, dt, mapping);
   }
 
-  if (elf_size > 0) {
+  if (!code_sec && (elf_sec || find("wasm")))  // code, but not for this runtime
+    RELAX_THROW(ForeignCodeMessage(where, triple.empty() ? "another machine" : triple));
+  if (code_size > 0) {
     KernelImage image;
-    image.data = base + elf_sec->offset;
-    image.size = elf_size;
+    image.data = base + code_sec->offset;
+    image.size = code_size;
     image.fd = copy->fd;
     image.where = where;
     image.triple = triple;
-    for (const KernelLoader* loader : KernelLoaders())
-      if (loader->Section() == "elf") art->kernels_ = loader->Load(image);
-    if (!art->kernels_) RELAX_THROW("cannot load " << where << ": no loader for ELF code here");
+    art->kernels_ = code_loader->Load(image);
     // The kernels reach the runtime through this table, not through host-program symbols.
     auto init = reinterpret_cast<RelaxInitFunc>(art->kernels_->Symbol("__relax_init", nullptr));
     if (!init)
@@ -234,7 +256,8 @@ std::shared_ptr<LoadedArtifact> LoadedArtifact::Load(const std::string& path, in
     if (!device_sec)
       RELAX_THROW(where << " is corrupt: it has a 'launch' section but no 'device' section");
     if (!art->kernels_)
-      RELAX_THROW(where << " is corrupt: it has device kernels but no kernel library ('elf')");
+      RELAX_THROW(where << " is corrupt: it has device kernels but no kernel library ('elf' or "
+                           "'wasm')");
     LaunchTable table;
     try {
       table = LaunchTable::FromJSON(

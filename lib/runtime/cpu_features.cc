@@ -154,6 +154,8 @@ const char* RuntimeTriple() {
   return "x86_64-unknown-linux-gnu";
 #elif defined(__aarch64__)
   return "aarch64-unknown-linux-gnu";
+#elif defined(__wasm32__)
+  return "wasm32-unknown-unknown";
 #else
   return "unknown-unknown-linux-gnu";
 #endif
@@ -174,6 +176,11 @@ bool IsRuntimeArch(const std::string& triple) { return ArchOf(triple) == ArchOf(
 
 std::string ForeignCodeMessage(const std::string& where, const std::string& triple) {
   const std::string t = EscapeControl(triple);
+  if (ArchOf(triple) == "wasm32")
+    return where + " holds code for " + t +
+           " (a webgpu artifact): it runs in a browser, with the web runtime (web/relax.js; "
+           "README, \"WebGPU\"), not on " +
+           RuntimeTriple();
   return where + " holds code for " + t + ", but this runtime runs on " + RuntimeTriple() +
          ": run it with a relax-run built for " + t +
          ", or recompile it for this machine (-mtriple=" + RuntimeTriple() + " in its --target)";

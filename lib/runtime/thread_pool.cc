@@ -55,8 +55,12 @@ int NumThreadsFromEnv() {
                                         << kMaxNumThreads << ")");
     return v;
   }
+#ifdef __EMSCRIPTEN__
+  return 1;  // the browser runtime is built without threads
+#else
   unsigned hc = std::thread::hardware_concurrency();
   return hc == 0 ? 1 : static_cast<int>(hc);
+#endif
 }
 
 // One ParallelForRange call: chunks are handed out by `next`; the caller waits until every
