@@ -13,6 +13,7 @@ PKGS=(
   libedit-dev ninja-build ccache cmake g++ imagemagick fonts-dejavu-core python3-venv python3-dev
   espeak-ng libonnx-testdata libvulkan-dev mesa-vulkan-drivers spirv-tools libdnnl-dev graphviz
   strace qemu-user libc6-dev-arm64-cross libstdc++-12-dev-arm64-cross chromium-headless-shell
+  emscripten node-acorn
 )
 missing=()
 for p in "${PKGS[@]}"; do

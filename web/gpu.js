@@ -18,7 +18,6 @@ export class RelaxGpu {
     this.top = DEVICE_BASE;
     this.kernelSets = new Map();
     this.nextHandle = 1;
-    this.constants = new Map();  // host address:bytes -> GPUBuffer (resident params)
     this.staging = [];           // per-launch uploads, destroyed at flush
     this.launches = 0;
   }
@@ -133,10 +132,17 @@ export class RelaxGpu {
               source: decoder.decode(heap.slice(ptr + k.binary_offset, end)), pipeline: null};
     });
     const handle = this.nextHandle++;
+    // Each module's resident constants (its artifact's params): host address:bytes -> GPUBuffer.
+    kernels.constants = new Map();
     this.kernelSets.set(handle, kernels);
     return handle;
   }
-  unloadKernels(handle) { this.kernelSets.delete(handle); }
+  unloadKernels(handle) {
+    const kernels = this.kernelSets.get(handle);
+    if (!kernels) return;
+    for (const b of kernels.constants.values()) b.destroy();
+    this.kernelSets.delete(handle);
+  }
   pipeline(k) {
     if (k.pipeline) return k.pipeline;
     const entries = [];
@@ -144,7 +150,7 @@ export class RelaxGpu {
     for (const p of k.params) {
       if (p === "scalar") continue;
       entries.push({binding: binding++, visibility: GPUShaderStage.COMPUTE,
-                    buffer: {type: p === "read" ? "read-only-storage" : "storage"}});
+                    buffer: {type: "storage"}});
     }
     if (k.params.includes("scalar"))
       entries.push({binding: binding++, visibility: GPUShaderStage.COMPUTE, buffer: {type: "uniform"}});
@@ -184,13 +190,13 @@ export class RelaxGpu {
       if (k.params[i] !== "read")
         throw new Error(`kernel ${k.name} writes buffer ${i} in host memory; on webgpu the tensors kernels write live on the device`);
       const key = `${addr}:${bytes}`;
-      let buf = constant ? this.constants.get(key) : null;
+      let buf = constant ? kernels.constants.get(key) : null;
       if (!buf) {
         buf = this.device.createBuffer({size, usage: U.STORAGE | U.COPY_DST});
         const data = new Uint8Array(size);
         data.set(this.M.HEAPU8.subarray(addr, addr + bytes));
         this.device.queue.writeBuffer(buf, 0, data);
-        if (constant) this.constants.set(key, buf); else this.staging.push(buf);
+        if (constant) kernels.constants.set(key, buf); else this.staging.push(buf);
       }
       entries.push({binding: i, resource: {buffer: buf}});
     }
@@ -211,8 +217,35 @@ export class RelaxGpu {
       while (gy > maxDim) { gy = Math.ceil(gy / 2); gz *= 2; }
     }
     if (gx === 0 || gy === 0 || gz === 0) return;
-    const group = this.device.createBindGroup({layout: k.layout, entries});
     const enc = this.device.createCommandEncoder();
+    // WebGPU refuses overlapping writable bindings in one dispatch (every binding is writable,
+    // wgsl_storage.h): a buffer the kernel only reads that overlaps another binding (the same
+    // tensor passed twice, or in place) is bound as a copy made just before the dispatch.
+    for (let i = 0; i < entries.length; ++i) {
+      const a = entries[i].resource;
+      for (let j = 0; j < entries.length; ++j) {
+        const b = entries[j].resource;
+        if (i === j || a.buffer !== b.buffer) continue;
+        const ao = a.offset || 0, bo = b.offset || 0;
+        const as = a.size || a.buffer.size - ao, bs = b.size || b.buffer.size - bo;
+        if (ao >= bo + bs || bo >= ao + as) continue;
+        if (k.params[i] !== "read")
+          continue;  // the other one gets the copy (both written: reported below)
+        const copy = this.device.createBuffer({size: as, usage: U.STORAGE | U.COPY_DST});
+        enc.copyBufferToBuffer(a.buffer, ao, copy, 0, as);
+        this.staging.push(copy);
+        entries[i].resource = {buffer: copy};
+        break;
+      }
+    }
+    for (let i = 0; i < entries.length; ++i)
+      for (let j = i + 1; j < entries.length; ++j) {
+        const a = entries[i].resource, b = entries[j].resource;
+        if (a.buffer === b.buffer && k.params[i] !== "read" && k.params[j] !== "read" &&
+            (a.offset || 0) < (b.offset || 0) + (b.size || 0) && (b.offset || 0) < (a.offset || 0) + (a.size || 0))
+          throw new Error(`kernel ${k.name} writes buffers ${i} and ${j}, which overlap`);
+      }
+    const group = this.device.createBindGroup({layout: k.layout, entries});
     const pass = enc.beginComputePass();
     pass.setPipeline(pipeline);
     pass.setBindGroup(0, group);

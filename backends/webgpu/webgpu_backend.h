@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "relax/codegen/device_abi.h"
 #include "relax/ir/tir.h"
@@ -47,8 +48,9 @@ struct WgslKernel {
 /// and int64 tensors narrowed; the runtime checks every scalar fits); f16 and f64 values compute
 /// in f32;
 /// 8- and 16-bit storage (bool, int8/uint8, f16, bf16, float8, int4) packed in u32 words,
-/// written with atomics; int64 storage as pairs of u32 (the low word read, both written).
-/// Errors (relax::Error naming the kernel): a float64 buffer, vector lanes, an unknown intrinsic or
+/// written with atomics; int64 storage as pairs of u32 (the low word read, both written); float64
+/// storage as the double's words, converted to and from f32.
+/// Errors (relax::Error naming the kernel): vector lanes, an unknown intrinsic or
 /// thread tag, a barrier in control flow that is not uniform across the workgroup, a shared or
 /// local buffer without a constant size.
 WgslKernel PrintWgslKernel(const tir::PrimFunc& f);
@@ -60,6 +62,8 @@ void CheckWebGpuLimits(const tir::PrimFunc& f, const WgslKernel& k, const WebGpu
 /// The text of helper function `name` (wgsl_helpers.cc), which `PrintWgslKernel` names in
 /// WgslKernel::helpers. Errors: an unknown name (an internal error).
 const std::string& WgslHelper(const std::string& name);
+/// The names of every helper function (what the printer looks for in the text it printed).
+const std::vector<std::string>& WgslHelperNames();
 
 /// The WebGPU target's facts for the schedule rules (no i64 / f64 in kernels, 16 KiB of
 /// workgroup storage, 256 invocations).

@@ -5,6 +5,7 @@
 // away), C's pow at negative bases and zero, erf (no builtin), tanh without inf / inf for large
 // arguments, fmod, and rounding to f16.
 #include <map>
+#include <vector>
 
 #include "relax/support/error.h"
 #include "webgpu_backend.h"
@@ -112,6 +113,37 @@ const std::map<std::string, std::string>& Helpers() {
        "fn relax_fmod(x: f32, y: f32) -> f32 {\n"
        "  return x - y * trunc(x / y);\n"
        "}\n"},
+      {"relax_f64_to_f32",
+       // A double's words (low, high) rounded to the nearest f32 (ties to even); beyond f32's
+       // range inf, below its normals zero; inf and NaN kept.
+       "fn relax_f64_to_f32(lo: u32, hi: u32) -> f32 {\n"
+       "  let sign = hi & 0x80000000u;\n"
+       "  let e = (hi >> 20u) & 0x7ffu;\n"
+       "  let m = ((hi & 0xfffffu) << 3u) | (lo >> 29u);\n"
+       "  if (e == 0x7ffu) {\n"
+       "    let nan = (hi & 0xfffffu) != 0u || lo != 0u;\n"
+       "    return bitcast<f32>(sign | 0x7f800000u | select(0u, 0x400000u | m, nan));\n"
+       "  }\n"
+       "  let ef = i32(e) - 896;\n"
+       "  if (ef >= 255) { return bitcast<f32>(sign | 0x7f800000u); }\n"
+       "  if (ef <= 0) { return bitcast<f32>(sign); }\n"
+       "  let rest = lo & 0x1fffffffu;\n"
+       "  var bits = sign | (u32(ef) << 23u) | m;\n"
+       "  if (rest > 0x10000000u || (rest == 0x10000000u && (m & 1u) == 1u)) { bits = bits + 1u; "
+       "}\n"
+       "  return bitcast<f32>(bits);\n"
+       "}\n"},
+      {"relax_f32_to_f64",
+       // An f32 as a double's words (low, high), exactly (subnormals as zero).
+       "fn relax_f32_to_f64(x: f32) -> vec2<u32> {\n"
+       "  let b = bitcast<u32>(x);\n"
+       "  let sign = b & 0x80000000u;\n"
+       "  let e = (b >> 23u) & 0xffu;\n"
+       "  let m = b & 0x7fffffu;\n"
+       "  if (e == 0u) { return vec2<u32>(0u, sign); }\n"
+       "  if (e == 0xffu) { return vec2<u32>(m << 29u, sign | 0x7ff00000u | (m >> 3u)); }\n"
+       "  return vec2<u32>(m << 29u, sign | ((e + 896u) << 20u) | (m >> 3u));\n"
+       "}\n"},
       {"relax_round_f16",
        "fn relax_round_f16(x: f32) -> f32 {\n"
        "  return unpack2x16float(pack2x16float(vec2<f32>(x, 0.0))).x;\n"
@@ -121,6 +153,15 @@ const std::map<std::string, std::string>& Helpers() {
 }
 
 }  // namespace
+
+const std::vector<std::string>& WgslHelperNames() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (const auto& [name, text] : Helpers()) out.push_back(name);
+    return out;
+  }();
+  return names;
+}
 
 const std::string& WgslHelper(const std::string& name) {
   auto it = Helpers().find(name);

@@ -87,6 +87,7 @@ class WgslPrinter {
     Stmt(f_->body);
     std::ostringstream os;
     os << "// relaxc: device kernel " << name_ << "\n" << decls.str() << workgroup_.str();
+    Need(accessors.str());  // float64 accessors convert through helpers
     std::set<std::string> helpers = HelperClosure();
     for (const auto& h : helpers) os << WgslHelper(h);
     os << accessors.str();
@@ -367,15 +368,9 @@ class WgslPrinter {
 
   // The helpers `text` calls.
   static std::set<std::string> Uses(const std::string& text) {
-    static const char* kNames[] = {"relax_safe_div_i32", "relax_floordiv_i32", "relax_floormod_i32",
-                                   "relax_truncdiv_i32", "relax_truncmod_i32", "relax_div_u32",
-                                   "relax_mod_u32",      "relax_isnan",        "relax_fmin",
-                                   "relax_fmax",         "relax_tanh",         "relax_erf",
-                                   "relax_pow",          "relax_fmod",         "relax_round_f16",
-                                   "relax_nanf",         "relax_inff"};
     std::set<std::string> out;
-    for (const char* n : kNames)
-      if (text.find(std::string(n) + "(") != std::string::npos) out.insert(n);
+    for (const std::string& n : WgslHelperNames())
+      if (text.find(n + "(") != std::string::npos) out.insert(n);
     return out;
   }
   void Need(const std::string& text) {

@@ -51,15 +51,15 @@ std::string LocalElementType(DataType t, const std::string& kernel) {
 std::string StorageBufferDecl(int binding, const std::string& name, DataType t, bool written,
                               const std::string& kernel) {
   WgslRepr r = ReprOf(t, kernel);
-  if (t.is_float() && t.bits == 64)
-    RELAX_THROW("device kernel '" << kernel << "': buffer '" << name
-                                  << "' is float64; WGSL has no 64-bit floats (compute the model "
-                                     "in float32 for webgpu)");
   std::string elem = r.storage_bits == 32 ? r.compute : "u32";
   if (written && r.storage_bits < 32) elem = "atomic<u32>";
+  // Every binding is read_write (layout type "storage"): the memory planner places many tensors
+  // in one GPUBuffer, and WebGPU refuses a buffer bound read-only and writable in one dispatch,
+  // while writable bindings of one buffer may coexist.
+  (void)written;
   std::ostringstream os;
-  os << "@group(0) @binding(" << binding << ") var<storage, " << (written ? "read_write" : "read")
-     << "> " << name << ": array<" << elem << ">;\n";
+  os << "@group(0) @binding(" << binding << ") var<storage, read_write> " << name << ": array<"
+     << elem << ">;\n";
   return os.str();
 }
 
@@ -93,6 +93,15 @@ std::string StorageAccessors(const std::string& name, DataType t, bool written,
   if (r.storage_bits == 32) {
     os << "fn ld_" << name << "(i: i32) -> " << c << " { return " << name << "[i]; }\n";
     if (written) os << "fn st_" << name << "(i: i32, v: " << c << ") { " << name << "[i] = v; }\n";
+    return os.str();
+  }
+  if (r.storage_bits == 64 && c == "f32") {
+    // float64: the IEEE double's two words, converted to and from f32 (wgsl_helpers.cc).
+    os << "fn ld_" << name << "(i: i32) -> f32 { return relax_f64_to_f32(" << name << "[2 * i], "
+       << name << "[2 * i + 1]); }\n";
+    if (written)
+      os << "fn st_" << name << "(i: i32, v: f32) {\n  let d = relax_f32_to_f64(v);\n  " << name
+         << "[2 * i] = d.x;\n  " << name << "[2 * i + 1] = d.y;\n}\n";
     return os.str();
   }
   if (r.storage_bits == 64) {

@@ -1,11 +1,13 @@
 // How TIR data types live in WGSL (private to backends/webgpu): the type values compute in and
 // the layout of a storage buffer's elements. WGSL has 32-bit scalars only (no i64/u64/f64, no
 // 8/16-bit storage without extensions this target does not ask for), so:
-//   - int8..int64 compute in i32, uint8..uint64 in u32 (narrowed), bool in bool, f16/f32 in f32,
-//     and so do f64 values inside a kernel (no f64 tensor can be bound);
+//   - int8..int64 compute in i32, uint8..uint64 in u32 (narrowed), bool in bool, f16, f32 and
+//     f64 in f32;
 //   - 32-bit elements are one array element each;
 //   - 64-bit integers are two u32 words, low first (a tensor's bytes as the host has them): the
-//     low word is read, both are written (the high one as the sign);
+//     low word is read, both are written (the high one as the sign); float64 elements are the
+//     IEEE double's two words, rounded to f32 when read and widened exactly when written (f32
+//     subnormals flushed to zero);
 //   - 8- and 16-bit elements (bool, int8/uint8, int4, float8, f16, bf16) are packed in u32 words
 //     (the host's bytes again); a written buffer of them is array<atomic<u32>> and a store
 //     clears and sets its bits with atomicAnd / atomicOr, so neighbours written by other
@@ -33,8 +35,9 @@ WgslRepr ReprOf(DataType t, const std::string& kernel);
 /// The element type of a function- or workgroup-scope array of `t` (bool is u32 0/1 there).
 std::string LocalElementType(DataType t, const std::string& kernel);
 
-/// The declaration of storage buffer `name` at `binding` of group 0 (read-only unless
-/// `written`); relax::Error for a float64 buffer.
+/// The declaration of storage buffer `name` at `binding` of group 0: read_write for every buffer
+/// (tensors planned into one GPUBuffer are bound together; WebGPU refuses a read-only and a
+/// writable binding of one buffer in a dispatch), atomic words for a `written` packed one.
 std::string StorageBufferDecl(int binding, const std::string& name, DataType t, bool written,
                               const std::string& kernel);
 

@@ -67,6 +67,12 @@ SUITE_EXPECTED_DYNAMIC = {"debian": "expected_dynamic.txt", "pypi": "expected_py
 # A GPU target (--target vulkan) runs the tests the static cpu variant passes, compiled for that
 # target; expected_<suite>_<target>.txt lists the cpu-pass / target-fail tests.
 TARGET = "cpu"
+# --target webgpu: the browser that runs the artifacts (test/webgpu/browser_runner.py).
+BROWSER = None
+
+
+class BrowserError(Exception):  # replaced by test/webgpu/browser.py's with --target webgpu
+    pass
 INT_ELEMS = {onnx.TensorProto.INT8, onnx.TensorProto.INT16, onnx.TensorProto.INT32, onnx.TensorProto.INT64,
              onnx.TensorProto.UINT8, onnx.TensorProto.UINT16, onnx.TensorProto.UINT32,
              onnx.TensorProto.UINT64}
@@ -466,6 +472,7 @@ def run_compiled(test_dir, model, relaxc, work, timeout, dynamic=False):
             outdir = os.path.join(ddir, "out")
             os.makedirs(outdir)
             cmd = [relaxc, "run", artifact, "--output-dir", outdir]
+            feeds = {}  # --target webgpu: the inputs for the browser runner
             in_files = numbered_pbs(ds, "input")
             inits = {x.name for x in model.graph.initializer}
             real_inputs = [i for i in model.graph.input if i.name not in inits]
@@ -486,6 +493,7 @@ def run_compiled(test_dir, model, relaxc, work, timeout, dynamic=False):
                     for k, arr in enumerate(arrs):
                         np.save(os.path.join(sdir, f"{k}.npy"), arr, allow_pickle=False)
                     cmd += ["--input", f"{iname}={sdir}"]
+                    feeds = None  # the browser runtime takes tensors only
                     continue
                 try:
                     t = read_tensor_pb(pb, optional=i in optional_inputs)
@@ -503,9 +511,21 @@ def run_compiled(test_dir, model, relaxc, work, timeout, dynamic=False):
                 npy = os.path.join(ddir, f"input_{i}.npy")
                 np.save(npy, arr, allow_pickle=False)
                 cmd += ["--input", f"{iname}={npy}"]
-            p = call(cmd)
-            if p.returncode != 0:
-                return classify_failure(p, "run-error") + (False,)
+                if feeds is not None:
+                    feeds[iname] = arr
+            if BROWSER is not None:  # webgpu: the artifact runs in the browser
+                if feeds is None:
+                    return "run-error", "harness: sequence inputs (the browser runtime takes tensors)", False
+                try:
+                    outs = BROWSER.run(artifact, feeds, timeout=left())
+                except BrowserError as e:
+                    return "run-error", short(first_error_line("error: " + str(e))), False
+                for oname, arr in outs.items():
+                    np.save(os.path.join(outdir, sanitize(oname) + ".npy"), arr, allow_pickle=False)
+            else:
+                p = call(cmd)
+                if p.returncode != 0:
+                    return classify_failure(p, "run-error") + (False,)
             out_files = numbered_pbs(ds, "output")
             seq_outputs = {k for k, x in enumerate(model.graph.output) if is_sequence_type(x.type)}
             for i, pb in enumerate(out_files):
@@ -635,6 +655,24 @@ def write_expected(path, results, old, suite, partial=False):
             f.write(f"{name} {st} {reason or '-'}\n")
 
 
+def run_all(chosen, args, results):
+    """Runs the chosen tests on args.jobs threads into `results`."""
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        futs = {pool.submit(run_test, tdir, args.relaxc, args.work, args.timeout, args.dynamic):
+                (d, m_ops, opset)
+                for d, tdir, m_ops, opset in chosen}
+        for fut in concurrent.futures.as_completed(futs):
+            d, m_ops, opset = futs[fut]
+            try:
+                st, reason, strict = fut.result()
+            except Exception as e:  # a harness bug must not hide the other results
+                st, reason, strict = "run-error", f"harness exception: {short(repr(e))}", False
+            results[d] = {"status": st, "reason": reason, "ops": m_ops, "opset": opset,
+                          "strict": bool(strict and st == "pass")}
+            if args.verbose:
+                print(f"{st:14s} {d} {reason}", flush=True)
+
+
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -655,6 +693,8 @@ def main():
                     help="compile for this target (vulkan runs on this machine's Vulkan driver); a "
                          "target other than cpu runs the tests the static cpu expectations say pass, "
                          "against test/onnx/expected_<suite>_<kind>.txt")
+    ap.add_argument("--web", default=None,
+                    help="--target webgpu: the built web runtime (default: <build>/web beside relaxc)")
     ap.add_argument("--sample", type=float, default=None,
                     help="run a deterministic sample of this fraction of the tests (no stale check)")
     ap.add_argument("--seed", type=int, default=1, help="seed of --sample")
@@ -672,15 +712,17 @@ def main():
     if args.dynamic and args.suite not in SUITE_EXPECTED_DYNAMIC:
         ap.error(f"--dynamic: the {args.suite} suite has no dynamic variant "
                  f"(only {', '.join(sorted(SUITE_EXPECTED_DYNAMIC))})")
+    user_expected = args.expected
     if args.dynamic:
         args.expected = args.expected or os.path.join(here, SUITE_EXPECTED_DYNAMIC[args.suite])
     global TARGET
     TARGET = args.target
     gpu_kind = args.target.split()[0]
     if gpu_kind != "cpu":
-        if args.dynamic:
-            ap.error("--target and --dynamic cannot be combined yet")
-        args.expected = args.expected or os.path.join(here, f"expected_{args.suite}_{gpu_kind}.txt")
+        if args.dynamic and gpu_kind != "webgpu":
+            ap.error("--target and --dynamic cannot be combined yet (except webgpu)")
+        dyn = "_dynamic" if args.dynamic else ""
+        args.expected = user_expected or os.path.join(here, f"expected_{args.suite}{dyn}_{gpu_kind}.txt")
         if not os.path.exists(args.expected):
             open(args.expected, "w").close()
     args.expected = args.expected or static_expected
@@ -714,6 +756,21 @@ def main():
                 shutil.rmtree(os.path.join(root, other), ignore_errors=True)
         CACHE_DIR = os.path.join(root, key)
 
+    global BROWSER
+    if gpu_kind == "webgpu":  # the artifacts run in Chromium with the web runtime
+        sys.path.insert(0, os.path.join(os.path.dirname(here), "webgpu"))
+        global BrowserError
+        from browser import BrowserError, find_chromium
+        from browser_runner import BrowserRunner
+        chromium = find_chromium()
+        web = args.web or os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(args.relaxc))), "web")
+        if not chromium:
+            print("error: --target webgpu needs chromium-headless-shell (bash scripts/setup.sh)")
+            return 1
+        if not os.path.isfile(os.path.join(web, "relax_runtime.wasm")):
+            print(f"error: the web runtime is not built in {web} (bash scripts/build_web.sh)")
+            return 1
+        BROWSER = BrowserRunner(chromium, web)
     static_listed = load_expected(static_expected) if args.dynamic or gpu_kind != "cpu" else {}
     chosen = []
     for d in sorted(os.listdir(args.data)):
@@ -729,20 +786,11 @@ def main():
         chosen.append((d, tdir, model_ops(m), default_opset(m)))
 
     results = {}
-    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        futs = {pool.submit(run_test, tdir, args.relaxc, args.work, args.timeout, args.dynamic):
-                (d, m_ops, opset)
-                for d, tdir, m_ops, opset in chosen}
-        for fut in concurrent.futures.as_completed(futs):
-            d, m_ops, opset = futs[fut]
-            try:
-                st, reason, strict = fut.result()
-            except Exception as e:  # a harness bug must not hide the other results
-                st, reason, strict = "run-error", f"harness exception: {short(repr(e))}", False
-            results[d] = {"status": st, "reason": reason, "ops": m_ops, "opset": opset,
-                          "strict": bool(strict and st == "pass")}
-            if args.verbose:
-                print(f"{st:14s} {d} {reason}", flush=True)
+    try:
+        run_all(chosen, args, results)
+    finally:
+        if BROWSER is not None:
+            BROWSER.close()
 
     with open(os.path.join(args.work, "results.json"), "w") as f:
         json.dump({"suite": SUITE, "data": args.data, "supported_ops": sorted(ops), "results": results,

@@ -39,7 +39,7 @@ DTYPE_NAMES = {np.float32: "float32", np.int64: "int64", np.int32: "int32", np.u
 
 
 def encode(arr):
-    arr = np.ascontiguousarray(arr)
+    arr = np.asarray(arr, order="C")  # (ascontiguousarray makes a 0-d array 1-d)
     name = DTYPE_NAMES[arr.dtype.type]
     data = arr.astype(np.uint8) if arr.dtype == np.bool_ else arr
     return {"data": base64.b64encode(data.tobytes()).decode(), "dtype": name,

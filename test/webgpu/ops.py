@@ -89,7 +89,9 @@ def load_case(relaxc, test_dir, work):
     k = kernels[0]
     if "scalar" in k["params"] or not k["grid"][0].isdigit() or k["grid"][1:] != ["1", "1"]:
         return None, "scalars or symbolic grid"
-    decls = sorted((int(b), a, n) for b, a, n in DECL.findall(k["source"]))
+    # Binding i is buffer i; its access is the launch table's (every binding is read_write).
+    decls = sorted((int(b), "read" if k["params"][int(b)] == "read" else "read_write", n)
+                   for b, _, n in DECL.findall(k["source"]))
     reads = sorted(n for _, a, n in decls if a == "read")
     writes = [n for _, a, n in decls if a != "read"]
     if len(reads) != len(inputs) or len(writes) != 1 or len(inputs) > 5:
