@@ -60,17 +60,18 @@ def _console_text(line):
     return line[start + 1:end]
 
 
-def run_page(chromium, folder, page, timeout=120, log=None):
+def run_page(chromium, folder, page, timeout=120, log=None, webgpu=True):
     """Opens http://127.0.0.1:PORT/<page> (PORT: a free port; the server serves `folder`) and
     returns the JSON object of the page's RELAX_RESULT line. Console lines go to `log` (a list)
     when given. Raises BrowserError when the browser fails or the page does not report within
-    `timeout` seconds."""
+    `timeout` seconds. `webgpu`=False starts the browser without WebGPU (navigator.gpu is
+    missing then), as most browsers are today."""
     server = _serve(folder)
     profile = tempfile.mkdtemp(prefix="relax-chromium-")
     url = "http://127.0.0.1:%d/%s" % (server.server_address[1], page)
-    argv = [chromium, "--headless", "--no-sandbox", "--enable-unsafe-webgpu",
-            "--enable-logging=stderr", "--v=0", "--no-first-run", "--disable-gpu-sandbox",
-            "--user-data-dir=" + profile, url]
+    argv = [chromium, "--headless", "--no-sandbox"] + (["--enable-unsafe-webgpu"] if webgpu else []) + [
+        "--enable-logging=stderr", "--v=0", "--no-first-run", "--disable-gpu-sandbox",
+        "--user-data-dir=" + profile, url]
     # Its own process group: Chromium's helper processes (GPU, renderer) inherit stderr, so the
     # whole group is stopped, or the pipe would stay open.
     proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,

@@ -59,3 +59,11 @@ if(RELAX_BUILD_WEB)
     set_tests_properties(webgpu.nodes.${variant} PROPERTIES TIMEOUT 1200 LABELS "webgpu;onnx")
   endforeach()
 endif()
+if(RELAX_BUILD_WEB)
+  # relax.js's errors (JS exceptions with relax-run's text) and the over-limit kernel refused.
+  add_test(NAME webgpu.errors
+           COMMAND bash ${PROJECT_SOURCE_DIR}/scripts/venv-python.sh
+                   ${CMAKE_CURRENT_SOURCE_DIR}/webgpu/errors.py --relaxc $<TARGET_FILE:relaxc>
+                   --relax-run $<TARGET_FILE:relax-run> --web ${RELAX_WEB_DIR})
+  set_tests_properties(webgpu.errors PROPERTIES TIMEOUT 300 LABELS webgpu SKIP_RETURN_CODE 77)
+endif()
