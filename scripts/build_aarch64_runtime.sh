@@ -11,6 +11,6 @@ out="${1:-$root/build-aarch64}"
 mkdir -p "$out"
 cmake -S "$root" -B "$out" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_TOOLCHAIN_FILE="$root/cmake/toolchains/aarch64-linux-gnu.cmake" \
-  -DRELAX_BUILD_COMPILER=OFF -DRELAX_BUILD_TESTS=OFF >"$out/configure.log" 2>&1 ||
+  -DRELAX_BUILD_COMPILER=OFF -DRELAX_BUILD_TESTS=OFF -DRELAX_BUILD_WEB=OFF >"$out/configure.log" 2>&1 ||
   { cat "$out/configure.log" >&2; exit 1; }
 cmake --build "$out" --target relax-run relax_runtime_shared

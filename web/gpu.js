@@ -107,15 +107,19 @@ export class RelaxGpu {
     const n = Math.max(4, ceil(nbytes, 4));
     const v = this.view(addr, nbytes, "reading an output");
     const U = GPUBufferUsage;
+    if (v.offset % 4) throw new Error(`reading an output: offset ${v.offset} is not 4-byte aligned`);
     const rb = this.device.createBuffer({size: n, usage: U.MAP_READ | U.COPY_DST});
-    const enc = this.device.createCommandEncoder();
-    enc.copyBufferToBuffer(v.buf, v.offset, rb, 0, Math.min(n, v.alloc.size - v.offset));
-    this.device.queue.submit([enc.finish()]);
-    await rb.mapAsync(GPUMapMode.READ);
-    const out = new Uint8Array(rb.getMappedRange().slice(0, nbytes));
-    rb.unmap();
-    rb.destroy();
-    return out;
+    try {
+      const enc = this.device.createCommandEncoder();
+      enc.copyBufferToBuffer(v.buf, v.offset, rb, 0, Math.min(n, v.alloc.size - v.offset));
+      this.device.queue.submit([enc.finish()]);
+      await rb.mapAsync(GPUMapMode.READ);
+      const out = new Uint8Array(rb.getMappedRange().slice(0, nbytes));
+      rb.unmap();
+      return out;
+    } finally {
+      rb.destroy();
+    }
   }
 
   // ---- kernels ----------------------------------------------------------------------
@@ -297,7 +301,9 @@ const LIBM = {
   sinf: x => f(Math.sin(x)), sin: Math.sin, cosf: x => f(Math.cos(x)), cos: Math.cos,
   tanf: x => f(Math.tan(x)), tan: Math.tan, atanf: x => f(Math.atan(x)), atan: Math.atan,
   sqrtf: x => f(Math.sqrt(x)), sqrt: Math.sqrt, fmodf: (x, y) => f(x % y), fmod: (x, y) => x % y,
-  log1pf: x => f(Math.log1p(x)), expm1f: x => f(Math.expm1(x)), roundf: x => f(Math.round(x)),
+  log1pf: x => f(Math.log1p(x)), expm1f: x => f(Math.expm1(x)),
+  // C's round: halves away from zero (Math.round rounds -2.5 to -2).
+  roundf: x => f(Math.sign(x) * Math.round(Math.abs(x))), round: x => Math.sign(x) * Math.round(Math.abs(x)),
 };
 
 const STACK_BYTES = 1 << 20;
@@ -315,11 +321,17 @@ export class KernelLinker {
     const M = this.M;
     const module = await WebAssembly.compile(bytes);
     const info = dylinkInfo(module);
+    if (info.memAlign > 12 || info.memSize > (256 << 20) || info.tableSize > 65536)
+      throw new Error(`the kernel module asks for ${info.memSize} bytes aligned to 2^${info.memAlign} and ${info.tableSize} table slots`);
     const align = 2 ** info.memAlign;
     const memRaw = M._malloc(info.memSize + align);
+    const stack = memRaw ? M._malloc(STACK_BYTES) : 0;
+    if (!memRaw || !stack) {
+      if (memRaw) M._free(memRaw);
+      throw new Error("out of memory placing the kernel module");
+    }
     const memBase = ceil(memRaw, align);
     M.HEAPU8.fill(0, memBase, memBase + info.memSize);
-    const stack = M._malloc(STACK_BYTES);
     const table = M.asm.__indirect_function_table;
     const tableBase = table.length;
     if (info.tableSize) table.grow(info.tableSize);
@@ -338,11 +350,18 @@ export class KernelLinker {
       if (imp.kind === "function" && LIBM[imp.name]) env[imp.name] = LIBM[imp.name];
       else throw new Error(`the kernel module imports '${imp.name}', which the runtime does not provide`);
     }
-    const instance = await WebAssembly.instantiate(module, {env});
-    const ex = instance.exports;
-    if (ex.__wasm_apply_data_relocs) ex.__wasm_apply_data_relocs();
-    if (ex.__wasm_call_ctors) ex.__wasm_call_ctors();
-    this.pending.push({bytes: new Uint8Array(bytes), instance, memRaw, stack, symbols: new Map()});
+    let instance;
+    try {
+      instance = await WebAssembly.instantiate(module, {env});
+    } catch (e) {
+      M._free(memRaw);
+      M._free(stack);
+      throw e;
+    }
+    // Its relocations and constructors run in take(): after the runtime verified the artifact.
+    const token = {bytes: new Uint8Array(bytes), instance, memRaw, stack, symbols: new Map()};
+    this.pending.push(token);
+    return token;
   }
   take(ptr, size) {
     ptr >>>= 0, size >>>= 0;
@@ -354,6 +373,9 @@ export class KernelLinker {
       for (let j = 0; j < size && same; ++j) same = p.bytes[j] === heap[ptr + j];
       if (!same) continue;
       this.pending.splice(i, 1);
+      const ex = p.instance.exports;
+      if (ex.__wasm_apply_data_relocs) ex.__wasm_apply_data_relocs();
+      if (ex.__wasm_call_ctors) ex.__wasm_call_ctors();
       const handle = this.nextHandle++;
       this.live.set(handle, p);
       return handle;
@@ -380,10 +402,13 @@ export class KernelLinker {
     this.M._free(lib.memRaw);
     this.M._free(lib.stack);
   }
-  // Drops linked modules no load took (a load that failed before reaching the code).
-  discardPending() {
-    for (const p of this.pending) { this.M._free(p.memRaw); this.M._free(p.stack); }
-    this.pending = [];
+  // Drops linked module `token` if no load took it (a load that failed before its code).
+  discard(token) {
+    const i = this.pending.indexOf(token);
+    if (i < 0) return;
+    this.pending.splice(i, 1);
+    this.M._free(token.memRaw);
+    this.M._free(token.stack);
   }
 }
 

@@ -63,21 +63,27 @@ class Relax {
           : `artifact '${name}' has no kernel module`);
     }
     const M = this.M;
+    let token;
     try {
-      await M.relaxKernels.prepare(bytes.subarray(wasm.offset, wasm.offset + wasm.size));
+      token = await M.relaxKernels.prepare(bytes.subarray(wasm.offset, wasm.offset + wasm.size));
     } catch (e) {
       throw new RelaxError(`cannot load the kernels of artifact '${name}': ${e.message}`);
     }
     // The runtime verifies the whole file (layout, checksum, executable) from its in-memory
     // file system; the file is gone once loaded.
     const path = `/artifact-${++this.count}-${name.replace(/[^A-Za-z0-9._-]/g, "_")}`;
-    M.FS.writeFile(path, bytes);
-    const p = M._malloc(M.lengthBytesUTF8(path) + 1);
-    M.stringToUTF8(path, p, M.lengthBytesUTF8(path) + 1);
-    const handle = this.scoped(() => M._relax_web_load(p));
-    M._free(p);
-    M.FS.unlink(path);
-    M.relaxKernels.discardPending();
+    let handle = 0;
+    try {
+      M.FS.writeFile(path, bytes);
+      const p = M._malloc(M.lengthBytesUTF8(path) + 1);
+      if (!p) throw new RelaxError("out of memory");
+      M.stringToUTF8(path, p, M.lengthBytesUTF8(path) + 1);
+      handle = this.scoped(() => M._relax_web_load(p));
+      M._free(p);
+    } finally {
+      try { M.FS.unlink(path); } catch (e) { /* never written */ }
+      M.relaxKernels.discard(token);
+    }
     if (!handle) throw this.error();
     return new RelaxModel(this, handle, name);
   }
@@ -128,12 +134,19 @@ class RelaxModel {
     if (list.length !== this.inputs.length)
       throw new RelaxError(`expected ${this.inputs.length} inputs, got ${list.length}`);
     const allocs = [];
-    const tensors = M._malloc(4 * Math.max(1, list.length));
+    const malloc = n => {
+      const p = M._malloc(n);
+      if (!p) throw new RelaxError(`out of memory (${n} bytes for the inputs)`);
+      return p;
+    };
+    const tensors = malloc(4 * Math.max(1, list.length));
     const outs = M._malloc(4 * Math.max(1, this.outputs.length));
-    relax.device.pushErrorScope("out-of-memory");
-    relax.device.pushErrorScope("validation");
-    let rc;
+    if (!outs) { M._free(tensors); throw new RelaxError("out of memory"); }
+    let rc, scopes = null;
     try {
+      relax.device.pushErrorScope("out-of-memory");
+      relax.device.pushErrorScope("validation");
+      scopes = [];
       list.forEach((x, i) => {
         const want = this.inputs[i];
         if (x === undefined || x === null) { M.HEAPU32[(tensors >> 2) + i] = 0; return; }
@@ -148,22 +161,29 @@ class RelaxModel {
         if (count !== data.length)
           throw new RelaxError(`input '${want.name}': shape [${shape}] has ${count} elements, the data ${data.length}`);
         const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
-        const ptr = M._malloc(Math.max(1, bytes.length));
+        const ptr = malloc(Math.max(1, bytes.length));
+        allocs.push(ptr, 0);
         M.HEAPU8.set(bytes, ptr);
-        const dims = M._malloc(8 * Math.max(1, shape.length));
+        const dims = malloc(8 * Math.max(1, shape.length));
         shape.forEach((d, k) => { M.HEAPF64[(dims >> 3) + k] = d; });
         const t = M._relax_web_make_tensor(ptr, dt[0], dt[1], shape.length, dims);
         M._free(dims);
-        allocs.push(ptr, t);
+        if (!t) throw new RelaxError("out of memory");
+        allocs[allocs.length - 1] = t;
         M.HEAPU32[(tensors >> 2) + i] = t;
       });
       rc = relax.scoped(() => M._RelaxModuleRun(this.handle, tensors, list.length, outs, this.outputs.length));
     } finally {
-      for (let i = 0; i < allocs.length; i += 2) { M._free(allocs[i]); M._relax_web_free_tensor(allocs[i + 1]); }
+      for (let i = 0; i < allocs.length; i += 2) {
+        M._free(allocs[i]);
+        if (allocs[i + 1]) M._relax_web_free_tensor(allocs[i + 1]);
+      }
       M._free(tensors);
+      if (rc === undefined) M._free(outs);  // an input was refused before the run
+      // Both scopes popped at once (another run() may push its own meanwhile).
+      if (scopes) scopes.push(relax.device.popErrorScope(), relax.device.popErrorScope());
     }
-    const validation = await relax.device.popErrorScope();
-    const oom = await relax.device.popErrorScope();
+    const [validation, oom] = await Promise.all(scopes);
     M.relaxGpu.flush();
     if (rc !== 0) { M._free(outs); throw relax.error(); }
     const results = [];

@@ -144,9 +144,48 @@ const std::map<std::string, std::string>& Helpers() {
        "  if (e == 0xffu) { return vec2<u32>(m << 29u, sign | 0x7ff00000u | (m >> 3u)); }\n"
        "  return vec2<u32>(m << 29u, sign | ((e + 896u) << 20u) | (m >> 3u));\n"
        "}\n"},
+      // f32 <-> IEEE binary16 bits with integer operations: WGSL leaves pack2x16float's result
+      // undefined beyond f16's range (inf, NaN, |x| > 65504), which attention masks reach.
+      {"relax_f32_to_f16_bits",
+       // Round to nearest even; overflow to inf; NaN to a quiet NaN; f16 subnormals kept.
+       "fn relax_f32_to_f16_bits(x: f32) -> u32 {\n"
+       "  let b = bitcast<u32>(x);\n"
+       "  let sign = (b >> 16u) & 0x8000u;\n"
+       "  let e = i32((b >> 23u) & 0xffu);\n"
+       "  let m = b & 0x7fffffu;\n"
+       "  if (e == 255) { return sign | select(0x7c00u, 0x7e00u, m != 0u); }\n"
+       "  let he = e - 112;\n"
+       "  if (he >= 31) { return sign | 0x7c00u; }\n"
+       "  if (he <= 0) {\n"
+       "    if (he < -10) { return sign; }\n"
+       "    let mm = m | 0x800000u;\n"
+       "    let shift = u32(14 - he);\n"
+       "    var h = mm >> shift;\n"
+       "    let rest = mm & ((1u << shift) - 1u);\n"
+       "    let half = 1u << (shift - 1u);\n"
+       "    if (rest > half || (rest == half && (h & 1u) == 1u)) { h = h + 1u; }\n"
+       "    return sign | h;\n"
+       "  }\n"
+       "  var h = (u32(he) << 10u) | (m >> 13u);\n"
+       "  let rest = m & 0x1fffu;\n"
+       "  if (rest > 0x1000u || (rest == 0x1000u && (h & 1u) == 1u)) { h = h + 1u; }\n"
+       "  return sign | h;\n"
+       "}\n"},
+      {"relax_f16_bits_to_f32",
+       "fn relax_f16_bits_to_f32(h: u32) -> f32 {\n"
+       "  let sign = (h & 0x8000u) << 16u;\n"
+       "  let e = (h >> 10u) & 0x1fu;\n"
+       "  let m = h & 0x3ffu;\n"
+       "  if (e == 31u) { return bitcast<f32>(sign | 0x7f800000u | (m << 13u)); }\n"
+       "  if (e == 0u) {\n"
+       "    let v = f32(m) * 5.9604644775390625e-8;\n"
+       "    return select(v, -v, sign != 0u);\n"
+       "  }\n"
+       "  return bitcast<f32>(sign | ((e + 112u) << 23u) | (m << 13u));\n"
+       "}\n"},
       {"relax_round_f16",
        "fn relax_round_f16(x: f32) -> f32 {\n"
-       "  return unpack2x16float(pack2x16float(vec2<f32>(x, 0.0))).x;\n"
+       "  return relax_f16_bits_to_f32(relax_f32_to_f16_bits(x));\n"
        "}\n"},
   };
   return helpers;

@@ -441,13 +441,19 @@ class WgslPrinter {
     if (c == "f32" && a == b && (op->kind == PrimKind::kNE || op->kind == PrimKind::kEQ))
       return std::string(op->kind == PrimKind::kEQ ? "!" : "") + Call("relax_isnan", {a});
     auto infix = [&](const char* o) { return "(" + a + " " + o + " " + b + ")"; };
+    // 8- and 16-bit integers compute in 32 bits: their sums and products wrap to the width.
+    auto wrapped = [&](const char* o) {
+      std::string r = infix(o);
+      return (t.is_int() || t.is_uint()) && t.bits < 32 ? CastText(r, DataType::Int(32), t, name_)
+                                                        : r;
+    };
     switch (op->kind) {
       case PrimKind::kAdd:
-        return infix("+");
+        return wrapped("+");
       case PrimKind::kSub:
-        return infix("-");
+        return wrapped("-");
       case PrimKind::kMul:
-        return infix("*");
+        return wrapped("*");
       case PrimKind::kDiv:
         if (c != "f32")
           RELAX_THROW("device kernel '" << name_ << "': '/' on integers (use floordiv)");
@@ -526,9 +532,9 @@ class WgslPrinter {
       if (from.compute != "f32" && to.compute != "f32" && from.storage_bits == to.storage_bits)
         return CastText(args[0], n->args[0].dtype(), n->dtype, name_);  // the same bits
       if (from.is_half && to.compute == "i32")  // f16 -> its 16 bits, sign-extended
-        return "((bitcast<i32>(pack2x16float(vec2<f32>(" + args[0] + ", 0.0))) << 16u) >> 16u)";
+        return Needed("((bitcast<i32>(relax_f32_to_f16_bits(" + args[0] + ")) << 16u) >> 16u)");
       if (to.is_half && from.compute != "f32")
-        return "unpack2x16float(bitcast<u32>(" + args[0] + ") & 0xffffu).x";
+        return Needed("relax_f16_bits_to_f32(bitcast<u32>(" + args[0] + ") & 0xffffu)");
       RELAX_THROW("device kernel '" << name_ << "': T.reinterpret from "
                                     << ToString(n->args[0].dtype()) << " to "
                                     << ToString(n->dtype));

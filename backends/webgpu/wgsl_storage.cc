@@ -68,7 +68,7 @@ namespace {
 // The `bits`-bit field at element i of u32 word `w` (text), as the compute type of `r`.
 std::string FromField(const WgslRepr& r, const std::string& field) {
   if (r.compute == "bool") return "(" + field + " != 0u)";
-  if (r.is_half) return "unpack2x16float(" + field + ").x";
+  if (r.is_half) return "relax_f16_bits_to_f32(" + field + ")";
   if (r.compute == "u32") return field;
   const std::string shift = std::to_string(32 - r.storage_bits) + "u";
   return "(bitcast<i32>(" + field + " << " + shift + ") >> " + shift + ")";
@@ -78,7 +78,7 @@ std::string FromField(const WgslRepr& r, const std::string& field) {
 std::string ToField(const WgslRepr& r, const std::string& v) {
   const std::string mask = r.storage_bits == 8 ? "0xffu" : "0xffffu";
   if (r.compute == "bool") return "select(0u, 1u, " + v + ")";
-  if (r.is_half) return "(pack2x16float(vec2<f32>(" + v + ", 0.0)) & 0xffffu)";
+  if (r.is_half) return "relax_f32_to_f16_bits(" + v + ")";
   if (r.compute == "u32") return "(" + v + " & " + mask + ")";
   return "(bitcast<u32>(" + v + ") & " + mask + ")";
 }

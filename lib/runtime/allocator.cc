@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <string>
@@ -264,7 +265,8 @@ NDArray TensorFromStorage(const Storage& storage, size_t offset, std::vector<int
   if (!storage) RELAX_THROW("alloc_tensor: null storage");
   int64_t numel = ShapeNumel(shape, "alloc_tensor");
   size_t elem = DTypeBytes(dtype), nbytes = 0, end = 0;
-  if (__builtin_mul_overflow(static_cast<size_t>(numel), elem, &nbytes) ||
+  if (static_cast<uint64_t>(numel) > std::numeric_limits<size_t>::max() ||
+      __builtin_mul_overflow(static_cast<size_t>(numel), elem, &nbytes) ||
       __builtin_add_overflow(offset, nbytes, &end) || end > storage->nbytes)
     RELAX_THROW("alloc_tensor: a tensor of shape "
                 << ShapeToString(shape) << " and " << DTypeToString(dtype) << " at offset "

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include "relax/runtime/cpu_features.h"
@@ -128,6 +129,8 @@ std::shared_ptr<LoadedArtifact> LoadedArtifact::Load(const std::string& path, in
   auto mapping = std::make_shared<Mapping>();
   mapping->size = file_size;
 #ifdef __EMSCRIPTEN__
+  if (file_size > std::numeric_limits<size_t>::max() / 2)
+    RELAX_THROW(where << " is too large (" << file_size << " bytes) for this runtime");
   mapping->heap.resize(file_size);
   for (uint64_t done = 0; done < file_size;) {
     ssize_t r =

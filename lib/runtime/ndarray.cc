@@ -2,6 +2,7 @@
 #include "relax/runtime/ndarray.h"
 
 #include <cstring>
+#include <limits>
 
 #include "relax/runtime/allocator.h"
 #include "relax/runtime/device_api.h"
@@ -92,8 +93,10 @@ std::string ShapeToString(const std::vector<int64_t>& shape) {
 }
 
 static size_t CheckedBytes(int64_t numel, DLDataType dtype, const std::vector<int64_t>& shape) {
+  // numel is checked against size_t before the cast: a 32-bit size_t (wasm32) would truncate.
   size_t nbytes;
-  if (__builtin_mul_overflow(static_cast<size_t>(numel), DTypeBytes(dtype), &nbytes))
+  if (static_cast<uint64_t>(numel) > std::numeric_limits<size_t>::max() ||
+      __builtin_mul_overflow(static_cast<size_t>(numel), DTypeBytes(dtype), &nbytes))
     RELAX_THROW("tensor of shape " << ShapeToString(shape) << " is too large");
   return nbytes;
 }

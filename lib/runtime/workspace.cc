@@ -6,8 +6,10 @@
 // device's unified memory instead, and inside a DeviceMemoryScope (a placed GPU artifact's run)
 // from the device's memory (allocator.h), so the intermediates of multi-stage device kernels
 // are used in place by the kernels that write and read them.
+#include <algorithm>
 #include <cstdlib>
 #include <exception>
+#include <limits>
 #include <new>
 #include <string>
 #include <vector>
@@ -55,12 +57,14 @@ extern "C" void* RelaxWorkspaceAlloc(int64_t nbytes) {
     RelaxSetLastError("workspace: negative allocation size");
     return nullptr;
   }
-  size_t want = static_cast<size_t>(nbytes);
-  if (want > (size_t{1} << 62)) {
+  // Checked as 64 bits first: a 32-bit size_t (wasm32) would truncate.
+  if (static_cast<uint64_t>(nbytes) >
+      std::min<uint64_t>(uint64_t{1} << 62, std::numeric_limits<size_t>::max() - kAlign)) {
     RelaxSetLastError(
-        ("workspace: out of memory allocating " + std::to_string(want) + " bytes").c_str());
+        ("workspace: out of memory allocating " + std::to_string(nbytes) + " bytes").c_str());
     return nullptr;
   }
+  size_t want = static_cast<size_t>(nbytes);
   want = (want + kAlign - 1) / kAlign * kAlign;
   if (want == 0) want = kAlign;
   relax::runtime::Allocator* unified = relax::runtime::DeviceMemoryScope::Workspace();

@@ -2,6 +2,7 @@
 #include "relax/vm/builtins.h"
 
 #include <cstring>
+#include <limits>
 #include <sstream>
 #include <unordered_map>
 
@@ -198,6 +199,9 @@ Value AllocStorage(const Args& a) {
   if (type < 0 || type > 1000 || id < 0 || id > 1 << 16)
     RELAX_THROW(fn << ": bad device " << type << ":" << id);
   if (align <= 0) RELAX_THROW(fn << ": bad alignment " << align);
+  // (checked as 64 bits: a 32-bit size_t, wasm32, would truncate the size)
+  if (static_cast<uint64_t>(nbytes) > std::numeric_limits<size_t>::max())
+    RELAX_THROW(fn << ": " << nbytes << " bytes do not fit this machine's address space");
   // Device ids in an artifact are relative to the device it runs on.
   DLDevice dev = DeviceMemoryScope::Resolve(
       DLDevice{static_cast<DLDeviceType>(type), static_cast<int32_t>(id)});

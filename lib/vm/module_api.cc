@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <exception>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -307,7 +308,11 @@ size_t CheckedBytes(const DLTensor* t, DLDevice dev, const char* what) {
     expect *= std::max<int64_t>(shape[d], 1);
   }
   const int64_t numel = relax::runtime::ShapeNumel(shape, std::string("RelaxDeviceCopy ") + what);
-  const size_t bytes = static_cast<size_t>(numel) * ((t->dtype.bits * t->dtype.lanes + 7) / 8);
+  size_t bytes = 0;
+  if (static_cast<uint64_t>(numel) > std::numeric_limits<size_t>::max() ||
+      __builtin_mul_overflow(static_cast<size_t>(numel),
+                             static_cast<size_t>((t->dtype.bits * t->dtype.lanes + 7) / 8), &bytes))
+    RELAX_THROW("RelaxDeviceCopy: the " << what << " is too large");
   if (bytes > 0 && !t->data) RELAX_THROW("RelaxDeviceCopy: the " << what << " has no data");
   if (t->device.device_type == kDLCPU)
     relax::runtime::CheckHostLabel(static_cast<const char*>(t->data) + t->byte_offset, bytes,
