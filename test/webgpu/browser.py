@@ -28,6 +28,40 @@ class BrowserError(Exception):
     pass
 
 
+SKIP = 77  # ctest's SKIP_RETURN_CODE for the browser tests
+
+
+class NoBrowser(Exception):
+    """Raised by require_chromium; `code` is the test's exit status (1, or SKIP)."""
+
+    def __init__(self, code):
+        super().__init__(code)
+        self.code = code
+
+
+def require_chromium():
+    """The browser for a test: its path, or NoBrowser after printing why (a failure, or a skip
+    when RELAX_TEST_WEBGPU=0)."""
+    chromium = find_chromium()
+    if chromium:
+        return chromium
+    if os.environ.get("RELAX_TEST_WEBGPU") == "0":
+        print("SKIP: no chromium-headless-shell (RELAX_TEST_WEBGPU=0)")
+        raise NoBrowser(SKIP)
+    print("FAIL: chromium-headless-shell is not installed (bash scripts/setup.sh installs it; "
+          "RELAX_TEST_WEBGPU=0 skips the browser tests)")
+    raise NoBrowser(1)
+
+
+def finish(failures):
+    """Prints the failures (or PASS) and returns the test's exit status."""
+    for f in failures:
+        print("FAIL: " + f)
+    if not failures:
+        print("PASS")
+    return 1 if failures else 0
+
+
 def find_chromium():
     """The browser's path, or None when there is none."""
     env = os.environ.get("RELAX_CHROMIUM")

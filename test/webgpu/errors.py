@@ -19,7 +19,7 @@ import onnx
 from onnx import TensorProto, helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from browser import find_chromium, run_page  # noqa: E402
+from browser import NoBrowser, finish, require_chromium, run_page  # noqa: E402
 
 WEB_FILES = ("relax_runtime.js", "relax_runtime.wasm", "relax.js", "gpu.js")
 ADD = "/usr/share/libonnx-testdata/data/node/test_add/model.onnx"
@@ -31,13 +31,10 @@ def main():
     p.add_argument("--relax-run", required=True)
     p.add_argument("--web", required=True)
     args = p.parse_args()
-    chromium = find_chromium()
-    if not chromium:
-        if os.environ.get("RELAX_TEST_WEBGPU") == "0":
-            print("SKIP: no chromium-headless-shell (RELAX_TEST_WEBGPU=0)")
-            return 77
-        print("FAIL: chromium-headless-shell is not installed (RELAX_TEST_WEBGPU=0 skips)")
-        return 1
+    try:
+        chromium = require_chromium()
+    except NoBrowser as e:
+        return e.code
     here = os.path.dirname(os.path.abspath(__file__))
     failures = []
     with tempfile.TemporaryDirectory(prefix="relax-webgpu-errors-") as work:
@@ -103,11 +100,7 @@ def main():
             failures.append("over the limit: exit %d, %r" % (r.returncode, r.stderr[-400:]))
         else:
             print("over the limit: " + r.stderr.strip().splitlines()[-1][:200])
-    for f in failures:
-        print("FAIL: " + f)
-    if not failures:
-        print("PASS")
-    return 1 if failures else 0
+    return finish(failures)
 
 
 if __name__ == "__main__":

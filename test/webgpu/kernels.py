@@ -19,9 +19,8 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from browser import find_chromium, run_page  # noqa: E402
+from browser import NoBrowser, finish, require_chromium, run_page  # noqa: E402
 
-SKIP = 77
 NAMED = {"cls": ("RELAX_MODEL_DIR", "ch_ppocr_mobile_v2.0_cls_infer.onnx"),
          "rec": ("RELAX_MODEL_DIR", "ch_PP-OCRv4_rec_infer.onnx"),
          "det": ("RELAX_MODEL_DIR", "ch_PP-OCRv4_det_infer.onnx"),
@@ -60,14 +59,10 @@ def main():
     p.add_argument("--timeout", type=int, default=300)
     p.add_argument("--keep", help="keep the kernels (one .wgsl each) in this folder")
     args = p.parse_args()
-    chromium = find_chromium()
-    if not chromium:
-        if os.environ.get("RELAX_TEST_WEBGPU") == "0":
-            print("SKIP: no chromium-headless-shell (RELAX_TEST_WEBGPU=0)")
-            return SKIP
-        print("FAIL: chromium-headless-shell is not installed (bash scripts/setup.sh installs "
-              "it; RELAX_TEST_WEBGPU=0 skips the browser tests)")
-        return 1
+    try:
+        chromium = require_chromium()
+    except NoBrowser as e:
+        return e.code
     here = os.path.dirname(os.path.abspath(__file__))
     failures = []
     with tempfile.TemporaryDirectory(prefix="relax-webgpu-kernels-") as work:
@@ -110,11 +105,7 @@ def main():
                                                    k["pipeline_error"] or ""))
             print("%d kernels compiled in the browser (%s): %d with errors or warnings"
                   % (len(result["kernels"]), result.get("adapter", ""), bad))
-    for f in failures:
-        print("FAIL: " + f)
-    if not failures:
-        print("PASS")
-    return 1 if failures else 0
+    return finish(failures)
 
 
 if __name__ == "__main__":

@@ -21,9 +21,8 @@ import tempfile
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from browser import find_chromium, run_page  # noqa: E402
+from browser import NoBrowser, finish, require_chromium, run_page  # noqa: E402
 
-SKIP = 77
 NODE_DATA = "/usr/share/libonnx-testdata/data/node"
 # The models and sizes: (env var, file, [input shapes per run]).
 MODELS = {
@@ -111,13 +110,10 @@ def main():
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--timeout", type=int, default=600)
     args = p.parse_args()
-    chromium = find_chromium()
-    if not chromium:
-        if os.environ.get("RELAX_TEST_WEBGPU") == "0":
-            print("SKIP: no chromium-headless-shell (RELAX_TEST_WEBGPU=0)")
-            return SKIP
-        print("FAIL: chromium-headless-shell is not installed (RELAX_TEST_WEBGPU=0 skips)")
-        return 1
+    try:
+        chromium = require_chromium()
+    except NoBrowser as e:
+        return e.code
     for f in ("relax_runtime.js", "relax_runtime.wasm", "relax.js", "gpu.js"):
         if not os.path.exists(os.path.join(args.web, f)):
             print("FAIL: %s is missing in %s (bash scripts/build_web.sh builds the web runtime)"
@@ -192,11 +188,7 @@ def main():
               % (len(cases), passed, len(skipped)))
         for s in skipped[:50]:
             print("not run: " + s)
-    for f in failures:
-        print("FAIL: " + f)
-    if not failures:
-        print("PASS")
-    return 1 if failures else 0
+    return finish(failures)
 
 
 if __name__ == "__main__":

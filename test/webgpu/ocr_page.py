@@ -19,9 +19,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "test", "models"))
-from browser import find_chromium, run_page  # noqa: E402
+from browser import NoBrowser, require_chromium, run_page  # noqa: E402
 
-SKIP = 77
 WEB_FILES = ("relax_runtime.js", "relax_runtime.wasm", "relax.js", "gpu.js")
 
 
@@ -32,13 +31,10 @@ def main():
     p.add_argument("--keep", help="leave the served site (page, artifacts) in this folder")
     p.add_argument("--timeout", type=int, default=600)
     args = p.parse_args()
-    chromium = find_chromium()
-    if not chromium:
-        if os.environ.get("RELAX_TEST_WEBGPU") == "0":
-            print("SKIP: no chromium-headless-shell (RELAX_TEST_WEBGPU=0)")
-            return 77
-        print("FAIL: chromium-headless-shell is not installed (RELAX_TEST_WEBGPU=0 skips)")
-        return 1
+    try:
+        chromium = require_chromium()
+    except NoBrowser as e:
+        return e.code
     import cv2
     import ocr_pipeline
     import ocr_postprocess as pp

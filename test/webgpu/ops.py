@@ -30,10 +30,9 @@ import onnx
 from onnx import numpy_helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from browser import find_chromium, run_page  # noqa: E402
+from browser import NoBrowser, finish, require_chromium, run_page  # noqa: E402
 from kernels import read_kernels  # noqa: E402
 
-SKIP = 77
 DEFAULT_DATA = "/usr/share/libonnx-testdata/data/node"
 DECL = re.compile(r"@binding\((\d+)\) var<storage, (read|read_write)> b\d+_(\w+):")
 LOAD = re.compile(r"fn ld_b\d+_(\w+)\(i: i32\) -> (\w+)")
@@ -144,13 +143,10 @@ def main():
     p.add_argument("--timeout", type=int, default=300)
     p.add_argument("--min-eligible", type=int, default=1)
     args = p.parse_args()
-    chromium = find_chromium()
-    if not chromium:
-        if os.environ.get("RELAX_TEST_WEBGPU") == "0":
-            print("SKIP: no chromium-headless-shell (RELAX_TEST_WEBGPU=0)")
-            return SKIP
-        print("FAIL: chromium-headless-shell is not installed (RELAX_TEST_WEBGPU=0 skips)")
-        return 1
+    try:
+        chromium = require_chromium()
+    except NoBrowser as e:
+        return e.code
     tests = sorted(t for t in os.listdir(args.data) if t.startswith("test_"))
     if args.filter:
         tests = [t for t in tests if re.search(args.filter, t)]
@@ -191,11 +187,7 @@ def main():
         if len(cases) < args.min_eligible:
             failures.append("only %d eligible tests (expected at least %d)"
                             % (len(cases), args.min_eligible))
-    for f in failures:
-        print("FAIL: " + f)
-    if not failures:
-        print("PASS")
-    return 1 if failures else 0
+    return finish(failures)
 
 
 if __name__ == "__main__":

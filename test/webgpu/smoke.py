@@ -14,23 +14,18 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from browser import BrowserError, find_chromium, run_page  # noqa: E402
+from browser import BrowserError, NoBrowser, finish, require_chromium, run_page  # noqa: E402
 
-SKIP = 77
 
 
 def main():
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--timeout", type=int, default=120)
     args = p.parse_args()
-    chromium = find_chromium()
-    if not chromium:
-        if os.environ.get("RELAX_TEST_WEBGPU") == "0":
-            print("SKIP: no chromium-headless-shell (RELAX_TEST_WEBGPU=0)")
-            return SKIP
-        print("FAIL: chromium-headless-shell is not installed (bash scripts/setup.sh installs "
-              "it; RELAX_TEST_WEBGPU=0 skips the browser tests)")
-        return 1
+    try:
+        chromium = require_chromium()
+    except NoBrowser as e:
+        return e.code
     here = os.path.dirname(os.path.abspath(__file__))
     failures = []
     with tempfile.TemporaryDirectory(prefix="relax-webgpu-") as site:
@@ -62,11 +57,7 @@ def main():
             failures.append("a silent page did not time out")
         except BrowserError as e:
             print("ok: silent page: " + str(e).splitlines()[0])
-    for f in failures:
-        print("FAIL: " + f)
-    if not failures:
-        print("PASS")
-    return 1 if failures else 0
+    return finish(failures)
 
 
 if __name__ == "__main__":
