@@ -69,7 +69,19 @@ export class RelaxGpu {
     // Destroyed after the queued work that may use it (WebGPU keeps a destroyed buffer's
     // contents for commands already submitted).
     a.buf.destroy();
+    // Back to the free ranges, merged with its neighbours (and the top of the range lowered),
+    // so the address range does not fragment across runs of different sizes.
     this.free_.push({addr: a.addr, size: a.size});
+    this.free_.sort((x, y) => x.addr - y.addr);
+    const merged = [];
+    for (const r of this.free_) {
+      const last = merged[merged.length - 1];
+      if (last && last.addr + last.size === r.addr) last.size += r.size;
+      else merged.push({addr: r.addr, size: r.size});
+    }
+    const end = merged[merged.length - 1];
+    if (end && end.addr + end.size === this.top) { this.top = end.addr; merged.pop(); }
+    this.free_ = merged;
   }
   holds(addr, nbytes) {
     addr >>>= 0;
@@ -389,6 +401,8 @@ export class KernelLinker {
     const fn = lib.instance.exports[name];
     if (typeof fn !== "function") return 0;
     const table = this.M.asm.__indirect_function_table;
+    // A new slot per export, never reused: emscripten's JS caches table entries it called
+    // (invoke_* wrappers), so a reused slot could still reach a released module's function.
     const index = table.length;
     table.grow(1);
     table.set(index, fn);
@@ -399,6 +413,7 @@ export class KernelLinker {
     const lib = this.live.get(handle);
     if (!lib) return;
     this.live.delete(handle);
+
     this.M._free(lib.memRaw);
     this.M._free(lib.stack);
   }
