@@ -53,14 +53,12 @@ const std::map<std::string, std::string>& Helpers() {
        "fn relax_mod_u32(a: u32, b: u32) -> u32 {\n"
        "  return select(a % select(b, 1u, b == 0u), 0u, b == 0u);\n"
        "}\n"},
-      // NaN and inf from private variables: a constant expression that is not finite is a
-      // shader-creation error.
+      // NaN and inf from a `let`, a run-time value: a constant expression that is not finite is a
+      // shader-creation error (and a private variable would make the value non-uniform).
       {"relax_nanf",
-       "var<private> relax_nan_bits: u32 = 0x7fc00000u;\n"
-       "fn relax_nanf() -> f32 { return bitcast<f32>(relax_nan_bits); }\n"},
+       "fn relax_nanf() -> f32 {\n  let bits = 0x7fc00000u;\n  return bitcast<f32>(bits);\n}\n"},
       {"relax_inff",
-       "var<private> relax_inf_bits: u32 = 0x7f800000u;\n"
-       "fn relax_inff() -> f32 { return bitcast<f32>(relax_inf_bits); }\n"},
+       "fn relax_inff() -> f32 {\n  let bits = 0x7f800000u;\n  return bitcast<f32>(bits);\n}\n"},
       {"relax_isnan",
        "fn relax_isnan(x: f32) -> bool {\n"
        "  return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u;\n"
