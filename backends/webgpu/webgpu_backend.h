@@ -31,6 +31,7 @@ struct WebGpuLimits {
   int64_t max_storage_binding_bytes = 128 << 20;   // maxStorageBufferBindingSize
   int64_t max_buffer_bytes = 256 << 20;            // maxBufferSize
   int64_t min_storage_offset_alignment = 256;      // minStorageBufferOffsetAlignment
+  int64_t max_function_bytes = 8192;               // WGSL: variables in the function space
 };
 const WebGpuLimits& DefaultLimits();
 
@@ -40,6 +41,7 @@ struct WgslKernel {
   int storage_buffers = 0;        // bindings 0 .. n-1, in the kernel's buffer order
   int scalars = 0;                // i32 members of the uniform struct at binding n (0: none)
   int64_t workgroup_bytes = 0;    // the kernel's var<workgroup> arrays
+  int64_t function_bytes = 0;     // its function-scope arrays (local buffers), all together
   std::set<std::string> helpers;  // the helper functions it uses (wgsl_helpers.cc)
 };
 

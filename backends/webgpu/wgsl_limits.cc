@@ -21,6 +21,10 @@ void CheckWebGpuLimits(const tir::PrimFunc& f, const WgslKernel& k, const WebGpu
                                   << " bytes of workgroup storage; WebGPU guarantees "
                                   << limits.max_workgroup_storage_bytes
                                   << " (maxComputeWorkgroupStorageSize)");
+  if (k.function_bytes > limits.max_function_bytes)
+    RELAX_THROW("device kernel '" << f->name << "' declares " << k.function_bytes
+                                  << " bytes of local arrays; WGSL allows "
+                                  << limits.max_function_bytes << " in the function address space");
   auto it = f->attrs.find("block");
   int64_t block[3] = {1, 1, 1};
   if (it != f->attrs.end())

@@ -98,6 +98,7 @@ class WgslPrinter {
        << body_.str() << "}\n";
     k.source = os.str();
     k.workgroup_bytes = workgroup_bytes_;
+    k.function_bytes = function_bytes_;
     k.helpers = std::move(helpers);
     return k;
   }
@@ -322,6 +323,7 @@ class WgslPrinter {
       workgroup_bytes_ += 4 * n;
       Stmt(op->body);
     } else if (buf->scope == "local") {
+      function_bytes_ += 4 * n;
       Line("{");
       ++indent_;
       Line("var " + name + ": array<" + elem + ", " + std::to_string(n) + ">;");
@@ -552,6 +554,7 @@ class WgslPrinter {
   int indent_ = 1;
   int next_id_ = 0;
   int64_t workgroup_bytes_ = 0;
+  int64_t function_bytes_ = 0;
   std::map<const PrimExprNode*, std::string> vars_;
   std::map<const BufferNode*, BufInfo> bufs_;
   std::set<const PrimExprNode*> varying_;
