@@ -8,6 +8,19 @@ const DEVICE_END = 0x100000000;
 const ALIGN = 256;  // minStorageBufferOffsetAlignment: every allocation and kernel view
 const ceil = (n, a) => Math.ceil(n / a) * a;
 
+// The bind group layout of a kernel with launch-table `params`: storage buffers at bindings
+// 0..n-1 (every one read_write: backends/webgpu/wgsl_storage.h), the scalars' uniform struct
+// after them.
+export function layoutEntries(params) {
+  const entries = [];
+  const buffers = params.filter(p => p !== "scalar").length;
+  for (let i = 0; i < buffers; ++i)
+    entries.push({binding: i, visibility: GPUShaderStage.COMPUTE, buffer: {type: "storage"}});
+  if (buffers < params.length)
+    entries.push({binding: buffers, visibility: GPUShaderStage.COMPUTE, buffer: {type: "uniform"}});
+  return entries;
+}
+
 export class RelaxGpu {
   constructor(module, device) {
     this.M = module;
@@ -161,16 +174,7 @@ export class RelaxGpu {
   }
   pipeline(k) {
     if (k.pipeline) return k.pipeline;
-    const entries = [];
-    let binding = 0;
-    for (const p of k.params) {
-      if (p === "scalar") continue;
-      entries.push({binding: binding++, visibility: GPUShaderStage.COMPUTE,
-                    buffer: {type: "storage"}});
-    }
-    if (k.params.includes("scalar"))
-      entries.push({binding: binding++, visibility: GPUShaderStage.COMPUTE, buffer: {type: "uniform"}});
-    k.layout = this.device.createBindGroupLayout({entries});
+    k.layout = this.device.createBindGroupLayout({entries: layoutEntries(k.params)});
     const module = this.device.createShaderModule({code: k.source, label: k.name});
     k.pipeline = this.device.createComputePipeline({
       label: k.name, layout: this.device.createPipelineLayout({bindGroupLayouts: [k.layout]}),

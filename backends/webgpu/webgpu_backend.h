@@ -39,6 +39,7 @@ const WebGpuLimits& DefaultLimits();
 struct WgslKernel {
   std::string source;             // the module: bindings, helpers, `fn main` (the entry point)
   int storage_buffers = 0;        // bindings 0 .. n-1, in the kernel's buffer order
+  int64_t block[3] = {1, 1, 1};   // the workgroup size
   int scalars = 0;                // i32 members of the uniform struct at binding n (0: none)
   int64_t workgroup_bytes = 0;    // the kernel's var<workgroup> arrays
   int64_t function_bytes = 0;     // its function-scope arrays (local buffers), all together

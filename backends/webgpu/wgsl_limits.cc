@@ -25,10 +25,7 @@ void CheckWebGpuLimits(const tir::PrimFunc& f, const WgslKernel& k, const WebGpu
     RELAX_THROW("device kernel '" << f->name << "' declares " << k.function_bytes
                                   << " bytes of local arrays; WGSL allows "
                                   << limits.max_function_bytes << " in the function address space");
-  auto it = f->attrs.find("block");
-  int64_t block[3] = {1, 1, 1};
-  if (it != f->attrs.end())
-    std::sscanf(it->second.c_str(), "%ld,%ld,%ld", &block[0], &block[1], &block[2]);
+  const int64_t* block = k.block;
   static const char* kNames[3] = {"maxComputeWorkgroupSizeX", "maxComputeWorkgroupSizeY",
                                   "maxComputeWorkgroupSizeZ"};
   for (int d = 0; d < 3; ++d)

@@ -10,6 +10,7 @@
 #include <map>
 #include <sstream>
 
+#include "relax/codegen/device_kernels.h"
 #include "relax/ir/tir_functor.h"
 #include "relax/support/error.h"
 #include "webgpu_backend.h"
@@ -50,15 +51,17 @@ class WgslPrinter {
   explicit WgslPrinter(const tir::PrimFunc& f) : f_(f), name_(f->name) {}
 
   WgslKernel Print() {
-    auto block = Block();
+    // The launch-table entry parses the kernel's `block` and `access` attributes.
+    const runtime::KernelSpec spec = codegen::KernelSpecOf(f_);
+    for (int d = 0; d < 3; ++d) block_[d] = spec.block[d];
     std::ostringstream decls;
     WgslKernel k;
     k.storage_buffers = static_cast<int>(f_->buffers.size());
-    std::vector<std::string> access = Access();
+    for (int d = 0; d < 3; ++d) k.block[d] = block_[d];
     std::ostringstream accessors;
     for (size_t i = 0; i < f_->buffers.size(); ++i) {
       const Buffer& b = f_->buffers[i];
-      const bool written = access[i] != "r";
+      const bool written = spec.params[i] != runtime::KernelParamKind::kBufferRead;
       std::string n = "b" + std::to_string(i) + "_" + Sanitize(b->name);
       bufs_[b.get()] = {n, /*param=*/true, written};
       decls << StorageBufferDecl(static_cast<int>(i), n, b->dtype, written, name_);
@@ -91,7 +94,7 @@ class WgslPrinter {
     std::set<std::string> helpers = HelperClosure();
     for (const auto& h : helpers) os << WgslHelper(h);
     os << accessors.str();
-    os << "@compute @workgroup_size(" << block[0] << ", " << block[1] << ", " << block[2]
+    os << "@compute @workgroup_size(" << block_[0] << ", " << block_[1] << ", " << block_[2]
        << ")\nfn main(@builtin(workgroup_id) wid: vec3<u32>, "
           "@builtin(local_invocation_id) lid: vec3<u32>, "
           "@builtin(num_workgroups) nwg: vec3<u32>) {\n"
@@ -109,34 +112,6 @@ class WgslPrinter {
     bool param = false;    // a kernel parameter (storage buffer) vs a local/shared array
     bool written = false;  // storage buffers: read_write
   };
-
-  std::vector<int64_t> Block() {
-    std::vector<int64_t> dims;
-    auto it = f_->attrs.find("block");
-    if (it != f_->attrs.end()) {
-      std::stringstream ss(it->second);
-      std::string part;
-      while (std::getline(ss, part, ',')) dims.push_back(std::stoll(part));
-    }
-    if (dims.size() != 3 || dims[0] <= 0 || dims[1] <= 0 || dims[2] <= 0)
-      RELAX_THROW("device kernel '" << name_ << "' has no valid `block` attribute (\"x,y,z\")");
-    block_ = dims;
-    return dims;
-  }
-
-  std::vector<std::string> Access() {
-    std::vector<std::string> out;
-    auto it = f_->attrs.find("access");
-    if (it != f_->attrs.end()) {
-      std::stringstream ss(it->second);
-      std::string part;
-      while (std::getline(ss, part, ',')) out.push_back(part);
-    }
-    if (out.size() != f_->buffers.size())
-      RELAX_THROW("device kernel '" << name_ << "': `access` does not list its "
-                                    << f_->buffers.size() << " buffers");
-    return out;
-  }
 
   std::string Bind(const PrimExpr& v) {
     std::string n = "v" + std::to_string(next_id_++) + "_" + Sanitize(VarName(v));
@@ -280,7 +255,7 @@ class WgslPrinter {
                std::strchr("xyz", tag.back())) {
       id = std::string("i32(lid.") + tag.back() + ")";
       uniform = false;
-      known_extent = block_[static_cast<size_t>(axis(tag.back()))];
+      known_extent = block_[axis(tag.back())];
     } else {
       RELAX_THROW("device kernel '" << name_ << "': unknown thread tag '" << tag << "'");
     }
@@ -549,7 +524,7 @@ class WgslPrinter {
 
   tir::PrimFunc f_;
   std::string name_;
-  std::vector<int64_t> block_;
+  int64_t block_[3] = {1, 1, 1};
   std::ostringstream body_, workgroup_;
   int indent_ = 1;
   int next_id_ = 0;

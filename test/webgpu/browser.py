@@ -53,6 +53,22 @@ def require_chromium():
     raise NoBrowser(1)
 
 
+# The built web runtime (scripts/build_web.sh: build/web) and the JS source of web/.
+WEB_FILES = ("relax_runtime.js", "relax_runtime.wasm", "relax.js", "gpu.js")
+WEB_SOURCE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))), "web")
+
+
+def copy_web_runtime(web, site):
+    """Copies the built web runtime from `web` into the served folder `site`; BrowserError
+    naming the missing file when it is not built."""
+    for f in WEB_FILES:
+        if not os.path.isfile(os.path.join(web, f)):
+            raise BrowserError("%s is missing in %s (bash scripts/build_web.sh builds the web "
+                               "runtime)" % (f, web))
+        shutil.copy(os.path.join(web, f), site)
+
+
 def finish(failures):
     """Prints the failures (or PASS) and returns the test's exit status."""
     for f in failures:

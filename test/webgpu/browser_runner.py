@@ -19,9 +19,8 @@ import threading
 
 import numpy as np
 
-from browser import BrowserError
+from browser import BrowserError, copy_web_runtime
 
-WEB_FILES = ("relax_runtime.js", "relax_runtime.wasm", "relax.js", "gpu.js")
 NAMES = {np.float32: "float32", np.float64: "float64", np.float16: "float16", np.int8: "int8",
          np.int16: "int16", np.int32: "int32", np.int64: "int64", np.uint8: "uint8",
          np.uint16: "uint16", np.uint32: "uint32", np.uint64: "uint64", np.bool_: "bool"}
@@ -34,8 +33,7 @@ class BrowserRunner:
         self.chromium = chromium
         self.site = tempfile.mkdtemp(prefix="relax-webgpu-runner-")
         here = os.path.dirname(os.path.abspath(__file__))
-        for f in WEB_FILES:
-            shutil.copy(os.path.join(web_dir, f), self.site)
+        copy_web_runtime(web_dir, self.site)
         shutil.copy(os.path.join(here, "runner.html"), self.site)
         self.jobs = queue.Queue()
         self.results = {}

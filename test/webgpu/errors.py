@@ -19,9 +19,8 @@ import onnx
 from onnx import TensorProto, helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from browser import NoBrowser, finish, require_chromium, run_page  # noqa: E402
+from browser import NoBrowser, copy_web_runtime, finish, require_chromium, run_page  # noqa: E402
 
-WEB_FILES = ("relax_runtime.js", "relax_runtime.wasm", "relax.js", "gpu.js")
 ADD = "/usr/share/libonnx-testdata/data/node/test_add/model.onnx"
 
 
@@ -40,8 +39,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="relax-webgpu-errors-") as work:
         site = os.path.join(work, "site")
         os.mkdir(site)
-        for f in WEB_FILES:
-            shutil.copy(os.path.join(args.web, f), site)
+        copy_web_runtime(args.web, site)
         shutil.copy(os.path.join(here, "errors.html"), site)
 
         def compile_(model, out, target):

@@ -19,7 +19,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from browser import NoBrowser, finish, require_chromium, run_page  # noqa: E402
+from browser import WEB_SOURCE, NoBrowser, finish, require_chromium, run_page  # noqa: E402
 
 NAMED = {"cls": ("RELAX_MODEL_DIR", "ch_ppocr_mobile_v2.0_cls_infer.onnx"),
          "rec": ("RELAX_MODEL_DIR", "ch_PP-OCRv4_rec_infer.onnx"),
@@ -86,6 +86,7 @@ def main():
         site = os.path.join(work, "site")
         os.mkdir(site)
         shutil.copy(os.path.join(here, "kernels.html"), site)
+        shutil.copy(os.path.join(WEB_SOURCE, "gpu.js"), site)  # its layoutEntries
         with open(os.path.join(site, "kernels.json"), "w") as f:
             json.dump(kernels, f)
         if args.keep:

@@ -21,7 +21,7 @@ import tempfile
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from browser import NoBrowser, finish, require_chromium, run_page  # noqa: E402
+from browser import NoBrowser, copy_web_runtime, finish, require_chromium, run_page  # noqa: E402
 
 NODE_DATA = "/usr/share/libonnx-testdata/data/node"
 # The models and sizes: (env var, file, [input shapes per run]).
@@ -114,17 +114,11 @@ def main():
         chromium = require_chromium()
     except NoBrowser as e:
         return e.code
-    for f in ("relax_runtime.js", "relax_runtime.wasm", "relax.js", "gpu.js"):
-        if not os.path.exists(os.path.join(args.web, f)):
-            print("FAIL: %s is missing in %s (bash scripts/build_web.sh builds the web runtime)"
-                  % (f, args.web))
-            return 1
     here = os.path.dirname(os.path.abspath(__file__))
     failures = []
     rng = np.random.default_rng(args.seed)
     with tempfile.TemporaryDirectory(prefix="relax-webgpu-models-") as site:
-        for f in ("relax_runtime.js", "relax_runtime.wasm", "relax.js", "gpu.js"):
-            shutil.copy(os.path.join(args.web, f), site)
+        copy_web_runtime(args.web, site)
         shutil.copy(os.path.join(here, "model.html"), site)
         cases, expected, skipped = [], [], []
         todo = []  # (name, model path, [inputs per run], [reference outputs per run])

@@ -19,9 +19,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "test", "models"))
-from browser import NoBrowser, require_chromium, run_page  # noqa: E402
+from browser import NoBrowser, copy_web_runtime, require_chromium, run_page  # noqa: E402
 
-WEB_FILES = ("relax_runtime.js", "relax_runtime.wasm", "relax.js", "gpu.js")
 
 
 def main():
@@ -46,8 +45,7 @@ def main():
         os.mkdir(site)
         page, truth = render(work)
         shutil.copy(page, os.path.join(site, "page.png"))
-        for f in WEB_FILES:
-            shutil.copy(os.path.join(args.web, f), site)
+        copy_web_runtime(args.web, site)
         for f in ("ocr.html", "ocr.js"):
             shutil.copy(os.path.join(ROOT, "web", f), site)
         chars = pp.load_dictionary(models["rec"])

@@ -30,7 +30,7 @@ import onnx
 from onnx import numpy_helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from browser import NoBrowser, finish, require_chromium, run_page  # noqa: E402
+from browser import WEB_SOURCE, NoBrowser, finish, require_chromium, run_page  # noqa: E402
 from kernels import read_kernels  # noqa: E402
 
 DEFAULT_DATA = "/usr/share/libonnx-testdata/data/node"
@@ -169,6 +169,7 @@ def main():
         site = os.path.join(work, "site")
         os.mkdir(site)
         shutil.copy(os.path.join(here, "ops.html"), site)
+        shutil.copy(os.path.join(WEB_SOURCE, "gpu.js"), site)  # its layoutEntries
         with open(os.path.join(site, "ops.json"), "w") as f:
             json.dump(cases, f)
         result = run_page(chromium, site, "ops.html", timeout=args.timeout)
